@@ -1,0 +1,107 @@
+"""Writing artifacts: canonical JSON, the manifest, and atomic publication (SPEC §6–7).
+
+JSON is UTF-8 with sorted keys, two-space indent, no NaN/Infinity and a final newline, so
+reruns are byte-identical and diffs are reviewable. A release is written into a staging
+folder and swapped into place in one step (:func:`promote`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+
+def dumps(obj: object) -> str:
+    """Canonical JSON text of an artifact; raises ValueError on NaN/Infinity."""
+    return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def dumps_jsonl(rows: list[dict]) -> str:
+    """One compact canonical JSON object per line."""
+    return "".join(
+        json.dumps(r, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n" for r in rows
+    )
+
+
+def write_text(path: Path, text: str) -> str:
+    """Write UTF-8 text; return its sha256."""
+    data = text.encode("utf-8")
+    path.write_bytes(data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def generated_at() -> str:
+    """ISO-8601 UTC timestamp: ``SOURCE_DATE_EPOCH`` when set (reproducible builds), else now."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = (
+        dt.datetime.fromtimestamp(int(epoch), tz=dt.timezone.utc)
+        if epoch
+        else dt.datetime.now(tz=dt.timezone.utc).replace(microsecond=0)
+    )
+    return when.isoformat()
+
+
+def load_json_strict(path: Path) -> object:
+    """Parse JSON rejecting NaN and Infinity (release check 11); raises ValueError naming the file."""
+
+    def reject(token: str):
+        raise ValueError(f"{Path(path).name}: non-standard JSON constant {token}")
+
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh, parse_constant=reject)
+
+
+# ---- atomic publication ---------------------------------------------------------------
+
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths with Linux ``renameat2(RENAME_EXCHANGE)``; False if unsupported."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    AT_FDCWD = -100
+    rc = fn(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    return rc == 0
+
+
+def staging_dir(dest: Path) -> Path:
+    """A fresh empty folder beside ``dest`` (same file system, so the final rename is atomic)."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{dest.name}.staging-", dir=dest.parent))
+
+
+def promote(staging: Path, dest: Path) -> None:
+    """Replace ``dest`` by ``staging`` in one step (SPEC §7).
+
+    With an existing ``dest`` the two folders are exchanged atomically (``renameat2``), so a
+    reader sees either the old or the new release, never a mix; the old one is then
+    deleted. Where the exchange is unsupported, ``dest`` is renamed aside first.
+    """
+    staging, dest = Path(staging), Path(dest)
+    if not dest.exists():
+        os.rename(staging, dest)
+        return
+    if _exchange(staging, dest):
+        shutil.rmtree(staging)
+        return
+    aside = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old-", dir=dest.parent))
+    aside.rmdir()
+    os.rename(dest, aside)
+    os.rename(staging, dest)
+    shutil.rmtree(aside)

@@ -1,0 +1,86 @@
+"""Command line: ``searchgen-nb {demo,data,validate,release}`` (also ``python -m searchgen_nb``).
+
+Every failure ends with a one-line (or one-block) message naming the step and the
+offending file / line / sample_id / model, and a non-zero exit code; never a bare traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from searchgen_nb.errors import SearchGenError, ValidationFailed
+
+
+def _fail(step: str, exc: BaseException, code: int = 1) -> None:
+    click.echo(f"searchgen-nb {step}: FAILED: {exc}", err=True)
+    sys.exit(code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def cli() -> None:
+    """SearchGen-Bench release pipeline and audit book."""
+
+
+@cli.command()
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder that receives the artifacts (replaced atomically).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: only on a terminal).")
+def data(config: str, out_dir: str, progress: bool | None) -> None:
+    """Extract, aggregate and validate CONFIG's release; write the artifacts to --out."""
+    from searchgen_nb.config import load_config
+    from searchgen_nb.pipeline import run_data
+
+    try:
+        cfg = load_config(config)
+        result = run_data(cfg, out_dir, progress)
+    except ValidationFailed as exc:
+        _fail("data", exc)
+    except SearchGenError as exc:
+        _fail("data", exc)
+    except KeyboardInterrupt:
+        _fail("data", RuntimeError("interrupted; nothing was published"), 130)
+    counts = result.extraction
+    click.echo(
+        f"searchgen-nb data: wrote {len(counts.records)} prompts × {len(cfg.models)} models to {result.out_dir} "
+        f"({counts.n_files_read} result files read, {len(counts.warnings)} warnings); all release checks passed"
+    )
+
+
+@cli.command()
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder for the synthetic release.")
+def demo(out_dir: str) -> None:
+    """Write the deterministic synthetic demo release (prompts, results, release.yml, paper_table.json)."""
+    from searchgen_nb.demo import write_demo
+
+    try:
+        summary = write_demo(Path(out_dir))
+    except (OSError, SearchGenError) as exc:
+        _fail("demo", exc)
+    click.echo(f"searchgen-nb demo: wrote {summary.get('n_prompts')} prompts and results to {out_dir} (config: {Path(out_dir) / 'release.yml'})")
+
+
+@cli.command()
+@click.argument("folder", type=click.Path(file_okay=False, exists=True))
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None, help="Also write the report as JSON here.")
+def validate(folder: str, report_path: str | None) -> None:
+    """Re-check a published (or staged) artifact FOLDER on its own; exit 1 on any failed check."""
+    from searchgen_nb.artifacts import dumps
+    from searchgen_nb.validate import validate_folder
+
+    report = validate_folder(folder)
+    if report_path:
+        Path(report_path).write_text(dumps(report.as_dict()), encoding="utf-8")
+    if not report.passed:
+        _fail("validate", RuntimeError(f"{folder}:\n{report.summary()}"))
+    click.echo(f"searchgen-nb validate: {folder}: all {len(report.checks)} release checks passed")
+
+
+def main() -> None:
+    cli(prog_name="searchgen-nb")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""Names fixed by SPEC.md: components, statuses, strata, policies, schema version."""
+
+SCHEMA_VERSION = "1.0.0"
+
+#: The ten components in SPEC §2 order (Overall-10 uses all of them).
+COMPONENTS = (
+    "checklist",
+    "rubric_adaptive",
+    "prompt_faithfulness",
+    "image_quality",
+    "text_rendering",
+    "ai_naturalness",
+    "composition_and_aesthetics",
+    "physical_plausibility",
+    "visual_reference_evaluation",
+    "text_reference_evaluation",
+)
+#: Excluded from Overall-9 only ("text fidelity" = text reference, never text rendering).
+EXCLUDED_PUBLIC_COMPONENT = "text_reference_evaluation"
+#: The nine public components of Overall-9 (SPEC §2).
+OVERALL_9_COMPONENTS = tuple(c for c in COMPONENTS if c != EXCLUDED_PUBLIC_COMPONENT)
+OVERALL_10_COMPONENTS = COMPONENTS
+
+#: The six generic rubric dimensions; every other ``rubric:*`` key is adaptive (SPEC §2).
+GENERIC_RUBRIC = (
+    "prompt_faithfulness",
+    "image_quality",
+    "text_rendering",
+    "ai_naturalness",
+    "composition_and_aesthetics",
+    "physical_plausibility",
+)
+
+COMPONENT_LABELS = {
+    "checklist": "Checklist",
+    "rubric_adaptive": "Rubric Adaptive",
+    "prompt_faithfulness": "Prompt Faithfulness",
+    "image_quality": "Image Quality",
+    "text_rendering": "Text Rendering",
+    "ai_naturalness": "AI Naturalness",
+    "composition_and_aesthetics": "Composition & Aesthetics",
+    "physical_plausibility": "Physical Plausibility",
+    "visual_reference_evaluation": "Visual Reference",
+    "text_reference_evaluation": "Text Reference",
+}
+
+#: Status of a prompt × model pair (SPEC §3).
+SCORED = "scored"
+INVALID = "invalid_evaluation"
+MISSING_EVALUATION = "missing_evaluation"
+MISSING_GENERATION = "missing_generation"
+STATUSES = (SCORED, INVALID, MISSING_EVALUATION, MISSING_GENERATION)
+
+#: Missing-result policies (SPEC §5).
+ZERO_FILL = "zero_fill"
+EXCLUDE = "exclude"
+POLICIES = (ZERO_FILL, EXCLUDE)
+
+MODEL_TYPES = ("Open", "Commercial")
+
+#: Stratum groups in the order of ``leaderboard_by_stratum.json`` (SPEC §6).
+STRATUM_GROUPS = ("All", "NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
+PARTITION_KEYS = ("NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
+
+SCALE_RAW = (0, 3)
+SCALE_PUBLIC = (0, 100)
+
+ARTIFACTS = (
+    "prompt_scores.jsonl",
+    "leaderboard_overall.json",
+    "leaderboard_by_stratum.json",
+    "leaderboard_by_domain.json",
+    "leaderboard_by_failure_mode.json",
+)
+MANIFEST = "manifest.json"
+VALIDATION_REPORT = "validation_report.json"
+
+DEFAULT_RESULT_PATH = "{release_row}/{lane}/{source_id}/augmented_parsed_result_ffjudge_pp.json"
+DEFAULT_GENERATION_GLOB = ("*.png", "*.jpg", "*.jpeg", "*.webp")
+TOOLGEN_EXTRACTOR = "paper_materials.recompute_tables:extract_10comp"
+BUILTIN_EXTRACTOR = "searchgen_nb.extract:extract_components"

@@ -1,0 +1,731 @@
+"""A deterministic, synthetic SearchGen-Bench release in the real file formats.
+
+The book must build and the release gate must pass without the real benchmark data, so
+this module makes a stand-in release that looks, to the pipeline, exactly like a real one:
+
+* ``prompts.jsonl`` — 751 prompt-metadata lines, written in a shuffled (but fixed) order;
+* ``results/`` — one evaluator result per prompt × model in the canonical layout
+  ``{release_row}/{lane}/{source_id}/augmented_parsed_result_ffjudge_pp.json``, in the
+  judge's parsed-result format (``success``, ``error``, ``parsed``, flat ``scores`` …), with
+  a tiny ``image.png`` next to every result whose generation exists;
+* ``paper_table.json`` — ``{model_id: Overall-10}`` on the 0–100 scale, recomputed here by
+  independent code, as the paper's own table would be;
+* ``release.yml`` — the release config that ties it together (data origin
+  ``synthetic-demo``) with an ``expected`` block that locks every count.
+
+What is real and what is invented
+---------------------------------
+Sizes are the published v1.0 ones (``reference/taxonomy.json`` and
+``reference/published/v1.0``): 751 prompts split NoSearch 100 / SearchIntensive 651 /
+VisualSearch 387 / TextualSearch 264, and every domain and failure-mode tag used by exactly as
+many prompts as in v1.0. Component applicability (text rendering on ~65% of prompts, physical
+plausibility and visual reference on ~80%), coverage levels (several models complete, most
+between 95% and 99.9%, one near 62%) and the spread of Overall-9 (~13 to ~75) follow v1.0 too.
+
+Everything else is invented: the prompt ids, the tag assignment (random, with a mild affinity
+such as ``TXT`` and ``THG`` to text-heavy prompts), the 13 models (fictional names, no real
+model is named anywhere) and every score. Scores are drawn as "model skill + prompt
+difficulty + component bias + noise", clamped to 0–3 and rounded to the judge's 0.5 steps.
+
+The release also exercises every status of SPEC §3 and the edge cases the pipeline must
+survive: broken result files of nine kinds (``INVALID_KINDS``), folders with an image but no
+result, missing folders, a NoSearch prompt whose id contains ``texthard`` (it must stay
+NoSearch), generic rubric dimensions that a judge dropped for one model only, and one result
+whose only component is the text reference (it has an Overall-10 but no Overall-9).
+
+Determinism
+-----------
+Every random choice comes from a ``random.Random`` seeded with a string (hashed with SHA-512
+by ``random``, so ``PYTHONHASHSEED`` plays no part), one stream per concern and per model, so
+that editing one model leaves the others' data unchanged. Noise is a sum of uniforms (no
+platform maths library on the score path), iteration is always over sorted ids or the
+roster tuple, and JSON is written with sorted keys. Two runs give byte-identical trees;
+writing the ~19,000 files takes about a second.
+
+Usage: ``write_demo(project_root() / "data/demo")``, or ``python -m searchgen_nb.demo``.
+``releases/demo.yml`` is :func:`demo_config_text` with paths into ``data/demo``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import random
+import shutil
+import sys
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+
+from searchgen_nb.config import project_root
+from searchgen_nb.constants import COMPONENTS, DEFAULT_RESULT_PATH, GENERIC_RUBRIC
+
+# ---------------------------------------------------------------------------------------
+# The model roster. All names are fictional. ``skill`` is the judge's mean raw score (0–3)
+# for the model on a medium prompt before clamping; the three counts are how many of the
+# 751 prompts end in each non-scored status (SPEC §3); the rest are scored.
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DemoModel:
+    """One fictional model of the demo release and the shape of its (synthetic) results."""
+
+    model_id: str
+    display_name: str
+    type: str  # "Open" or "Commercial"
+    source_id: str  # folder name in the result layout
+    missing_policy: str  # "zero_fill" or "exclude"
+    skill: float
+    n_invalid: int = 0
+    n_missing_evaluation: int = 0
+    n_missing_generation: int = 0
+
+    @property
+    def n_scored(self) -> int:
+        return N_PROMPTS - self.n_invalid - self.n_missing_evaluation - self.n_missing_generation
+
+
+N_PROMPTS = 751
+
+#: Display order for ties = this order. Two models use ``exclude`` (as two did in v1.0).
+ROSTER: tuple[DemoModel, ...] = (
+    DemoModel("quillmark_ultra", "Quillmark Ultra", "Commercial", "quillmark-ultra", "zero_fill", 2.30, 6, 4, 20),
+    DemoModel("pixelwright_2", "Pixelwright 2", "Commercial", "pixelwright-2.0", "zero_fill", 2.10, 3, 2, 6),
+    DemoModel("glintframe_pro", "Glintframe Pro", "Commercial", "glintframe-pro", "exclude", 2.03, 9, 5, 20),
+    DemoModel("vistacraft_x", "Vistacraft X", "Commercial", "vistacraft-x", "exclude", 1.78, 4, 1, 4),
+    DemoModel("tessellate_3", "Tessellate 3", "Commercial", "tessellate-3", "zero_fill", 1.72, 2, 1, 6),
+    DemoModel("halcyon_draw", "Halcyon Draw", "Commercial", "halcyon-draw", "zero_fill", 1.60, 1, 0, 3),
+    DemoModel("marrowleaf", "Marrowleaf", "Commercial", "marrowleaf", "zero_fill", 1.50, 0, 0, 0),
+    DemoModel("emberline_flash", "Emberline Flash", "Commercial", "emberline-flash", "zero_fill", 1.48, 3, 2, 6),
+    DemoModel("brushwell_7b", "Brushwell-7B", "Open", "brushwell-7b", "zero_fill", 1.07, 0, 0, 0),
+    DemoModel("sketchloom_12b", "Sketchloom-12B", "Open", "sketchloom-12b", "zero_fill", 0.99, 0, 0, 0),
+    DemoModel("sketchloom_4b", "Sketchloom-4B", "Open", "sketchloom-4b", "zero_fill", 0.90, 1, 0, 0),
+    DemoModel("driftpaint", "Driftpaint", "Open", "driftpaint", "zero_fill", 0.81, 0, 0, 0),
+    DemoModel("dimlight_mini", "Dimlight Mini", "Commercial", "dimlight-mini", "zero_fill", 1.02, 5, 12, 269),
+)
+
+#: The (model, prompt) result whose only component is the text reference: this model, on the
+#: first TextualSearch prompt (by sample_id) where the text reference applies.
+TEXT_REFERENCE_ONLY_MODEL = "halcyon_draw"
+
+SEED = "searchgen-bench-synthetic-demo/1"
+LANE = "none"
+RESULT_FILE = posixpath.basename(DEFAULT_RESULT_PATH)
+IMAGE_FILE = "image.png"
+
+# ---------------------------------------------------------------------------------------
+# Prompt set: partition sizes and tag counts of the published v1.0 release.
+# ---------------------------------------------------------------------------------------
+
+#: Prompt kinds, their id stem, subset and count. ``nosearch_text`` ids contain ``texthard``
+#: but the subset is NoSearch, so the partition rule must keep them NoSearch.
+PROMPT_KINDS: tuple[tuple[str, str, str, int], ...] = (
+    # kind,            id stem,          subset,             count
+    ("nosearch", "nosearch", "NoSearch", 96),
+    ("nosearch_text", "texthard", "NoSearch", 4),
+    ("textual", "texthard", "SearchIntensive", 150),
+    ("textual", "text_rendering", "SearchIntensive", 114),
+    ("visual", "vis", "SearchIntensive", 387),
+)
+#: What the partition rule must produce from the prompts above (SPEC §1.2).
+EXPECTED_PARTITION = {"NoSearch": 100, "SearchIntensive": 651, "VisualSearch": 387, "TextualSearch": 264}
+
+#: ``n_prompts_v1.0`` of every domain tag (reference/taxonomy.json).
+DOMAIN_COUNTS = {
+    "ABS": 14, "ARC": 190, "ART": 258, "COM": 91, "CUL": 170, "EDU": 124, "FAS": 23, "FOO": 35,
+    "GAM": 70, "HIS": 103, "INF": 31, "MED": 75, "MIL": 6, "MUS": 27, "OBJ": 38, "OTH": 6,
+    "PEO": 90, "PSY": 4, "SCI": 148, "SPO": 59, "TEC": 106, "TXT": 117,
+}  # fmt: skip
+#: ``n_prompts_v1.0`` of every failure-mode tag (reference/taxonomy.json).
+FAILURE_MODE_COUNTS = {
+    "CCS": 534, "CS": 159, "CSV": 281, "DVZ": 118, "EIK": 419, "FHA": 273, "IRR": 30,
+    "THG": 411, "TK-C": 38, "TK-R": 56, "VUA": 33, "VUR": 185,
+}  # fmt: skip
+MAX_DOMAINS_PER_PROMPT = 4
+MAX_FAILURE_MODES_PER_PROMPT = 6
+
+#: Sampling weight of a tag on a prompt kind (default 1): text tags lean to text prompts,
+#: knowledge tags away from NoSearch prompts.
+_TEXT_KINDS = ("textual", "nosearch_text")
+TAG_AFFINITY: dict[str, dict[str, float]] = {
+    "TXT": {"textual": 4, "nosearch_text": 4},
+    "INF": {"textual": 2},
+    "EDU": {"textual": 2},
+    "ARC": {"visual": 2},
+    "HIS": {"visual": 2},
+    "ABS": {"nosearch": 4},
+    "THG": {"textual": 8, "nosearch_text": 8},
+    "DVZ": {"textual": 3},
+    "VUR": {"textual": 2},
+    "VUA": {"nosearch": 3},
+    "EIK": {"nosearch": 0.25},
+    "FHA": {"nosearch": 0.25},
+    "TK-C": {"nosearch": 0.1, "nosearch_text": 0.1},
+    "TK-R": {"nosearch": 0.1, "nosearch_text": 0.1},
+}
+
+#: Exact numbers of prompts per difficulty, Chinese-language prompts, and miniset members
+#: per partition (10% of each, rounded).
+DIFFICULTY_COUNTS = {"easy": 225, "medium": 338, "hard": 188}
+N_CHINESE = 24
+MINISET_COUNTS = {"NoSearch": 10, "VisualSearch": 39, "TextualSearch": 26}
+TASK_TYPE_WEIGHTS = {
+    "nosearch": {"photo": 40, "illustration": 45, "poster": 10, "diagram": 5},
+    "nosearch_text": {"poster": 60, "infographic": 20, "diagram": 20},
+    "textual": {"poster": 35, "infographic": 30, "diagram": 20, "illustration": 15},
+    "visual": {"photo": 50, "illustration": 35, "poster": 10, "infographic": 5},
+}
+
+#: Probability that a component applies to a prompt, by prompt kind (checklist, the adaptive
+#: rubric and the other four generic dimensions always apply).
+APPLICABILITY = {
+    "text_rendering": {"nosearch": 0.45, "nosearch_text": 0.95, "textual": 0.95, "visual": 0.50},
+    "physical_plausibility": {"nosearch": 0.85, "nosearch_text": 0.70, "textual": 0.68, "visual": 0.85},
+    "visual_reference_evaluation": {"nosearch": 0.55, "nosearch_text": 0.50, "textual": 0.70, "visual": 0.92},
+    "text_reference_evaluation": {"nosearch": 0.10, "nosearch_text": 0.50, "textual": 0.75, "visual": 0.25},
+}
+#: Adaptive rubric dimension a prompt's domain brings (its first one or two domains).
+ADAPTIVE_BY_DOMAIN = {
+    "ABS": "concept_expression", "ARC": "landmark_accuracy", "ART": "style_consistency",
+    "COM": "brand_fidelity", "CUL": "cultural_authenticity", "EDU": "diagram_correctness",
+    "FAS": "garment_accuracy", "FOO": "dish_authenticity", "GAM": "character_fidelity",
+    "HIS": "historical_accuracy", "INF": "data_accuracy", "MED": "anatomical_accuracy",
+    "MIL": "equipment_accuracy", "MUS": "instrument_accuracy", "OBJ": "object_accuracy",
+    "OTH": "style_consistency", "PEO": "likeness_accuracy", "PSY": "concept_expression",
+    "SCI": "scientific_accuracy", "SPO": "sports_accuracy", "TEC": "device_accuracy",
+    "TXT": "typography_accuracy",
+}  # fmt: skip
+
+# ---------------------------------------------------------------------------------------
+# Score model (raw 0–3 scale): skill + difficulty + prompt effect + component bias + noise.
+# ---------------------------------------------------------------------------------------
+DIFFICULTY_SHIFT = {"easy": 0.35, "medium": 0.0, "hard": -0.40}
+COMPONENT_BIAS = {
+    "checklist": 0.0,
+    "rubric_adaptive": -0.10,
+    "prompt_faithfulness": 0.0,
+    "image_quality": 0.15,
+    "text_rendering": -0.20,
+    "ai_naturalness": -0.25,
+    "composition_and_aesthetics": 0.30,
+    "physical_plausibility": 0.15,
+    "visual_reference_evaluation": -0.15,
+    "text_reference_evaluation": -0.30,
+}
+OPEN_TEXT_RENDERING_PENALTY = -0.30
+PROMPT_EFFECT_SPREAD = 0.30  # shared by every model: some prompts are simply harder
+NOISE_SCALE = 1.1  # × (sum of 3 uniforms − 1.5): standard deviation 0.55
+#: Chance that the judge drops one always-applicable generic dimension for one model.
+DROPPED_DIMENSION_RATE = 0.002
+DROPPABLE = ("image_quality", "ai_naturalness", "composition_and_aesthetics")
+
+#: Broken result files (status ``invalid_evaluation``), cycled over all invalid pairs.
+INVALID_KINDS = (
+    "not_json",
+    "json_array",
+    "success_false",
+    "nan_score",
+    "infinite_score",
+    "string_score",
+    "boolean_score",
+    "out_of_range_score",
+    "empty_scores",
+)
+
+#: A valid 1×1 grey PNG (67 bytes): the stand-in for every generated image.
+PNG_BYTES = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108000000003a7e9b55"
+    "0000000a4944415478da6368000000820081da4508"
+    "3b0000000049454e44ae426082"
+)
+
+_GENERIC = set(GENERIC_RUBRIC)
+
+
+# ---------------------------------------------------------------------------------------
+# Prompts
+# ---------------------------------------------------------------------------------------
+@dataclass
+class DemoPrompt:
+    """One synthetic prompt: its metadata line plus what the judge evaluates on it."""
+
+    sample_id: str
+    kind: str
+    subset: str
+    domains: list[str] = field(default_factory=list)
+    failure_modes: list[str] = field(default_factory=list)
+    difficulty: str = "medium"
+    language: str = "en"
+    generation_task_type: str = "photo"
+    is_miniset: bool = False
+    # Judge-side properties (the same for every model).
+    n_checklist: int = 3
+    adaptive: tuple[str, ...] = ()
+    applicable: frozenset[str] = frozenset()
+    effect: float = 0.0
+
+    @property
+    def release_row(self) -> str:
+        return f"evalset_rows/{self.sample_id}"
+
+    @property
+    def partition(self) -> str:
+        """Stratum or search type under the SPEC §1.2 rule (from the id, never the kind)."""
+        if self.subset == "NoSearch":
+            return "NoSearch"
+        return "TextualSearch" if "texthard" in self.sample_id or "text_rendering" in self.sample_id else "VisualSearch"
+
+    def metadata(self) -> dict:
+        return {
+            "sample_id": self.sample_id,
+            "release_row": self.release_row,
+            "subset": self.subset,
+            "domains": self.domains,
+            "failure_modes": self.failure_modes,
+            "difficulty": self.difficulty,
+            "language": self.language,
+            "generation_task_type": self.generation_task_type,
+            "is_miniset": self.is_miniset,
+        }
+
+
+def _rng(*parts: str) -> random.Random:
+    """An independent random stream for one concern (seeded by string: no hash seed involved)."""
+    return random.Random(":".join((SEED,) + parts))
+
+
+def _noise(rng: random.Random) -> float:
+    """Zero-mean, bell-shaped noise from uniforms only (sd ≈ 0.55 · NOISE_SCALE / 1.1)."""
+    return (rng.random() + rng.random() + rng.random() - 1.5) * NOISE_SCALE
+
+
+def _weighted_sample(rng: random.Random, candidates: list[DemoPrompt], weights: list[float], k: int) -> list[DemoPrompt]:
+    """``k`` distinct candidates, drawn without replacement proportionally to ``weights``.
+
+    Efraimidis–Spirakis keys ``u ** (1 / w)``; ties (impossible in practice) fall to list order.
+    """
+    if k > len(candidates):
+        raise RuntimeError(f"demo: cannot place a tag on {k} prompts, only {len(candidates)} candidates")
+    keyed = [(rng.random() ** (1.0 / w), -i) for i, w in enumerate(weights)]
+    order = sorted(range(len(candidates)), key=lambda i: keyed[i], reverse=True)
+    return [candidates[i] for i in sorted(order[:k])]
+
+
+def _assign_tags(rng: random.Random, prompts: list[DemoPrompt], counts: dict[str, int], attr: str, *, at_least_one: bool, cap: int) -> None:
+    """Give every tag exactly ``counts[tag]`` distinct prompts (multi-label, no duplicates).
+
+    With ``at_least_one`` every prompt first gets one primary tag (tags share the 751 primary
+    slots in proportion to their counts), then each tag tops up its remaining prompts.
+    """
+    tags = sorted(counts, key=lambda t: (-counts[t], t))
+    held: dict[str, list[str]] = {p.sample_id: [] for p in prompts}
+
+    def weight(tag: str, p: DemoPrompt) -> float:
+        return float(TAG_AFFINITY.get(tag, {}).get(p.kind, 1))
+
+    def place(tag: str, pool: list[DemoPrompt], k: int) -> None:
+        for p in _weighted_sample(rng, pool, [weight(tag, p) for p in pool], k):
+            held[p.sample_id].append(tag)
+
+    if at_least_one:
+        total = sum(counts.values())
+        primary = {t: max(1, counts[t] * len(prompts) // total) for t in tags}
+        shortfall = len(prompts) - sum(primary.values())
+        for t in tags[:shortfall]:  # largest tags take the rounding remainder
+            primary[t] += 1
+        for t in tags:
+            place(t, [p for p in prompts if not held[p.sample_id]], primary[t])
+    else:
+        primary = {t: 0 for t in tags}
+    for t in tags:
+        pool = [p for p in prompts if t not in held[p.sample_id] and len(held[p.sample_id]) < cap]
+        place(t, pool, counts[t] - primary[t])
+    for p in prompts:
+        setattr(p, attr, held[p.sample_id])
+
+
+def _exact_choice(rng: random.Random, prompts: list[DemoPrompt], k: int) -> set[str]:
+    """Sample ids of ``k`` prompts chosen uniformly."""
+    return {p.sample_id for p in rng.sample(prompts, k)}
+
+
+def build_prompts() -> list[DemoPrompt]:
+    """The 751 demo prompts in ``sample_id`` order (the file order is shuffled separately)."""
+    rng = _rng("prompts")
+    kinds = [(kind, stem, subset) for kind, stem, subset, n in PROMPT_KINDS for _ in range(n)]
+    rng.shuffle(kinds)
+    prompts = [DemoPrompt(f"sgb_{stem}_{i:04d}", kind, subset) for i, (kind, stem, subset) in enumerate(kinds, 1)]
+
+    _assign_tags(_rng("domains"), prompts, DOMAIN_COUNTS, "domains", at_least_one=True, cap=MAX_DOMAINS_PER_PROMPT)
+    _assign_tags(_rng("failure_modes"), prompts, FAILURE_MODE_COUNTS, "failure_modes", at_least_one=False, cap=MAX_FAILURE_MODES_PER_PROMPT)
+
+    meta = _rng("metadata")
+    difficulties = [d for d, n in DIFFICULTY_COUNTS.items() for _ in range(n)]
+    meta.shuffle(difficulties)
+    chinese = _exact_choice(meta, prompts, N_CHINESE)
+    miniset: set[str] = set()
+    for part, n in MINISET_COUNTS.items():
+        miniset |= _exact_choice(meta, [p for p in prompts if p.partition == part], n)
+    for p, difficulty in zip(prompts, difficulties):
+        p.difficulty = difficulty
+        p.language = "zh" if p.sample_id in chinese else "en"
+        p.is_miniset = p.sample_id in miniset
+        w = TASK_TYPE_WEIGHTS[p.kind]
+        p.generation_task_type = meta.choices(list(w), weights=list(w.values()))[0]
+
+    judge = _rng("applicability")
+    for p in prompts:
+        p.n_checklist = judge.randint(2, 6)
+        p.adaptive = tuple(dict.fromkeys(ADAPTIVE_BY_DOMAIN[d] for d in p.domains[:2]))
+        p.applicable = frozenset(c for c, by_kind in APPLICABILITY.items() if judge.random() < by_kind[p.kind])
+        p.effect = (judge.random() * 2 - 1) * PROMPT_EFFECT_SPREAD
+    return prompts
+
+
+# ---------------------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------------------
+def _half_steps(x: float) -> float:
+    """Clamp to [0, 3] and round to the judge's 0.5 steps (half-up)."""
+    return min(6, max(0, int(x * 2 + 0.5) if x > 0 else 0)) / 2
+
+
+def _judge_scores(rng: random.Random, model: DemoModel, p: DemoPrompt) -> dict[str, float]:
+    """The flat ``scores`` map of one well-formed judge answer.
+
+    Draws the same number of random values whatever the outcome, so one model's status
+    plan never shifts its scores on other prompts.
+    """
+    base = model.skill + DIFFICULTY_SHIFT[p.difficulty] + p.effect
+
+    def draw(component: str) -> float:
+        bias = COMPONENT_BIAS[component]
+        if component == "text_rendering" and model.type == "Open":
+            bias += OPEN_TEXT_RENDERING_PENALTY
+        return _half_steps(base + bias + _noise(rng))
+
+    scores: dict[str, float] = {}
+    for i in range(p.n_checklist):
+        scores[f"checklist:{i}"] = draw("checklist")
+    for dim in GENERIC_RUBRIC:
+        value = draw(dim)
+        if dim in ("text_rendering", "physical_plausibility") and dim not in p.applicable:
+            continue
+        scores[f"rubric:{dim}"] = value
+    for dim in p.adaptive:
+        scores[f"rubric:{dim}"] = draw("rubric_adaptive")
+    for ref in ("visual_reference_evaluation", "text_reference_evaluation"):
+        value = draw(ref)
+        if ref in p.applicable:
+            scores[ref] = value
+    dropped = rng.random() < DROPPED_DIMENSION_RATE
+    which = rng.choice(DROPPABLE)
+    if dropped:
+        del scores[f"rubric:{which}"]
+    return scores
+
+
+def _parsed(scores: dict[str, float], p: DemoPrompt) -> dict:
+    """A judge answer consistent with ``scores`` (not-applicable rubric scores are ``""``)."""
+
+    def num(v: float) -> int | float:
+        return int(v) if v == int(v) else v
+
+    checklist = sorted((int(k.split(":", 1)[1]), v) for k, v in scores.items() if k.startswith("checklist:"))
+    rubric = {}
+    for dim in GENERIC_RUBRIC + p.adaptive:
+        v = scores.get(f"rubric:{dim}")
+        rubric[dim] = {"score": "" if v is None else num(v)}
+    parsed: dict = {
+        "checklist_scores": [{"item": f"item {i}", "score": num(v)} for i, v in checklist],
+        "rubric_scores": rubric,
+    }
+    for ref in ("visual_reference_evaluation", "text_reference_evaluation"):
+        parsed[ref] = {"applicable": ref in scores, "score": num(scores.get(ref, 0.0))}
+    return parsed
+
+
+def _result(model: DemoModel, p: DemoPrompt, scores: dict[str, float]) -> dict:
+    """A successful parsed result in the evaluator's format."""
+    return {
+        "success": True,
+        "skipped": False,
+        "error": None,
+        "parsed": _parsed(scores, p),
+        "scores": scores,
+        "bench_id": p.sample_id,
+        "sample_id": p.sample_id,
+        "generator_name": model.source_id,
+        "attached_visual_reference_image_count": 0,
+    }
+
+
+def _dump(obj: object) -> str:
+    return json.dumps(obj, indent=2, sort_keys=True) + "\n"
+
+
+def _broken_result_text(kind: str, good: dict) -> str:
+    """The text of a result file that exists but cannot be scored (one of ``INVALID_KINDS``)."""
+    first = min(good["scores"])  # a checklist item: every well-formed answer has one
+    if kind == "not_json":
+        text = _dump(good)
+        return text[: len(text) // 2]  # a write that was cut off
+    if kind == "json_array":
+        return _dump([good])
+    if kind == "success_false":
+        return _dump({
+            "success": False,
+            "error": "ValueError: checklist_scores[0].score: score must be in [0, 3], got 4.0",
+            "bench_id": good["sample_id"],
+            "sample_id": good["sample_id"],
+        })  # fmt: skip
+    if kind == "empty_scores":
+        return _dump({**good, "scores": {}})
+    bad = {"nan_score": float("nan"), "infinite_score": float("inf"), "string_score": "2.5",
+           "boolean_score": True, "out_of_range_score": 4.0}[kind]  # fmt: skip
+    return _dump({**good, "scores": {**good["scores"], first: bad}})  # NaN/Infinity as bare tokens
+
+
+def _status_plan(prompts: list[DemoPrompt], model: DemoModel, protected: str | None) -> dict[str, str]:
+    """``sample_id -> status`` for every non-scored prompt of ``model`` (exact counts)."""
+    rng = _rng("status", model.model_id)
+    pool = [p.sample_id for p in prompts if p.sample_id != protected]
+    picked = rng.sample(pool, model.n_missing_generation + model.n_missing_evaluation + model.n_invalid)
+    plan = {}
+    for i, sid in enumerate(picked):
+        if i < model.n_missing_generation:
+            plan[sid] = "missing_generation"
+        elif i < model.n_missing_generation + model.n_missing_evaluation:
+            plan[sid] = "missing_evaluation"
+        else:
+            plan[sid] = "invalid_evaluation"
+    return plan
+
+
+def text_reference_only_prompt(prompts: list[DemoPrompt]) -> DemoPrompt:
+    """The prompt on which ``TEXT_REFERENCE_ONLY_MODEL``'s result has only the text reference."""
+    return next(p for p in prompts if p.partition == "TextualSearch" and "text_reference_evaluation" in p.applicable)
+
+
+# ---------------------------------------------------------------------------------------
+# The paper table (independent exact recomputation, SPEC §2/§4/§5 for Overall-10)
+# ---------------------------------------------------------------------------------------
+def _overall_10(scores: dict[str, float]) -> Fraction:
+    """Overall-10 of one scored result: mean of its non-null components, exactly."""
+    checklist = [Fraction(v) for k, v in scores.items() if k.startswith("checklist:")]
+    adaptive = [Fraction(v) for k, v in scores.items() if k.startswith("rubric:") and k[7:] not in _GENERIC]
+    values = {
+        "checklist": sum(checklist) / len(checklist) if checklist else None,
+        "rubric_adaptive": sum(adaptive) / len(adaptive) if adaptive else None,
+        **{dim: Fraction(scores[f"rubric:{dim}"]) if f"rubric:{dim}" in scores else None for dim in GENERIC_RUBRIC},
+        **{ref: Fraction(scores[ref]) if ref in scores else None for ref in ("visual_reference_evaluation", "text_reference_evaluation")},
+    }
+    present = [values[c] for c in COMPONENTS if values[c] is not None]
+    return sum(present) / len(present)
+
+
+def _public(raw: Fraction, decimals: int = 1) -> float:
+    """``raw × 100 / 3`` rounded half-up to ``decimals`` (exact rational rounding)."""
+    units = (raw * 100 * 10**decimals / 3 + Fraction(1, 2)).__floor__()
+    return float(Decimal(units).scaleb(-decimals))
+
+
+def paper_overall_10(model: DemoModel, scored: list[dict[str, float]]) -> float:
+    """Group Overall-10 on the 0–100 scale over all prompts for ``model``'s policy."""
+    total = sum((_overall_10(s) for s in scored), Fraction(0))
+    n = N_PROMPTS if model.missing_policy == "zero_fill" else len(scored)
+    return _public(total / n)
+
+
+# ---------------------------------------------------------------------------------------
+# The release config
+# ---------------------------------------------------------------------------------------
+def _yaml_scalar(s: str) -> str:
+    plain = s[:1].isalpha() and all(c.isalnum() or c in " _.-/" for c in s)
+    if plain and s.lower() not in {"yes", "no", "on", "off", "true", "false", "null", "none"}:
+        return s
+    return json.dumps(s)  # a JSON string is a valid YAML double-quoted scalar
+
+
+def demo_config_text(base: str = "", release_config: str | None = None) -> str:
+    """The demo's release config (YAML text), with data paths below ``base``.
+
+    ``base`` is the data folder relative to the config file ("" when they sit together,
+    ``"../data/demo"`` for ``releases/demo.yml``); ``release_config`` is the config's own
+    path from the project root, or None to leave the key out. Depends only on the roster, so
+    the committed ``releases/demo.yml`` can be checked against it without generating data.
+    """
+
+    def at(name: str) -> str:
+        return posixpath.join(base, name) if base else name
+
+    lines = [
+        "# Synthetic SearchGen-Bench demo release, generated by searchgen_nb.demo: do not edit;",
+        "# regenerate with `python -m searchgen_nb.demo`. No real model or score appears here.",
+    ]
+    if release_config is not None:
+        lines.append(f"release_config: {_yaml_scalar(release_config)}")
+    lines += [
+        "benchmark: SearchGen-Bench",
+        "data_origin: synthetic-demo",
+        f"dataset: {_yaml_scalar(at('prompts.jsonl'))}",
+        f"results_root: {_yaml_scalar(at('results'))}",
+        f"result_path: {json.dumps(DEFAULT_RESULT_PATH)}",
+        f"paper_table: {_yaml_scalar(at('paper_table.json'))}",
+        "scoring:",
+        "  missing_policy_default: zero_fill",
+        "  min_ranking_coverage: 0.9",
+        "  rounding_decimals: 1",
+        "models:  # order = display order for ties",
+    ]
+    for m in ROSTER:
+        lines += [
+            f"  {m.model_id}:",
+            f"    display_name: {_yaml_scalar(m.display_name)}",
+            f"    type: {m.type}",
+            f"    source_id: {_yaml_scalar(m.source_id)}",
+            f"    lane: {LANE}",
+            f"    missing_policy: {m.missing_policy}",
+        ]
+    partition = ", ".join(f"{k}: {v}" for k, v in EXPECTED_PARTITION.items())
+    lines += [
+        "expected:",
+        f"  n_prompts: {N_PROMPTS}",
+        f"  partition: {{{partition}}}",
+        "  n_scored:  # coverage lock: the generated scored count per model",
+        *(f"    {m.model_id}: {m.n_scored}" for m in ROSTER),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def committed_config_text() -> str:
+    """The text of ``releases/demo.yml``: the demo config reading from ``data/demo``."""
+    return demo_config_text("../data/demo", "releases/demo.yml")
+
+
+# ---------------------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------------------
+_OWNED = ("prompts.jsonl", "paper_table.json", "release.yml", "results")
+
+
+def _prepare(out_dir: Path) -> None:
+    """Make ``out_dir`` ready: create it, or clear a previous demo there; never touch other data."""
+    if out_dir.exists() and any(out_dir.iterdir()):
+        marker = out_dir / "release.yml"
+        if not (marker.is_file() and "data_origin: synthetic-demo" in marker.read_text(encoding="utf-8")):
+            raise FileExistsError(f"demo: {out_dir} is not empty and holds no synthetic demo; refusing to overwrite it")
+        for name in _OWNED:
+            target = out_dir / name
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+
+def write_demo(out_dir: Path) -> dict:
+    """Write the synthetic demo release into ``out_dir`` and return a summary.
+
+    Files: ``prompts.jsonl``, ``results/…``, ``paper_table.json`` and ``release.yml`` (its
+    ``release_config`` key is set when ``out_dir`` lies inside the project). A previous demo in
+    ``out_dir`` is replaced; a folder holding anything else is refused (FileExistsError).
+
+    Summary: ``n_prompts``, ``partition`` (counts by the SPEC §1.2 rule), ``n_files`` and,
+    per model, ``n_scored``, ``statuses`` (count per status) and ``overall_10`` (paper table).
+    """
+    out_dir = Path(out_dir).resolve()
+    _prepare(out_dir)
+    prompts = build_prompts()
+    special = text_reference_only_prompt(prompts)
+
+    order = list(prompts)
+    _rng("line_order").shuffle(order)
+    with open(out_dir / "prompts.jsonl", "w", encoding="utf-8", newline="\n") as f:
+        for p in order:
+            f.write(json.dumps(p.metadata(), sort_keys=True) + "\n")
+
+    results = out_dir / "results"
+    invalid_seen = 0
+    n_files = 1
+    models: dict[str, dict] = {}
+    paper_table: dict[str, float] = {}
+    for m in ROSTER:
+        protected = special.sample_id if m.model_id == TEXT_REFERENCE_ONLY_MODEL else None
+        plan = _status_plan(prompts, m, protected)
+        rng = _rng("scores", m.model_id)
+        scored: list[dict[str, float]] = []
+        statuses = {"scored": 0, "invalid_evaluation": 0, "missing_evaluation": 0, "missing_generation": 0}
+        for p in prompts:
+            scores = _judge_scores(rng, m, p)
+            if p.sample_id == protected:
+                scores = {"text_reference_evaluation": scores["text_reference_evaluation"]}
+            status = plan.get(p.sample_id, "scored")
+            statuses[status] += 1
+            if status == "missing_generation":
+                continue
+            folder = results / p.release_row / LANE / m.source_id
+            folder.mkdir(parents=True)
+            (folder / IMAGE_FILE).write_bytes(PNG_BYTES)
+            n_files += 1
+            if status == "missing_evaluation":
+                continue
+            good = _result(m, p, scores)
+            if status == "scored":
+                text = _dump(good)
+                scored.append(scores)
+            else:
+                text = _broken_result_text(INVALID_KINDS[invalid_seen % len(INVALID_KINDS)], good)
+                invalid_seen += 1
+            (folder / RESULT_FILE).write_text(text, encoding="utf-8", newline="\n")
+            n_files += 1
+        assert statuses["scored"] == m.n_scored == len(scored)
+        paper_table[m.model_id] = paper_overall_10(m, scored)
+        models[m.model_id] = {"n_scored": m.n_scored, "statuses": statuses, "overall_10": paper_table[m.model_id]}
+
+    (out_dir / "paper_table.json").write_text(json.dumps(paper_table, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    root = project_root().resolve()
+    config_path = out_dir / "release.yml"
+    inside = config_path.is_relative_to(root)
+    rel = Path(os.path.relpath(config_path, root)).as_posix() if inside else None
+    config_path.write_text(demo_config_text("", rel), encoding="utf-8", newline="\n")
+    n_files += 2
+
+    partition = {k: 0 for k in EXPECTED_PARTITION}
+    for p in prompts:
+        part = p.partition
+        partition[part] += 1
+        if part != "NoSearch":
+            partition["SearchIntensive"] += 1
+    return {"n_prompts": len(prompts), "partition": partition, "n_files": n_files, "models": models}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m searchgen_nb.demo [OUT_DIR]`` writes the demo (default ``data/demo``).
+
+    ``--print-config`` prints the text that ``releases/demo.yml`` must hold instead.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--print-config"]:
+        sys.stdout.write(committed_config_text())
+        return 0
+    if len(args) > 1 or (args and args[0].startswith("-")):
+        sys.stderr.write("usage: python -m searchgen_nb.demo [OUT_DIR | --print-config]\n")
+        return 2
+    import time
+
+    out_dir = Path(args[0]) if args else project_root() / "data" / "demo"
+    start = time.perf_counter()
+    summary = write_demo(out_dir)
+    seconds = time.perf_counter() - start
+    print(f"demo: wrote {summary['n_files']} files to {out_dir} in {seconds:.1f} s")
+    for model_id, s in summary["models"].items():
+        print(f"  {model_id:<16} scored {s['n_scored']:>3}/{N_PROMPTS}  Overall-10 {s['overall_10']:5.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

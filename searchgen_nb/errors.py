@@ -1,0 +1,29 @@
+"""Error types. Each message names the check, the file and the line / sample_id / model."""
+
+
+class SearchGenError(Exception):
+    """Base class: a problem reported to the user as a one-line message, never a bare traceback."""
+
+
+class ConfigError(SearchGenError):
+    """The release config is missing a key, has a key of the wrong type or an unknown value."""
+
+
+class MetadataError(SearchGenError):
+    """A prompt-metadata line is malformed (names the file, line number and sample_id)."""
+
+
+class ExtractorError(SearchGenError):
+    """The configured extractor cannot be imported or is not callable."""
+
+
+class ValidationFailed(SearchGenError):
+    """One or more release checks failed; ``report`` holds the validation report."""
+
+    def __init__(self, message: str, report: dict | None = None):
+        super().__init__(message)
+        self.report = report
+
+
+class ReleaseError(SearchGenError):
+    """A release step failed (names the step); nothing was published."""

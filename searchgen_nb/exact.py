@@ -1,0 +1,65 @@
+"""Exact arithmetic on raw 0–3 scores and the public 0–100 rounding rule.
+
+Every mean in the project is computed exactly over the stored float values (a double is
+an exact dyadic rational, and ``Decimal(float)`` is exact), so a figure never depends on
+the order in which values are summed (SPEC §5 "Nothing depends on input order"). Only
+the final result is rounded: to the nearest double for raw values stored in
+``prompt_scores.jsonl``, and half-up to ``rounding_decimals`` on the public scale.
+"""
+
+from __future__ import annotations
+
+from decimal import Context, Decimal
+from fractions import Fraction
+from typing import Iterable
+
+# 2000 digits hold any sum of up to 10**6 doubles in [0, 3] exactly (a double in that
+# range needs at most 1077 digits after the point and one before).
+_EXACT = Context(prec=2000, Emin=-10000, Emax=10000, traps=[])
+
+
+def exact_sum(values: Iterable[float]) -> Decimal:
+    """Exact sum of floats as a Decimal (no rounding at any step; order-independent)."""
+    total = Decimal(0)
+    add = _EXACT.add
+    for v in values:
+        total = add(total, Decimal(v))
+    return total
+
+
+def exact_mean(values: Iterable[float]) -> Fraction | None:
+    """Exact mean of ``values`` as a Fraction, or None for no values."""
+    vals = list(values)
+    if not vals:
+        return None
+    return Fraction(exact_sum(vals)) / len(vals)
+
+
+def mean_raw(values: Iterable[float]) -> float | None:
+    """Mean of raw 0–3 values, exactly computed then rounded once to the nearest double.
+
+    Returns None when ``values`` is empty (SPEC §4: "null where none is present").
+    """
+    m = exact_mean(values)
+    return None if m is None else float(m)
+
+
+def to_public(raw_mean: Fraction, decimals: int) -> float:
+    """Public 0–100 value of an exact raw 0–3 mean: ``raw × 100 / 3`` rounded half-up.
+
+    The rounding is decimal rounding of the exact rational value (SPEC §5): a raw mean of
+    2.4375 is exactly 81.25 and shows as 81.3 with one decimal; 72.25 → 72.3.
+    """
+    if raw_mean < 0:
+        raise ValueError(f"raw mean {raw_mean} is below the 0–3 scale")
+    scaled = raw_mean * 100 * 10**decimals / 3
+    units = (scaled + Fraction(1, 2)).__floor__()  # half-up on a non-negative rational
+    return float(Decimal(units).scaleb(-decimals))
+
+
+def round_coverage(n_scored: int, n_total: int) -> float:
+    """Coverage ``n_scored / n_total`` rounded half-up to 4 decimals (SPEC §5); 0.0 when n_total is 0."""
+    if n_total == 0:
+        return 0.0
+    scaled = Fraction(n_scored * 10**4, n_total) + Fraction(1, 2)
+    return float(Decimal(scaled.__floor__()).scaleb(-4))

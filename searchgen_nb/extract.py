@@ -1,0 +1,233 @@
+"""Reading evaluation results: status of every prompt × model pair and its 10 components.
+
+SPEC §2 (components of the built-in extractor) and §3 (status). The extractor is pluggable
+(``extractor: module:function`` in the config, or ToolGen's ``extract_10comp`` when
+``TOOLGEN_ROOT`` is set); whatever it returns is checked here the same way.
+
+Extractor contract
+------------------
+``fn(result: dict) -> Mapping[str, float | None] | Sequence[float | None]``
+
+* ``result`` is the parsed JSON object of one result file whose ``success`` is true.
+* Return the 10 components, either as a mapping keyed by the names in
+  :data:`searchgen_nb.constants.COMPONENTS` (a key left out is ``null``), or as a sequence of
+  exactly 10 values in that order.
+* ``None`` (or, from ToolGen's code, a float NaN) means *not applicable* → ``null``.
+* Raise ``ValueError`` for an unusable result; it becomes ``invalid_evaluation`` with the
+  message as its reason. Any returned value that is not a finite number in [0, 3] also
+  makes the pair ``invalid_evaluation``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from searchgen_nb.constants import (
+    BUILTIN_EXTRACTOR,
+    COMPONENTS,
+    GENERIC_RUBRIC,
+    INVALID,
+    MISSING_EVALUATION,
+    MISSING_GENERATION,
+    SCORED,
+    TOOLGEN_EXTRACTOR,
+)
+from searchgen_nb.errors import ExtractorError
+from searchgen_nb.exact import mean_raw
+
+Components = dict  # component name -> float | None (raw 0–3)
+Extractor = Callable[[dict], object]
+
+
+class InvalidResult(ValueError):
+    """A result file that exists but cannot be scored (→ ``invalid_evaluation``)."""
+
+
+def _check_value(key: str, v: object) -> float:
+    """A score value as float, or :class:`InvalidResult` (non-numeric, NaN/Infinity, outside 0–3)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise InvalidResult(f"score {key!r} is not a number: {json.dumps(v)}")
+    if not math.isfinite(v):
+        raise InvalidResult(f"score {key!r} is not finite: {v}")
+    if not 0 <= v <= 3:
+        raise InvalidResult(f"score {key!r} is outside 0–3: {v}")
+    return float(v)
+
+
+def extract_components(result: dict) -> Components:
+    """Built-in extractor (SPEC §2): the 10 raw 0–3 components of one parsed result.
+
+    ``checklist`` = mean of all ``checklist:*``; ``rubric_adaptive`` = mean of the ``rubric:*``
+    keys that are not one of the six generic dimensions; the six generic rubric dimensions,
+    ``visual_reference_evaluation`` and ``text_reference_evaluation`` are copied. A component
+    with no key is ``None``. Raises :class:`InvalidResult` when ``scores`` is not an object
+    or holds a value that is not a finite number in [0, 3].
+    """
+    scores = result.get("scores")
+    if not isinstance(scores, dict):
+        raise InvalidResult(f"'scores' is not an object: {json.dumps(scores)[:80]}")
+    checklist: list[float] = []
+    adaptive: list[float] = []
+    out: Components = dict.fromkeys(COMPONENTS)
+    for key, raw in scores.items():
+        v = _check_value(key, raw)
+        if key.startswith("checklist:"):
+            checklist.append(v)
+        elif key.startswith("rubric:"):
+            dim = key[len("rubric:") :]
+            if dim in GENERIC_RUBRIC:
+                out[dim] = v
+            else:
+                adaptive.append(v)
+        elif key in ("visual_reference_evaluation", "text_reference_evaluation"):
+            out[key] = v
+        # other keys carry no component; classify_result() reports them as warnings
+    out["checklist"] = mean_raw(checklist)
+    out["rubric_adaptive"] = mean_raw(adaptive)
+    return out
+
+
+def _is_known_score_key(key: str) -> bool:
+    return key.startswith(("checklist:", "rubric:")) or key in (
+        "visual_reference_evaluation",
+        "text_reference_evaluation",
+    )
+
+
+_ALIASES = {
+    "visual_reference": "visual_reference_evaluation",
+    "text_reference": "text_reference_evaluation",
+    "adaptive_rubric": "rubric_adaptive",
+    "rubric": "rubric_adaptive",
+}
+
+
+def adapt_components(out: object) -> Components:
+    """Normalise an extractor's return value to the 10-component mapping (contract above).
+
+    Raises :class:`InvalidResult` for an unknown key, a wrong-length sequence, or a value
+    that is not a finite number in [0, 3] (``None``/NaN are accepted as not applicable).
+    """
+    if isinstance(out, Mapping):
+        items = {}
+        for k, v in out.items():
+            name = _ALIASES.get(k, k)
+            if name not in COMPONENTS:
+                raise InvalidResult(f"extractor returned unknown component {k!r}")
+            items[name] = v
+    elif isinstance(out, Sequence) and not isinstance(out, (str, bytes)):
+        if len(out) != len(COMPONENTS):
+            raise InvalidResult(f"extractor returned {len(out)} values, expected {len(COMPONENTS)}")
+        items = dict(zip(COMPONENTS, out))
+    else:
+        raise InvalidResult(f"extractor returned {type(out).__name__}, expected a mapping or a sequence")
+    comps: Components = {}
+    for c in COMPONENTS:
+        v = items.get(c)
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            comps[c] = None
+        else:
+            if hasattr(v, "item") and not isinstance(v, (int, float)):  # numpy scalar
+                v = v.item()
+            comps[c] = _check_value(c, v)
+    return comps
+
+
+def load_extractor(spec: str | None) -> tuple[str, Extractor]:
+    """Import an extractor given as ``module:function`` (None → built-in).
+
+    For ToolGen's extractor (:data:`TOOLGEN_EXTRACTOR`), ``$TOOLGEN_ROOT`` is put first on
+    ``sys.path``. Returns ``(spec, callable)``; raises :class:`ExtractorError`.
+    """
+    if spec is None or spec == BUILTIN_EXTRACTOR:
+        return BUILTIN_EXTRACTOR, extract_components
+    module_name, _, func_name = spec.partition(":")
+    if spec == TOOLGEN_EXTRACTOR:
+        root = os.environ.get("TOOLGEN_ROOT")
+        if not root or not os.path.isdir(root):
+            raise ExtractorError(f"extractor {spec}: TOOLGEN_ROOT={root!r} is not a folder")
+        if root not in sys.path:
+            sys.path.insert(0, root)
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - any import failure is reported the same way
+        raise ExtractorError(f"extractor {spec}: cannot import {module_name}: {exc}") from None
+    fn = getattr(module, func_name, None)
+    if not callable(fn):
+        raise ExtractorError(f"extractor {spec}: {module_name} has no callable {func_name!r}")
+    return spec, fn
+
+
+@dataclass
+class PairResult:
+    """Outcome for one prompt × model pair (SPEC §3): status, components, reason, warnings."""
+
+    status: str
+    components: Components
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    file_sha256: str | None = None
+
+
+_NULLS: Components = dict.fromkeys(COMPONENTS)
+
+
+def _image_present(folder: str, globs: Sequence[str]) -> bool:
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    pats = [g.lower() for g in globs]
+    return any(fnmatch.fnmatchcase(n.lower(), p) for n in names for p in pats)
+
+
+def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[str], digest) -> PairResult:
+    """Status and components of one pair from its result file (SPEC §3).
+
+    ``digest(bytes) -> str`` hashes every file that is read (for the manifest's input hash).
+    Never raises for a bad result: the problem becomes ``invalid_evaluation`` with its reason.
+    """
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        folder = os.path.dirname(path)
+        status = MISSING_EVALUATION if _image_present(folder, generation_glob) else MISSING_GENERATION
+        return PairResult(status, dict(_NULLS))
+    except OSError as exc:
+        return PairResult(INVALID, dict(_NULLS), f"cannot read file: {exc.strerror}")
+    sha = digest(data)
+    try:
+        result = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return PairResult(INVALID, dict(_NULLS), f"not valid JSON: {exc}", file_sha256=sha)
+    if not isinstance(result, dict):
+        return PairResult(INVALID, dict(_NULLS), f"not a JSON object (got {type(result).__name__})", file_sha256=sha)
+    if result.get("success") is not True:
+        err = result.get("error")
+        why = f"success is {json.dumps(result.get('success'))}"
+        return PairResult(INVALID, dict(_NULLS), f"{why}: {err}" if err else why, file_sha256=sha)
+    warnings: list[str] = []
+    try:
+        scores = result.get("scores")
+        if isinstance(scores, dict):
+            for key in scores:
+                _check_value(key, scores[key])
+            unknown = sorted(k for k in scores if not _is_known_score_key(k))
+            if unknown:
+                warnings.append(f"score key(s) with no component ignored: {', '.join(unknown)}")
+        comps = extract_components(result) if extractor is extract_components else adapt_components(extractor(result))
+    except InvalidResult as exc:
+        return PairResult(INVALID, dict(_NULLS), str(exc), warnings, sha)
+    except Exception as exc:  # noqa: BLE001 - a pluggable extractor failing on one file
+        return PairResult(INVALID, dict(_NULLS), f"extractor raised {type(exc).__name__}: {exc}", warnings, sha)
+    if all(v is None for v in comps.values()):
+        return PairResult(INVALID, dict(_NULLS), "no usable score (no component present)", warnings, sha)
+    return PairResult(SCORED, comps, None, warnings, sha)

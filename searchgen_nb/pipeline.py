@@ -1,0 +1,213 @@
+"""The data release: extract → aggregate → write to staging → validate → promote (SPEC §7).
+
+``searchgen-nb data`` and the notebooks call these functions; nothing here re-states a
+rule, it only sequences the modules that own them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import random
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from searchgen_nb import __version__
+from searchgen_nb.aggregate import ModelMeta, leaderboards
+from searchgen_nb.artifacts import dumps, dumps_jsonl, generated_at, promote, staging_dir, write_text
+from searchgen_nb.config import ReleaseConfig, project_root
+from searchgen_nb.constants import (
+    ARTIFACTS,
+    COMPONENTS,
+    EXCLUDED_PUBLIC_COMPONENT,
+    MANIFEST,
+    OVERALL_9_COMPONENTS,
+    PARTITION_KEYS,
+    SCALE_PUBLIC,
+    SCALE_RAW,
+    SCHEMA_VERSION,
+    VALIDATION_REPORT,
+)
+from searchgen_nb.errors import ConfigError, ValidationFailed
+from searchgen_nb.prompts import read_prompts
+from searchgen_nb.records import Extraction, extract_records, status_counts
+from searchgen_nb.validate import Report, validate_folder
+
+
+def model_metas(cfg: ReleaseConfig) -> list[ModelMeta]:
+    """Models in config order with their effective missing policy."""
+    return [
+        ModelMeta(m, cfg.models[m].display_name, cfg.models[m].type, cfg.policy(m)) for m in cfg.model_ids
+    ]
+
+
+def aggregate_records(cfg: ReleaseConfig, records: list[dict]) -> dict[str, object]:
+    """The four leaderboard artifacts of a config's records (see :func:`aggregate.leaderboards`)."""
+    return leaderboards(
+        records, model_metas(cfg), cfg.scoring.min_ranking_coverage, cfg.scoring.rounding_decimals
+    )
+
+
+def load_paper_table(cfg: ReleaseConfig) -> dict | None:
+    """``{model_id: overall_10}`` from the config's ``paper_table`` file, or None."""
+    path = cfg.paper_table_path
+    if path is None:
+        return None
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config {cfg.config_path}: paper_table file not found: {cfg.paper_table}") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"config {cfg.config_path}: paper_table {cfg.paper_table} is not JSON: {exc}") from None
+    if not isinstance(table, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in table.values()):
+        raise ConfigError(f"config {cfg.config_path}: paper_table must map model_id to a number")
+    return table
+
+
+def _git_commit(folder: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int, dataset_sha256: str, partition: dict, artifact_sha: dict) -> dict:
+    """The release manifest (SPEC §6): published v1.0 keys plus hashes, policies and checks."""
+    policies = {m: cfg.policy(m) for m in cfg.model_ids}
+    default = cfg.scoring.missing_policy_default
+    toolgen = os.environ.get("TOOLGEN_ROOT")
+    return {
+        "artifacts": list(ARTIFACTS),
+        "artifact_sha256": artifact_sha,
+        "benchmark": cfg.benchmark,
+        "data_origin": cfg.data_origin,
+        "dataset": {
+            "filename": cfg.dataset_path.name,
+            "n_prompts": n_prompts,
+            "sha256": dataset_sha256,
+            "sha256_of": "canonical metadata: one sorted-key JSON line per prompt, sorted by sample_id",
+        },
+        "extraction": {
+            "extractor": extraction.extractor,
+            "n_result_files_read": extraction.n_files_read,
+            "status_counts": status_counts(extraction.records, cfg.model_ids),
+            "warnings": extraction.warnings,
+        },
+        "generated_at": generated_at(),
+        "inputs": {
+            "generation_glob": list(cfg.generation_glob),
+            "result_path": cfg.result_path,
+            "results_sha256": extraction.input_sha256,
+            "results_sha256_of": "sha256 over the sorted lines '<sha256 of file>  <path below results_root>' of every result file read",
+        },
+        "model_order": cfg.model_ids,
+        "models": {
+            m: {
+                "display_name": c.display_name,
+                "lane": c.lane,
+                "missing_policy": policies[m],
+                "source_id": c.source_id,
+                "type": c.type,
+            }
+            for m, c in cfg.models.items()
+        },
+        "partition": partition,
+        "release_checks": {
+            "expected": cfg.expected.model_dump(mode="json") if cfg.expected else None,
+            "paper_table": load_paper_table(cfg),
+        },
+        "schema_version": SCHEMA_VERSION,
+        "scoring": {
+            "aggregation": "prompt-macro",
+            "excluded_public_component": EXCLUDED_PUBLIC_COMPONENT,
+            "min_ranking_coverage": cfg.scoring.min_ranking_coverage,
+            "missing_policy_default": default,
+            "missing_policy_exceptions": sorted(m for m, p in policies.items() if p != default),
+            "missing_policies": policies,
+            "overall_10_components": list(COMPONENTS),
+            "overall_9_components": list(OVERALL_9_COMPONENTS),
+            "primary_metric": "overall_9",
+            "public_rounding_decimals": cfg.scoring.rounding_decimals,
+            "rounding": "public = raw mean × 100 / 3, rounded half-up on the exact value",
+            "scale_public": list(SCALE_PUBLIC),
+            "scale_raw": list(SCALE_RAW),
+            "source": os.path.basename(cfg.result_path),
+        },
+        "software": {"python": ".".join(platform.python_version_tuple()[:2]), "searchgen_nb": __version__, "pipeline_commit": _git_commit(project_root())},
+        "source_commit": _git_commit(Path(toolgen)) if toolgen else None,
+        "config": cfg.public_dict(),
+    }
+
+
+@dataclass
+class DataRelease:
+    """What :func:`run_data` produced: where, the validation report and the extraction."""
+
+    out_dir: Path
+    report: Report
+    extraction: Extraction
+
+
+def write_release_files(cfg: ReleaseConfig, folder: Path, progress: bool | None = None) -> Extraction:
+    """Extract, aggregate and write every artifact and the manifest into ``folder``.
+
+    Raises ``MetadataError`` / ``ConfigError`` / ``ExtractorError`` on bad metadata or config.
+    """
+    prompt_set = read_prompts(cfg.dataset_path)
+    extraction = extract_records(cfg, prompt_set, progress)
+    boards = aggregate_records(cfg, extraction.records)
+    sha = {"prompt_scores.jsonl": write_text(folder / "prompt_scores.jsonl", dumps_jsonl(extraction.records))}
+    for name, data in boards.items():
+        sha[name] = write_text(folder / name, dumps(data))
+    partition = dict.fromkeys(PARTITION_KEYS, 0)
+    for r in extraction.records:
+        partition[r["stratum"]] += 1
+        if r["search_type"] != r["stratum"]:
+            partition[r["search_type"]] += 1
+    manifest = build_manifest(cfg, extraction, len(extraction.records), prompt_set.canonical_sha256, partition, sha)
+    write_text(folder / MANIFEST, dumps(manifest))
+    return extraction
+
+
+def gate(cfg: ReleaseConfig, folder: Path) -> Report:
+    """Run the release checks on a staged folder, write ``validation_report.json`` there.
+
+    Check 10 also runs this pipeline's aggregation on permuted records. Raises
+    :class:`ValidationFailed` naming every failed check (with model, group, sample_id, file).
+    """
+
+    def permuted_aggregate(records):
+        recs = list(records)
+        random.Random(7).shuffle(recs)
+        return aggregate_records(cfg, recs)
+
+    report = validate_folder(folder, aggregate=permuted_aggregate)
+    write_text(folder / VALIDATION_REPORT, dumps(report.as_dict()))
+    if not report.passed:
+        raise ValidationFailed("release checks failed:\n" + report.summary(), report.as_dict())
+    return report
+
+
+def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = None) -> DataRelease:
+    """Build, validate and publish the data artifacts of a release into ``out_dir`` atomically.
+
+    Everything is written to a staging folder beside ``out_dir``; only when every check
+    passes does it replace ``out_dir`` in one step. On any failure ``out_dir`` is left
+    byte-for-byte as it was and the staging folder is removed.
+    """
+    out_dir = Path(out_dir).resolve()
+    staging = staging_dir(out_dir)
+    try:
+        extraction = write_release_files(cfg, staging, progress)
+        report = gate(cfg, staging)
+        promote(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return DataRelease(out_dir, report, extraction)

@@ -1,0 +1,162 @@
+"""Prompt metadata (SPEC §1.2): read the JSONL, check every line, derive the partition.
+
+Errors stop the release (:class:`MetadataError` naming file, line and sample_id); duplicate
+tags inside one prompt are dropped and reported as warnings.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from searchgen_nb.errors import MetadataError
+from searchgen_nb.partition import partition
+
+TAG_FIELDS = ("domains", "failure_modes")
+OPTIONAL_FIELDS = ("difficulty", "language", "generation_task_type", "is_miniset")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One benchmark prompt. ``line`` is the 1-based metadata line (for messages only)."""
+
+    sample_id: str
+    release_row: str
+    subset: object
+    stratum: str
+    search_type: str
+    domains: tuple[str, ...]
+    failure_modes: tuple[str, ...]
+    optional: dict = field(default_factory=dict)
+    line: int = 0
+
+
+@dataclass
+class PromptSet:
+    """All prompts, sorted by sample_id, plus the warnings raised while reading them."""
+
+    prompts: list[Prompt]
+    warnings: list[dict]
+    canonical_sha256: str
+
+
+def _fail(path: Path, line: int, sample_id: object, what: str) -> MetadataError:
+    sid = f" (sample_id {sample_id!r})" if sample_id is not None else ""
+    return MetadataError(f"metadata {path.name} line {line}{sid}: {what}")
+
+
+def _check_release_row(release_row: str) -> str | None:
+    """None when acceptable, else why not: absolute, or climbing out of results_root."""
+    if release_row.startswith(("/", "\\")) or (len(release_row) > 1 and release_row[1] == ":"):
+        return "is an absolute path"
+    norm = posixpath.normpath(release_row.replace("\\", "/"))
+    if norm == ".." or norm.startswith("../"):
+        return "climbs out of results_root ('..')"
+    if norm in ("", "."):
+        return "is empty"
+    return None
+
+
+def read_prompts(path: str | Path) -> PromptSet:
+    """Read prompt metadata JSONL (SPEC §1.2) into a :class:`PromptSet` sorted by sample_id.
+
+    Accepts ``bench_id`` as an alias of ``sample_id`` and defaults ``release_row`` to the
+    sample_id. A missing or null tag field is ``[]``. Raises :class:`MetadataError` for a
+    line that is not a JSON object, a missing/duplicate sample_id, a tag field that is not a
+    list of strings, or a release_row that is absolute or escapes ``results_root``.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise MetadataError(f"metadata: file not found: {path}") from None
+    prompts: dict[str, Prompt] = {}
+    warnings: list[dict] = []
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise _fail(path, lineno, None, f"not valid JSON ({exc})") from None
+        if not isinstance(row, dict):
+            raise _fail(path, lineno, None, f"expected a JSON object, got {type(row).__name__}")
+        sid, alias = row.get("sample_id"), row.get("bench_id")
+        if sid is None:
+            sid = alias
+        elif alias is not None and alias != sid:
+            raise _fail(path, lineno, sid, f"sample_id and its alias bench_id differ ({alias!r})")
+        if not isinstance(sid, str) or not sid:
+            raise _fail(path, lineno, sid, "sample_id (or bench_id) must be a non-empty string")
+        if "/" in sid or "\\" in sid or sid in (".", ".."):
+            raise _fail(path, lineno, sid, "sample_id must not contain path separators")
+        if sid in prompts:
+            raise _fail(path, lineno, sid, f"duplicate sample_id (first on line {prompts[sid].line})")
+        release_row = row.get("release_row", sid)
+        if not isinstance(release_row, str):
+            raise _fail(path, lineno, sid, f"release_row must be a string, got {type(release_row).__name__}")
+        why = _check_release_row(release_row)
+        if why:
+            raise _fail(path, lineno, sid, f"release_row {release_row!r} {why}")
+        subset = row.get("subset")
+        if subset is not None and not isinstance(subset, str):
+            raise _fail(path, lineno, sid, f"subset must be a string, got {type(subset).__name__}")
+        tags = {}
+        for name in TAG_FIELDS:
+            value = row.get(name)
+            if value is None:
+                value = []
+            if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+                raise _fail(path, lineno, sid, f"{name} must be a list of strings, got {json.dumps(value)}")
+            unique = list(dict.fromkeys(value))
+            if len(unique) != len(value):
+                dups = sorted({t for t in value if value.count(t) > 1})
+                warnings.append(
+                    {
+                        "check": "duplicate_tag",
+                        "sample_id": sid,
+                        "line": lineno,
+                        "message": f"{name}: duplicate tag(s) {', '.join(dups)} dropped",
+                    }
+                )
+            tags[name] = tuple(unique)
+        stratum, search_type = partition(subset, sid)
+        prompts[sid] = Prompt(
+            sample_id=sid,
+            release_row=posixpath.normpath(release_row.replace("\\", "/")),
+            subset=subset,
+            stratum=stratum,
+            search_type=search_type,
+            domains=tags["domains"],
+            failure_modes=tags["failure_modes"],
+            optional={k: row.get(k) for k in OPTIONAL_FIELDS},
+            line=lineno,
+        )
+    ordered = [prompts[k] for k in sorted(prompts)]
+    warnings.sort(key=lambda w: (w["sample_id"], w["message"]))
+    return PromptSet(ordered, warnings, canonical_hash(ordered))
+
+
+def canonical_hash(prompts: list[Prompt]) -> str:
+    """sha256 of the metadata's content, independent of line order.
+
+    Each prompt's fields are serialised as sorted-key JSON, lines sorted by sample_id. The
+    raw file's hash would change when lines are merely reordered, which must not change
+    any artifact (SPEC §5).
+    """
+    import hashlib
+
+    h = hashlib.sha256()
+    for p in prompts:
+        doc = {
+            "sample_id": p.sample_id,
+            "release_row": p.release_row,
+            "subset": p.subset,
+            "domains": list(p.domains),
+            "failure_modes": list(p.failure_modes),
+            **p.optional,
+        }
+        h.update(json.dumps(doc, sort_keys=True, ensure_ascii=False).encode() + b"\n")
+    return h.hexdigest()

@@ -1,0 +1,489 @@
+"""Independent release validator (SPEC §7; design document §11).
+
+Reads only ``prompt_scores.jsonl`` and ``manifest.json`` and reconstructs every aggregate
+on its own — it does not import the aggregation, record or exact-arithmetic modules — then
+compares with the published aggregate files exactly. A bug in one implementation is caught
+by the other.
+
+Checks (names as they appear in the report and in error messages):
+
+1. ``expected_counts``      prompt count and partition counts equal ``expected``
+2. ``unique_records``       unique sample_id, no duplicate prompt × model, every model for every prompt
+3. ``tag_fields``           every tag field a list of strings without duplicates
+4. ``component_values``     scored values finite in 0–3; statuses allowed; non-scored carry no values
+5. ``null_zero_distinct``   null / missing / invalid / 0.0 stay distinguishable
+6. ``prompt_overalls``      per-prompt Overall-9 / Overall-10 recompute exactly
+7. ``aggregates``           every aggregate row reproduces under the declared policy
+8. ``paper_table``          Overall-10 within half a rounding unit of the canonical table
+9. ``coverage_lock``        no model below its locked ``n_scored``
+10. ``order_invariance``    aggregates unchanged under permuted input
+11. ``strict_json``         artifacts parse with NaN/Infinity rejected; sha256 match the manifest
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+from collections import Counter
+from fractions import Fraction
+from pathlib import Path
+from typing import Callable
+
+CHECKS = (
+    "expected_counts",
+    "unique_records",
+    "tag_fields",
+    "component_values",
+    "null_zero_distinct",
+    "prompt_overalls",
+    "aggregates",
+    "paper_table",
+    "coverage_lock",
+    "order_invariance",
+    "strict_json",
+)
+_STATUSES = ("scored", "invalid_evaluation", "missing_evaluation", "missing_generation")
+_BOARDS = (
+    "leaderboard_overall.json",
+    "leaderboard_by_stratum.json",
+    "leaderboard_by_domain.json",
+    "leaderboard_by_failure_mode.json",
+)
+_MAX_LISTED = 50  # failures listed per check; the count is always complete
+
+
+class Report:
+    """Validation report: one entry per check with pass/fail and the offending items."""
+
+    def __init__(self) -> None:
+        self.checks: dict[str, dict] = {name: {"name": name, "passed": True, "n_failures": 0, "failures": [], "skipped": None} for name in CHECKS}
+
+    def fail(self, check: str, message: str, **where) -> None:
+        entry = self.checks[check]
+        entry["passed"] = False
+        entry["n_failures"] += 1
+        if len(entry["failures"]) < _MAX_LISTED:
+            entry["failures"].append({"message": message, **{k: v for k, v in where.items() if v is not None}})
+
+    def skip(self, check: str, why: str) -> None:
+        self.checks[check]["skipped"] = why
+
+    @property
+    def passed(self) -> bool:
+        return all(c["passed"] for c in self.checks.values())
+
+    def failed_checks(self) -> list[str]:
+        return [n for n, c in self.checks.items() if not c["passed"]]
+
+    def as_dict(self) -> dict:
+        return {"passed": self.passed, "checks": [self.checks[n] for n in CHECKS]}
+
+    def summary(self) -> str:
+        """Human-readable lines: every failed check with its first offending items."""
+        lines = []
+        for name in self.failed_checks():
+            c = self.checks[name]
+            lines.append(f"check {name} failed ({c['n_failures']} problem(s)):")
+            for f in c["failures"][:10]:
+                where = ", ".join(f"{k} {v}" for k, v in f.items() if k != "message")
+                lines.append(f"  - {f['message']}" + (f" [{where}]" if where else ""))
+        return "\n".join(lines) if lines else "all release checks passed"
+
+
+# ---- independent arithmetic (Fraction-based; the aggregation code uses Decimal) ---------
+
+
+def _exact(v: float) -> Fraction:
+    n, d = v.as_integer_ratio()
+    return Fraction(n, d)
+
+
+def _mean(values: list[float]) -> Fraction | None:
+    if not values:
+        return None
+    # common power-of-two denominator: sum numerators as integers
+    shift = 0
+    parts = []
+    for v in values:
+        n, d = v.as_integer_ratio()
+        k = d.bit_length() - 1
+        parts.append((n, k))
+        shift = max(shift, k)
+    total = sum(n << (shift - k) for n, k in parts)
+    return Fraction(total, (1 << shift) * len(values))
+
+
+def _half_up(x: Fraction, decimals: int) -> float:
+    units = math.floor(x * 10**decimals + Fraction(1, 2))
+    return float(Fraction(units, 10**decimals)) if decimals else float(units)
+
+
+def _public(raw: Fraction | None, decimals: int) -> float | None:
+    return None if raw is None else _half_up(raw * 100 / 3, decimals)
+
+
+# ---- loading --------------------------------------------------------------------------
+
+
+def _strict_load(path: Path) -> object:
+    def reject(token):
+        raise ValueError(f"non-standard JSON constant {token}")
+
+    return json.loads(path.read_text(encoding="utf-8"), parse_constant=reject)
+
+
+def _load(folder: Path, report: Report) -> tuple[dict, list[dict], dict] | None:
+    check = "strict_json"
+    try:
+        manifest = _strict_load(folder / "manifest.json")
+    except (OSError, ValueError) as exc:
+        report.fail(check, f"manifest.json: {exc}", file="manifest.json")
+        return None
+    records: list[dict] = []
+    try:
+        text = (folder / "prompt_scores.jsonl").read_text(encoding="utf-8")
+        for i, line in enumerate(text.splitlines(), start=1):
+            try:
+                records.append(json.loads(line, parse_constant=_raise_constant))
+            except ValueError as exc:
+                report.fail(check, f"prompt_scores.jsonl line {i}: {exc}", file="prompt_scores.jsonl")
+    except OSError as exc:
+        report.fail(check, f"prompt_scores.jsonl: {exc}", file="prompt_scores.jsonl")
+        return None
+    boards = {}
+    for name in _BOARDS:
+        try:
+            boards[name] = _strict_load(folder / name)
+        except (OSError, ValueError) as exc:
+            report.fail(check, f"{name}: {exc}", file=name)
+    hashes = manifest.get("artifact_sha256", {}) if isinstance(manifest, dict) else {}
+    for name in ("prompt_scores.jsonl", *_BOARDS):
+        p = folder / name
+        if p.exists() and hashes.get(name) != hashlib.sha256(p.read_bytes()).hexdigest():
+            report.fail(check, f"{name}: sha256 differs from the manifest's artifact_sha256", file=name)
+    if len(boards) != len(_BOARDS):
+        return None
+    return manifest, records, boards
+
+
+def _raise_constant(token):
+    raise ValueError(f"non-standard JSON constant {token}")
+
+
+# ---- per-record checks ----------------------------------------------------------------
+
+
+def _partition(subset, sample_id: str) -> tuple[str, str]:
+    if subset == "NoSearch":
+        return "NoSearch", "NoSearch"
+    if "texthard" in sample_id or "text_rendering" in sample_id:
+        return "SearchIntensive", "TextualSearch"
+    return "SearchIntensive", "VisualSearch"
+
+
+def _check_records(manifest: dict, records: list[dict], report: Report) -> None:
+    comps10 = manifest["scoring"]["overall_10_components"]
+    comps9 = manifest["scoring"]["overall_9_components"]
+    models = manifest["model_order"]
+    seen = Counter(r.get("sample_id") for r in records)
+    for sid, n in sorted(seen.items(), key=lambda kv: str(kv[0])):
+        if n > 1:
+            report.fail("unique_records", f"sample_id appears {n} times", sample_id=sid)
+    for r in records:
+        sid = r.get("sample_id")
+        stratum, search_type = _partition(r.get("subset"), sid)
+        if (r.get("stratum"), r.get("search_type")) != (stratum, search_type):
+            report.fail("expected_counts", f"partition is {r.get('stratum')}/{r.get('search_type')}, the rule gives {stratum}/{search_type}", sample_id=sid)
+        for field in ("domains", "failure_modes"):
+            tags = r.get(field)
+            if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+                report.fail("tag_fields", f"{field} is not a list of strings: {json.dumps(tags)}", sample_id=sid)
+            elif len(set(tags)) != len(tags):
+                report.fail("tag_fields", f"{field} has duplicate tags: {tags}", sample_id=sid)
+        entries = r.get("models")
+        if not isinstance(entries, dict):
+            report.fail("unique_records", "record has no models map", sample_id=sid)
+            continue
+        for m in models:
+            if m not in entries:
+                report.fail("unique_records", "configured model has no record for this prompt", sample_id=sid, model_id=m)
+        for m in sorted(set(entries) - set(models)):
+            report.fail("unique_records", "record for a model that is not configured", sample_id=sid, model_id=m)
+        for m, e in sorted(entries.items()):
+            _check_entry(sid, m, e, comps10, comps9, report)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _check_entry(sid, m, e, comps10, comps9, report: Report) -> None:
+    where = {"sample_id": sid, "model_id": m, "file": e.get("result_file")}
+    status = e.get("status")
+    if status not in _STATUSES:
+        report.fail("component_values", f"unknown status {status!r}", **where)
+        return
+    comps = e.get("components_raw_0to3")
+    if not isinstance(comps, dict) or sorted(comps) != sorted(comps10):
+        report.fail("null_zero_distinct", "components_raw_0to3 must hold exactly the 10 components (a missing key is neither null nor 0)", **where)
+        return
+    for c in comps10:
+        v = comps[c]
+        if v is not None and not _is_number(v):
+            report.fail("null_zero_distinct", f"{c} is {json.dumps(v)}: neither null nor a number", **where)
+            return
+    values = {c: comps[c] for c in comps10}
+    present = [c for c in comps10 if values[c] is not None]
+    if status == "scored":
+        for c in present:
+            v = values[c]
+            if not math.isfinite(v) or not 0 <= v <= 3:
+                report.fail("component_values", f"{c} = {v} is not a finite value in 0–3", **where)
+        if not present:
+            report.fail("null_zero_distinct", "scored record with no component value", **where)
+        if e.get("error") is not None:
+            report.fail("null_zero_distinct", "scored record carries an error reason", **where)
+        o10 = _mean([values[c] for c in comps10 if values[c] is not None])
+        o9 = _mean([values[c] for c in comps9 if values[c] is not None])
+        for key, exact in (("overall_10_raw", o10), ("overall_9_raw", o9)):
+            got = e.get(key)
+            want = None if exact is None else float(exact)
+            if got != want or (got is None) != (want is None):
+                report.fail("prompt_overalls", f"{key} is {got}, recomputed {want}", **where)
+    else:
+        if present:
+            report.fail("component_values", f"{status} record carries component values ({', '.join(present)})", **where)
+        if e.get("overall_10_raw") is not None or e.get("overall_9_raw") is not None:
+            report.fail("component_values", f"{status} record carries an overall value", **where)
+        if status == "invalid_evaluation" and not e.get("error"):
+            report.fail("null_zero_distinct", "invalid_evaluation without its reason", **where)
+        if status != "invalid_evaluation" and e.get("error") is not None:
+            report.fail("null_zero_distinct", f"{status} record carries an error reason", **where)
+
+
+# ---- independent reconstruction of the aggregates --------------------------------------
+
+
+def _groups(records: list[dict]) -> dict[str, dict[str, list[dict]]]:
+    strata: dict[str, list[dict]] = {k: [] for k in ("All", "NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")}
+    dom: dict[str, list[dict]] = {}
+    fm: dict[str, list[dict]] = {}
+    for r in sorted(records, key=lambda r: r["sample_id"]):
+        strata["All"].append(r)
+        strata[r["stratum"]].append(r)
+        if r["search_type"] != r["stratum"]:
+            strata[r["search_type"]].append(r)
+        for t in set(r["domains"]):
+            dom.setdefault(t, []).append(r)
+        for t in set(r["failure_modes"]):
+            fm.setdefault(t, []).append(r)
+    return {
+        "leaderboard_by_stratum.json": strata,
+        "leaderboard_by_domain.json": dict(sorted(dom.items())),
+        "leaderboard_by_failure_mode.json": dict(sorted(fm.items())),
+    }
+
+
+def _row(m: str, meta: dict, policy: str, prompts: list[dict], comps10: list[str], dec: int) -> dict:
+    entries = [p["models"][m] for p in prompts]
+    scored = [e for e in entries if e["status"] == "scored"]
+    zeros = len(entries) - len(scored) if policy == "zero_fill" else 0
+
+    def agg(get):
+        vals = [get(e) for e in scored if get(e) is not None] + [0.0] * zeros
+        return _public(_mean(vals), dec), len(vals)
+
+    row = {
+        "model_id": m,
+        "display_name": meta["display_name"],
+        "type": meta["type"],
+        "missing_policy": policy,
+        "n_total": len(entries),
+        "n_scored": len(scored),
+        "n_included": len(scored) + zeros,
+        "coverage": _half_up(Fraction(len(scored), len(entries)), 4) if entries else 0.0,
+        "overall_9": agg(lambda e: e["overall_9_raw"])[0],
+        "overall_10": agg(lambda e: e["overall_10_raw"])[0],
+        "components": {},
+        "component_counts": {},
+        "status_counts": {s: sum(e["status"] == s for e in entries) for s in _STATUSES},
+    }
+    for c in comps10:
+        row["components"][c], row["component_counts"][c] = agg(lambda e, c=c: e["components_raw_0to3"][c])
+    return row
+
+
+def _board(manifest: dict, prompts: list[dict]) -> list[dict]:
+    sc = manifest["scoring"]
+    dec = sc["public_rounding_decimals"]
+    min_cov = Fraction(sc["min_ranking_coverage"])
+    order = manifest["model_order"]
+    rows = [
+        _row(m, manifest["models"][m], manifest["models"][m]["missing_policy"], prompts, sc["overall_10_components"], dec)
+        for m in order
+    ]
+    eligible = [r for r in rows if r["overall_9"] is not None and r["n_total"] and Fraction(r["n_scored"], r["n_total"]) >= min_cov]
+    eligible.sort(key=lambda r: (-r["overall_9"], r["model_id"]))
+    rest = [r for r in rows if r not in eligible]
+    rest.sort(key=lambda r: (r["overall_9"] is None, -(r["overall_9"] or 0), order.index(r["model_id"])))
+    for i, r in enumerate(eligible, 1):
+        r["rank"], r["ranked"] = i, True
+    for r in rest:
+        r["rank"], r["ranked"] = None, False
+    return eligible + rest
+
+
+def reconstruct(manifest: dict, records: list[dict]) -> dict[str, object]:
+    """Recompute the four leaderboard artifacts from records and manifest alone."""
+    groups = _groups(records)
+    out: dict[str, object] = {name: {g: _board(manifest, p) for g, p in gs.items()} for name, gs in groups.items()}
+    out["leaderboard_overall.json"] = out["leaderboard_by_stratum.json"]["All"]
+    return out
+
+
+def _compare(name: str, want: object, got: object, report: Report, check: str) -> None:
+    if name == "leaderboard_overall.json":
+        want, got = {"All": want}, {"All": got}
+    if not isinstance(got, dict):
+        report.fail(check, f"{name}: not a mapping of groups", file=name)
+        return
+    for g in sorted(set(want) | set(got)):
+        if g not in got:
+            report.fail(check, f"{name}: group missing", file=name, group=g)
+            continue
+        if g not in want:
+            report.fail(check, f"{name}: group has no prompt in prompt_scores.jsonl", file=name, group=g)
+            continue
+        wrows, grows = want[g], got[g]
+        if not isinstance(grows, list):
+            report.fail(check, f"{name}: group is not a list of rows", file=name, group=g)
+            continue
+        gby = {r.get("model_id"): r for r in grows if isinstance(r, dict)}
+        if [r["model_id"] for r in wrows] != [r.get("model_id") if isinstance(r, dict) else None for r in grows]:
+            report.fail(check, f"{name}: row order {[r.get('model_id') for r in grows if isinstance(r, dict)]} differs from the recomputed ranking {[r['model_id'] for r in wrows]}", file=name, group=g)
+        for w in wrows:
+            r = gby.get(w["model_id"])
+            if r is None:
+                report.fail(check, f"{name}: row missing", file=name, group=g, model_id=w["model_id"])
+                continue
+            for key, wv in w.items():
+                gv = r.get(key, "<missing>")
+                if not _same(wv, gv):
+                    report.fail(check, f"{name}: {key} is {json.dumps(gv)}, recomputed {json.dumps(wv)}", file=name, group=g, model_id=w["model_id"])
+
+
+def _same(a, b) -> bool:
+    """Equality that keeps null, 0, 0.0 and False apart: JSON types must match too."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _check_expected(manifest: dict, records: list[dict], report: Report) -> None:
+    checks = manifest.get("release_checks") or {}
+    expected = checks.get("expected") or {}
+    n = expected.get("n_prompts")
+    if n is not None and len(records) != n:
+        report.fail("expected_counts", f"{len(records)} prompts, expected {n}")
+    part = expected.get("partition") or {}
+    counts = Counter()
+    for r in records:
+        counts[r.get("stratum")] += 1
+        if r.get("search_type") != r.get("stratum"):
+            counts[r.get("search_type")] += 1
+    for k, want in sorted(part.items()):
+        if counts[k] != want:
+            report.fail("expected_counts", f"partition {k} has {counts[k]} prompts, expected {want}", group=k)
+    mp = manifest.get("partition", {})
+    for k in ("NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch"):
+        if mp.get(k) != counts[k]:
+            report.fail("expected_counts", f"manifest partition {k} = {mp.get(k)}, records give {counts[k]}", group=k)
+    if manifest.get("dataset", {}).get("n_prompts") != len(records):
+        report.fail("expected_counts", f"manifest dataset.n_prompts = {manifest.get('dataset', {}).get('n_prompts')}, records give {len(records)}")
+    if not n and not part:
+        report.skip("expected_counts", "no expected counts configured; partition consistency only")
+
+    lock = expected.get("n_scored") or {}
+    if not lock:
+        report.skip("coverage_lock", "no coverage lock configured")
+    for m, want in sorted(lock.items()):
+        scored = [r["sample_id"] for r in records if r.get("models", {}).get(m, {}).get("status") == "scored"]
+        if len(scored) < want:
+            lost = _lost_sample_ids(m, records)
+            report.fail(
+                "coverage_lock",
+                f"model {m} has {len(scored)} scored prompts, fewer than the locked {want}; not scored: {', '.join(lost[:20])}" + (" …" if len(lost) > 20 else ""),
+                model_id=m,
+            )
+
+
+def _lost_sample_ids(m: str, records: list[dict]) -> list[str]:
+    return [f"{r['sample_id']} ({r['models'][m]['status']})" for r in sorted(records, key=lambda r: r["sample_id"]) if r.get("models", {}).get(m, {}).get("status") not in (None, "scored")]
+
+
+def _check_paper_table(manifest: dict, boards: dict, report: Report) -> None:
+    table = (manifest.get("release_checks") or {}).get("paper_table")
+    if table is None:
+        report.skip("paper_table", "no paper_table configured")
+        return
+    dec = manifest["scoring"]["public_rounding_decimals"]
+    tol = Fraction(1, 2 * 10**dec)
+    rows = {r["model_id"]: r for r in boards["leaderboard_overall.json"]}
+    for m in manifest["model_order"]:
+        if m not in table:
+            report.fail("paper_table", "model missing from paper_table", model_id=m)
+            continue
+        ours = rows.get(m, {}).get("overall_10")
+        ref = table[m]
+        if ours is None or not _is_number(ref) or abs(_exact(float(ours)) - _exact(float(ref))) > tol:
+            report.fail("paper_table", f"Overall-10 {ours} differs from the paper table's {ref} by more than {float(tol)}", model_id=m)
+
+
+def validate_folder(folder: str | Path, aggregate: Callable[[list[dict]], dict] | None = None, seed: int = 20261130) -> Report:
+    """Run every release check on a release folder (staging or published) and return the report.
+
+    ``aggregate``: optionally the pipeline's own aggregation function
+    (``records -> {artifact name: data}``); check 10 then runs it on permuted records as
+    well. Without it, check 10 permutes the records for this module's reconstruction.
+    Never raises for bad data: problems are failures in the report.
+    """
+    folder = Path(folder)
+    report = Report()
+    loaded = _load(folder, report)
+    if loaded is None:
+        for name in CHECKS:
+            if name != "strict_json":
+                report.skip(name, "artifacts could not be read")
+        return report
+    manifest, records, boards = loaded
+    try:
+        _check_records(manifest, records, report)
+        _check_expected(manifest, records, report)
+        _check_paper_table(manifest, boards, report)
+        if not report.checks["unique_records"]["passed"] or not report.checks["null_zero_distinct"]["passed"]:
+            report.skip("aggregates", "records are inconsistent; aggregates not reconstructed")
+            report.skip("order_invariance", "records are inconsistent")
+            return report
+        want = reconstruct(manifest, records)
+        for name in _BOARDS:
+            _compare(name, want[name], boards[name], report, "aggregates")
+        rng = random.Random(seed)
+        shuffled = [dict(r, models=dict(sorted(r["models"].items(), reverse=True))) for r in records]
+        rng.shuffle(shuffled)
+        again = reconstruct(manifest, shuffled)
+        for name in _BOARDS:
+            _compare(name, want[name], again[name], report, "order_invariance")
+        if aggregate is not None:
+            rng.shuffle(shuffled)
+            theirs = aggregate(shuffled)
+            for name in _BOARDS:
+                _compare(name, want[name], theirs[name], report, "order_invariance")
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        report.fail("strict_json", f"artifacts do not follow the schema: {type(exc).__name__}: {exc}")
+    return report
