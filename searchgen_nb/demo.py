@@ -464,7 +464,8 @@ def _result(model: DemoModel, p: DemoPrompt, scores: dict[str, float]) -> dict:
 
 
 def _dump(obj: object) -> str:
-    return json.dumps(obj, indent=2, sort_keys=True) + "\n"
+    """One JSON document on one line (the C encoder: ~5× faster than indented output)."""
+    return json.dumps(obj, sort_keys=True) + "\n"
 
 
 def _broken_result_text(kind: str, good: dict) -> str:

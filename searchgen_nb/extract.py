@@ -224,7 +224,7 @@ def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[s
             if unknown:
                 warnings.append(f"score key(s) with no component ignored: {', '.join(unknown)}")
         comps = extract_components(result) if extractor is extract_components else adapt_components(extractor(result))
-    except InvalidResult as exc:
+    except ValueError as exc:  # InvalidResult, or an extractor's documented ValueError
         return PairResult(INVALID, dict(_NULLS), str(exc), warnings, sha)
     except Exception as exc:  # noqa: BLE001 - a pluggable extractor failing on one file
         return PairResult(INVALID, dict(_NULLS), f"extractor raised {type(exc).__name__}: {exc}", warnings, sha)

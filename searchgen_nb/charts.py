@@ -1,0 +1,533 @@
+"""Charts for the book: altair specs rendered as ``<div>`` + inline ``vegaEmbed(...)``.
+
+Every chart output is plain ``text/html``: a ``<div id="sg-chart-NAME">`` and a ``<script>``
+that calls ``vegaEmbed`` (from the vendored bundle, see :mod:`searchgen_nb.assets`) with the
+Vega-Lite spec inlined. The element id comes from the caller's ``name``; the spec is dumped with
+sorted keys; data are built as explicit records (no pandas dtype surprises, no 5,000-row data
+transformer): the same input gives byte-identical HTML.
+
+Null means "not applicable": it is never drawn as 0 and never dropped silently. Charts
+carry explicit "N/A" marks (grey cells, "N/A" text) and the tooltips say "N/A". A real 0.0
+is a value like any other.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from .assets import HTMLFragment
+from .constants import (
+    COMPONENT_LABELS,
+    INVALID,
+    MISSING_EVALUATION,
+    MISSING_GENERATION,
+    OVERALL_9_COMPONENTS,
+    SCORED,
+    STATUSES,
+)
+
+__all__ = [
+    "NA",
+    "chart_html",
+    "chart_id",
+    "component_bars",
+    "coverage_bars",
+    "dumps_script_json",
+    "embed",
+    "heatmap",
+    "heatmap_records",
+    "tag_label",
+]
+
+NA = "N/A"
+NA_COLOR = "#d4d4d4"
+SCORE_SCHEME = "viridis"
+#: vega-embed options: SVG renderer (crisp, testable), default tooltip handler (vega-tooltip,
+#: which HTML-escapes values), export actions only (no "Open in Vega Editor" link to the web).
+EMBED_OPTIONS = {
+    "renderer": "svg",
+    "tooltip": True,
+    "actions": {"export": True, "source": False, "compiled": False, "editor": False},
+}
+STATUS_LABELS = {
+    SCORED: "scored",
+    INVALID: "invalid evaluation",
+    MISSING_EVALUATION: "missing evaluation",
+    MISSING_GENERATION: "missing generation",
+}
+STATUS_COLORS = {
+    SCORED: "#4c78a8",
+    INVALID: "#e45756",
+    MISSING_EVALUATION: "#f58518",
+    MISSING_GENERATION: "#9d9d9d",
+}
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+
+
+# --------------------------------------------------------------------------- embedding
+
+def chart_id(name: str) -> str:
+    """The fixed element id for a chart name (``[A-Za-z0-9][A-Za-z0-9_-]*``)."""
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise ValueError(f"chart name must match {_NAME_RE.pattern!r}, got {name!r}")
+    return f"sg-chart-{name}"
+
+
+def dumps_script_json(obj: Any) -> str:
+    """JSON safe to inline in a ``<script>`` element (and in JS source).
+
+    Sorted keys, compact, UTF-8 kept, no NaN/Infinity; ``<``, ``>``, ``&`` and the JS line
+    separators U+2028/U+2029 are written as ``\\uXXXX`` escapes so data text such as
+    ``</script>`` or ``<!--`` cannot end or alter the script element.
+    """
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+def chart_html(spec: Mapping[str, Any], name: str, *, embed_options: Mapping[str, Any] | None = None) -> str:
+    """The HTML of one chart: a div with a fixed id plus a vegaEmbed call with the spec inlined."""
+    cid = chart_id(name)
+    opts = dict(EMBED_OPTIONS if embed_options is None else embed_options)
+    return (
+        f'<div class="sg-chart" id="{cid}" data-sg-chart="{name}">'
+        '<p class="sg-chart-fallback">Chart: needs the book\'s vendored vega bundle '
+        "(open the built book).</p></div>\n"
+        "<script>(function(){"
+        f"var el=document.getElementById({json.dumps(cid)});"
+        f"var spec={dumps_script_json(spec)};"
+        f"var opt={dumps_script_json(opts)};"
+        "function go(){if(!window.vegaEmbed){return;}"
+        'el.textContent="";'
+        "window.vegaEmbed(el,spec,opt).then(function(){el.setAttribute(\"data-sg-rendered\",\"1\");})"
+        '.catch(function(e){el.textContent="Chart error: "+e;});}'
+        'if(window.vegaEmbed){go();}else{document.addEventListener("DOMContentLoaded",go);}'
+        "})();</script>"
+    )
+
+
+def embed(chart: Any, name: str, *, embed_options: Mapping[str, Any] | None = None) -> HTMLFragment:
+    """Turn an altair chart (or a Vega-Lite dict) into a text/html-only display object."""
+    spec = chart if isinstance(chart, Mapping) else chart.to_dict()
+    return HTMLFragment(chart_html(spec, name, embed_options=embed_options), f"chart {chart_id(name)}")
+
+
+# --------------------------------------------------------------------------- values
+
+def _is_null(value: Any) -> bool:
+    """None, NaN, pandas NA/NaT (scalars only)."""
+    if value is None:
+        return True
+    if isinstance(value, (str, bytes, bool, Mapping, list, tuple, dict)):
+        return False
+    try:
+        import pandas as pd
+
+        result = pd.isna(value)
+    except Exception:  # pragma: no cover
+        return False
+    return result is True or (getattr(result, "shape", None) == () and bool(result))
+
+
+def _number(value: Any) -> float | None:
+    """A finite float, or None for null / NaN (never 0)."""
+    if _is_null(value):
+        return None
+    if isinstance(value, bool):
+        raise TypeError(f"boolean is not a score: {value!r}")
+    x = float(value)
+    if math.isinf(x):
+        raise ValueError(f"infinite value: {value!r}")
+    return x
+
+
+def _fmt(value: float | None, decimals: int = 1) -> str:
+    if value is None:
+        return NA
+    q = Decimal(repr(value)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+    return f"{q:f}"
+
+
+def _pct(num: int, den: int, decimals: int = 1) -> str:
+    """``num/den`` as a percentage rounded half-up from the exact quotient ("95.7%")."""
+    if not den:
+        return NA
+    q = Decimal(100 * int(num)) / Decimal(int(den))
+    return f"{q.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP):f}%"
+
+
+def tag_label(code: str, name: str | None) -> str:
+    """``"ART · Art & Design"`` (just the code when the name is unknown)."""
+    return f"{code} · {name}" if name else str(code)
+
+
+def _records(data: Any) -> list[dict]:
+    if hasattr(data, "to_dict") and hasattr(data, "columns"):
+        return [dict(r) for r in data.to_dict(orient="records")]
+    return [dict(r) for r in data]
+
+
+def _unique_labels(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """model_id -> display label; duplicate display names get their model_id appended."""
+    counts: dict[str, int] = {}
+    for mid, disp in pairs:
+        counts[disp] = counts.get(disp, 0) + 1
+    return {mid: (disp if counts[disp] == 1 else f"{disp} ({mid})") for mid, disp in pairs}
+
+
+def _ordered_models(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    seen: dict[str, str] = {}
+    for r in records:
+        mid = str(r.get("model_id", r.get("display_name")))
+        if mid not in seen:
+            seen[mid] = str(r.get("display_name", mid))
+    return list(seen.items())
+
+
+def _alt():
+    import altair as alt
+
+    return alt
+
+
+# --------------------------------------------------------------------------- heatmap
+
+def heatmap_records(
+    by_tag: Mapping[str, Sequence[Mapping[str, Any]]],
+    tag_names: Mapping[str, str] | None = None,
+    value: str = "overall_9",
+) -> list[dict]:
+    """Flatten ``{tag: [leaderboard rows]}`` (``leaderboard_by_domain.json``) into heatmap input.
+
+    One record per model × tag, with ``model_id, display_name, tag, tag_name, <value>,
+    n_total, n_scored, coverage``. Tags in sorted order, models in the order first seen.
+    """
+    tag_names = tag_names or {}
+    out = []
+    for tag in sorted(by_tag):
+        for row in by_tag[tag]:
+            out.append(
+                {
+                    "model_id": row.get("model_id"),
+                    "display_name": row.get("display_name", row.get("model_id")),
+                    "tag": tag,
+                    "tag_name": tag_names.get(tag),
+                    value: row.get(value),
+                    "n_total": row.get("n_total"),
+                    "n_scored": row.get("n_scored"),
+                    "coverage": row.get("coverage"),
+                }
+            )
+    return out
+
+
+def heatmap(
+    df: Any,
+    name: str,
+    *,
+    value: str = "overall_9",
+    value_title: str = "Overall-9",
+    tag_names: Mapping[str, str] | None = None,
+    title: str | None = None,
+    model_order: Sequence[str] | None = None,
+    tag_order: Sequence[str] | None = None,
+    show_values: bool = True,
+    cell_size: int = 26,
+) -> HTMLFragment:
+    """Model × tag heatmap of a 0–100 score (default Overall-9).
+
+    ``df``: a DataFrame or records with columns ``model_id`` (or ``display_name``),
+    ``display_name``, ``tag``, ``value`` (default ``overall_9``), ``n_total``, and optionally
+    ``n_scored``, ``coverage``, ``tag_name``; see :func:`heatmap_records`. ``model_order`` /
+    ``tag_order`` list model_ids / tag codes (default: order of first appearance / sorted).
+
+    Null values are drawn as grey cells labelled "N/A" (tooltip "N/A"); 0.0 is coloured as 0
+    on a fixed 0–100 scale. Tooltips: model, tag, value, prompts (n_total), scored, coverage.
+    """
+    alt = _alt()
+    recs = _records(df)
+    tag_names = dict(tag_names or {})
+    models = _ordered_models(recs)
+    labels = _unique_labels(models)
+    if model_order is not None:
+        known = dict(models)
+        missing = [m for m in model_order if m not in known]
+        if missing:
+            raise ValueError(f"model_order names unknown models: {missing}")
+        models = [(m, known[m]) for m in model_order] + [(m, d) for m, d in models if m not in set(model_order)]
+    tags = list(tag_order) if tag_order is not None else sorted({str(r["tag"]) for r in recs})
+    seen_pairs: set[tuple[str, str]] = set()
+    values = []
+    for r in recs:
+        mid = str(r.get("model_id", r.get("display_name")))
+        tag = str(r["tag"])
+        if (mid, tag) in seen_pairs:
+            raise ValueError(f"duplicate heatmap cell: model {mid!r}, tag {tag!r}")
+        seen_pairs.add((mid, tag))
+        v = _number(r.get(value))
+        n_total = r.get("n_total")
+        n_scored = r.get("n_scored")
+        cov = _number(r.get("coverage"))
+        tname = r.get("tag_name") if not _is_null(r.get("tag_name")) else tag_names.get(tag)
+        if not _is_null(n_total) and not _is_null(n_scored):
+            cov_text = f"{_pct(int(n_scored), int(n_total))} ({int(n_scored)}/{int(n_total)})"
+        elif cov is not None:
+            cov_text = f"{_fmt(cov * 100)}%"
+        else:
+            cov_text = NA
+        values.append(
+            {
+                "model": labels[mid],
+                "model_id": mid,
+                "tag": tag,
+                "tag_label": tag_label(tag, tname),
+                "value": v,
+                "value_text": _fmt(v),
+                "is_na": v is None,
+                "text_color": "black" if v is None or v >= 60 else "white",
+                "n_total": NA if _is_null(n_total) else int(n_total),
+                "coverage_text": cov_text,
+            }
+        )
+    tag_labels = {}
+    for rec in values:
+        tag_labels.setdefault(rec["tag"], rec["tag_label"])
+    x_sort = [tag_labels.get(t, tag_label(t, tag_names.get(t))) for t in tags]
+    y_sort = [labels.get(m, d) for m, d in models]
+
+    x = alt.X("tag_label:N", title=None, sort=x_sort, axis=alt.Axis(labelAngle=-45, labelLimit=220, orient="top"))
+    y = alt.Y("model:N", title=None, sort=y_sort, axis=alt.Axis(labelLimit=260))
+    tooltip = [
+        alt.Tooltip("model:N", title="Model"),
+        alt.Tooltip("tag_label:N", title="Tag"),
+        alt.Tooltip("value_text:N", title=value_title),
+        alt.Tooltip("n_total:N", title="Prompts (n_total)"),
+        alt.Tooltip("coverage_text:N", title="Coverage (scored)"),
+    ]
+    base = alt.Chart(alt.Data(values=values))
+    na_cells = base.transform_filter("datum.is_na").mark_rect(color=NA_COLOR, stroke="white", strokeWidth=1).encode(
+        x=x, y=y, tooltip=tooltip
+    )
+    cells = base.transform_filter("!datum.is_na").mark_rect(stroke="white", strokeWidth=1).encode(
+        x=x,
+        y=y,
+        color=alt.Color(
+            "value:Q",
+            title=value_title,
+            scale=alt.Scale(scheme=SCORE_SCHEME, domain=[0, 100], clamp=True),
+            legend=alt.Legend(orient="right", gradientLength=160),
+        ),
+        tooltip=tooltip,
+    )
+    layers = [cells, na_cells]
+    if show_values:
+        layers.append(
+            base.mark_text(fontSize=8).encode(
+                x=x, y=y, text="value_text:N", color=alt.Color("text_color:N", scale=None), tooltip=tooltip
+            )
+        )
+    chart = alt.layer(*layers).properties(
+        width=max(cell_size * len(x_sort), 120),
+        height=max(cell_size * len(y_sort), 60),
+        title=alt.Title(
+            title or f"{value_title} by model and tag",
+            subtitle=f"0–100; grey cells labelled {NA} = not applicable (no value), not 0",
+            anchor="start",
+        ),
+    )
+    return embed(chart, name)
+
+
+# --------------------------------------------------------------------------- component bars
+
+def component_bars(
+    rows: Any,
+    name: str,
+    *,
+    models: Sequence[str] | None = None,
+    components: Sequence[str] = OVERALL_9_COMPONENTS,
+    title: str | None = None,
+    show_values: bool = True,
+    width: int = 640,
+    height: int = 260,
+) -> HTMLFragment:
+    """Grouped bars: a few models (``models`` = model_ids, default all rows) on the components.
+
+    ``rows``: leaderboard rows (dicts with ``model_id, display_name, components{...}``) or a
+    DataFrame of them. A null component is not drawn as a bar: an "N/A" label stands at its
+    place (and in the tooltip); a 0.0 gets a zero-height bar labelled "0.0".
+    """
+    alt = _alt()
+    recs = _records(rows)
+    by_id = {str(r["model_id"]): r for r in recs}
+    order = list(models) if models is not None else [str(r["model_id"]) for r in recs]
+    missing = [m for m in order if m not in by_id]
+    if missing:
+        raise ValueError(f"unknown model_ids: {missing}")
+    labels = _unique_labels([(m, str(by_id[m].get("display_name", m))) for m in order])
+    comp_labels = [COMPONENT_LABELS.get(c, c) for c in components]
+    values = []
+    for m in order:
+        comps = by_id[m].get("components") or {}
+        counts = by_id[m].get("component_counts") or {}
+        for c in components:
+            v = _number(comps.get(c))
+            n = counts.get(c)
+            values.append(
+                {
+                    "model": labels[m],
+                    "model_id": m,
+                    "component": COMPONENT_LABELS.get(c, c),
+                    "value": v,
+                    "value_text": _fmt(v),
+                    "is_na": v is None,
+                    "n_values": NA if _is_null(n) else int(n),
+                }
+            )
+    model_labels = [labels[m] for m in order]
+    x = alt.X("component:N", title=None, sort=comp_labels, axis=alt.Axis(labelAngle=-30, labelLimit=200))
+    x_off = alt.XOffset("model:N", sort=model_labels)
+    color = alt.Color("model:N", title="Model", sort=model_labels, legend=alt.Legend(orient="bottom", columns=3))
+    tooltip = [
+        alt.Tooltip("model:N", title="Model"),
+        alt.Tooltip("component:N", title="Component"),
+        alt.Tooltip("value_text:N", title="Score (0–100)"),
+        alt.Tooltip("n_values:N", title="Prompts with a value"),
+    ]
+    y = alt.Y("value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100]))
+    base = alt.Chart(alt.Data(values=values))
+    bars = base.transform_filter("!datum.is_na").mark_bar().encode(x=x, xOffset=x_off, y=y, color=color, tooltip=tooltip)
+    na_marks = (
+        base.transform_filter("datum.is_na")
+        .mark_text(angle=270, align="left", baseline="middle", dx=3, fontSize=10, fontWeight="bold", color="#555555")
+        .encode(x=x, xOffset=x_off, y=alt.datum(0), text="value_text:N", tooltip=tooltip)
+    )
+    layers = [bars, na_marks]
+    if show_values:
+        layers.append(
+            base.transform_filter("!datum.is_na")
+            .mark_text(angle=270, align="left", baseline="middle", dx=3, fontSize=8, color="#333333")
+            .encode(x=x, xOffset=x_off, y=y, text="value_text:N", tooltip=tooltip)
+        )
+    chart = alt.layer(*layers).properties(
+        width=width,
+        height=height,
+        title=alt.Title(
+            title or "Components (0–100)",
+            subtitle=f"{NA} = component not applicable to any included prompt (no bar), not 0",
+            anchor="start",
+        ),
+    )
+    return embed(chart, name)
+
+
+# --------------------------------------------------------------------------- coverage
+
+def coverage_bars(
+    df: Any,
+    name: str,
+    *,
+    min_coverage: float | None = 0.9,
+    title: str | None = None,
+    width: int = 520,
+    bar_size: int = 18,
+) -> HTMLFragment:
+    """Per-model status breakdown as 100 % stacked horizontal bars, labelled with coverage.
+
+    ``df``: one row per model with ``model_id``, ``display_name`` and a count column per
+    status (``scored``, ``invalid_evaluation``, ``missing_evaluation``,
+    ``missing_generation``). Coverage = scored / total, shown as "95.7% (719/751)" at the end
+    of each bar; a dashed rule marks ``min_coverage`` (the ranking threshold) if given.
+    """
+    alt = _alt()
+    recs = _records(df)
+    models = _ordered_models(recs)
+    labels = _unique_labels(models)
+    values, ends = [], []
+    for r in recs:
+        mid = str(r.get("model_id", r.get("display_name")))
+        counts = {}
+        for s in STATUSES:
+            if s not in r or _is_null(r[s]):
+                raise ValueError(f"coverage_bars: model {mid!r} has no count for status {s!r}")
+            counts[s] = int(r[s])
+        total = sum(counts.values())
+        cov = f"{_pct(counts[SCORED], total)} ({counts[SCORED]}/{total})"
+        for i, s in enumerate(STATUSES):
+            values.append(
+                {
+                    "model": labels[mid],
+                    "model_id": mid,
+                    "status": STATUS_LABELS[s],
+                    "status_order": i,
+                    "count": counts[s],
+                    "share": (counts[s] / total * 100) if total else 0.0,
+                    "share_text": _pct(counts[s], total),
+                    "n_total": total,
+                    "coverage_text": cov,
+                }
+            )
+        ends.append({"model": labels[mid], "coverage_text": cov, "end": 100.0})
+    y_sort = [labels[m] for m, _ in models]
+    y = alt.Y("model:N", title=None, sort=y_sort, axis=alt.Axis(labelLimit=260))
+    tooltip = [
+        alt.Tooltip("model:N", title="Model"),
+        alt.Tooltip("status:N", title="Status"),
+        alt.Tooltip("count:Q", title="Prompts"),
+        alt.Tooltip("share_text:N", title="Share of prompts"),
+        alt.Tooltip("coverage_text:N", title="Coverage (scored)"),
+    ]
+    status_names = [STATUS_LABELS[s] for s in STATUSES]
+    bars = (
+        alt.Chart(alt.Data(values=values))
+        .mark_bar(size=bar_size)
+        .encode(
+            x=alt.X("share:Q", title="Share of prompts (%)", stack="zero", scale=alt.Scale(domain=[0, 100])),
+            y=y,
+            color=alt.Color(
+                "status:N",
+                title="Status",
+                sort=status_names,
+                scale=alt.Scale(domain=status_names, range=[STATUS_COLORS[s] for s in STATUSES]),
+                legend=alt.Legend(orient="bottom"),
+            ),
+            order=alt.Order("status_order:Q", sort="ascending"),
+            tooltip=tooltip,
+        )
+    )
+    labels_layer = (
+        alt.Chart(alt.Data(values=ends))
+        .mark_text(align="left", dx=4, fontSize=10)
+        .encode(x=alt.X("end:Q"), y=y, text="coverage_text:N")
+    )
+    layers = [bars, labels_layer]
+    if min_coverage is not None:
+        layers.append(
+            alt.Chart(alt.Data(values=[{"threshold": float(min_coverage) * 100}]))
+            .mark_rule(strokeDash=[4, 3], color="#333333")
+            .encode(x="threshold:Q", tooltip=[alt.Tooltip("threshold:Q", title="Ranking threshold (%)")])
+        )
+    chart = alt.layer(*layers).properties(
+        width=width,
+        height=alt.Step(bar_size + 8),
+        title=alt.Title(
+            title or "Coverage by model",
+            subtitle=(
+                "stacked: scored / invalid evaluation / missing evaluation / missing generation"
+                + (f"; dashed line = ranking threshold {float(min_coverage) * 100:g}%" if min_coverage is not None else "")
+            ),
+            anchor="start",
+        ),
+    )
+    return embed(chart, name)
