@@ -295,7 +295,6 @@ def heatmap(
                 "value": v,
                 "value_text": _fmt(v),
                 "is_na": v is None,
-                "text_color": "black" if v is None or v >= 60 else "white",
                 "n_total": NA if _is_null(n_total) else int(n_total),
                 "coverage_text": cov_text,
             }
@@ -334,7 +333,11 @@ def heatmap(
     if show_values:
         layers.append(
             base.mark_text(fontSize=8).encode(
-                x=x, y=y, text="value_text:N", color=alt.Color("text_color:N", scale=None), tooltip=tooltip
+                x=x,
+                y=y,
+                text="value_text:N",
+                color=alt.condition("datum.value === null || datum.value >= 60", alt.value("black"), alt.value("white")),
+                tooltip=tooltip,
             )
         )
     chart = alt.layer(*layers).properties(

@@ -385,6 +385,22 @@ def _same(a, b) -> bool:
     return a == b
 
 
+def _check_rows_null_vs_zero(boards: dict, report: Report) -> None:
+    """In every row a component is null exactly when no value went into it (count 0)."""
+    for name, data in boards.items():
+        groups = {"All": data} if isinstance(data, list) else data
+        for g, rows in groups.items():
+            for r in rows:
+                comps, counts = r.get("components", {}), r.get("component_counts", {})
+                for c in sorted(set(comps) | set(counts)):
+                    if (comps.get(c) is None) != (counts.get(c, 0) == 0):
+                        report.fail(
+                            "null_zero_distinct",
+                            f"{name}: {c} is {json.dumps(comps.get(c))} with component_counts {counts.get(c)} (null must mean no value, and only that)",
+                            file=name, group=g, model_id=r.get("model_id"),
+                        )
+
+
 def _check_expected(manifest: dict, records: list[dict], report: Report) -> None:
     checks = manifest.get("release_checks") or {}
     expected = checks.get("expected") or {}
@@ -470,6 +486,7 @@ def validate_folder(folder: str | Path, aggregate: Callable[[list[dict]], dict] 
             report.skip("aggregates", "records are inconsistent; aggregates not reconstructed")
             report.skip("order_invariance", "records are inconsistent")
             return report
+        _check_rows_null_vs_zero(boards, report)
         want = reconstruct(manifest, records)
         for name in _BOARDS:
             _compare(name, want[name], boards[name], report, "aggregates")
