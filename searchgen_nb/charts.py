@@ -47,9 +47,11 @@ __all__ = [
 NA = "N/A"
 NA_COLOR = "#d4d4d4"
 SCORE_SCHEME = "viridis"
-#: vega-embed options: SVG renderer (crisp, testable), default tooltip handler (vega-tooltip,
+#: vega-embed options: Vega-Lite mode (the spec's ``$schema`` URL is dropped so the page holds no
+#: web address at all), SVG renderer (crisp, testable), default tooltip handler (vega-tooltip,
 #: which HTML-escapes values), export actions only (no "Open in Vega Editor" link to the web).
 EMBED_OPTIONS = {
+    "mode": "vega-lite",
     "renderer": "svg",
     "tooltip": True,
     "actions": {"export": True, "source": False, "compiled": False, "editor": False},
@@ -99,6 +101,7 @@ def dumps_script_json(obj: Any) -> str:
 def chart_html(spec: Mapping[str, Any], name: str, *, embed_options: Mapping[str, Any] | None = None) -> str:
     """The HTML of one chart: a div with a fixed id plus a vegaEmbed call with the spec inlined."""
     cid = chart_id(name)
+    spec = {k: v for k, v in spec.items() if k != "$schema"}
     opts = dict(EMBED_OPTIONS if embed_options is None else embed_options)
     return (
         f'<div class="sg-chart" id="{cid}" data-sg-chart="{name}">'
@@ -243,7 +246,7 @@ def heatmap(
     model_order: Sequence[str] | None = None,
     tag_order: Sequence[str] | None = None,
     show_values: bool = True,
-    cell_size: int = 26,
+    cell_size: int = 24,
 ) -> HTMLFragment:
     """Model × tag heatmap of a 0–100 score (default Overall-9).
 
@@ -305,7 +308,8 @@ def heatmap(
     x_sort = [tag_labels.get(t, tag_label(t, tag_names.get(t))) for t in tags]
     y_sort = [labels.get(m, d) for m, d in models]
 
-    x = alt.X("tag_label:N", title=None, sort=x_sort, axis=alt.Axis(labelAngle=-45, labelLimit=220, orient="top"))
+    # Bottom axis, labels at -45°: they extend down-left, so the chart never grows to the right.
+    x = alt.X("tag_label:N", title=None, sort=x_sort, axis=alt.Axis(labelAngle=-45, labelLimit=220, orient="bottom"))
     y = alt.Y("model:N", title=None, sort=y_sort, axis=alt.Axis(labelLimit=260))
     tooltip = [
         alt.Tooltip("model:N", title="Model"),
@@ -325,7 +329,7 @@ def heatmap(
             "value:Q",
             title=value_title,
             scale=alt.Scale(scheme=SCORE_SCHEME, domain=[0, 100], clamp=True),
-            legend=alt.Legend(orient="right", gradientLength=160),
+            legend=alt.Legend(orient="top", direction="horizontal", gradientLength=200, titleOrient="left"),
         ),
         tooltip=tooltip,
     )
@@ -443,7 +447,7 @@ def coverage_bars(
     *,
     min_coverage: float | None = 0.9,
     title: str | None = None,
-    width: int = 520,
+    width: int = 480,
     bar_size: int = 18,
 ) -> HTMLFragment:
     """Per-model status breakdown as 100 % stacked horizontal bars, labelled with coverage.

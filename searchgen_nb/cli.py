@@ -78,8 +78,41 @@ def validate(folder: str, report_path: str | None) -> None:
     click.echo(f"searchgen-nb validate: {folder}: all {len(report.checks)} release checks passed")
 
 
+@cli.command()
+@click.argument("config", type=click.Path(dir_okay=False))
+def release(config: str) -> None:
+    """Run every notebook with papermill, build the book, then publish public/data and _build/html.
+
+    Nothing is published unless every notebook, the validation and the book build succeed.
+    """
+    from searchgen_nb.release import run_release
+
+    try:
+        outcome = run_release(config, log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True))
+    except SearchGenError as exc:
+        _fail("release", exc)
+    except KeyboardInterrupt:
+        _fail("release", RuntimeError("interrupted; nothing was published"), 130)
+    t = outcome.timings
+    nb_time = sum(v for k, v in t.items() if k.endswith(".ipynb"))
+    click.echo(
+        f"searchgen-nb release: published {outcome.public_data} and {outcome.html / 'index.html'} "
+        f"(notebooks {nb_time:.1f} s, book {t['book']:.1f} s, total {t['total']:.1f} s)"
+    )
+
+
 def main() -> None:
-    cli(prog_name="searchgen-nb")
+    """Entry point. An unexpected crash still ends with a one-line message (traceback with SEARCHGEN_DEBUG=1)."""
+    import os
+
+    try:
+        cli(prog_name="searchgen-nb", standalone_mode=True)
+    except Exception as exc:  # noqa: BLE001 - last line of defence: name it, exit non-zero
+        if os.environ.get("SEARCHGEN_DEBUG"):
+            raise
+        step = sys.argv[1] if len(sys.argv) > 1 else "command"
+        click.echo(f"searchgen-nb {step}: FAILED with an internal error: {type(exc).__name__}: {exc} (rerun with SEARCHGEN_DEBUG=1 for the traceback)", err=True)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

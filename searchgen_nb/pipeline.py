@@ -154,17 +154,17 @@ class DataRelease:
     extraction: Extraction
 
 
-def write_release_files(cfg: ReleaseConfig, folder: Path, progress: bool | None = None) -> Extraction:
-    """Extract, aggregate and write every artifact and the manifest into ``folder``.
+def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None) -> Extraction:
+    """Stage 1 (notebook 01): write ``prompt_scores.jsonl`` and the manifest into ``folder``.
 
-    Raises ``MetadataError`` / ``ConfigError`` / ``ExtractorError`` on bad metadata or config.
+    Raises ``MetadataError`` / ``ConfigError`` / ``ExtractorError`` on bad metadata or config;
+    bad result files become ``invalid_evaluation`` records.
     """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
     prompt_set = read_prompts(cfg.dataset_path)
     extraction = extract_records(cfg, prompt_set, progress)
-    boards = aggregate_records(cfg, extraction.records)
     sha = {"prompt_scores.jsonl": write_text(folder / "prompt_scores.jsonl", dumps_jsonl(extraction.records))}
-    for name, data in boards.items():
-        sha[name] = write_text(folder / name, dumps(data))
     partition = dict.fromkeys(PARTITION_KEYS, 0)
     for r in extraction.records:
         partition[r["stratum"]] += 1
@@ -172,6 +172,31 @@ def write_release_files(cfg: ReleaseConfig, folder: Path, progress: bool | None 
             partition[r["search_type"]] += 1
     manifest = build_manifest(cfg, extraction, len(extraction.records), prompt_set.canonical_sha256, partition, sha)
     write_text(folder / MANIFEST, dumps(manifest))
+    return extraction
+
+
+def read_records(folder: Path) -> list[dict]:
+    """The records of a staged or published ``prompt_scores.jsonl``."""
+    with open(Path(folder) / "prompt_scores.jsonl", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
+
+
+def aggregate_stage(cfg: ReleaseConfig, folder: Path) -> dict[str, object]:
+    """Stage 2 (notebook 02): aggregate the staged ``prompt_scores.jsonl`` into the four
+    leaderboard files and record their sha256 in the manifest. Returns the boards."""
+    folder = Path(folder)
+    boards = aggregate_records(cfg, read_records(folder))
+    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    for name, data in boards.items():
+        manifest["artifact_sha256"][name] = write_text(folder / name, dumps(data))
+    write_text(folder / MANIFEST, dumps(manifest))
+    return boards
+
+
+def write_release_files(cfg: ReleaseConfig, folder: Path, progress: bool | None = None) -> Extraction:
+    """Stages 1 and 2: every artifact and the manifest, written into ``folder``."""
+    extraction = extract_stage(cfg, folder, progress)
+    aggregate_stage(cfg, folder)
     return extraction
 
 

@@ -1,0 +1,180 @@
+"""Page sections of the book: each function returns the display objects one notebook cell shows.
+
+Both tag pages (domains, failure modes) and the audit page are composed here so the
+notebooks stay a parameters cell, a few calls and prose.
+"""
+
+from __future__ import annotations
+
+import json
+
+from searchgen_nb import charts, tables, views
+from searchgen_nb.assets import HTMLFragment
+from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
+from searchgen_nb.views import Release
+
+#: The Methods page as seen from an executed notebook (book/notebooks/NN.html → book/methods.html).
+METHODS = "../methods.html"
+
+_COMPONENT_TITLES = {COMPONENT_LABELS[c]: tables.COLUMN_DEFINITIONS[c] for c in OVERALL_9_COMPONENTS}
+_TAG_TITLES = {
+    "Overall-9": tables.COLUMN_DEFINITIONS["overall_9"],
+    "Prompts": "Prompts carrying this tag (n_total). Tags overlap: a prompt counts in every tag it has.",
+    "Scored": "Prompts of this tag the model has a scored evaluation for (n_scored).",
+    "Coverage": tables.COLUMN_DEFINITIONS["coverage"],
+    **_COMPONENT_TITLES,
+}
+_TAG_LINKS = {
+    "Overall-9": f"{METHODS}#overall-9",
+    "Coverage": f"{METHODS}#coverage",
+    "Prompts": f"{METHODS}#multi-label",
+    **{COMPONENT_LABELS[c]: f"{METHODS}#component-{c.replace('_', '-')}" for c in OVERALL_9_COMPONENTS},
+}
+
+
+def fragment(html_text: str, label: str = "html") -> HTMLFragment:
+    """Wrap ready HTML (already escaped) as a display object."""
+    return HTMLFragment(html_text, label)
+
+
+def banner(release: Release) -> HTMLFragment:
+    """The synthetic-data banner (an empty fragment for a real release)."""
+    return fragment(views.banner_html(release), "banner")
+
+
+def multilabel_note(release: Release, kind: str) -> HTMLFragment:
+    """The multi-label note with this release's numbers (memberships never sum to the prompt count)."""
+    counts = views.tag_counts(release, kind)
+    n = release.manifest["dataset"]["n_prompts"]
+    word = "domain" if kind == "domain" else "failure-mode"
+    untagged = sum(1 for r in release.records if not r["domains" if kind == "domain" else "failure_modes"])
+    return fragment(
+        f'<p class="sg-note"><strong>Multi-label.</strong> The {len(counts)} {word} tags carry '
+        f"{int(counts['Prompts'].sum())} prompt memberships for {n} prompts ({untagged} prompts have no {word} tag): "
+        "a prompt counts once in every tag it has, so the per-tag prompt counts overlap and never sum to "
+        f"{n}. Each row shows its own prompt count and coverage.</p>",
+        "note",
+    )
+
+
+def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
+    """Model × tag heatmap of Overall-9 with value, prompt count and coverage in the tooltip."""
+    df = views.tag_frame(release, kind)
+    order = [r["model_id"] for r in release.boards["overall"]]
+    return charts.heatmap(
+        df,
+        f"heatmap-{kind}",
+        tag_names=views.taxonomy()[views.tag_kind(kind)],
+        model_order=order,
+        title=f"Overall-9 by {kind.replace('_', ' ')} (0–100; grey = N/A)",
+    )
+
+
+def tag_tables(release: Release, kind: str) -> HTMLFragment:
+    """One collapsible table per model (overall order): each tag's Overall-9, prompts, scored,
+    coverage and its nine components."""
+    parts = []
+    for r in release.boards["overall"]:
+        m = r["model_id"]
+        table = tables.data_table(
+            views.model_tag_table(release, kind, m),
+            f"tags-{kind.replace('_', '-')}-{_safe_id(m)}",
+            decimals={"Coverage": 4},
+            titles=_TAG_TITLES,
+            links=_TAG_LINKS,
+            order=[("Overall-9", "desc")],
+        )
+        rank = f"rank {r['rank']}" if r["ranked"] else "unranked"
+        o9 = "N/A" if r["overall_9"] is None else f"{r['overall_9']:.1f}"
+        parts.append(
+            f"<details class=\"sg-model-tags\"><summary><strong>{views.escape(r['display_name'])}</strong> "
+            f"<code>{views.escape(m)}</code> · Overall-9 {o9} · {rank}</summary>{table.html}</details>"
+        )
+    return fragment("\n".join(parts), f"{kind} tables")
+
+
+def _safe_id(model_id: str) -> str:
+    import hashlib
+    import re
+
+    clean = re.sub(r"[^A-Za-z0-9_-]", "-", model_id)
+    return clean if clean == model_id else f"{clean}-{hashlib.sha1(model_id.encode()).hexdigest()[:6]}"
+
+
+def compare(release: Release, group: str, models: list[str] | None) -> list[HTMLFragment]:
+    """Comparison of ``models`` (default: top three overall) on the nine components in ``group``."""
+    chosen = list(models) if models else views.top_models(release, 3)
+    label, rows = views.group_rows(release, group)
+    chosen_rows = [r for r in rows if r["model_id"] in chosen]
+    missing = [m for m in chosen if m not in {r["model_id"] for r in rows}]
+    if missing:
+        raise KeyError(f"unknown model_id(s) {', '.join(missing)} (valid: {', '.join(release.model_order)})")
+    chart = charts.component_bars(chosen_rows, f"compare-{_safe_id(group)}", models=chosen, title=f"Nine components, {label}")
+    table = tables.leaderboard_table(
+        sorted(chosen_rows, key=lambda r: chosen.index(r["model_id"])), f"compare-table-{_safe_id(group)}", min_coverage=release.min_coverage, methods_href=METHODS
+    )
+    head = fragment(f"<p>Group: <strong>{views.escape(label)}</strong> · {rows[0]['n_total'] if rows else 0} prompts.</p>", "group")
+    return [head, chart, table]
+
+
+def audit_status(release: Release) -> list[HTMLFragment]:
+    """Status counts per model as a chart (with the ranking threshold) and a table."""
+    df = views.status_frame(release)
+    chart = charts.coverage_bars(df, "coverage-status", min_coverage=release.min_coverage, title="Status of every prompt × model pair")
+    table = tables.data_table(
+        df,
+        "status-counts",
+        titles={
+            "scored": "Result parsed, success true, every value a finite number in 0–3.",
+            "invalid_evaluation": "Result file present but unusable (reason listed below).",
+            "missing_evaluation": "No result file, but a generated image exists.",
+            "missing_generation": "Neither a result file nor a generated image.",
+        },
+        links={s: f"{METHODS}#status" for s in ("scored", "invalid_evaluation", "missing_evaluation", "missing_generation")},
+    )
+    return [chart, table]
+
+
+def audit_invalid(release: Release) -> HTMLFragment:
+    """Every invalid evaluation with model, sample_id, file and reason."""
+    df = views.invalid_frame(release)
+    if df.empty:
+        return fragment("<p>No invalid evaluation in this release.</p>")
+    return tables.data_table(df, "invalid-evaluations", page_length=25)
+
+
+def audit_warnings(release: Release) -> HTMLFragment:
+    """Every extraction warning (duplicate tags, ignored score keys, …)."""
+    df = views.warnings_frame(release)
+    if df.empty:
+        return fragment("<p>No warning was raised during extraction.</p>")
+    return tables.data_table(df, "extraction-warnings", page_length=25)
+
+
+def audit_validation(report: dict) -> list[HTMLFragment]:
+    """The validation report: verdict line plus one row per check."""
+    verdict = "every release check passed" if report["passed"] else "RELEASE CHECKS FAILED"
+    head = fragment(f'<p class="sg-verdict"><strong>Validation: {verdict}.</strong></p>', "verdict")
+    return [head, tables.data_table(views.validation_frame(report), "validation-report")]
+
+
+def audit_manifest(release: Release) -> list[HTMLFragment]:
+    """Manifest summary table and the full manifest (collapsed, escaped JSON)."""
+    table = tables.data_table(views.manifest_summary(release), "manifest-summary")
+    full = json.dumps(release.manifest, indent=2, sort_keys=True, ensure_ascii=False)
+    raw = fragment(f"<details><summary>Full manifest.json</summary><pre>{views.escape(full)}</pre></details>", "manifest")
+    return [table, raw]
+
+
+def leaderboard_view(release: Release, group: str) -> HTMLFragment:
+    """The sortable leaderboard of one stratum group, captioned with its prompt count (from the data)."""
+    for g, n, rows in views.stratum_views(release):
+        if g == group:
+            return tables.leaderboard_table(
+                rows,
+                f"leaderboard-{group.lower()}",
+                min_coverage=release.min_coverage,
+                methods_href=METHODS,
+                caption=f"{group} · {n} prompts · {sum(r['ranked'] for r in rows)} of {len(rows)} models ranked",
+            )
+    raise KeyError(f"no stratum group {group!r}")

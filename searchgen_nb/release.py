@@ -1,0 +1,228 @@
+"""``searchgen-nb release``: notebooks through papermill, book through Jupyter Book, then publish.
+
+Flow (DESIGN.md): the numbered notebooks in ``notebooks/`` run in order with the parameters
+``release_config`` and ``staging``; each executed notebook is checked (no error output,
+every code cell ran) and normalised (no timestamps, random ids or absolute paths); the book
+is built from a staged copy of the book sources; only when everything succeeded are
+``public/data/``, ``_build/html/`` and ``book/notebooks/`` replaced, each in one step.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import yaml
+
+from searchgen_nb.artifacts import promote
+from searchgen_nb.config import find_config, load_config, project_root
+from searchgen_nb.errors import ReleaseError
+
+BUILD = "build/release"  # work folder, relative to the project root
+STAGING = f"{BUILD}/data"  # where the notebooks write the artifacts
+BOOK_SOURCES = ("_config.yml", "_toc.yml", "book")
+VOLATILE_CELL_METADATA = ("execution", "papermill", "collapsed", "scrolled", "ExecuteTime")
+EXTERNAL_URL = re.compile(r"""(?:\b(?:src|href|action|poster|data)\s*=\s*["']?\s*|url\(\s*["']?|@import\s+["']?)(?:https?:)?//""", re.I)
+
+
+@dataclass
+class ReleaseOutcome:
+    """Where things landed and how long each step took (seconds)."""
+
+    public_data: Path
+    html: Path
+    notebooks: list[Path]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def notebook_sources(root: Path | None = None) -> list[Path]:
+    """The numbered source notebooks, in run order (``notebooks/NN_name.ipynb``)."""
+    root = root or project_root()
+    return sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def release_parameters(config_path: Path, root: Path) -> dict:
+    """Notebook parameters: config path relative to the project root when inside it."""
+    try:
+        rel = config_path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        rel = str(config_path.resolve())
+    return {"release_config": rel, "staging": STAGING}
+
+
+def check_executed(nb: nbformat.NotebookNode, name: str) -> None:
+    """Raise :class:`ReleaseError` when an executed notebook holds an error output or stopped early."""
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                raise ReleaseError(f"notebook {name}: cell {i} raised {out.get('ename')}: {_clean(out.get('evalue', ''))}")
+        if cell.source.strip() and cell.get("execution_count") is None:
+            raise ReleaseError(f"notebook {name}: cell {i} never ran (the notebook exited early)")
+
+
+def _clean(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def normalize(nb: nbformat.NotebookNode, root: Path) -> nbformat.NotebookNode:
+    """Strip what changes run to run: timestamps, durations, random ids, absolute paths.
+
+    Keeps ``metadata.papermill.parameters`` (reviewers see what the run was given) and
+    hides the parameter cells' code in the book.
+    """
+    params = nb.metadata.get("papermill", {}).get("parameters", {})
+    nb.metadata = nbformat.from_dict(
+        {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+            "papermill": {"parameters": params},
+        }
+    )
+    prefixes = sorted({str(root) + os.sep, str(Path(sys.prefix)) + os.sep}, key=len, reverse=True)
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{i:02d}"
+        for key in VOLATILE_CELL_METADATA:
+            cell.metadata.pop(key, None)
+        tags = cell.metadata.get("tags", [])
+        if {"parameters", "injected-parameters"} & set(tags) and "remove-cell" not in tags:
+            cell.metadata["tags"] = [*tags, "remove-cell"]
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                text = out["text"]
+                for p in prefixes:
+                    text = text.replace(p, "")
+                out["text"] = text
+    return nb
+
+
+def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path) -> None:
+    """Run one notebook with papermill (kernel ``python3`` of this environment), check and normalise it."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    try:
+        papermill.execute_notebook(
+            str(src), str(dest), parameters=parameters, kernel_name="python3", cwd=str(root), progress_bar=False, log_output=False
+        )
+    except PapermillExecutionError as exc:
+        raise ReleaseError(f"notebook {src.name}: cell {exc.cell_index} (execution {exc.exec_count}) raised {exc.ename}: {_clean(exc.evalue)}") from None
+    except Exception as exc:  # noqa: BLE001 - kernel death, timeout, …
+        raise ReleaseError(f"notebook {src.name}: could not be executed: {type(exc).__name__}: {exc}") from None
+    nb = nbformat.read(dest, as_version=4)
+    check_executed(nb, src.name)
+    nbformat.write(normalize(nb, root), dest)
+
+
+def stage_book_sources(root: Path, dest: Path, demo: bool) -> None:
+    """Copy ``_config.yml``, ``_toc.yml`` and ``book/`` into ``dest``; add the demo banner when needed."""
+    for name in BOOK_SOURCES:
+        src = root / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("notebooks", "vendor", ".*"), dirs_exist_ok=True)
+        else:
+            shutil.copy2(src, dest / name)
+    if demo:
+        cfg = yaml.safe_load((dest / "_config.yml").read_text(encoding="utf-8"))
+        html = cfg.setdefault("sphinx", {}).setdefault("config", {}).setdefault("html_theme_options", {})
+        html["announcement"] = (
+            "Synthetic demo data: generated by searchgen_nb.demo, not real SearchGen-Bench results."
+        )
+        (dest / "_config.yml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
+
+
+def external_references(html_dir: Path) -> list[str]:
+    """``file: snippet`` for every external URL a built page or asset would load."""
+    found = []
+    for path in sorted(html_dir.rglob("*")):
+        if path.suffix not in (".html", ".css", ".js") or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for m in EXTERNAL_URL.finditer(text):
+            if path.suffix == ".html" and _is_link_only(text, m.start()):
+                continue
+            found.append(f"{path.relative_to(html_dir)}: {text[m.start():m.end() + 40]!r}")
+    return found
+
+
+def _is_link_only(text: str, pos: int) -> bool:
+    """An ``<a href=…>`` is a link a reader may follow, not something the page loads."""
+    tag_start = text.rfind("<", 0, pos)
+    return text[tag_start : tag_start + 3].lower() == "<a "
+
+
+def build_book(src: Path) -> Path:
+    """Run Jupyter Book 1 on the staged sources (warnings are errors); return the html folder."""
+    exe = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(src), "-W", "-n", "--keep-going", "--quiet"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=src)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
+        raise ReleaseError(f"book build failed (jupyter-book exit {proc.returncode}):\n{tail}")
+    return src / "_build" / "html"
+
+
+def run_release(config: str | os.PathLike, log=print) -> ReleaseOutcome:
+    """Run the whole release for ``config``; publish only when every step succeeded.
+
+    Raises :class:`ReleaseError` (or the data layer's errors) naming the failed step; then
+    ``public/data/``, ``_build/html/`` and ``book/notebooks/`` are exactly as before.
+    """
+    from searchgen_nb import assets
+    from searchgen_nb.views import Release
+
+    root = project_root()
+    t0 = time.perf_counter()
+    timings: dict[str, float] = {}
+    config_path = find_config(config)
+    load_config(config_path)  # fail fast with the config's own message
+    work = root / BUILD
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "src" / "book" / "notebooks").mkdir(parents=True)
+    params = release_parameters(config_path, root)
+    executed = []
+    for src in notebook_sources(root):
+        t = time.perf_counter()
+        dest = work / "src" / "book" / "notebooks" / src.name
+        log(f"running {src.name} …")
+        execute_notebook(src, dest, params, root)
+        executed.append(dest)
+        timings[src.name] = time.perf_counter() - t
+    if not executed:
+        raise ReleaseError(f"no notebooks found in {root / 'notebooks'}")
+    release = Release(work / "data")
+    if not (release.validation_report or {}).get("passed"):
+        raise ReleaseError("validation report missing or failed: the validate notebook did not pass the release")
+    t = time.perf_counter()
+    stage_book_sources(root, work / "src", release.is_demo)
+    assets.write_vendor_assets(work / "src" / "book" / "vendor")
+    log("building the book …")
+    html = build_book(work / "src")
+    leaks = external_references(html)
+    if leaks:
+        raise ReleaseError("book references external URLs (it must open offline):\n  " + "\n  ".join(leaks[:20]))
+    timings["book"] = time.perf_counter() - t
+    # publish: each folder replaced in one step
+    promote(_copy_beside(work / "src" / "book" / "notebooks", root / "book" / "notebooks"), root / "book" / "notebooks")
+    promote(_copy_beside(html, root / "_build" / "html"), root / "_build" / "html")
+    promote(_copy_beside(work / "data", root / "public" / "data"), root / "public" / "data")
+    timings["total"] = time.perf_counter() - t0
+    return ReleaseOutcome(root / "public" / "data", root / "_build" / "html", [root / "book" / "notebooks" / p.name for p in executed], timings)
+
+
+def _copy_beside(src: Path, dest: Path) -> Path:
+    """Copy ``src`` to a fresh folder beside ``dest`` (same file system → atomic promote)."""
+    from searchgen_nb.artifacts import staging_dir
+
+    tmp = staging_dir(dest)
+    tmp.rmdir()
+    shutil.copytree(src, tmp)
+    return tmp

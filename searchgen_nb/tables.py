@@ -1,0 +1,362 @@
+"""Sortable HTML tables for the book (DataTables, vendored; see :mod:`searchgen_nb.assets`).
+
+Each table is complete static HTML: every row is in the page (no downsampling, readable
+without JavaScript). The vendored ``searchgen-nb.js`` turns every ``table.sg-table`` into a
+DataTable on page load, with the options in its ``data-sg-options`` attribute. Numeric cells
+carry ``data-order`` (the number, or empty for N/A); header class ``sg-num`` gives the column the
+``sg-num-na`` sort type, which sorts numerically and keeps N/A last in both directions.
+
+Null is shown as "N/A" (never blank, "nan" or 0); 0.0 is shown as "0.0". All text from the
+data is HTML-escaped. Table ids are given by the caller: the output is deterministic.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from .assets import HTMLFragment
+from .constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
+
+__all__ = [
+    "COLUMN_DEFINITIONS",
+    "METHOD_ANCHORS",
+    "NA",
+    "data_table",
+    "format_number",
+    "leaderboard_table",
+]
+
+NA = "N/A"
+_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+#: Anchor (on the Methods page) that each leaderboard column links to. The Methods page must
+#: define these targets, e.g. MyST ``(overall-9)=`` above the heading.
+METHOD_ANCHORS = {
+    "rank": "ranking",
+    "model": "models",
+    "type": "models",
+    "overall_9": "overall-9",
+    "overall_10": "overall-10",
+    "coverage": "coverage",
+    "missing_policy": "missing-policy",
+    **{c: "component-" + c.replace("_", "-") for c in COMPONENT_LABELS},
+}
+
+#: Header tooltips (``title``) of the leaderboard columns.
+COLUMN_DEFINITIONS = {
+    "rank": "1-based position by Overall-9 among models whose coverage reaches the ranking "
+    "threshold (ties broken by model_id); N/A = unranked.",
+    "model": "Model display name (model_id below).",
+    "type": "Open or Commercial model.",
+    "overall_9": "Overall-9 (0–100): prompt-macro mean of each prompt's mean over the nine public "
+    "components (text reference excluded). The default ranking metric.",
+    "overall_10": "Overall-10 (0–100, paper-compatible): prompt-macro mean of each prompt's mean "
+    "over all ten components, text reference included.",
+    "coverage": "Scored prompts / prompts in the group (n_scored/n_total).",
+    "missing_policy": "How non-scored prompts count: zero_fill = as 0 in every score; "
+    "exclude = left out (only scored prompts are averaged).",
+    **{
+        c: f"{label} (0–100): mean over included prompts that have this component; "
+        "N/A = no included prompt has it."
+        for c, label in COMPONENT_LABELS.items()
+    },
+}
+
+
+# --------------------------------------------------------------------------- formatting
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _is_null(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, (str, bytes, bool, Mapping, list, tuple)):
+        return False
+    try:
+        import pandas as pd
+
+        result = pd.isna(value)
+    except Exception:  # pragma: no cover
+        return False
+    return result is True or (getattr(result, "shape", None) == () and bool(result))
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    try:
+        import numpy as np
+
+        return isinstance(value, np.number) and not isinstance(value, np.bool_)
+    except Exception:  # pragma: no cover
+        return False
+
+
+def format_number(value: Any, decimals: int | None = None, na: str = NA) -> tuple[str, str]:
+    """(display text, sort key) of a number; null/NaN -> (``na``, "").
+
+    ``decimals=None`` shows the value as stored (shortest round-trip form, never exponent
+    notation: 72.2 -> "72.2", 0.0 -> "0.0", 70 -> "70"); an int stays an int. With ``decimals``
+    the stored decimal value is rounded half-up (72.25 -> "72.3" at 1 decimal).
+    """
+    if _is_null(value):
+        return na, ""
+    if not _is_number(value):
+        raise TypeError(f"not a number: {value!r}")
+    if isinstance(value, float) or (hasattr(value, "dtype") and getattr(value.dtype, "kind", "") == "f"):
+        x = float(value)
+        if math.isinf(x):
+            raise ValueError(f"infinite value: {value!r}")
+        d = Decimal(repr(x))
+        if decimals is not None:
+            d = d.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+        text = f"{d:f}"
+        if decimals is None and "." not in text:
+            text += ".0"
+        return text, repr(x)
+    n = int(value)
+    return str(n), str(n)
+
+
+def _pct(num: int, den: int) -> str:
+    if not den:
+        return NA
+    q = Decimal(100 * int(num)) / Decimal(int(den))
+    return f"{q.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP):f}%"
+
+
+def _check_id(table_id: str) -> str:
+    if not isinstance(table_id, str) or not _ID_RE.match(table_id):
+        raise ValueError(f"table_id must match {_ID_RE.pattern!r}, got {table_id!r}")
+    return table_id
+
+
+def _options_attr(options: Mapping[str, Any]) -> str:
+    return _esc(json.dumps(options, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False))
+
+
+def _paging_options(n_rows: int, page_length: int | None) -> dict:
+    if page_length is None:
+        return {"paging": False}
+    return {"paging": True, "pageLength": int(page_length)}
+
+
+def _href(methods_href: str | None, anchor: str | None) -> str | None:
+    if not methods_href or not anchor:
+        return None
+    return f"{methods_href}#{anchor}"
+
+
+def _th(label: str, *, title: str | None, href: str | None, numeric: bool, key: str) -> str:
+    classes = ["sg-num"] if numeric else ["sg-text"]
+    attrs = [f'class="{" ".join(classes)}"', f'data-sg-col="{_esc(key)}"']
+    if title:
+        attrs.append(f'title="{_esc(title)}"')
+    inner = _esc(label)
+    if href:
+        inner += f' <a class="sg-help" href="{_esc(href)}" title="{_esc(title or label)}">?</a>'
+    return f"<th {' '.join(attrs)}>{inner}</th>"
+
+
+def _num_td(value: Any, decimals: int | None = None, na: str = NA) -> str:
+    text, key = format_number(value, decimals, na)
+    cls = "sg-num sg-na" if key == "" else "sg-num"
+    return f'<td class="{cls}" data-order="{_esc(key)}">{_esc(text)}</td>'
+
+
+def _text_td(value: Any, na: str = NA, order: str | None = None) -> str:
+    if _is_null(value):
+        return f'<td class="sg-na" data-order="">{_esc(na)}</td>'
+    order_attr = f' data-order="{_esc(order)}"' if order is not None else ""
+    return f"<td{order_attr}>{_esc(value)}</td>"
+
+
+def _table(
+    table_id: str,
+    header_cells: Sequence[str],
+    body_rows: Sequence[str],
+    options: Mapping[str, Any],
+    caption: str | None,
+    extra_class: str = "",
+) -> str:
+    cls = "sg-table display compact" + (f" {extra_class}" if extra_class else "")
+    cap = f"<caption>{_esc(caption)}</caption>" if caption else ""
+    return (
+        f'<div class="sg-table-wrap" id="{table_id}-wrap">'
+        f'<table id="{table_id}" class="{cls}" data-sg-options="{_options_attr(options)}">'
+        f"{cap}<thead><tr>{''.join(header_cells)}</tr></thead>\n<tbody>\n"
+        + "\n".join(body_rows)
+        + "\n</tbody></table></div>"
+    )
+
+
+# --------------------------------------------------------------------------- leaderboard
+
+def leaderboard_table(
+    rows: Sequence[Mapping[str, Any]],
+    table_id: str,
+    *,
+    methods_href: str | None = "methods.html",
+    components: Sequence[str] = OVERALL_9_COMPONENTS,
+    min_coverage: float = 0.9,
+    caption: str | None = None,
+    page_length: int | None = None,
+    decimals: int | None = None,
+) -> HTMLFragment:
+    """Sortable leaderboard: one row per model (SPEC §6 rows), default order Overall-9 desc.
+
+    Columns: Rank, Model, Type, Overall-9, Overall-10 (paper-compatible), ``components``
+    (default the nine public ones), Coverage "n_scored/n_total (xx.x%)", Missing policy.
+    Rows with ``ranked`` false get class ``sg-unranked`` and an "unranked (coverage < 90%)"
+    badge (threshold from ``min_coverage``). Headers carry a ``title`` definition and a "?"
+    link to ``{methods_href}#{anchor}`` (:data:`METHOD_ANCHORS`); ``methods_href=None``
+    drops the links. Every row is written; no paging unless ``page_length`` is given.
+    """
+    _check_id(table_id)
+    threshold = f"{Decimal(repr(float(min_coverage))) * 100:f}".rstrip("0").rstrip(".") + "%"
+    cols: list[tuple[str, str, bool]] = [
+        ("rank", "Rank", True),
+        ("model", "Model", False),
+        ("type", "Type", False),
+        ("overall_9", "Overall-9", True),
+        ("overall_10", "Overall-10 (paper-compatible)", True),
+        *[(c, COMPONENT_LABELS.get(c, c), True) for c in components],
+        ("coverage", "Coverage", True),
+        ("missing_policy", "Missing policy", False),
+    ]
+    header = [
+        _th(
+            label,
+            title=COLUMN_DEFINITIONS.get(key),
+            href=_href(methods_href, METHOD_ANCHORS.get(key)),
+            numeric=numeric,
+            key=key,
+        )
+        for key, label, numeric in cols
+    ]
+    body = []
+    for row in rows:
+        ranked = row.get("ranked")
+        unranked = ranked is False
+        name = row.get("display_name", row.get("model_id"))
+        model_cell = f"{_esc(name)}"
+        if unranked:
+            model_cell += (
+                f' <span class="sg-badge sg-unranked-badge" title="{_esc(COLUMN_DEFINITIONS["rank"])}">'
+                f"unranked (coverage &lt; {_esc(threshold)})</span>"
+            )
+        if row.get("model_id") is not None:
+            model_cell += f'<span class="sg-model-id">{_esc(row["model_id"])}</span>'
+        comps = row.get("components") or {}
+        n_scored, n_total = row.get("n_scored"), row.get("n_total")
+        if _is_null(n_scored) or _is_null(n_total):
+            cov_td = _num_td(row.get("coverage"))
+        else:
+            cov_key = repr(float(row["coverage"])) if not _is_null(row.get("coverage")) else (
+                repr(int(n_scored) / int(n_total)) if int(n_total) else ""
+            )
+            cov_text = f"{int(n_scored)}/{int(n_total)} ({_pct(int(n_scored), int(n_total))})"
+            cov_td = f'<td class="sg-num" data-order="{_esc(cov_key)}">{_esc(cov_text)}</td>'
+        cells = [
+            _num_td(row.get("rank")),
+            f'<td data-order="{_esc(name)}">{model_cell}</td>',
+            _text_td(row.get("type")),
+            _num_td(row.get("overall_9"), decimals),
+            _num_td(row.get("overall_10"), decimals),
+            *[_num_td(comps.get(c), decimals) for c in components],
+            cov_td,
+            _text_td(row.get("missing_policy")),
+        ]
+        tr_cls = ' class="sg-unranked"' if unranked else ""
+        mid = row.get("model_id")
+        tr_id = f' data-model-id="{_esc(mid)}"' if mid is not None else ""
+        body.append(f"<tr{tr_cls}{tr_id}>{''.join(cells)}</tr>")
+    options = {"order": [[3, "desc"]], "autoWidth": False, **_paging_options(len(rows), page_length)}
+    return HTMLFragment(
+        _table(table_id, header, body, options, caption, "sg-leaderboard"), f"leaderboard table {table_id}"
+    )
+
+
+# --------------------------------------------------------------------------- generic
+
+def data_table(
+    df: Any,
+    table_id: str,
+    *,
+    na: str = NA,
+    decimals: int | Mapping[str, int] | None = None,
+    titles: Mapping[str, str] | None = None,
+    links: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    order: Sequence[tuple[str, str]] | None = None,
+    caption: str | None = None,
+    page_length: int | None = None,
+    index: bool = False,
+) -> HTMLFragment:
+    """Any DataFrame (or list of dicts) as a sortable table with every row.
+
+    A column is numeric when all its non-null values are numbers (bool excluded); numeric
+    cells sort by value with null (shown as ``na``) last. ``decimals``: one int for every float
+    column or ``{column: int}``; default shows floats as stored. ``titles``/``links``/``labels``
+    give per-column header tooltips, help links and display names. ``order``: e.g.
+    ``[("n", "desc")]`` (default: the row order given). ``index=True`` adds the index first.
+    """
+    import pandas as pd
+
+    _check_id(table_id)
+    frame = df if isinstance(df, pd.DataFrame) else pd.DataFrame(list(df))
+    if index:
+        frame = frame.reset_index()
+    columns = [str(c) for c in frame.columns]
+    if len(set(columns)) != len(columns):
+        raise ValueError(f"duplicate column names: {columns}")
+    raw_cols = list(frame.columns)
+    records = [list(r) for r in frame.itertuples(index=False, name=None)]
+    numeric = []
+    for j, _ in enumerate(raw_cols):
+        vals = [r[j] for r in records if not _is_null(r[j])]
+        numeric.append(bool(vals) and all(_is_number(v) for v in vals) or (not vals and _numeric_dtype(frame.iloc[:, j])))
+    titles, links, labels = dict(titles or {}), dict(links or {}), dict(labels or {})
+    header = [
+        _th(labels.get(c, c), title=titles.get(c), href=links.get(c), numeric=numeric[j], key=c)
+        for j, c in enumerate(columns)
+    ]
+
+    def dec(col: str) -> int | None:
+        if isinstance(decimals, Mapping):
+            return decimals.get(col)
+        return decimals
+
+    body = []
+    for r in records:
+        cells = []
+        for j, c in enumerate(columns):
+            v = r[j]
+            cells.append(_num_td(v, dec(c), na) if numeric[j] else _text_td(v, na))
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    options: dict[str, Any] = {"autoWidth": False, **_paging_options(len(records), page_length)}
+    if order:
+        idx = {c: j for j, c in enumerate(columns)}
+        options["order"] = [[idx[c], d] for c, d in order]
+    else:
+        options["order"] = []
+    return HTMLFragment(_table(table_id, header, body, options, caption), f"data table {table_id}")
+
+
+def _numeric_dtype(series: Any) -> bool:
+    try:
+        import pandas as pd
+
+        return bool(pd.api.types.is_numeric_dtype(series)) and not pd.api.types.is_bool_dtype(series)
+    except Exception:  # pragma: no cover
+        return False

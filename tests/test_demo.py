@@ -1,0 +1,404 @@
+"""The synthetic demo release (searchgen_nb.demo), checked from the files it writes.
+
+Every check here re-derives its figure from the written tree with its own code (the partition
+rule, status classification, Overall-10), never from the generator's internals.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import yaml
+
+from searchgen_nb import demo
+from searchgen_nb.config import load_config, project_root
+
+ROOT = project_root()
+REFERENCE = ROOT.parent / "shared" / "reference"
+RESULT_FILE = "augmented_parsed_result_ffjudge_pp.json"
+GENERIC = (
+    "prompt_faithfulness",
+    "image_quality",
+    "text_rendering",
+    "ai_naturalness",
+    "composition_and_aesthetics",
+    "physical_plausibility",
+)
+REFS = ("visual_reference_evaluation", "text_reference_evaluation")
+
+# Published v1.0 sizes (reference/taxonomy.json), pinned here so the test also runs without it.
+DOMAIN_COUNTS = {
+    "ABS": 14, "ARC": 190, "ART": 258, "COM": 91, "CUL": 170, "EDU": 124, "FAS": 23, "FOO": 35,
+    "GAM": 70, "HIS": 103, "INF": 31, "MED": 75, "MIL": 6, "MUS": 27, "OBJ": 38, "OTH": 6,
+    "PEO": 90, "PSY": 4, "SCI": 148, "SPO": 59, "TEC": 106, "TXT": 117,
+}  # fmt: skip
+FAILURE_MODE_COUNTS = {
+    "CCS": 534, "CS": 159, "CSV": 281, "DVZ": 118, "EIK": 419, "FHA": 273, "IRR": 30,
+    "THG": 411, "TK-C": 38, "TK-R": 56, "VUA": 33, "VUR": 185,
+}  # fmt: skip
+PARTITION = {"NoSearch": 100, "SearchIntensive": 651, "VisualSearch": 387, "TextualSearch": 264}
+
+# Real model names (v1.0 manifest plus other well-known generators) that must never appear.
+KNOWN_REAL = {
+    "dall", "midjourney", "stable", "sdxl", "ideogram", "firefly", "kolors", "hunyuan", "lumina",
+    "pixart", "recraft", "aurora", "hidream", "cogview", "janus", "kandinsky", "playground",
+    "dreamina", "omnigen", "flux", "gemini", "imagen", "qwen", "seedream", "bagel", "grok", "gpt",
+}  # fmt: skip
+GENERIC_NAME_WORDS = {"image", "imagine", "pro", "fast", "flash", "nano"}
+
+
+# ---------------------------------------------------------------------------------------
+# Independent readers of the written tree
+# ---------------------------------------------------------------------------------------
+def partition_of(prompt: dict) -> str:
+    """SPEC §1.2, written out again."""
+    if prompt["subset"] == "NoSearch":
+        return "NoSearch"
+    sid = prompt["sample_id"]
+    return "TextualSearch" if "texthard" in sid or "text_rendering" in sid else "VisualSearch"
+
+
+def classify(folder: Path) -> tuple[str, str | None, dict | None]:
+    """(status, invalid reason, scores) of one prompt × model folder (SPEC §3)."""
+    path = folder / RESULT_FILE
+    if not path.exists():
+        has_image = folder.is_dir() and any(folder.glob("*.png"))
+        return ("missing_evaluation" if has_image else "missing_generation"), None, None
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return "invalid_evaluation", "not_json", None
+    if not isinstance(obj, dict):
+        return "invalid_evaluation", "not_object", None
+    if obj.get("success") is not True:
+        return "invalid_evaluation", "success_not_true", None
+    scores = obj.get("scores")
+    if not isinstance(scores, dict) or not scores:
+        return "invalid_evaluation", "no_scores", None
+    for value in scores.values():
+        if isinstance(value, bool):
+            return "invalid_evaluation", "boolean", None
+        if not isinstance(value, (int, float)):
+            return "invalid_evaluation", "non_numeric", None
+        if math.isnan(value):
+            return "invalid_evaluation", "nan", None
+        if math.isinf(value):
+            return "invalid_evaluation", "infinite", None
+        if not 0 <= value <= 3:
+            return "invalid_evaluation", "out_of_range", None
+    keys_ok = all(k.startswith(("checklist:", "rubric:")) or k in REFS for k in scores)
+    assert keys_ok, f"unexpected score key in {path}"
+    return "scored", None, scores
+
+
+def components(scores: dict) -> dict[str, Fraction | None]:
+    """The 10 components of a scored result (SPEC §2)."""
+    checklist = [Fraction(v) for k, v in scores.items() if k.startswith("checklist:")]
+    adaptive = [Fraction(v) for k, v in scores.items() if k.startswith("rubric:") and k[len("rubric:"):] not in GENERIC]
+    out: dict[str, Fraction | None] = {
+        "checklist": sum(checklist) / len(checklist) if checklist else None,
+        "rubric_adaptive": sum(adaptive) / len(adaptive) if adaptive else None,
+    }
+    for dim in GENERIC:
+        out[dim] = Fraction(scores[f"rubric:{dim}"]) if f"rubric:{dim}" in scores else None
+    for ref in REFS:
+        out[ref] = Fraction(scores[ref]) if ref in scores else None
+    return out
+
+
+def half_up_public(raw: Fraction) -> float:
+    scaled = raw * 1000 / 3  # ×100/3, one decimal
+    return float(Decimal(math.floor(scaled + Fraction(1, 2))) / 10)
+
+
+def tree_hash(root: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------
+# One generation for the whole module
+# ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo") / "release"
+    summary = demo.write_demo(out)
+    config = yaml.safe_load((out / "release.yml").read_text(encoding="utf-8"))
+    lines = (out / "prompts.jsonl").read_text(encoding="utf-8").splitlines()
+    prompts = [json.loads(line) for line in lines]
+    results: dict[str, dict[str, tuple]] = {}
+    for model_id, m in config["models"].items():
+        results[model_id] = {
+            p["sample_id"]: classify(out / "results" / p["release_row"] / m["lane"] / m["source_id"]) for p in prompts
+        }
+    return {"out": out, "summary": summary, "config": config, "prompts": prompts, "results": results}
+
+
+# ---------------------------------------------------------------------------------------
+# Prompts
+# ---------------------------------------------------------------------------------------
+def test_prompt_lines_have_the_metadata_fields(release):
+    prompts = release["prompts"]
+    assert len(prompts) == 751
+    keys = {"sample_id", "release_row", "subset", "domains", "failure_modes", "difficulty", "language",
+            "generation_task_type", "is_miniset"}  # fmt: skip
+    assert all(set(p) == keys for p in prompts)
+    ids = [p["sample_id"] for p in prompts]
+    assert len(set(ids)) == 751
+    assert all(re.fullmatch(r"sgb_[a-z_]+_\d{4}", sid) for sid in ids)
+    assert all(p["release_row"] == f"evalset_rows/{p['sample_id']}" for p in prompts)
+    assert ids != sorted(ids), "lines must be shuffled so that order-invariance is exercised"
+    assert {p["subset"] for p in prompts} == {"NoSearch", "SearchIntensive"}
+    assert {p["difficulty"] for p in prompts} == {"easy", "medium", "hard"}
+    languages = Counter(p["language"] for p in prompts)
+    assert set(languages) == {"en", "zh"} and 0 < languages["zh"] < 50
+    assert 3 <= len({p["generation_task_type"] for p in prompts}) <= 8
+    assert Counter(p["is_miniset"] for p in prompts)[True] == 75
+    # Every line is sorted-keys JSON.
+    for line in (release["out"] / "prompts.jsonl").read_text(encoding="utf-8").splitlines():
+        assert line == json.dumps(json.loads(line), sort_keys=True)
+
+
+def test_partition_through_the_rule(release):
+    counts = Counter(partition_of(p) for p in release["prompts"])
+    counts["SearchIntensive"] = counts["VisualSearch"] + counts["TextualSearch"]
+    assert dict(counts) == PARTITION
+    assert release["summary"]["partition"] == PARTITION
+    assert release["config"]["expected"]["partition"] == PARTITION
+    # Ids that contain "texthard" but are NoSearch must stay NoSearch; both textual stems occur.
+    nosearch_texthard = [p for p in release["prompts"] if p["subset"] == "NoSearch" and "texthard" in p["sample_id"]]
+    assert nosearch_texthard and all(partition_of(p) == "NoSearch" for p in nosearch_texthard)
+    textual = [p["sample_id"] for p in release["prompts"] if partition_of(p) == "TextualSearch"]
+    assert any("text_rendering" in s for s in textual) and any("texthard" in s for s in textual)
+
+
+def test_tag_counts_equal_the_published_taxonomy(release):
+    prompts = release["prompts"]
+    for p in prompts:
+        assert 1 <= len(p["domains"]) and len(set(p["domains"])) == len(p["domains"])
+        assert len(set(p["failure_modes"])) == len(p["failure_modes"])
+    assert Counter(t for p in prompts for t in p["domains"]) == DOMAIN_COUNTS
+    assert Counter(t for p in prompts for t in p["failure_modes"]) == FAILURE_MODE_COUNTS
+    taxonomy = REFERENCE / "taxonomy.json"
+    if taxonomy.exists():
+        tax = json.loads(taxonomy.read_text(encoding="utf-8"))
+        assert {k: v["n_prompts_v1.0"] for k, v in tax["domains"].items()} == DOMAIN_COUNTS
+        assert {k: v["n_prompts_v1.0"] for k, v in tax["failure_modes"].items()} == FAILURE_MODE_COUNTS
+        assert {k: v for k, v in tax["partition_v1.0"].items() if k != "All"} == PARTITION
+
+
+# ---------------------------------------------------------------------------------------
+# Models and results
+# ---------------------------------------------------------------------------------------
+def test_no_real_model_names(release):
+    names = set(KNOWN_REAL)
+    manifest = REFERENCE / "published" / "v1.0" / "manifest.json"
+    if manifest.exists():
+        for model_id, m in json.loads(manifest.read_text(encoding="utf-8"))["models"].items():
+            for text in (model_id, m["display_name"], m["source_id"]):
+                names |= {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) >= 3} - GENERIC_NAME_WORDS
+    assert {"gemini", "banana", "seedream", "klein", "qwen", "grok", "xai", "bagel", "jimeng"} <= names
+    for model_id, m in release["config"]["models"].items():
+        for text in (model_id, m["display_name"], m["source_id"]):
+            hits = [n for n in names if n in text.lower()]
+            assert not hits, f"{text!r} contains a real model name {hits}"
+
+
+def test_roster_policies_types_and_coverage(release):
+    models = release["config"]["models"]
+    assert len(models) == 13
+    assert sorted(m["missing_policy"] for m in models.values()).count("exclude") == 2
+    assert {m["missing_policy"] for m in models.values()} == {"zero_fill", "exclude"}
+    assert {m["type"] for m in models.values()} == {"Open", "Commercial"}
+    assert len({m["source_id"] for m in models.values()}) == 13
+    coverage = {
+        mid: sum(s[0] == "scored" for s in by_prompt.values()) / 751 for mid, by_prompt in release["results"].items()
+    }
+    assert sum(c == 1 for c in coverage.values()) >= 3
+    assert sum(0.95 <= c < 1 for c in coverage.values()) >= 6
+    assert sum(0.60 <= c <= 0.65 for c in coverage.values()) == 1
+    assert all(c >= 0.95 or 0.60 <= c <= 0.65 for c in coverage.values())
+
+
+def test_every_status_and_every_broken_file_kind(release):
+    statuses = Counter(s[0] for by_prompt in release["results"].values() for s in by_prompt.values())
+    assert set(statuses) == {"scored", "invalid_evaluation", "missing_evaluation", "missing_generation"}
+    reasons = {s[1] for by_prompt in release["results"].values() for s in by_prompt.values() if s[1]}
+    assert reasons == {"not_json", "not_object", "success_not_true", "no_scores", "boolean", "non_numeric", "nan",
+                       "infinite", "out_of_range"}  # fmt: skip
+    # NaN and Infinity are written as the bare JSON-extension tokens.
+    texts = [p.read_text(encoding="utf-8") for p in (release["out"] / "results").rglob(RESULT_FILE)]
+    assert any(re.search(r": NaN[,}]", t) for t in texts) and any(re.search(r": Infinity[,}]", t) for t in texts)
+    failed = [json.loads(t) for t in texts if t.startswith('{"') and '"success": false' in t]
+    assert failed and all(isinstance(f["error"], str) and f["error"] for f in failed)
+
+
+def test_images_exist_exactly_where_a_generation_exists(release):
+    out, config = release["out"], release["config"]
+    for model_id, by_prompt in release["results"].items():
+        source = config["models"][model_id]["source_id"]
+        for sid, (status, _, _) in by_prompt.items():
+            folder = out / "results" / "evalset_rows" / sid / "none" / source
+            if status == "missing_generation":
+                assert not folder.exists()
+            else:
+                png = (folder / "image.png").read_bytes()
+                assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) < 400
+
+
+def test_scored_results_have_the_evaluator_format(release):
+    out, config = release["out"], release["config"]
+    for model_id, by_prompt in release["results"].items():
+        source = config["models"][model_id]["source_id"]
+        for sid, (status, _, scores) in list(by_prompt.items())[:60]:
+            if status != "scored":
+                continue
+            obj = json.loads((out / "results" / "evalset_rows" / sid / "none" / source / RESULT_FILE).read_text())
+            assert obj["success"] is True and obj["skipped"] is False and obj["error"] is None
+            assert obj["sample_id"] == sid and obj["generator_name"] == source
+            parsed = obj["parsed"]
+            items = [i["score"] for i in parsed["checklist_scores"]]
+            assert items == [scores[f"checklist:{i}"] for i in range(len(items))]
+            for dim, v in parsed["rubric_scores"].items():
+                assert (v["score"] == "") == (f"rubric:{dim}" not in scores)
+                if v["score"] != "":
+                    assert v["score"] == scores[f"rubric:{dim}"]
+            for ref in REFS:
+                assert parsed[ref]["applicable"] == (ref in scores)
+
+
+def test_scores_are_half_steps_and_applicability_is_realistic(release):
+    prompts = {p["sample_id"]: p for p in release["prompts"]}
+    for by_prompt in release["results"].values():
+        for status, _, scores in by_prompt.values():
+            if status == "scored":
+                assert all(v * 2 == int(v * 2) and 0 <= v <= 3 for v in scores.values())
+    # Applicability is a property of the prompt: judge it on a complete model.
+    complete = next(m for m, bp in release["results"].items() if all(s[0] == "scored" for s in bp.values()))
+    sc = {sid: s[2] for sid, s in release["results"][complete].items()}
+    share = {key: sum(key in s for s in sc.values()) / 751 for key in
+             ("rubric:text_rendering", "rubric:physical_plausibility", *REFS)}  # fmt: skip
+    assert 0.60 <= share["rubric:text_rendering"] <= 0.70
+    assert 0.75 <= share["rubric:physical_plausibility"] <= 0.85
+    assert 0.75 <= share["visual_reference_evaluation"] <= 0.85
+    assert 0.35 <= share["text_reference_evaluation"] <= 0.50
+
+    def text_ref_share(part):
+        ids = [sid for sid, p in prompts.items() if partition_of(p) == part]
+        return sum("text_reference_evaluation" in sc[sid] for sid in ids) / len(ids)
+
+    assert text_ref_share("TextualSearch") > text_ref_share("VisualSearch")
+    # Every scored result has one or two adaptive rubric dimensions (except the text-only one).
+    adaptive = Counter(sum(k.startswith("rubric:") and k[7:] not in GENERIC for k in s) for s in sc.values())
+    assert set(adaptive) <= {0, 1, 2} and adaptive[0] <= 1
+    # Component applicability agrees across models for almost every prompt.
+    for sid in list(prompts)[:100]:
+        seen = {
+            frozenset(k for k in s[2] if k in ("rubric:text_rendering", "rubric:physical_plausibility", *REFS))
+            for by_prompt in release["results"].values()
+            if (s := by_prompt[sid])[0] == "scored" and len(s[2]) > 1
+        }
+        assert len(seen) <= 1, sid
+
+
+def test_one_result_has_only_the_text_reference(release):
+    only = [
+        (m, sid)
+        for m, by_prompt in release["results"].items()
+        for sid, (status, _, scores) in by_prompt.items()
+        if status == "scored" and set(scores) == {"text_reference_evaluation"}
+    ]
+    assert len(only) >= 1
+
+
+def test_coverage_lock_equals_the_scored_files(release):
+    counted = {m: sum(s[0] == "scored" for s in bp.values()) for m, bp in release["results"].items()}
+    assert release["config"]["expected"]["n_scored"] == counted
+    assert release["config"]["expected"]["n_prompts"] == 751
+    for model_id, s in release["summary"]["models"].items():
+        assert s["n_scored"] == counted[model_id]
+        counted_statuses = Counter(st[0] for st in release["results"][model_id].values())
+        assert {k: v for k, v in s["statuses"].items() if v} == dict(counted_statuses)
+        assert sum(s["statuses"].values()) == 751
+
+
+def test_paper_table_recomputed(release):
+    table = json.loads((release["out"] / "paper_table.json").read_text(encoding="utf-8"))
+    assert list(table) == sorted(release["config"]["models"])
+    for model_id, m in release["config"]["models"].items():
+        per_prompt = []
+        for status, _, scores in release["results"][model_id].values():
+            if status == "scored":
+                values = [v for v in components(scores).values() if v is not None]
+                per_prompt.append(sum(values) / len(values))
+            elif m["missing_policy"] == "zero_fill":
+                per_prompt.append(Fraction(0))
+        assert table[model_id] == half_up_public(sum(per_prompt) / len(per_prompt)), model_id
+    values = list(table.values())
+    assert len(set(values)) == len(values), "distinct quality levels"
+    assert min(values) < 20 and max(values) > 70
+
+
+def test_release_config_validates(release):
+    out = release["out"]
+    text = (out / "release.yml").read_text(encoding="utf-8")
+    assert text == demo.demo_config_text("", None)
+    assert "release_config" not in release["config"]  # written outside the project
+    cfg = load_config(out / "release.yml")
+    assert cfg.data_origin == "synthetic-demo"
+    assert cfg.dataset_path == out.resolve() / "prompts.jsonl"
+    assert cfg.results_root_path.is_dir() and cfg.paper_table_path.is_file()
+    assert cfg.result_path == "{release_row}/{lane}/{source_id}/augmented_parsed_result_ffjudge_pp.json"
+    assert [m for m in cfg.models if cfg.policy(m) == "exclude"] == [
+        m for m, v in release["config"]["models"].items() if v["missing_policy"] == "exclude"
+    ]
+
+
+def test_committed_release_config_is_what_the_code_produces():
+    committed = ROOT / "releases" / "demo.yml"
+    assert committed.read_text(encoding="utf-8") == demo.committed_config_text()
+    cfg = load_config(committed)
+    assert cfg.release_config == "releases/demo.yml"
+    assert cfg.dataset == "../data/demo/prompts.jsonl"
+    assert cfg.results_root == "../data/demo/results"
+    assert cfg.paper_table == "../data/demo/paper_table.json"
+    assert cfg.dataset_path == ROOT / "data" / "demo" / "prompts.jsonl"
+    inside = demo.demo_config_text("", "data/demo/release.yml")
+    assert yaml.safe_load(inside)["release_config"] == "data/demo/release.yml"
+
+
+def test_second_run_is_byte_identical(release, tmp_path):
+    """A fresh process with another hash seed and cwd writes the very same bytes."""
+    other = tmp_path / "again"
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    code = "import sys, pathlib; from searchgen_nb.demo import write_demo; write_demo(pathlib.Path(sys.argv[1]))"
+    subprocess.run([sys.executable, "-c", code, str(other)], check=True, env=env, cwd=tmp_path)
+    assert tree_hash(other) == tree_hash(release["out"])
+
+
+def test_refuses_to_overwrite_a_folder_that_is_not_a_demo(tmp_path):
+    (tmp_path / "keep.txt").write_text("real data")
+    with pytest.raises(FileExistsError):
+        demo.write_demo(tmp_path)
+    assert (tmp_path / "keep.txt").read_text() == "real data"
+
+
+def test_replacing_a_previous_demo_clears_only_its_own_files(tmp_path):
+    (tmp_path / "release.yml").write_text(demo.demo_config_text())
+    (tmp_path / "results" / "stale").mkdir(parents=True)
+    (tmp_path / "notes.txt").write_text("mine")
+    demo._prepare(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
