@@ -209,7 +209,13 @@ _GLUE_JS = r"""/* searchgen-nb: table initialisation and an "N/A last" numeric s
       if (DataTable.isDataTable(table)) { return; }
       var opts = {};
       try { opts = JSON.parse(table.getAttribute("data-sg-options") || "{}"); } catch (e) { opts = {}; }
-      opts.columnDefs = (opts.columnDefs || []).concat([{ targets: "sg-num", type: "sg-num-na" }]);
+      // DataTables applies columnDefs so that EARLIER entries win. Numbers sort best-first
+      // (desc, then asc), text and ranks asc first; no third "unsorted" click state.
+      opts.columnDefs = (opts.columnDefs || []).concat([
+        { targets: "sg-asc-first", orderSequence: ["asc", "desc"] },
+        { targets: "sg-num", type: "sg-num-na", orderSequence: ["desc", "asc"] },
+        { targets: "_all", orderSequence: ["asc", "desc"] }
+      ]);
       new DataTable(table, opts);
       // A help link inside a header opens the Methods page instead of re-sorting the table.
       table.querySelectorAll("thead a.sg-help").forEach(function (a) {
@@ -228,7 +234,10 @@ _GLUE_JS = r"""/* searchgen-nb: table initialisation and an "N/A last" numeric s
 
 _GLUE_CSS = """/* searchgen-nb: N/A cells, unranked rows, badges, chart containers. */
 .sg-table-wrap { overflow-x: auto; margin: 0.5em 0 1.5em 0; }
-.sg-table-wrap table.sg-table { font-size: 0.85em; }
+.sg-table-wrap table.sg-table { font-size: 0.8em; }
+.sg-table-wrap table.sg-table thead th { vertical-align: bottom; }
+.sg-table-wrap table.dataTable.compact > thead > tr > th,
+.sg-table-wrap table.dataTable.compact > tbody > tr > td { padding: 4px 6px; }
 table.sg-table td.sg-na { color: #6c6c6c; font-style: italic; }
 table.sg-table tr.sg-unranked td { background-color: rgba(127, 127, 127, 0.08); }
 table.sg-table .sg-badge {
@@ -297,20 +306,81 @@ def write_vendor_assets(dest: Path | str) -> list[str]:
 
 
 def sphinx_config_snippet(vendor_dir: str = "vendor") -> dict:
-    """The ``sphinx: config:`` keys of ``_config.yml`` that load the vendored assets.
+    """The ``sphinx:`` block of ``_config.yml`` that loads the vendored assets.
 
-    ``vendor_dir`` is relative to the book root (the folder of ``_config.yml``). Sphinx copies
-    the folder's files into ``_build/html/_static/`` and adds ``?v=<checksum>`` to the URLs.
-    ``mathjax_path`` points at a file that does not exist on purpose: the book avoids math
-    markup (``dollarmath``/``amsmath`` off), and if a page ever gets math anyway the script
-    fails locally instead of reaching a CDN.
+    ``vendor_dir`` is relative to the book root (the folder of ``_config.yml``); Sphinx copies
+    its files into ``_build/html/_static/`` and adds ``?v=<checksum>`` to the URLs.
+    ``extra_extensions`` loads this module as a Sphinx extension (:func:`setup`): it removes
+    the duplicate inline scripts Jupyter Book emits and turns any web-hosted script/style
+    (e.g. MathJax on a page with math) into a warning, i.e. a failed ``-W`` build. It needs
+    ``searchgen_nb`` importable by ``jupyter-book`` (installed in the venv); otherwise use
+    ``local_extensions: {searchgen_nb.assets: <repo root>}``. ``mathjax_path`` is left at its
+    CDN default on purpose: the book has no math (``dollarmath``/``amsmath`` off), and a page
+    that gets math anyway fails the build through the guard instead of loading silently broken.
     """
     return {
-        "html_static_path": [vendor_dir],
-        "html_js_files": list(VENDOR_JS),
-        "html_css_files": list(VENDOR_CSS),
-        "mathjax_path": "no-mathjax-offline.js",
+        "extra_extensions": ["searchgen_nb.assets"],
+        "config": {
+            "html_static_path": [vendor_dir],
+            "html_js_files": list(VENDOR_JS),
+            "html_css_files": list(VENDOR_CSS),
+        },
     }
+
+
+# --------------------------------------------------------------------------- Sphinx extension
+
+_EXTERNAL_RE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)
+
+
+def _asset_url(asset: object) -> str:
+    # Sphinx 7.4 passes _JavaScript/_CascadingStyleSheet objects (their str() is a repr, not
+    # the URL); inline scripts have filename None or "" depending on when they were added.
+    filename = getattr(asset, "filename", asset)
+    return "" if filename is None else str(filename)
+
+
+def _asset_key(asset: object) -> tuple:
+    attrs = getattr(asset, "attributes", None) or {}
+    return (_asset_url(asset), tuple(sorted((str(k), str(v)) for k, v in attrs.items())))
+
+
+def _page_assets_guard(app, pagename, templatename, context, doctree) -> None:
+    """Per page: drop exact duplicate script/style entries and warn about any web URL.
+
+    Jupyter Book 1.0.4 (Sphinx 7.4) emits sphinx-thebe's and sphinx-togglebutton's inline
+    scripts twice on every page; the second ``const THEBE_JS_URL`` throws "Identifier
+    'THEBE_JS_URL' has already been declared" in the console. A script or style sheet whose
+    URL points at the web (MathJax from a page with math, require.js for widget outputs,
+    thebe ``always_load``...) is reported as a warning, which ``-W`` turns into a failed build.
+    """
+    from sphinx.util import logging
+
+    logger = logging.getLogger(__name__)
+    for key in ("script_files", "css_files"):
+        files = context.get(key)
+        if not files:
+            continue
+        seen, kept = set(), []
+        for asset in files:
+            k = _asset_key(asset)
+            if k in seen:
+                continue
+            seen.add(k)
+            kept.append(asset)
+            if _EXTERNAL_RE.match(_asset_url(asset)):
+                logger.warning(
+                    "%s: page loads %s from the web (the book must work offline)", pagename, _asset_url(asset),
+                    type="searchgen", subtype="offline",
+                )
+        context[key] = kept
+
+
+def setup(app):
+    """Sphinx extension (``sphinx: extra_extensions: [searchgen_nb.assets]``): see
+    :func:`_page_assets_guard`. It loads nothing itself; the assets come from ``_config.yml``."""
+    app.connect("html-page-context", _page_assets_guard, priority=900)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
 
 
 def escape_text(text: object) -> str:

@@ -162,6 +162,14 @@ def _fmt(value: float | None, decimals: int = 1) -> str:
     return f"{q:f}"
 
 
+def _plain(value: float | None) -> str:
+    """The stored value, shortest round-trip form without exponent (72.25 stays "72.25")."""
+    if value is None:
+        return NA
+    text = f"{Decimal(repr(value)):f}"
+    return text if "." in text else text + ".0"
+
+
 def _pct(num: int, den: int, decimals: int = 1) -> str:
     """``num/den`` as a percentage rounded half-up from the exact quotient ("95.7%")."""
     if not den:
@@ -170,9 +178,22 @@ def _pct(num: int, den: int, decimals: int = 1) -> str:
     return f"{q.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP):f}%"
 
 
+_UNSAFE_CHARS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+
+
+def _label(text: Any) -> str:
+    """Data text used as a chart label: control characters and U+2028/U+2029 become spaces.
+
+    Vega-Lite compiles custom sort orders into Vega expressions with the labels as string
+    literals; a raw U+2028 there is a parse error ("Unexpected token ILLEGAL") and the chart
+    does not render at all.
+    """
+    return _UNSAFE_CHARS.sub(" ", str(text))
+
+
 def tag_label(code: str, name: str | None) -> str:
     """``"ART · Art & Design"`` (just the code when the name is unknown)."""
-    return f"{code} · {name}" if name else str(code)
+    return _label(f"{code} · {name}" if name else str(code))
 
 
 def _records(data: Any) -> list[dict]:
@@ -183,10 +204,11 @@ def _records(data: Any) -> list[dict]:
 
 def _unique_labels(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
     """model_id -> display label; duplicate display names get their model_id appended."""
+    clean = [(mid, _label(disp)) for mid, disp in pairs]
     counts: dict[str, int] = {}
-    for mid, disp in pairs:
+    for _, disp in clean:
         counts[disp] = counts.get(disp, 0) + 1
-    return {mid: (disp if counts[disp] == 1 else f"{disp} ({mid})") for mid, disp in pairs}
+    return {mid: (disp if counts[disp] == 1 else f"{disp} ({_label(mid)})") for mid, disp in clean}
 
 
 def _ordered_models(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
@@ -297,6 +319,7 @@ def heatmap(
                 "tag_label": tag_label(tag, tname),
                 "value": v,
                 "value_text": _fmt(v),
+                "value_tip": _plain(v),
                 "is_na": v is None,
                 "n_total": NA if _is_null(n_total) else int(n_total),
                 "coverage_text": cov_text,
@@ -305,6 +328,24 @@ def heatmap(
     tag_labels = {}
     for rec in values:
         tag_labels.setdefault(rec["tag"], rec["tag_label"])
+    # A model × tag pair without a row is shown as N/A too, never left as a silent hole.
+    for mid, _ in models:
+        for tag in tags:
+            if (mid, tag) not in seen_pairs:
+                values.append(
+                    {
+                        "model": labels[mid],
+                        "model_id": mid,
+                        "tag": tag,
+                        "tag_label": tag_labels.get(tag, tag_label(tag, tag_names.get(tag))),
+                        "value": None,
+                        "value_text": NA,
+                        "value_tip": NA,
+                        "is_na": True,
+                        "n_total": NA,
+                        "coverage_text": NA,
+                    }
+                )
     x_sort = [tag_labels.get(t, tag_label(t, tag_names.get(t))) for t in tags]
     y_sort = [labels.get(m, d) for m, d in models]
 
@@ -314,7 +355,7 @@ def heatmap(
     tooltip = [
         alt.Tooltip("model:N", title="Model"),
         alt.Tooltip("tag_label:N", title="Tag"),
-        alt.Tooltip("value_text:N", title=value_title),
+        alt.Tooltip("value_tip:N", title=value_title),
         alt.Tooltip("n_total:N", title="Prompts (n_total)"),
         alt.Tooltip("coverage_text:N", title="Coverage (scored)"),
     ]
@@ -398,6 +439,7 @@ def component_bars(
                     "component": COMPONENT_LABELS.get(c, c),
                     "value": v,
                     "value_text": _fmt(v),
+                    "value_tip": _plain(v),
                     "is_na": v is None,
                     "n_values": NA if _is_null(n) else int(n),
                 }
@@ -409,7 +451,7 @@ def component_bars(
     tooltip = [
         alt.Tooltip("model:N", title="Model"),
         alt.Tooltip("component:N", title="Component"),
-        alt.Tooltip("value_text:N", title="Score (0–100)"),
+        alt.Tooltip("value_tip:N", title="Score (0–100)"),
         alt.Tooltip("n_values:N", title="Prompts with a value"),
     ]
     y = alt.Y("value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100]))

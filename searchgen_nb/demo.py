@@ -41,7 +41,8 @@ that editing one model leaves the others' data unchanged. Noise is a sum of unif
 platform maths library on the score path), iteration is always over sorted ids or the
 roster tuple, and JSON is written with sorted keys. Two runs give byte-identical trees.
 Building everything in memory (:func:`build_demo`) takes about a second; writing the ~18,800
-files (9,400 results, 9,400 images) is then bound by the file system's speed.
+files (9,400 results, 9,400 images) is then bound by the file system's speed, and
+regenerating an unchanged demo rewrites nothing.
 
 Usage: ``write_demo(project_root() / "data/demo")``, or ``python -m searchgen_nb.demo``.
 ``releases/demo.yml`` is :func:`demo_config_text` with paths into ``data/demo``.
@@ -50,11 +51,12 @@ Usage: ``write_demo(project_root() / "data/demo")``, or ``python -m searchgen_nb
 from __future__ import annotations
 
 import json
+import math
 import os
 import posixpath
 import random
-import shutil
 import sys
+import time
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
@@ -123,16 +125,17 @@ IMAGE_FILE = "image.png"
 # Prompt set: partition sizes and tag counts of the published v1.0 release.
 # ---------------------------------------------------------------------------------------
 
-#: Prompt kinds, their id stem, subset and count. ``nosearch_text`` ids contain ``texthard``
-#: but the subset is NoSearch, so the partition rule must keep them NoSearch.
+#: Prompt kinds, their id stem, subset and count. Textual prompts use both stems of the rule
+#: (``texthard``, ``text_rendering``); the four ``nosearch_text`` ids contain ``texthard`` but
+#: their subset is NoSearch, so the partition rule must keep them NoSearch.
 PROMPT_KINDS: tuple[tuple[str, str, str, int], ...] = (
-    # kind,            id stem,          subset,             count
-    ("nosearch", "nosearch", "NoSearch", 96),
-    ("nosearch_text", "texthard", "NoSearch", 4),
-    ("textual", "texthard", "SearchIntensive", 150),
-    ("textual", "text_rendering", "SearchIntensive", 114),
-    ("visual", "vis", "SearchIntensive", 387),
-)
+    # kind            id stem           subset             count
+    ("nosearch",      "nosearch",       "NoSearch",          96),
+    ("nosearch_text", "texthard",       "NoSearch",           4),
+    ("textual",       "texthard",       "SearchIntensive",  150),
+    ("textual",       "text_rendering", "SearchIntensive",  114),
+    ("visual",        "vis",            "SearchIntensive",  387),
+)  # fmt: skip
 #: What the partition rule must produce from the prompts above (SPEC §1.2).
 EXPECTED_PARTITION = {"NoSearch": 100, "SearchIntensive": 651, "VisualSearch": 387, "TextualSearch": 264}
 
@@ -152,7 +155,6 @@ MAX_FAILURE_MODES_PER_PROMPT = 6
 
 #: Sampling weight of a tag on a prompt kind (default 1): text tags lean to text prompts,
 #: knowledge tags away from NoSearch prompts.
-_TEXT_KINDS = ("textual", "nosearch_text")
 TAG_AFFINITY: dict[str, dict[str, float]] = {
     "TXT": {"textual": 4, "nosearch_text": 4},
     "INF": {"textual": 2},
@@ -220,7 +222,7 @@ COMPONENT_BIAS = {
 }
 OPEN_TEXT_RENDERING_PENALTY = -0.30
 PROMPT_EFFECT_SPREAD = 0.30  # shared by every model: some prompts are simply harder
-NOISE_SCALE = 1.1  # × (sum of 3 uniforms − 1.5): standard deviation 0.55
+NOISE_SCALE = 1.1  # noise = (sum of 3 uniforms − 1.5) × this: standard deviation 0.55
 #: Chance that the judge drops one always-applicable generic dimension for one model.
 DROPPED_DIMENSION_RATE = 0.002
 DROPPABLE = ("image_quality", "ai_naturalness", "composition_and_aesthetics")
@@ -301,11 +303,13 @@ def _rng(*parts: str) -> random.Random:
 
 
 def _noise(rng: random.Random) -> float:
-    """Zero-mean, bell-shaped noise from uniforms only (sd ≈ 0.55 · NOISE_SCALE / 1.1)."""
+    """Zero-mean, bell-shaped noise built from uniforms only (standard deviation 0.5 × NOISE_SCALE)."""
     return (rng.random() + rng.random() + rng.random() - 1.5) * NOISE_SCALE
 
 
-def _weighted_sample(rng: random.Random, candidates: list[DemoPrompt], weights: list[float], k: int) -> list[DemoPrompt]:
+def _weighted_sample(
+    rng: random.Random, candidates: list[DemoPrompt], weights: list[float], k: int
+) -> list[DemoPrompt]:
     """``k`` distinct candidates, drawn without replacement proportionally to ``weights``.
 
     Efraimidis–Spirakis keys ``u ** (1 / w)``; ties (impossible in practice) fall to list order.
@@ -317,7 +321,9 @@ def _weighted_sample(rng: random.Random, candidates: list[DemoPrompt], weights: 
     return [candidates[i] for i in sorted(order[:k])]
 
 
-def _assign_tags(rng: random.Random, prompts: list[DemoPrompt], counts: dict[str, int], attr: str, *, at_least_one: bool, cap: int) -> None:
+def _assign_tags(
+    rng: random.Random, prompts: list[DemoPrompt], counts: dict[str, int], attr: str, *, at_least_one: bool, cap: int
+) -> None:
     """Give every tag exactly ``counts[tag]`` distinct prompts (multi-label, no duplicates).
 
     With ``at_least_one`` every prompt first gets one primary tag (tags share the 751 primary
@@ -363,7 +369,10 @@ def build_prompts() -> list[DemoPrompt]:
     prompts = [DemoPrompt(f"sgb_{stem}_{i:04d}", kind, subset) for i, (kind, stem, subset) in enumerate(kinds, 1)]
 
     _assign_tags(_rng("domains"), prompts, DOMAIN_COUNTS, "domains", at_least_one=True, cap=MAX_DOMAINS_PER_PROMPT)
-    _assign_tags(_rng("failure_modes"), prompts, FAILURE_MODE_COUNTS, "failure_modes", at_least_one=False, cap=MAX_FAILURE_MODES_PER_PROMPT)
+    _assign_tags(
+        _rng("failure_modes"), prompts, FAILURE_MODE_COUNTS, "failure_modes",
+        at_least_one=False, cap=MAX_FAILURE_MODES_PER_PROMPT,
+    )  # fmt: skip
 
     meta = _rng("metadata")
     difficulties = [d for d, n in DIFFICULTY_COUNTS.items() for _ in range(n)]
@@ -392,15 +401,15 @@ def build_prompts() -> list[DemoPrompt]:
 # Results
 # ---------------------------------------------------------------------------------------
 def _half_steps(x: float) -> float:
-    """Clamp to [0, 3] and round to the judge's 0.5 steps (half-up)."""
-    return min(6, max(0, int(x * 2 + 0.5) if x > 0 else 0)) / 2
+    """Round to the judge's 0.5 steps (half-up) and clamp to [0, 3]."""
+    return min(3.0, max(0.0, math.floor(x * 2 + 0.5) / 2))
 
 
 def _judge_scores(rng: random.Random, model: DemoModel, p: DemoPrompt) -> dict[str, float]:
     """The flat ``scores`` map of one well-formed judge answer.
 
-    Draws the same number of random values whatever the outcome, so one model's status
-    plan never shifts its scores on other prompts.
+    Every component is drawn, applicable or not, so the random stream depends only on the
+    prompt (see :func:`build_demo`: scores are drawn for every prompt whatever its status).
     """
     base = model.skill + DIFFICULTY_SHIFT[p.difficulty] + p.effect
 
@@ -467,7 +476,7 @@ def _result(model: DemoModel, p: DemoPrompt, scores: dict[str, float]) -> dict:
 
 
 def _dump(obj: object) -> str:
-    """One JSON document on one line (the C encoder: ~5× faster than indented output)."""
+    """One JSON document on one line (json's fast C encoder only runs without indentation)."""
     return json.dumps(obj, sort_keys=True) + "\n"
 
 
@@ -518,22 +527,25 @@ def text_reference_only_prompt(prompts: list[DemoPrompt]) -> DemoPrompt:
 # The paper table (independent exact recomputation, SPEC §2/§4/§5 for Overall-10)
 # ---------------------------------------------------------------------------------------
 def _overall_10(scores: dict[str, float]) -> Fraction:
-    """Overall-10 of one scored result: mean of its non-null components, exactly."""
-    checklist = [Fraction(v) for k, v in scores.items() if k.startswith("checklist:")]
-    adaptive = [Fraction(v) for k, v in scores.items() if k.startswith("rubric:") and k[7:] not in _GENERIC]
-    values = {
-        "checklist": sum(checklist) / len(checklist) if checklist else None,
-        "rubric_adaptive": sum(adaptive) / len(adaptive) if adaptive else None,
-        **{dim: Fraction(scores[f"rubric:{dim}"]) if f"rubric:{dim}" in scores else None for dim in GENERIC_RUBRIC},
-        **{ref: Fraction(scores[ref]) if ref in scores else None for ref in ("visual_reference_evaluation", "text_reference_evaluation")},
-    }
+    """Overall-10 of one scored result: the exact mean of its non-null components."""
+
+    def mean(values: list[float]) -> Fraction | None:
+        return sum(map(Fraction, values), Fraction(0)) / len(values) if values else None
+
+    checklist = [v for k, v in scores.items() if k.startswith("checklist:")]
+    adaptive = [v for k, v in scores.items() if k.startswith("rubric:") and k.split(":", 1)[1] not in _GENERIC]
+    values = {"checklist": mean(checklist), "rubric_adaptive": mean(adaptive)}
+    for dim in GENERIC_RUBRIC:
+        values[dim] = mean([scores[f"rubric:{dim}"]] if f"rubric:{dim}" in scores else [])
+    for ref in ("visual_reference_evaluation", "text_reference_evaluation"):
+        values[ref] = mean([scores[ref]] if ref in scores else [])
     present = [values[c] for c in COMPONENTS if values[c] is not None]
-    return sum(present) / len(present)
+    return sum(present, Fraction(0)) / len(present)
 
 
 def _public(raw: Fraction, decimals: int = 1) -> float:
     """``raw × 100 / 3`` rounded half-up to ``decimals`` (exact rational rounding)."""
-    units = (raw * 100 * 10**decimals / 3 + Fraction(1, 2)).__floor__()
+    units = math.floor(raw * 100 * 10**decimals / 3 + Fraction(1, 2))
     return float(Decimal(units).scaleb(-decimals))
 
 
@@ -612,26 +624,8 @@ def committed_config_text() -> str:
 
 
 # ---------------------------------------------------------------------------------------
-# Writing
+# The whole release in memory
 # ---------------------------------------------------------------------------------------
-_OWNED = ("prompts.jsonl", "paper_table.json", "release.yml", "results")
-
-
-def _prepare(out_dir: Path) -> None:
-    """Make ``out_dir`` ready: create it, or clear a previous demo there; never touch other data."""
-    if out_dir.exists() and any(out_dir.iterdir()):
-        marker = out_dir / "release.yml"
-        if not (marker.is_file() and "data_origin: synthetic-demo" in marker.read_text(encoding="utf-8")):
-            raise FileExistsError(f"demo: {out_dir} is not empty and holds no synthetic demo; refusing to overwrite it")
-        for name in _OWNED:
-            target = out_dir / name
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
-    out_dir.mkdir(parents=True, exist_ok=True)
-
-
 @dataclass
 class DemoRelease:
     """The whole demo in memory: what :func:`write_demo` puts on disk."""
@@ -694,29 +688,70 @@ def build_demo() -> DemoRelease:
     return DemoRelease(prompts, line_order, files, statuses, paper_table)
 
 
+# ---------------------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------------------
+def _check_target(out_dir: Path) -> None:
+    """Refuse a non-empty ``out_dir`` that does not hold a previous demo (never touch real data)."""
+    if out_dir.is_dir() and any(out_dir.iterdir()):
+        marker = out_dir / "release.yml"
+        if not (marker.is_file() and "data_origin: synthetic-demo" in marker.read_text(encoding="utf-8")):
+            raise FileExistsError(f"demo: {out_dir} is not empty and holds no synthetic demo; refusing to overwrite it")
+
+
+def _sync_tree(root: Path, files: dict[str, bytes]) -> int:
+    """Make ``root`` hold exactly ``files`` (relative POSIX path -> bytes); return files written.
+
+    Stale files and the folders they leave empty are removed; a file that already holds the
+    right bytes is left alone, so regenerating an unchanged demo costs reads, not writes.
+    """
+    existing: set[str] = set()
+    if root.is_dir():
+        for dirpath, _, filenames in os.walk(root, topdown=False):  # children before parents
+            rel_dir = Path(dirpath).relative_to(root).as_posix()
+            for name in filenames:
+                rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+                if rel in files:
+                    existing.add(rel)
+                else:
+                    os.unlink(os.path.join(dirpath, name))
+            if rel_dir != "." and not os.listdir(dirpath):
+                os.rmdir(dirpath)
+    written = 0
+    made: set[str] = set()
+    for rel in sorted(files):  # prompt-major: one folder's files are written together
+        path = root / rel
+        if rel in existing and path.read_bytes() == files[rel]:
+            continue
+        folder = rel.rpartition("/")[0]
+        if folder not in made:
+            (root / folder).mkdir(parents=True, exist_ok=True)
+            made.add(folder)
+        path.write_bytes(files[rel])
+        written += 1
+    return written
+
+
 def write_demo(out_dir: Path) -> dict:
     """Write the synthetic demo release into ``out_dir`` and return a summary.
 
     Files: ``prompts.jsonl``, ``results/…``, ``paper_table.json`` and ``release.yml`` (its
     ``release_config`` key is set when ``out_dir`` lies inside the project). A previous demo in
-    ``out_dir`` is replaced; a folder holding anything else is refused (FileExistsError).
+    ``out_dir`` is brought up to date (stale result files removed, unchanged ones not
+    rewritten); a non-empty folder holding anything else is refused (FileExistsError).
 
-    Summary: ``n_prompts``, ``partition`` (counts by the SPEC §1.2 rule), ``n_files`` and, per
-    model, ``n_scored``, ``statuses`` (count per status) and ``overall_10`` (the paper table).
+    Summary: ``n_prompts``, ``partition`` (counts by the SPEC §1.2 rule), ``n_files`` (in the
+    release), ``n_result_files_written`` (below ``results/`` by this call) and, per model,
+    ``n_scored``, ``statuses`` (count per status) and ``overall_10`` (the paper table).
     """
     out_dir = Path(out_dir).resolve()
+    _check_target(out_dir)
     demo = build_demo()
-    _prepare(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "prompts.jsonl").write_text(demo.prompts_jsonl(), encoding="utf-8", newline="\n")
-    results = out_dir / "results"
-    made: set[str] = set()
-    for rel in sorted(demo.files):  # prompt-major: one folder's files are written together
-        folder = rel.rsplit("/", 1)[0]
-        if folder not in made:
-            (results / folder).mkdir(parents=True, exist_ok=True)
-            made.add(folder)
-        (results / rel).write_bytes(demo.files[rel])
-    (out_dir / "paper_table.json").write_text(json.dumps(demo.paper_table, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    n_written = _sync_tree(out_dir / "results", demo.files)
+    table = json.dumps(demo.paper_table, indent=2, sort_keys=True) + "\n"
+    (out_dir / "paper_table.json").write_text(table, encoding="utf-8", newline="\n")
     root = project_root().resolve()
     config_path = out_dir / "release.yml"
     rel_config = Path(os.path.relpath(config_path, root)).as_posix() if config_path.is_relative_to(root) else None
@@ -727,11 +762,16 @@ def write_demo(out_dir: Path) -> dict:
         counts = {s: 0 for s in ("scored", "invalid_evaluation", "missing_evaluation", "missing_generation")}
         for status in demo.statuses[m.model_id].values():
             counts[status] += 1
-        models[m.model_id] = {"n_scored": counts["scored"], "statuses": counts, "overall_10": demo.paper_table[m.model_id]}
+        models[m.model_id] = {
+            "n_scored": counts["scored"],
+            "statuses": counts,
+            "overall_10": demo.paper_table[m.model_id],
+        }
     return {
         "n_prompts": len(demo.prompts),
         "partition": demo.partition(),
         "n_files": len(demo.files) + 3,
+        "n_result_files_written": n_written,
         "models": models,
     }
 
@@ -748,13 +788,12 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) > 1 or (args and args[0].startswith("-")):
         sys.stderr.write("usage: python -m searchgen_nb.demo [OUT_DIR | --print-config]\n")
         return 2
-    import time
-
     out_dir = Path(args[0]) if args else project_root() / "data" / "demo"
     start = time.perf_counter()
     summary = write_demo(out_dir)
     seconds = time.perf_counter() - start
-    print(f"demo: wrote {summary['n_files']} files to {out_dir} in {seconds:.1f} s")
+    written = summary["n_result_files_written"]
+    print(f"demo: {summary['n_files']} files in {out_dir} ({written} result files written) in {seconds:.1f} s")
     for model_id, s in summary["models"].items():
         print(f"  {model_id:<16} scored {s['n_scored']:>3}/{N_PROMPTS}  Overall-10 {s['overall_10']:5.1f}")
     return 0

@@ -10,7 +10,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from searchgen_nb.config import ReleaseConfig
 from searchgen_nb.constants import COMPONENTS, OVERALL_9_COMPONENTS, SCORED, STATUSES

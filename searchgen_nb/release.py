@@ -9,6 +9,7 @@ is built from a staged copy of the book sources; only when everything succeeded 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -104,6 +105,26 @@ def normalize(nb: nbformat.NotebookNode, root: Path) -> nbformat.NotebookNode:
     return nb
 
 
+@contextlib.contextmanager
+def kernel_stderr_to(log_path: Path):
+    """Send what kernels write to stderr (transport warnings, shutdown noise) to a log file.
+
+    Kernels inherit file descriptor 2, so it is redirected for the duration; the release's
+    own messages are written after it is restored. Failures still name the notebook and
+    cell; the log keeps the kernels' raw output for debugging.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(log_path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
 def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path) -> None:
     """Run one notebook with papermill (kernel ``python3`` of this environment), check and normalise it."""
     import papermill
@@ -193,7 +214,8 @@ def run_release(config: str | os.PathLike, log=print) -> ReleaseOutcome:
         t = time.perf_counter()
         dest = work / "src" / "book" / "notebooks" / src.name
         log(f"running {src.name} …")
-        execute_notebook(src, dest, params, root)
+        with kernel_stderr_to(work / "kernels.log"):
+            execute_notebook(src, dest, params, root)
         executed.append(dest)
         timings[src.name] = time.perf_counter() - t
     if not executed:

@@ -157,8 +157,10 @@ def _href(methods_href: str | None, anchor: str | None) -> str | None:
     return f"{methods_href}#{anchor}"
 
 
-def _th(label: str, *, title: str | None, href: str | None, numeric: bool, key: str) -> str:
+def _th(label: str, *, title: str | None, href: str | None, numeric: bool, key: str, asc_first: bool = False) -> str:
     classes = ["sg-num"] if numeric else ["sg-text"]
+    if asc_first:
+        classes.append("sg-asc-first")
     attrs = [f'class="{" ".join(classes)}"', f'data-sg-col="{_esc(key)}"']
     if title:
         attrs.append(f'title="{_esc(title)}"')
@@ -241,6 +243,7 @@ def leaderboard_table(
             href=_href(methods_href, METHOD_ANCHORS.get(key)),
             numeric=numeric,
             key=key,
+            asc_first=key == "rank",
         )
         for key, label, numeric in cols
     ]

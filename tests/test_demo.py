@@ -396,9 +396,16 @@ def test_refuses_to_overwrite_a_folder_that_is_not_a_demo(tmp_path):
     assert (tmp_path / "keep.txt").read_text() == "real data"
 
 
-def test_replacing_a_previous_demo_clears_only_its_own_files(tmp_path):
-    (tmp_path / "release.yml").write_text(demo.demo_config_text())
-    (tmp_path / "results" / "stale").mkdir(parents=True)
-    (tmp_path / "notes.txt").write_text("mine")
-    demo._prepare(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+def test_regenerating_in_place_syncs_the_result_tree(tmp_path):
+    """A previous demo is brought up to date: stale files and their folders go, right ones stay."""
+    (tmp_path / "gone" / "none").mkdir(parents=True)
+    (tmp_path / "gone" / "none" / RESULT_FILE).write_bytes(b"stale")
+    (tmp_path / "row").mkdir()
+    (tmp_path / "row" / "same.json").write_bytes(b"1")
+    (tmp_path / "row" / "changed.json").write_bytes(b"old")
+    os.utime(tmp_path / "row" / "same.json", (0, 0))
+    files = {"row/same.json": b"1", "row/changed.json": b"2", "new/none/image.png": b"3"}
+    assert demo._sync_tree(tmp_path, files) == 2
+    assert not (tmp_path / "gone").exists()
+    assert {p.relative_to(tmp_path).as_posix(): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == files
+    assert (tmp_path / "row" / "same.json").stat().st_mtime == 0  # not rewritten

@@ -1,0 +1,134 @@
+"""The demo release through the data command: published v1.0 format key by key, the
+coverage lock, byte-identical reruns under shuffled input, hash seed and cwd."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from factory import read_artifacts
+
+from searchgen_nb.config import load_config
+from searchgen_nb.demo import write_demo
+from searchgen_nb.errors import ValidationFailed
+from searchgen_nb.pipeline import run_data
+
+PUBLISHED = Path(__file__).resolve().parents[2] / "shared" / "reference" / "published" / "v1.0"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    base = tmp_path_factory.mktemp("demo")
+    write_demo(base / "src")
+    run_data(load_config(base / "src" / "release.yml"), base / "out", progress=False)
+    return base
+
+
+def _walk(ref, ours, path, problems):
+    """Every key of ``ref`` must exist in ``ours`` with a value of the same JSON type."""
+    def jtype(v):
+        return "number" if isinstance(v, (int, float)) and not isinstance(v, bool) else type(v).__name__
+
+    if ref is None:
+        return  # published null: any type is acceptable (e.g. source_commit)
+    if jtype(ref) != jtype(ours):
+        problems.append(f"{path}: published {jtype(ref)}, ours {jtype(ours)}")
+        return
+    if isinstance(ref, dict):
+        for k, v in ref.items():
+            if k not in ours:
+                problems.append(f"{path}.{k}: missing")
+            else:
+                _walk(v, ours[k], f"{path}.{k}", problems)
+    elif isinstance(ref, list) and ref and ours:
+        for i, item in enumerate(ref[:3]):
+            _walk(item, ours[min(i, len(ours) - 1)], f"{path}[{i}]", problems)
+
+
+@pytest.mark.skipif(not PUBLISHED.exists(), reason="shared/reference not beside the checkout")
+@pytest.mark.parametrize(
+    "name",
+    ["manifest.json", "leaderboard_overall.json", "leaderboard_by_stratum.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json"],
+)
+def test_published_v1_0_keys_and_types(demo, name):
+    ref = json.loads((PUBLISHED / name).read_text())
+    ours = json.loads((demo / "out" / name).read_text())
+    problems: list[str] = []
+    if name == "manifest.json":
+        ref = {k: v for k, v in ref.items() if k != "models"}
+        ref_model = next(iter(json.loads((PUBLISHED / name).read_text())["models"].values()))
+        for m, spec in ours["models"].items():
+            _walk(ref_model, spec, f"models.{m}", problems)
+    elif isinstance(ref, dict):
+        assert set(ref) <= set(ours) or name != "leaderboard_by_stratum.json"
+        # group keys: strata are the same names; tags are the taxonomy codes
+        assert sorted(ref) == sorted(ours), (sorted(ref), sorted(ours))
+    _walk(ref, ours, name, problems)
+    assert problems == []
+
+
+def test_demo_sizes_and_statuses(demo):
+    m = json.loads((demo / "out" / "manifest.json").read_text())
+    assert m["data_origin"] == "synthetic-demo"
+    assert m["dataset"]["n_prompts"] == 751
+    assert m["partition"] == {"NoSearch": 100, "SearchIntensive": 651, "TextualSearch": 264, "VisualSearch": 387}
+    totals = {s: sum(c[s] for c in m["extraction"]["status_counts"].values()) for s in ("scored", "invalid_evaluation", "missing_evaluation", "missing_generation")}
+    assert all(v > 0 for v in totals.values()), totals
+    board = json.loads((demo / "out" / "leaderboard_overall.json").read_text())
+    assert len(board) == 13
+    assert sorted(r["missing_policy"] for r in board).count("exclude") == 2
+    assert [r["rank"] for r in board if r["ranked"]] == list(range(1, sum(r["ranked"] for r in board) + 1))
+    report = json.loads((demo / "out" / "validation_report.json").read_text())
+    assert report["passed"] and all(c["skipped"] is None for c in report["checks"])  # paper table and lock applied
+
+
+def test_deleting_one_scored_result_fails_and_names_it(demo, tmp_path):
+    src = tmp_path / "src"
+    shutil.copytree(demo / "src", src, copy_function=os.link)  # hard links: fast, deleting one leaves the original
+    out = tmp_path / "public" / "data"
+    shutil.copytree(demo / "out", out)
+    before = read_artifacts(out)
+    rec = next(json.loads(l) for l in (demo / "out" / "prompt_scores.jsonl").read_text().splitlines())
+    model_id, entry = next((m, e) for m, e in sorted(rec["models"].items()) if e["status"] == "scored")
+    (src / "results" / entry["result_file"]).unlink()
+    with pytest.raises(ValidationFailed) as info:
+        run_data(load_config(src / "release.yml"), out, progress=False)
+    msg = str(info.value)
+    assert "check coverage_lock failed" in msg
+    assert f"model {model_id} has" in msg and rec["sample_id"] in msg
+    assert read_artifacts(out) == before
+
+
+def _shuffle_lines(path: Path, seed: int) -> None:
+    lines = path.read_text().splitlines()
+    random.Random(seed).shuffle(lines)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_byte_identical_under_shuffle_hashseed_and_cwd(demo, tmp_path):
+    """Same inputs → same bytes, whatever line order, PYTHONHASHSEED or working directory."""
+    outs = []
+    for i, (seed, hashseed, cwd) in enumerate([(1, "0", tmp_path), (2, "12345", ROOT)]):
+        src = tmp_path / f"src{i}"
+        src.mkdir()
+        for name in ("release.yml", "prompts.jsonl", "paper_table.json"):
+            shutil.copy(demo / "src" / name, src / name)
+        (src / "results").symlink_to(demo / "src" / "results")
+        _shuffle_lines(src / "prompts.jsonl", seed)
+        env = {**os.environ, "PYTHONHASHSEED": hashseed, "SOURCE_DATE_EPOCH": "1780000000"}
+        proc = subprocess.run(
+            [sys.executable, "-m", "searchgen_nb", "data", str(src / "release.yml"), "--out", str(tmp_path / f"out{i}")],
+            cwd=cwd, env=env, capture_output=True, text=True,
+        )
+        assert proc.returncode == 0, proc.stderr
+        outs.append(read_artifacts(tmp_path / f"out{i}"))
+    assert (tmp_path / "src0" / "prompts.jsonl").read_bytes() != (tmp_path / "src1" / "prompts.jsonl").read_bytes()
+    assert outs[0] == outs[1]
+    assert json.loads(outs[0]["manifest.json"])["generated_at"] == "2026-05-28T20:26:40+00:00"
