@@ -28,7 +28,6 @@ byte-identical files. The folder must NOT be called ``_static`` (Jupyter Book 1 
 from __future__ import annotations
 
 import hashlib
-import html
 import re
 from pathlib import Path
 
@@ -381,8 +380,3 @@ def setup(app):
     :func:`_page_assets_guard`. It loads nothing itself; the assets come from ``_config.yml``."""
     app.connect("html-page-context", _page_assets_guard, priority=900)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
-
-
-def escape_text(text: object) -> str:
-    """HTML-escape any value for element content or a quoted attribute."""
-    return html.escape(str(text), quote=True)

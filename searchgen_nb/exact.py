@@ -9,6 +9,7 @@ the final result is rounded: to the nearest double for raw values stored in
 
 from __future__ import annotations
 
+import math
 from decimal import Context, Decimal
 from fractions import Fraction
 from typing import Iterable
@@ -38,10 +39,54 @@ def exact_mean(values: Iterable[float]) -> Fraction | None:
 def mean_raw(values: Iterable[float]) -> float | None:
     """Mean of raw 0–3 values, exactly computed then rounded once to the nearest double.
 
-    Returns None when ``values`` is empty (SPEC §4: "null where none is present").
+    Returns None when ``values`` is empty (SPEC §4: "null where none is present"). Fast path:
+    ``math.fsum`` is correctly rounded, and when the residual sum ``values − total`` is 0 the
+    total is the exact sum, so one division gives the correctly rounded exact mean; otherwise
+    the exact rational mean is rounded.
     """
-    m = exact_mean(values)
-    return None if m is None else float(m)
+    vals = values if isinstance(values, list) else list(values)
+    n = len(vals)
+    if n == 0:
+        return None
+    if n == 1:
+        return float(vals[0])
+    if n == 2:  # Knuth's TwoSum: the rounding error of a + b is exactly err
+        a, b = vals
+        total = a + b
+        bb = total - a
+        if (a - (total - bb)) + (b - bb) == 0:
+            return total / 2
+    total = math.fsum(vals)
+    if math.fsum([*vals, -total]) == 0.0:  # a nonzero exact residual never rounds to 0
+        return total / n
+    # exact: every double is m / 2**k; sum the numerators over the largest 2**k, then one
+    # correctly rounded int / int division (CPython rounds int true division correctly)
+    ratios = [v.as_integer_ratio() for v in vals]
+    shift = max(d for _, d in ratios).bit_length() - 1
+    numerator = sum(m << (shift - (d.bit_length() - 1)) for m, d in ratios)
+    return numerator / (n << shift)
+
+
+def means_with_extra(base: list[float], extra: float | None) -> tuple[float | None, float | None]:
+    """``(mean_raw(base + [extra]), mean_raw(base))`` in one exact pass (``extra`` None = absent).
+
+    Used for a prompt's Overall-10 (nine public components plus text reference) and
+    Overall-9. Same results as :func:`mean_raw`: exact rational means rounded once.
+    """
+    vals = base if extra is None else [*base, extra]
+    if not vals:
+        return None, None
+    ratios = [v.as_integer_ratio() for v in vals]
+    shift = max(d for _, d in ratios).bit_length() - 1
+    nums = [m << (shift - (d.bit_length() - 1)) for m, d in ratios]
+    total = sum(nums)
+    n = len(vals)
+    all_mean = total / (n << shift)
+    if extra is None:
+        return all_mean, all_mean
+    if n == 1:
+        return all_mean, None
+    return all_mean, (total - nums[-1]) / ((n - 1) << shift)
 
 
 def to_public(raw_mean: Fraction, decimals: int) -> float:

@@ -52,13 +52,65 @@ class InvalidResult(ValueError):
 
 def _check_value(key: str, v: object) -> float:
     """A score value as float, or :class:`InvalidResult` (non-numeric, NaN/Infinity, outside 0–3)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
+    t = type(v)
+    if (t is float or t is int) and 0 <= v <= 3:  # fast path; NaN and ±inf fail the comparison
+        return float(v)
+    if t is bool or not isinstance(v, (int, float)):
         raise InvalidResult(f"score {key!r} is not a number: {json.dumps(v)}")
     if not math.isfinite(v):
         raise InvalidResult(f"score {key!r} is not finite: {v}")
-    if not 0 <= v <= 3:
-        raise InvalidResult(f"score {key!r} is outside 0–3: {v}")
-    return float(v)
+    raise InvalidResult(f"score {key!r} is outside 0–3: {v}")
+
+
+_REFERENCE_KEYS = frozenset(("visual_reference_evaluation", "text_reference_evaluation"))
+_GENERIC = frozenset(GENERIC_RUBRIC)
+
+
+# score key -> (kind, component): "c" checklist item, "a" adaptive rubric, "x" a copied
+# component, "u" unknown. Keys repeat across thousands of files, so classify each once.
+_KEY_KINDS: dict[str, tuple[str, str | None]] = {}
+
+
+def _key_kind(key: str) -> tuple[str, str | None]:
+    kind = _KEY_KINDS.get(key)
+    if kind is None:
+        if key.startswith("checklist:"):
+            kind = ("c", None)
+        elif key.startswith("rubric:"):
+            kind = ("x", key[7:]) if key[7:] in _GENERIC else ("a", None)
+        elif key in _REFERENCE_KEYS:
+            kind = ("x", key)
+        else:
+            kind = ("u", None)
+        if len(_KEY_KINDS) < 100_000:
+            _KEY_KINDS[key] = kind
+    return kind
+
+
+def _components_and_unknown(scores: object) -> tuple[Components, list[str]]:
+    """Built-in extraction of a ``scores`` map plus the keys that carry no component."""
+    if not isinstance(scores, dict):
+        raise InvalidResult(f"'scores' is not an object: {json.dumps(scores)[:80]}")
+    checklist: list[float] = []
+    adaptive: list[float] = []
+    unknown: list[str] = []
+    out: Components = dict.fromkeys(COMPONENTS)
+    for key, v in scores.items():
+        t = type(v)
+        if not ((t is float or t is int) and 0 <= v <= 3):
+            v = _check_value(key, v)  # raises with the reason
+        kind, comp = _KEY_KINDS.get(key) or _key_kind(key)
+        if kind == "c":
+            checklist.append(v)
+        elif kind == "x":
+            out[comp] = float(v)
+        elif kind == "a":
+            adaptive.append(v)
+        else:
+            unknown.append(key)
+    out["checklist"] = mean_raw(checklist)
+    out["rubric_adaptive"] = mean_raw(adaptive)
+    return out, unknown
 
 
 def extract_components(result: dict) -> Components:
@@ -67,38 +119,14 @@ def extract_components(result: dict) -> Components:
     ``checklist`` = mean of all ``checklist:*``; ``rubric_adaptive`` = mean of the ``rubric:*``
     keys that are not one of the six generic dimensions; the six generic rubric dimensions,
     ``visual_reference_evaluation`` and ``text_reference_evaluation`` are copied. A component
-    with no key is ``None``. Raises :class:`InvalidResult` when ``scores`` is not an object
-    or holds a value that is not a finite number in [0, 3].
+    with no key is ``None``. Other keys carry no component. Raises :class:`InvalidResult`
+    when ``scores`` is not an object or holds a value that is not a finite number in [0, 3].
     """
-    scores = result.get("scores")
-    if not isinstance(scores, dict):
-        raise InvalidResult(f"'scores' is not an object: {json.dumps(scores)[:80]}")
-    checklist: list[float] = []
-    adaptive: list[float] = []
-    out: Components = dict.fromkeys(COMPONENTS)
-    for key, raw in scores.items():
-        v = _check_value(key, raw)
-        if key.startswith("checklist:"):
-            checklist.append(v)
-        elif key.startswith("rubric:"):
-            dim = key[len("rubric:") :]
-            if dim in GENERIC_RUBRIC:
-                out[dim] = v
-            else:
-                adaptive.append(v)
-        elif key in ("visual_reference_evaluation", "text_reference_evaluation"):
-            out[key] = v
-        # other keys carry no component; classify_result() reports them as warnings
-    out["checklist"] = mean_raw(checklist)
-    out["rubric_adaptive"] = mean_raw(adaptive)
-    return out
+    return _components_and_unknown(result.get("scores"))[0]
 
 
 def _is_known_score_key(key: str) -> bool:
-    return key.startswith(("checklist:", "rubric:")) or key in (
-        "visual_reference_evaluation",
-        "text_reference_evaluation",
-    )
+    return key.startswith(("checklist:", "rubric:")) or key in _REFERENCE_KEYS
 
 
 _ALIASES = {
@@ -216,18 +244,22 @@ def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[s
         return PairResult(INVALID, dict(_NULLS), f"{why}: {err}" if err else why, file_sha256=sha)
     warnings: list[str] = []
     try:
-        scores = result.get("scores")
-        if isinstance(scores, dict):
-            for key in scores:
-                _check_value(key, scores[key])
-            unknown = sorted(k for k in scores if not _is_known_score_key(k))
-            if unknown:
-                warnings.append(f"score key(s) with no component ignored: {', '.join(unknown)}")
-        comps = extract_components(result) if extractor is extract_components else adapt_components(extractor(result))
+        if extractor is extract_components:
+            comps, unknown = _components_and_unknown(result.get("scores"))
+        else:
+            scores = result.get("scores")
+            unknown = []
+            if isinstance(scores, dict):  # SPEC §3: every value of the file is checked
+                for key in scores:
+                    _check_value(key, scores[key])
+                unknown = [k for k in scores if not _is_known_score_key(k)]
+            comps = adapt_components(extractor(result))
+        if unknown:
+            warnings.append(f"score key(s) with no component ignored: {', '.join(sorted(unknown))}")
     except ValueError as exc:  # InvalidResult, or an extractor's documented ValueError
         return PairResult(INVALID, dict(_NULLS), str(exc), warnings, sha)
     except Exception as exc:  # noqa: BLE001 - a pluggable extractor failing on one file
         return PairResult(INVALID, dict(_NULLS), f"extractor raised {type(exc).__name__}: {exc}", warnings, sha)
-    if all(v is None for v in comps.values()):
+    if not any(v is not None for v in comps.values()):
         return PairResult(INVALID, dict(_NULLS), "no usable score (no component present)", warnings, sha)
     return PairResult(SCORED, comps, None, warnings, sha)

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 from dataclasses import dataclass
 
 from tqdm import tqdm
 
 from searchgen_nb.config import ReleaseConfig
-from searchgen_nb.constants import COMPONENTS, OVERALL_9_COMPONENTS, SCORED, STATUSES
+from searchgen_nb.constants import COMPONENTS, EXCLUDED_PUBLIC_COMPONENT, OVERALL_9_COMPONENTS, SCORED, STATUSES
 from searchgen_nb.errors import ConfigError
-from searchgen_nb.exact import mean_raw
+from searchgen_nb.exact import means_with_extra
 from searchgen_nb.extract import PairResult, classify_result, load_extractor
 from searchgen_nb.prompts import Prompt, PromptSet
 
@@ -27,9 +28,8 @@ def prompt_overalls(components: dict) -> tuple[float | None, float | None]:
     the nearest double; ``None`` when the set has no value (e.g. a prompt whose only
     component is text reference has Overall-10 but no Overall-9).
     """
-    o10 = mean_raw(v for c in COMPONENTS if (v := components[c]) is not None)
-    o9 = mean_raw(v for c in OVERALL_9_COMPONENTS if (v := components[c]) is not None)
-    return o10, o9
+    nine = [v for c in OVERALL_9_COMPONENTS if (v := components[c]) is not None]
+    return means_with_extra(nine, components[EXCLUDED_PUBLIC_COMPONENT])
 
 
 @dataclass
@@ -61,6 +61,21 @@ def result_file(cfg: ReleaseConfig, prompt: Prompt, model_id: str) -> str:
     return norm
 
 
+def _plain_segment(value: str) -> bool:
+    parts = value.split("/")
+    return bool(value) and "\\" not in value and not value.startswith("/") and all(p not in ("", ".", "..") for p in parts)
+
+
+def _needs_path_check(cfg: ReleaseConfig, model_id: str) -> bool:
+    """False when every path this model's template can give is already normal and inside
+    ``results_root`` (plain template, plain lane and source_id; release_row and sample_id
+    are checked when the metadata is read), so :func:`result_file`'s check can be skipped."""
+    m = cfg.models[model_id]
+    template = cfg.result_path
+    plain_template = posixpath.normpath(template) == template and _plain_segment(template)
+    return not (plain_template and _plain_segment(m.lane) and _plain_segment(m.source_id))
+
+
 def prompt_record(prompt: Prompt, index: int) -> dict:
     """The prompt part of a record (SPEC §4 of the design document); ``prompt_index`` = sorted position."""
     return {
@@ -77,57 +92,101 @@ def prompt_record(prompt: Prompt, index: int) -> dict:
     }
 
 
-def model_entry(cfg: ReleaseConfig, model_id: str, rel_path: str, pair: PairResult) -> dict:
+def model_entry(lane: str, source_id: str, rel_path: str, pair: PairResult) -> dict:
     """The per-model part of a record: status, lane, components, overalls, reason and file."""
     scored = pair.status == SCORED
     o10, o9 = prompt_overalls(pair.components) if scored else (None, None)
     return {
         "status": pair.status,
-        "lane": cfg.models[model_id].lane,
-        "source_id": cfg.models[model_id].source_id,
+        "lane": lane,
+        "source_id": source_id,
         "result_file": rel_path,
         "error": pair.error,
-        "components_raw_0to3": {c: pair.components[c] for c in COMPONENTS},
+        "components_raw_0to3": pair.components,  # already the 10 components in SPEC order
         "overall_10_raw": o10,
         "overall_9_raw": o9,
     }
 
 
-def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | None = None) -> Extraction:
+#: Below this many prompt × model pairs extraction stays in one process.
+PARALLEL_MIN_PAIRS = 4000
+
+# Set in the parent before the worker processes fork (never pickled): the job they share.
+_JOB: dict = {}
+
+
+def _extract_pairs(task: tuple[str, int, int]) -> list[tuple[str, dict, list[str], str | None]]:
+    """Pairs of one model for prompts ``start:stop``: ``(result_file, model entry, warnings, sha256)``."""
+    model_id, start, stop = task
+    cfg, prompts, extractor, root, globs = (_JOB[k] for k in ("cfg", "prompts", "extractor", "root", "globs"))
+    m = cfg.models[model_id]
+    lane, source_id = m.lane, m.source_id
+    checked = _needs_path_check(cfg, model_id)
+    fmt = cfg.result_path.format
+    out = []
+    for prompt in prompts[start:stop]:
+        if checked:
+            rel = result_file(cfg, prompt, model_id)
+        else:
+            rel = fmt(release_row=prompt.release_row, sample_id=prompt.sample_id, lane=lane, source_id=source_id)
+        pair = classify_result(os.path.join(root, rel), extractor, globs, _sha256)
+        out.append((rel, model_entry(lane, source_id, rel, pair), pair.warnings, pair.file_sha256))
+    return out
+
+
+def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | None = None, workers: int | None = None) -> Extraction:
     """Classify and extract every configured model's result for every prompt (SPEC §2–4).
 
     Returns records sorted by sample_id with the models of the config. ``progress``: None
-    shows a bar only on a terminal. Raises :class:`ConfigError` / ``ExtractorError`` for
-    configuration problems; result-file problems become ``invalid_evaluation`` records.
+    shows a bar only on a terminal. ``workers``: processes reading results (default: one
+    per core for releases of at least :data:`PARALLEL_MIN_PAIRS` pairs; results are merged
+    in config order, so the output does not depend on it). Raises :class:`ConfigError` /
+    ``ExtractorError`` for configuration problems; result-file problems become
+    ``invalid_evaluation`` records.
     """
     spec, extractor = load_extractor(cfg.extractor_spec())
-    root = str(cfg.results_root_path)
-    globs = list(cfg.generation_glob)
+    for model_id in cfg.models:  # fail on a bad template before reading anything
+        for prompt in prompt_set.prompts[:1]:
+            result_file(cfg, prompt, model_id)
     records = [prompt_record(p, i) for i, p in enumerate(prompt_set.prompts)]
     warnings = list(prompt_set.warnings)
-    hashed: list[tuple[str, str]] = []
-    total = len(records) * len(cfg.models)
-    bar = tqdm(total=total, desc="reading results", unit="file", disable=(None if progress is None else not progress))
+    hashed: set[tuple[str, str]] = set()
+    n_pairs = len(records) * len(cfg.models)
+    if workers is None:
+        workers = min(os.cpu_count() or 1, len(cfg.models)) if n_pairs >= PARALLEL_MIN_PAIRS else 1
+    _JOB.update(cfg=cfg, prompts=prompt_set.prompts, extractor=extractor, root=str(cfg.results_root_path), globs=list(cfg.generation_glob))
+    bar = tqdm(total=n_pairs, desc="reading results", unit="file", disable=(None if progress is None else not progress))
+    pool = None
     try:
-        for model_id in cfg.models:
-            for prompt, record in zip(prompt_set.prompts, records):
-                rel = result_file(cfg, prompt, model_id)
-                pair = classify_result(os.path.join(root, rel), extractor, globs, _sha256)
-                if pair.file_sha256 is not None:
-                    hashed.append((rel, pair.file_sha256))
-                for w in pair.warnings:
-                    warnings.append(
-                        {"check": "result_warning", "sample_id": prompt.sample_id, "model_id": model_id, "file": rel, "message": w}
-                    )
-                record["models"][model_id] = model_entry(cfg, model_id, rel, pair)
-                bar.update()
+        n = len(records)
+        step = max(1, -(-n // 4)) if workers > 1 else max(n, 1)  # a few tasks per model balance the workers
+        tasks = [(m, start, min(start + step, n)) for m in cfg.model_ids for start in range(0, n, step)]
+        if workers > 1:
+            import multiprocessing
+
+            pool = multiprocessing.get_context("fork").Pool(workers)
+            results = pool.imap(_extract_pairs, tasks)
+        else:
+            results = map(_extract_pairs, tasks)
+        for (model_id, start, stop), pairs in zip(tasks, results):
+            for prompt, record, (rel, entry, pair_warnings, sha) in zip(prompt_set.prompts[start:stop], records[start:stop], pairs):
+                if sha is not None:
+                    hashed.add((rel, sha))
+                for w in pair_warnings:
+                    warnings.append({"check": "result_warning", "sample_id": prompt.sample_id, "model_id": model_id, "file": rel, "message": w})
+                record["models"][model_id] = entry
+            bar.update(len(pairs))
     finally:
         bar.close()
+        _JOB.clear()
+        if pool is not None:
+            pool.terminate()
+            pool.join()
     h = hashlib.sha256()
-    for rel, sha in sorted(set(hashed)):
+    for rel, sha in sorted(hashed):
         h.update(f"{sha}  {rel}\n".encode())
     warnings.sort(key=lambda w: (w.get("sample_id", ""), w.get("model_id", ""), w["check"], w["message"]))
-    return Extraction(records, warnings, h.hexdigest(), len(set(hashed)), spec)
+    return Extraction(records, warnings, h.hexdigest(), len(hashed), spec)
 
 
 def _sha256(data: bytes) -> str:
