@@ -249,6 +249,14 @@ table.sg-table a.sg-help { text-decoration: none; font-size: 0.8em; margin-left:
 table.sg-table caption { caption-side: top; text-align: left; font-weight: bold; }
 .sg-chart { margin: 0.5em 0 1.5em 0; max-width: 100%; overflow-x: auto; }
 .sg-chart-fallback { color: #6c6c6c; font-style: italic; }
+.sg-demo-banner {
+  margin: 0.5em 0 1em 0; padding: 0.6em 0.9em; border-radius: 0.3em;
+  background: #fff4d6; color: #5a4300; border: 1px solid #e6c35c; border-left: 6px solid #d9a400;
+}
+.sg-note { padding: 0.5em 0.8em; border-left: 4px solid #8aa4c8; background: rgba(138, 164, 200, 0.1); }
+details.sg-model-tags { margin: 0.3em 0; }
+details.sg-model-tags > summary { cursor: pointer; padding: 0.2em 0; }
+table.sg-table thead th { white-space: normal; }
 """
 
 

@@ -80,7 +80,8 @@ def validate(folder: str, report_path: str | None) -> None:
 
 @cli.command()
 @click.argument("config", type=click.Path(dir_okay=False))
-def release(config: str) -> None:
+@click.option("--output-root", type=click.Path(file_okay=False), default=None, help="Publish below this folder instead of the project root.")
+def release(config: str, output_root: str | None) -> None:
     """Run every notebook with papermill, build the book, then publish public/data and _build/html.
 
     Nothing is published unless every notebook, the validation and the book build succeed.
@@ -88,7 +89,7 @@ def release(config: str) -> None:
     from searchgen_nb.release import run_release
 
     try:
-        outcome = run_release(config, log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True))
+        outcome = run_release(config, log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True), output_root=output_root)
     except SearchGenError as exc:
         _fail("release", exc)
     except KeyboardInterrupt:

@@ -191,24 +191,29 @@ def build_book(src: Path) -> Path:
     return src / "_build" / "html"
 
 
-def run_release(config: str | os.PathLike, log=print) -> ReleaseOutcome:
+def run_release(config: str | os.PathLike, log=print, output_root: str | os.PathLike | None = None) -> ReleaseOutcome:
     """Run the whole release for ``config``; publish only when every step succeeded.
 
+    Publishes ``public/data/``, ``_build/html/`` and ``book/notebooks/`` below
+    ``output_root`` (default: the project root; the work folder is ``build/release/`` there).
     Raises :class:`ReleaseError` (or the data layer's errors) naming the failed step; then
-    ``public/data/``, ``_build/html/`` and ``book/notebooks/`` are exactly as before.
+    the three published folders are exactly as before.
     """
     from searchgen_nb import assets
     from searchgen_nb.views import Release
 
     root = project_root()
+    out = Path(output_root).resolve() if output_root else root
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     config_path = find_config(config)
     load_config(config_path)  # fail fast with the config's own message
-    work = root / BUILD
+    work = out / BUILD
     shutil.rmtree(work, ignore_errors=True)
     (work / "src" / "book" / "notebooks").mkdir(parents=True)
     params = release_parameters(config_path, root)
+    if out != root:
+        params["staging"] = str(work / "data")
     executed = []
     for src in notebook_sources(root):
         t = time.perf_counter()
@@ -232,12 +237,13 @@ def run_release(config: str | os.PathLike, log=print) -> ReleaseOutcome:
     if leaks:
         raise ReleaseError("book references external URLs (it must open offline):\n  " + "\n  ".join(leaks[:20]))
     timings["book"] = time.perf_counter() - t
-    # publish: each folder replaced in one step
-    promote(_copy_beside(work / "src" / "book" / "notebooks", root / "book" / "notebooks"), root / "book" / "notebooks")
-    promote(_copy_beside(html, root / "_build" / "html"), root / "_build" / "html")
-    promote(_copy_beside(work / "data", root / "public" / "data"), root / "public" / "data")
+    # publish: each folder replaced in one step, the data last
+    published = {"notebooks": out / "book" / "notebooks", "html": out / "_build" / "html", "data": out / "public" / "data"}
+    promote(_copy_beside(work / "src" / "book" / "notebooks", published["notebooks"]), published["notebooks"])
+    promote(_copy_beside(html, published["html"]), published["html"])
+    promote(_copy_beside(work / "data", published["data"]), published["data"])
     timings["total"] = time.perf_counter() - t0
-    return ReleaseOutcome(root / "public" / "data", root / "_build" / "html", [root / "book" / "notebooks" / p.name for p in executed], timings)
+    return ReleaseOutcome(published["data"], published["html"], [published["notebooks"] / p.name for p in executed], timings)
 
 
 def _copy_beside(src: Path, dest: Path) -> Path:

@@ -1,0 +1,215 @@
+"""The whole release through papermill and Jupyter Book, checked in headless Chromium.
+
+Runs a small fixture release (a null component, a ``<script>`` display name, a model
+without results) and the demo release, then opens the built pages from disk.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from browser import Page, launch
+from factory import IMAGE, make_release, model, prompt, read_artifacts, result
+
+from searchgen_nb.demo import write_demo
+from searchgen_nb.errors import ReleaseError
+from searchgen_nb.release import check_executed, external_references, run_release
+
+EVIL = '<script>alert("x")</script> Evil'
+PROMPTS = [
+    prompt("f01", domains=["ART"], failure_modes=["EIK"]),
+    prompt("f02_texthard", domains=["ART", "HIS"], failure_modes=["THG"]),
+    prompt("f03", subset="NoSearch", domains=["HIS"], failure_modes=["EIK"]),
+    prompt("f04", domains=["SCI"], failure_modes=[]),
+]
+MODELS = {
+    "good": model("Good Model", type_="Commercial"),
+    "evil": model(EVIL, source_id="evil"),
+    "empty": model("Empty Model", "exclude"),  # no results: every value N/A
+}
+# no result has text_rendering → that component is N/A for every model
+RESULTS = {
+    **{("good", p["sample_id"]): result({"checklist:0": 3, "rubric:image_quality": 2.5, "visual_reference_evaluation": 2}) for p in PROMPTS},
+    ("evil", "f01"): result({"checklist:0": 0, "rubric:image_quality": 0}),  # real zeros
+    ("evil", "f02_texthard"): result({"checklist:0": 1.5}),
+    ("evil", "f03"): IMAGE,
+    ("evil", "f04"): result({"checklist:0": 2, "rubric:ai_naturalness": 1}),
+}
+
+
+@pytest.fixture(scope="module")
+def fixture_release(tmp_path_factory, monkeypatch_module):
+    monkeypatch_module.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    base = tmp_path_factory.mktemp("book")
+    cfg = make_release(base / "src", PROMPTS, MODELS, RESULTS, scoring={"min_ranking_coverage": 0.5})
+    outcome = run_release(cfg, log=lambda m: None, output_root=base / "site")
+    return cfg, base / "site", outcome
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch(p)
+        yield b
+        b.close()
+
+
+def page_path(site: Path, name: str) -> Path:
+    return site / "_build" / "html" / "book" / "notebooks" / f"{name}.html"
+
+
+def test_release_publishes_everything(fixture_release):
+    _, site, outcome = fixture_release
+    assert sorted(p.name for p in (site / "public" / "data").iterdir()) == [
+        "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json", "leaderboard_by_stratum.json",
+        "leaderboard_overall.json", "manifest.json", "prompt_scores.jsonl", "validation_report.json",
+    ]
+    assert (site / "_build" / "html" / "index.html").exists()
+    assert [p.name for p in outcome.notebooks] == [
+        "01_extract.ipynb", "02_aggregate.ipynb", "03_validate.ipynb", "04_leaderboard.ipynb",
+        "05_domains.ipynb", "06_failure_modes.ipynb", "07_compare.ipynb", "08_audit.ipynb",
+    ]
+    assert external_references(site / "_build" / "html") == []
+
+
+def test_executed_notebooks_are_normalized(fixture_release):
+    _, site, outcome = fixture_release
+    for path in outcome.notebooks:
+        text = path.read_text()
+        assert "/tmp/" not in text.replace(str(site), "<site>") or "staging" in text  # only the staging parameter
+        nb = nbformat.read(path, as_version=4)
+        assert set(nb.metadata["papermill"]) == {"parameters"}
+        assert [c["id"] for c in nb.cells] == [f"cell-{i:02d}" for i in range(len(nb.cells))]
+        for c in nb.cells:
+            assert "execution" not in c.metadata and "papermill" not in c.metadata
+            for out in c.get("outputs", []):
+                assert out.get("output_type") != "error"
+
+
+def test_leaderboard_rows_sort_and_escape(fixture_release, browser):
+    _, site, _ = fixture_release
+    pg = Page(browser, page_path(site, "04_leaderboard"))
+    table = pg.page.locator("table#leaderboard-all")
+    rows = table.locator("tbody tr")
+    assert rows.count() == 3
+    names = [rows.nth(i).locator("td").nth(1).inner_text() for i in range(3)]
+    assert names[0].startswith("Good Model")  # default: Overall-9 descending
+    assert any(EVIL in n for n in names)  # the <script> name is text
+    assert pg.page.locator("table#leaderboard-all script").count() == 0
+    # sort by Model (ascending): "<script>…" sorts before "Empty" and "Good"
+    header = table.locator("thead th").nth(1)
+    box = header.bounding_box()
+    pg.page.mouse.click(box["x"] + 5, box["y"] + 5)
+    pg.page.wait_for_timeout(300)
+    sorted_names = [rows.nth(i).locator("td").nth(1).inner_text() for i in range(3)]
+    assert sorted_names != names
+    assert sorted_names == sorted(sorted_names, key=str.lower)
+    # a component that applies to no prompt shows N/A; a real zero shows 0.0
+    headers = [h.get_attribute("data-sg-col") for h in table.locator("thead th").all()]
+    text_rendering_col = headers.index("text_rendering")
+    cells = {sorted_names[i].split("\n")[0]: rows.nth(i).locator("td").nth(text_rendering_col).inner_text() for i in range(3)}
+    # Good: every prompt scored, none has text rendering → N/A. Empty: excluded, nothing → N/A.
+    # Evil: zero_fill, its missing prompt counts 0 for every component → a real 0.0
+    assert cells == {"Good Model": "N/A", "Empty Model unranked (coverage < 50%)": "N/A", EVIL: "0.0"}  # flagged row
+    assert pg.dialogs == [] and pg.external == []
+
+
+def test_every_chart_renders_with_na_and_escaped_names(fixture_release, browser):
+    _, site, _ = fixture_release
+    expected = {"05_domains": 1, "06_failure_modes": 1, "07_compare": 1, "08_audit": 1}
+    for name, n in expected.items():
+        pg = Page(browser, page_path(site, name))
+        assert pg.wait_for_charts() == n, name
+        svg_text = pg.page.evaluate("() => [...document.querySelectorAll('.sg-chart svg text')].map(t => t.textContent).join(' ')")
+        if name in ("05_domains", "06_failure_modes"):
+            assert "N/A" in svg_text  # the exclude model without results: N/A cells, not 0
+            assert "<script>" in svg_text  # model label drawn as text
+        if name == "07_compare":
+            assert "N/A" in svg_text  # text rendering applies to nothing
+        assert pg.dialogs == [] and pg.external == [], name
+
+
+def test_audit_page_shows_validation_and_invalid(fixture_release, browser):
+    _, site, _ = fixture_release
+    pg = Page(browser, page_path(site, "08_audit"))
+    text = pg.page.inner_text("main")
+    assert "Validation: every release check passed." in text
+    for check in ("expected_counts", "aggregates", "order_invariance", "strict_json"):
+        assert check in text
+    assert "missing_evaluation" in text
+
+
+def test_rerun_is_byte_identical(fixture_release, tmp_path):
+    cfg, site, outcome = fixture_release
+    before = {p.name: p.read_bytes() for p in outcome.notebooks}
+    data_before = read_artifacts(site / "public" / "data")
+    run_release(cfg, log=lambda m: None, output_root=site)
+    assert {p.name: p.read_bytes() for p in outcome.notebooks} == before
+    assert read_artifacts(site / "public" / "data") == data_before
+
+
+def test_failed_release_publishes_nothing(fixture_release):
+    cfg, site, outcome = fixture_release
+    published = {
+        "data": read_artifacts(site / "public" / "data"),
+        "html": (site / "_build" / "html" / "book" / "notebooks" / "04_leaderboard.html").read_bytes(),
+        "nb": outcome.notebooks[0].read_bytes(),
+    }
+    bad = cfg.parent / "bad.yml"
+    data = yaml.safe_load(cfg.read_text())
+    data["expected"] = {"n_prompts": 751}
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(ReleaseError, match=r"(?s)notebook 03_validate.ipynb: cell \d+ .*raised ValidationFailed: .*check expected_counts failed.*4 prompts, expected 751"):
+        run_release(bad, log=lambda m: None, output_root=site)
+    assert read_artifacts(site / "public" / "data") == published["data"]
+    assert (site / "_build" / "html" / "book" / "notebooks" / "04_leaderboard.html").read_bytes() == published["html"]
+    assert outcome.notebooks[0].read_bytes() == published["nb"]
+
+
+def test_error_output_or_early_exit_blocks_the_book():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1"), nbformat.v4.new_code_cell("2")])
+    nb.cells[0].execution_count = 1
+    nb.cells[0].outputs = [nbformat.v4.new_output("error", ename="SystemExit", evalue="0", traceback=[])]
+    with pytest.raises(ReleaseError, match="notebook x.ipynb: cell 0 raised SystemExit: 0"):
+        check_executed(nb, "x.ipynb")
+    nb.cells[0].outputs = []
+    with pytest.raises(ReleaseError, match="notebook x.ipynb: cell 1 never ran"):
+        check_executed(nb, "x.ipynb")
+
+
+def test_demo_release_in_browser(tmp_path_factory, browser):
+    base = tmp_path_factory.mktemp("demo-book")
+    write_demo(base / "demo")
+    run_release(base / "demo" / "release.yml", log=lambda m: None, output_root=base / "site")
+    html = base / "site" / "_build" / "html"
+    assert external_references(html) == []
+    pg = Page(browser, html / "book" / "notebooks" / "04_leaderboard.html")
+    assert pg.page.locator("table#leaderboard-all tbody tr").count() == 13
+    caps = pg.page.locator("table.sg-table caption").all_inner_texts()
+    assert [c.split(" · ")[:2] for c in caps] == [
+        ["All", "751 prompts"], ["NoSearch", "100 prompts"], ["SearchIntensive", "651 prompts"],
+        ["VisualSearch", "387 prompts"], ["TextualSearch", "264 prompts"],
+    ]
+    assert "Synthetic demo data" in pg.page.inner_text("body")
+    charts = 0
+    for name in ("05_domains", "06_failure_modes", "07_compare", "08_audit"):
+        p = Page(browser, html / "book" / "notebooks" / f"{name}.html")
+        charts += p.wait_for_charts()
+        assert p.dialogs == [] and p.external == []
+    assert charts == 4
+    for page in ("intro", "methods"):
+        assert "Synthetic demo data" in Page(browser, html / "book" / f"{page}.html").page.inner_text("body")
