@@ -9,6 +9,7 @@ that way can find it (papermill injects the keys, not the file name).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -106,8 +107,16 @@ class ReleaseConfig(BaseModel):
         return Path(self.config_path).parent
 
     def resolve(self, rel: str) -> Path:
-        """A config path made absolute against the config file's folder (never the cwd)."""
-        return (self.base_dir / rel).resolve()
+        """A config path made absolute against the config file's folder (never the cwd).
+
+        ``${VAR}`` is taken from the environment (e.g. ``${TOOLGEN_ROOT}/final_20k_release_v2``);
+        raises :class:`ConfigError` naming the variable when it is not set.
+        """
+        expanded = os.path.expandvars(rel)
+        if "$" in expanded:
+            missing = sorted(set(re.findall(r"\$\{?(\w+)", expanded)))
+            raise ConfigError(f"config {self.config_path}: path {rel!r} uses ${{{', '.join(missing)}}}, which is not set in the environment")
+        return (self.base_dir / expanded).resolve()
 
     @property
     def dataset_path(self) -> Path:
