@@ -21,6 +21,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from .assets import HTMLFragment
+from .tables import NA, is_null
 from .constants import (
     COMPONENT_LABELS,
     INVALID,
@@ -44,7 +45,6 @@ __all__ = [
     "tag_label",
 ]
 
-NA = "N/A"
 NA_COLOR = "#d4d4d4"
 SCORE_SCHEME = "viridis"
 #: vega-embed options: Vega-Lite mode (the spec's ``$schema`` URL is dropped so the page holds no
@@ -128,24 +128,9 @@ def embed(chart: Any, name: str, *, embed_options: Mapping[str, Any] | None = No
 
 # --------------------------------------------------------------------------- values
 
-def _is_null(value: Any) -> bool:
-    """None, NaN, pandas NA/NaT (scalars only)."""
-    if value is None:
-        return True
-    if isinstance(value, (str, bytes, bool, Mapping, list, tuple, dict)):
-        return False
-    try:
-        import pandas as pd
-
-        result = pd.isna(value)
-    except Exception:  # pragma: no cover
-        return False
-    return result is True or (getattr(result, "shape", None) == () and bool(result))
-
-
 def _number(value: Any) -> float | None:
     """A finite float, or None for null / NaN (never 0)."""
-    if _is_null(value):
+    if is_null(value):
         return None
     if isinstance(value, bool):
         raise TypeError(f"boolean is not a score: {value!r}")
@@ -304,8 +289,8 @@ def heatmap(
         n_total = r.get("n_total")
         n_scored = r.get("n_scored")
         cov = _number(r.get("coverage"))
-        tname = r.get("tag_name") if not _is_null(r.get("tag_name")) else tag_names.get(tag)
-        if not _is_null(n_total) and not _is_null(n_scored):
+        tname = r.get("tag_name") if not is_null(r.get("tag_name")) else tag_names.get(tag)
+        if not is_null(n_total) and not is_null(n_scored):
             cov_text = f"{_pct(int(n_scored), int(n_total))} ({int(n_scored)}/{int(n_total)})"
         elif cov is not None:
             cov_text = f"{_fmt(cov * 100)}%"
@@ -321,7 +306,7 @@ def heatmap(
                 "value_text": _fmt(v),
                 "value_tip": _plain(v),
                 "is_na": v is None,
-                "n_total": NA if _is_null(n_total) else int(n_total),
+                "n_total": NA if is_null(n_total) else int(n_total),
                 "coverage_text": cov_text,
             }
         )
@@ -441,7 +426,7 @@ def component_bars(
                     "value_text": _fmt(v),
                     "value_tip": _plain(v),
                     "is_na": v is None,
-                    "n_values": NA if _is_null(n) else int(n),
+                    "n_values": NA if is_null(n) else int(n),
                 }
             )
     model_labels = [labels[m] for m in order]
@@ -508,7 +493,7 @@ def coverage_bars(
         mid = str(r.get("model_id", r.get("display_name")))
         counts = {}
         for s in STATUSES:
-            if s not in r or _is_null(r[s]):
+            if s not in r or is_null(r[s]):
                 raise ValueError(f"coverage_bars: model {mid!r} has no count for status {s!r}")
             counts[s] = int(r[s])
         total = sum(counts.values())

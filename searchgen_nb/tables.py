@@ -75,10 +75,11 @@ def _esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _is_null(value: Any) -> bool:
+def is_null(value: Any) -> bool:
+    """True for None, NaN and pandas NA/NaT scalars: shown as N/A, never as 0 or blank."""
     if value is None:
         return True
-    if isinstance(value, (str, bytes, bool, Mapping, list, tuple)):
+    if isinstance(value, (str, bytes, bool, Mapping, list, tuple, dict)):
         return False
     try:
         import pandas as pd
@@ -109,7 +110,7 @@ def format_number(value: Any, decimals: int | None = None, na: str = NA) -> tupl
     notation: 72.2 -> "72.2", 0.0 -> "0.0", 70 -> "70"); an int stays an int. With ``decimals``
     the stored decimal value is rounded half-up (72.25 -> "72.3" at 1 decimal).
     """
-    if _is_null(value):
+    if is_null(value):
         return na, ""
     if not _is_number(value):
         raise TypeError(f"not a number: {value!r}")
@@ -177,7 +178,7 @@ def _num_td(value: Any, decimals: int | None = None, na: str = NA) -> str:
 
 
 def _text_td(value: Any, na: str = NA, order: str | None = None) -> str:
-    if _is_null(value):
+    if is_null(value):
         return f'<td class="sg-na" data-order="">{_esc(na)}</td>'
     order_attr = f' data-order="{_esc(order)}"' if order is not None else ""
     return f"<td{order_attr}>{_esc(value)}</td>"
@@ -262,10 +263,10 @@ def leaderboard_table(
             model_cell += f'<span class="sg-model-id">{_esc(row["model_id"])}</span>'
         comps = row.get("components") or {}
         n_scored, n_total = row.get("n_scored"), row.get("n_total")
-        if _is_null(n_scored) or _is_null(n_total):
+        if is_null(n_scored) or is_null(n_total):
             cov_td = _num_td(row.get("coverage"))
         else:
-            cov_key = repr(float(row["coverage"])) if not _is_null(row.get("coverage")) else (
+            cov_key = repr(float(row["coverage"])) if not is_null(row.get("coverage")) else (
                 repr(int(n_scored) / int(n_total)) if int(n_total) else ""
             )
             cov_text = f"{int(n_scored)}/{int(n_total)} ({_pct(int(n_scored), int(n_total))})"
@@ -327,7 +328,7 @@ def data_table(
     records = [list(r) for r in frame.itertuples(index=False, name=None)]
     numeric = []
     for j, _ in enumerate(raw_cols):
-        vals = [r[j] for r in records if not _is_null(r[j])]
+        vals = [r[j] for r in records if not is_null(r[j])]
         numeric.append(bool(vals) and all(_is_number(v) for v in vals) or (not vals and _numeric_dtype(frame.iloc[:, j])))
     titles, links, labels = dict(titles or {}), dict(links or {}), dict(labels or {})
     header = [
