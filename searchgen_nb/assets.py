@@ -255,6 +255,7 @@ table.sg-table caption { caption-side: top; text-align: left; font-weight: bold;
 }
 .sg-note { padding: 0.5em 0.8em; border-left: 4px solid #8aa4c8; background: rgba(138, 164, 200, 0.1); }
 details.sg-model-tags { margin: 0.3em 0; }
+.sg-chart-legend { font-size: 0.85em; color: #555; margin-top: -0.8em; }
 details.sg-model-tags > summary { cursor: pointer; padding: 0.2em 0; }
 table.sg-table thead th { white-space: normal; }
 """

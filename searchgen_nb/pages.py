@@ -57,17 +57,31 @@ def multilabel_note(release: Release, kind: str) -> HTMLFragment:
     )
 
 
+def with_legend(chart: HTMLFragment, text: str) -> HTMLFragment:
+    """A chart followed by its legend note (already-escaped HTML with links to Methods)."""
+    return fragment(f'{chart.html}\n<p class="sg-chart-legend">{text}</p>', chart.label)
+
+
+_HEATMAP_LEGEND = (
+    f'Colour: <a href="{METHODS}#overall-9">Overall-9</a> on the 0–100 scale, models in leaderboard order. '
+    f'Grey “N/A”: no included prompt of that tag has a value (<a href="{METHODS}#null">not applicable, not 0</a>). '
+    f'Tooltip: value, prompts in the tag and the model\'s <a href="{METHODS}#coverage">coverage</a> there. '
+    f'Tags overlap (<a href="{METHODS}#multi-label">multi-label</a>).'
+)
+
+
 def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
     """Model × tag heatmap of Overall-9 with value, prompt count and coverage in the tooltip."""
     df = views.tag_frame(release, kind)
     order = [r["model_id"] for r in release.boards["overall"]]
-    return charts.heatmap(
+    chart = charts.heatmap(
         df,
         f"heatmap-{kind}",
         tag_names=views.taxonomy()[views.tag_kind(kind)],
         model_order=order,
         title=f"Overall-9 by {kind.replace('_', ' ')} (0–100; grey = N/A)",
     )
+    return with_legend(chart, _HEATMAP_LEGEND)
 
 
 def tag_tables(release: Release, kind: str) -> HTMLFragment:
@@ -109,7 +123,12 @@ def compare(release: Release, group: str, models: list[str] | None) -> list[HTML
     missing = [m for m in chosen if m not in {r["model_id"] for r in rows}]
     if missing:
         raise KeyError(f"unknown model_id(s) {', '.join(missing)} (valid: {', '.join(release.model_order)})")
-    chart = charts.component_bars(chosen_rows, f"compare-{_safe_id(group)}", models=chosen, title=f"Nine components, {label}")
+    chart = with_legend(
+        charts.component_bars(chosen_rows, f"compare-{_safe_id(group)}", models=chosen, title=f"Nine components, {label}"),
+        f'Bars: each <a href="{METHODS}#components">component</a> on the 0–100 scale, prompt-macro over the '
+        f'group under each model\'s <a href="{METHODS}#missing-policy">missing policy</a>. '
+        f'“N/A” instead of a bar: the component applies to none of the included prompts (<a href="{METHODS}#null">not 0</a>).',
+    )
     table = tables.leaderboard_table(
         sorted(chosen_rows, key=lambda r: chosen.index(r["model_id"])), f"compare-table-{_safe_id(group)}", min_coverage=release.min_coverage, methods_href=METHODS
     )
@@ -120,7 +139,11 @@ def compare(release: Release, group: str, models: list[str] | None) -> list[HTML
 def audit_status(release: Release) -> list[HTMLFragment]:
     """Status counts per model as a chart (with the ranking threshold) and a table."""
     df = views.status_frame(release)
-    chart = charts.coverage_bars(df, "coverage-status", min_coverage=release.min_coverage, title="Status of every prompt × model pair")
+    chart = with_legend(
+        charts.coverage_bars(df, "coverage-status", min_coverage=release.min_coverage, title="Status of every prompt × model pair"),
+        f'Segments: the four <a href="{METHODS}#status">statuses</a>; label: <a href="{METHODS}#coverage">coverage</a>; '
+        f'dashed line: the coverage needed to be <a href="{METHODS}#ranking">ranked</a>.',
+    )
     table = tables.data_table(
         df,
         "status-counts",

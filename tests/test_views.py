@@ -1,0 +1,67 @@
+"""The data the book pages show: frames read from the artifacts, N/A kept as None."""
+
+from __future__ import annotations
+
+import pytest
+from factory import IMAGE, make_release, model, prompt, result
+
+from searchgen_nb import pages, views
+from searchgen_nb.config import load_config
+from searchgen_nb.pipeline import run_data
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    root = tmp_path_factory.mktemp("views")
+    prompts = [prompt("v1", domains=["ART", "HIS"], failure_modes=["EIK"]), prompt("v2", subset="NoSearch", domains=["ART"], failure_modes=[])]
+    models = {"a": model("A"), "b": model("B <b>", "exclude")}
+    results = {("a", "v1"): result({"checklist:0": 3}), ("a", "v2"): result({"checklist:0": 0}), ("b", "v2"): IMAGE, ("b", "v1"): "[]"}
+    cfg = make_release(root, prompts, models, results, data_origin="synthetic-demo")
+    run_data(load_config(cfg), root / "out", progress=False)
+    return views.Release(root / "out")
+
+
+def test_tag_frame_keeps_null(release):
+    df = views.tag_frame(release, "domain")
+    b_art = df[(df.model_id == "b") & (df.tag == "ART")].iloc[0]
+    assert b_art["overall_9"] is None and b_art["n_total"] == 2 and b_art["coverage"] == 0.0
+    a_his = df[(df.model_id == "a") & (df.tag == "HIS")].iloc[0]
+    assert a_his["overall_9"] == 100.0 and a_his["tag_name"] == "History"
+
+
+def test_model_tag_table(release):
+    t = views.model_tag_table(release, "domain", "a")
+    assert t["Tag"].tolist() == ["ART · Art & Design", "HIS · History"]
+    assert t["Overall-9"].tolist() == [50.0, 100.0]  # ART: (3 + 0) / 2 raw → 50.0
+    assert t["Text Rendering"].tolist() == [None, None]
+
+
+def test_stratum_views_counts_from_data(release):
+    assert [(g, n) for g, n, _ in views.stratum_views(release)] == [
+        ("All", 2), ("NoSearch", 1), ("SearchIntensive", 1), ("VisualSearch", 1), ("TextualSearch", 0)
+    ]
+
+
+def test_group_rows_and_compare_errors(release):
+    assert views.group_rows(release, "HIS")[0] == "domain HIS · History"
+    assert views.group_rows(release, "EIK")[0].startswith("failure mode EIK")
+    with pytest.raises(KeyError, match="group 'XYZ' is not a stratum, domain or failure mode"):
+        views.group_rows(release, "XYZ")
+    with pytest.raises(KeyError, match="unknown model_id"):
+        pages.compare(release, "All", ["a", "nope"])
+    assert views.top_models(release, 1) == ["a"]
+
+
+def test_audit_frames(release):
+    inv = views.invalid_frame(release)
+    assert inv[["model_id", "sample_id", "Reason"]].values.tolist() == [["b", "v1", "not a JSON object (got list)"]]
+    st = views.status_frame(release).set_index("model_id")
+    assert st.loc["b", "missing_evaluation"] == 1 and st.loc["b", "Coverage"] == "0/2 (0.0%)"
+    checks = views.validation_frame(release.validation_report)
+    assert checks["Check"].tolist()[0] == "expected_counts" and len(checks) == 11
+
+
+def test_banner_and_escaping(release):
+    assert "Synthetic demo data" in pages.banner(release).html
+    html = pages.tag_tables(release, "domain").html
+    assert "B &lt;b&gt;" in html and "B <b>" not in html
