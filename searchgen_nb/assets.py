@@ -256,6 +256,10 @@ table.sg-table caption { caption-side: top; text-align: left; font-weight: bold;
 .sg-note { padding: 0.5em 0.8em; border-left: 4px solid #8aa4c8; background: rgba(138, 164, 200, 0.1); }
 details.sg-model-tags { margin: 0.3em 0; }
 .sg-chart-legend { font-size: 0.85em; color: #555; margin-top: -0.8em; }
+/* the book's pages hold wide tables: use the window's width (no secondary sidebar) */
+.bd-page-width { max-width: 100%; }
+.bd-main .bd-content .bd-article-container { max-width: 100%; }
+table.sg-table td.sg-num, table.sg-table td.sg-nowrap { white-space: nowrap; }
 details.sg-model-tags > summary { cursor: pointer; padding: 0.2em 0; }
 table.sg-table thead th { white-space: normal; }
 """

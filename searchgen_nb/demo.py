@@ -25,7 +25,14 @@ between 95% and 99.9%, one near 62%) and the spread of Overall-9 (~13 to ~75) fo
 Everything else is invented: the prompt ids, the tag assignment (random, with a mild affinity
 such as ``TXT`` and ``THG`` to text-heavy prompts), the 13 models (fictional names, no real
 model is named anywhere) and every score. Scores are drawn as "model skill + prompt
-difficulty + component bias + noise", clamped to 0–3 and rounded to the judge's 0.5 steps.
+difficulty + tag shift + component bias + model's component offset + noise", clamped to 0–3
+and rounded to the judge's 0.5 steps. Each model has a profile (``PROFILES``): strengths and
+weaknesses per component (so sorting the leaderboard by a component reorders it), how much
+knowledge-heavy failure modes hurt it, and one weak domain. A prompt's tag shift sums the
+effects of its tags for that model (knowledge tags hard, scaled by the model's knowledge; text
+tags following its text rendering; food and art easy, medicine, science and history hard),
+centred per model: a model's per-tag scores span 10–30 points, with best and worst tags
+that differ between models.
 
 The release also exercises every status of SPEC §3 and the edge cases the pipeline must
 survive: broken result files of nine kinds (``INVALID_KINDS``), folders with an image but no
@@ -69,8 +76,9 @@ from searchgen_nb.constants import COMPONENTS, DEFAULT_RESULT_PATH, GENERIC_RUBR
 
 # ---------------------------------------------------------------------------------------
 # The model roster. All names are fictional. ``skill`` is the judge's mean raw score (0–3)
-# for the model on a medium prompt before clamping; the three counts are how many of the
-# 751 prompts end in each non-scored status (SPEC §3); the rest are scored.
+# for the model on a medium prompt before clamping and before its profile (``PROFILES``);
+# the three counts are how many of the 751 prompts end in each non-scored status (SPEC §3);
+# the rest are scored.
 # ---------------------------------------------------------------------------------------
 
 
@@ -97,19 +105,19 @@ N_PROMPTS = 751
 
 #: Display order for ties = this order. Two models use ``exclude`` (as two did in v1.0).
 ROSTER: tuple[DemoModel, ...] = (
-    DemoModel("quillmark_ultra", "Quillmark Ultra", "Commercial", "quillmark-ultra", "zero_fill", 2.42, 6, 4, 20),
-    DemoModel("pixelwright_2", "Pixelwright 2", "Commercial", "pixelwright-2.0", "zero_fill", 2.10, 3, 2, 6),
-    DemoModel("glintframe_pro", "Glintframe Pro", "Commercial", "glintframe-pro", "exclude", 1.98, 9, 5, 20),
-    DemoModel("vistacraft_x", "Vistacraft X", "Commercial", "vistacraft-x", "exclude", 1.78, 4, 1, 4),
-    DemoModel("tessellate_3", "Tessellate 3", "Commercial", "tessellate-3", "zero_fill", 1.72, 2, 1, 6),
-    DemoModel("halcyon_draw", "Halcyon Draw", "Commercial", "halcyon-draw", "zero_fill", 1.60, 1, 0, 3),
-    DemoModel("marrowleaf", "Marrowleaf", "Commercial", "marrowleaf", "zero_fill", 1.50, 0, 0, 0),
-    DemoModel("emberline_flash", "Emberline Flash", "Commercial", "emberline-flash", "zero_fill", 1.48, 3, 2, 6),
-    DemoModel("brushwell_7b", "Brushwell-7B", "Open", "brushwell-7b", "zero_fill", 1.07, 0, 0, 0),
-    DemoModel("sketchloom_12b", "Sketchloom-12B", "Open", "sketchloom-12b", "zero_fill", 0.99, 0, 0, 0),
-    DemoModel("sketchloom_4b", "Sketchloom-4B", "Open", "sketchloom-4b", "zero_fill", 0.90, 1, 0, 0),
-    DemoModel("driftpaint", "Driftpaint", "Open", "driftpaint", "zero_fill", 0.81, 0, 0, 0),
-    DemoModel("dimlight_mini", "Dimlight Mini", "Commercial", "dimlight-mini", "zero_fill", 0.55, 5, 12, 269),
+    DemoModel("quillmark_ultra", "Quillmark Ultra", "Commercial", "quillmark-ultra", "zero_fill", 2.49, 6, 4, 20),
+    DemoModel("pixelwright_2", "Pixelwright 2", "Commercial", "pixelwright-2.0", "zero_fill", 2.14, 3, 2, 6),
+    DemoModel("glintframe_pro", "Glintframe Pro", "Commercial", "glintframe-pro", "exclude", 1.96, 9, 5, 20),
+    DemoModel("vistacraft_x", "Vistacraft X", "Commercial", "vistacraft-x", "exclude", 1.71, 4, 1, 4),
+    DemoModel("tessellate_3", "Tessellate 3", "Commercial", "tessellate-3", "zero_fill", 1.64, 2, 1, 6),
+    DemoModel("halcyon_draw", "Halcyon Draw", "Commercial", "halcyon-draw", "zero_fill", 1.57, 1, 0, 3),
+    DemoModel("marrowleaf", "Marrowleaf", "Commercial", "marrowleaf", "zero_fill", 1.48, 0, 0, 0),
+    DemoModel("emberline_flash", "Emberline Flash", "Commercial", "emberline-flash", "zero_fill", 1.51, 3, 2, 6),
+    DemoModel("brushwell_7b", "Brushwell-7B", "Open", "brushwell-7b", "zero_fill", 0.95, 0, 0, 0),
+    DemoModel("sketchloom_12b", "Sketchloom-12B", "Open", "sketchloom-12b", "zero_fill", 0.89, 0, 0, 0),
+    DemoModel("sketchloom_4b", "Sketchloom-4B", "Open", "sketchloom-4b", "zero_fill", 0.85, 1, 0, 0),
+    DemoModel("driftpaint", "Driftpaint", "Open", "driftpaint", "zero_fill", 0.65, 0, 0, 0),
+    DemoModel("dimlight_mini", "Dimlight Mini", "Commercial", "dimlight-mini", "zero_fill", 0.46, 5, 12, 269),
 )
 
 #: The (model, prompt) result whose only component is the text reference: this model, on the
@@ -205,7 +213,8 @@ ADAPTIVE_BY_DOMAIN = {
 }  # fmt: skip
 
 # ---------------------------------------------------------------------------------------
-# Score model (raw 0–3 scale): skill + difficulty + prompt effect + component bias + noise.
+# Score model (raw 0–3 scale): skill + difficulty + prompt effect + tag shift + component
+# bias + the model's component offset + noise.
 # ---------------------------------------------------------------------------------------
 DIFFICULTY_SHIFT = {"easy": 0.35, "medium": 0.0, "hard": -0.40}
 COMPONENT_BIAS = {
@@ -226,6 +235,97 @@ NOISE_SCALE = 1.1  # noise = (sum of 3 uniforms − 1.5) × this: standard devia
 #: Chance that the judge drops one always-applicable generic dimension for one model.
 DROPPED_DIMENSION_RATE = 0.002
 DROPPABLE = ("image_quality", "ai_naturalness", "composition_and_aesthetics")
+
+
+# ---------------------------------------------------------------------------------------
+# Model profiles: per-component strengths and per-tag sensitivity (raw 0–3 scale).
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DemoProfile:
+    """What makes one fictional model more than a single skill number.
+
+    ``offsets``: raw shift per component (0.1 raw ≈ 3.3 points on the 0–100 scale), so that
+    sorting the leaderboard by a component reorders the models. ``knowledge``: multiplier
+    on the difficulty of the knowledge tags (``KNOWLEDGE_TAGS``): below 1 for models that
+    search or know many entities, above 1 for small open models. ``weak_domain``: a domain
+    the model is clearly bad at (``WEAK_DOMAIN_SHIFT``). How well a model does on the text
+    tags follows its text rendering (``TEXT_TAG_DEPENDENCE``).
+    """
+
+    offsets: dict[str, float]
+    knowledge: float = 1.0
+    weak_domain: str | None = None
+
+    def text_skill(self, model: DemoModel) -> float:
+        """The model's text rendering relative to the field (its offset, open penalty included)."""
+        penalty = OPEN_TEXT_RENDERING_PENALTY if model.type == "Open" else 0.0
+        return self.offsets.get("text_rendering", 0.0) + penalty
+
+
+_CL, _RA, _PF, _IQ = "checklist", "rubric_adaptive", "prompt_faithfulness", "image_quality"
+_TR, _AN, _CA, _PP = "text_rendering", "ai_naturalness", "composition_and_aesthetics", "physical_plausibility"
+_VR, _TF = "visual_reference_evaluation", "text_reference_evaluation"
+
+#: One profile per roster model (same keys, same order).
+PROFILES: dict[str, DemoProfile] = {
+    # Search-grounded flagship: knows entities and facts, images a little plain.
+    "quillmark_ultra": DemoProfile({_CL: 0.10, _RA: 0.15, _VR: 0.20, _TF: 0.20, _IQ: -0.15, _AN: -0.20, _CA: -0.35},
+                                   knowledge=0.5, weak_domain="SPO"),
+    # The typographer: best text rendering by far, shaky physics.
+    "pixelwright_2": DemoProfile({_TR: 0.55, _PF: 0.10, _PP: -0.45, _AN: -0.15}, knowledge=0.9, weak_domain="PEO"),
+    # Beautiful images, weaker on the checklist and on knowledge.
+    "glintframe_pro": DemoProfile({_CA: 0.35, _IQ: 0.35, _AN: 0.20, _CL: -0.20, _RA: -0.20, _VR: -0.15},
+                                  knowledge=1.2, weak_domain="MED"),
+    # Photorealist: natural, physically plausible images; poor text.
+    "vistacraft_x": DemoProfile({_AN: 0.50, _PP: 0.45, _IQ: 0.20, _TR: -0.45, _CA: -0.10}, weak_domain="GAM"),
+    # Literal and well informed (it searches), not pretty.
+    "tessellate_3": DemoProfile({_PF: 0.35, _CL: 0.30, _RA: 0.30, _VR: 0.25, _TF: 0.15, _CA: -0.30, _IQ: -0.20},
+                                knowledge=0.6, weak_domain="ART"),
+    # Painterly: strong composition, weak text and facts.
+    "halcyon_draw": DemoProfile({_CA: 0.45, _IQ: 0.25, _TR: -0.40, _CL: -0.15}, knowledge=1.2, weak_domain="SCI"),
+    # Retrieval-augmented: follows visual references closely, rougher rendering.
+    "marrowleaf": DemoProfile({_VR: 0.45, _RA: 0.20, _CL: 0.15, _TF: 0.20, _IQ: -0.30, _AN: -0.25},
+                              knowledge=0.7, weak_domain="CUL"),
+    # Fast model: decent text and instruction following, rough images.
+    "emberline_flash": DemoProfile({_TR: 0.30, _PF: 0.20, _IQ: -0.30, _PP: -0.30, _AN: -0.10}, weak_domain="HIS"),
+    # Open aesthetic model: great looks, poor checklist and knowledge.
+    "brushwell_7b": DemoProfile({_CA: 0.60, _IQ: 0.45, _AN: 0.30, _CL: -0.30, _RA: -0.30, _VR: -0.25},
+                                knowledge=1.5, weak_domain="TEC"),
+    # Open model trained on documents: good text for its size, plain composition.
+    "sketchloom_12b": DemoProfile({_TR: 0.45, _PF: 0.20, _PP: 0.30, _CA: -0.25}, knowledge=1.3, weak_domain="ARC"),
+    "sketchloom_4b": DemoProfile({_TR: 0.30, _PP: 0.20, _IQ: -0.20}, knowledge=1.4, weak_domain="COM"),
+    # Open photo model: natural images, follows little of the prompt.
+    "driftpaint": DemoProfile({_AN: 0.55, _PP: 0.30, _CL: -0.25, _TR: -0.20}, knowledge=1.5, weak_domain="EDU"),
+    "dimlight_mini": DemoProfile({_IQ: 0.30, _CL: -0.20}, knowledge=1.3, weak_domain="SCI"),
+}  # fmt: skip
+
+#: Raw shift every model gets on a prompt per tag it carries (before ``knowledge``, the text
+#: dependence and the per-model jitter). Food and art are easy, medicine, science and history
+#: hard; temporal and entity knowledge are the hardest failure modes.
+DOMAIN_EFFECT = {
+    "ABS": 0.10, "ARC": 0.0, "ART": 0.30, "COM": 0.05, "CUL": -0.10, "EDU": -0.10, "FAS": 0.20, "FOO": 0.35,
+    "GAM": 0.05, "HIS": -0.30, "INF": -0.15, "MED": -0.30, "MIL": -0.15, "MUS": 0.10, "OBJ": 0.20, "OTH": 0.0,
+    "PEO": -0.05, "PSY": 0.0, "SCI": -0.30, "SPO": 0.10, "TEC": -0.05, "TXT": -0.10,
+}  # fmt: skip
+FAILURE_MODE_EFFECT = {
+    "CCS": -0.10, "CS": -0.30, "CSV": -0.05, "DVZ": -0.15, "EIK": -0.30, "FHA": -0.30, "IRR": -0.20,
+    "THG": -0.10, "TK-C": -0.50, "TK-R": -0.55, "VUA": -0.10, "VUR": -0.05,
+}  # fmt: skip
+#: Tags whose effect is multiplied by the model's ``knowledge``.
+KNOWLEDGE_TAGS = frozenset({"CS", "EIK", "FHA", "TK-C", "TK-R"})
+#: Tags on which a model gains ``TEXT_TAG_DEPENDENCE`` × its text skill (text in the image).
+TEXT_TAGS = frozenset({"THG", "TXT", "DVZ"})
+TEXT_TAG_DEPENDENCE = 1.0
+#: Tags on which a model gains ``IMAGINATIVE_TAG_DEPENDENCE`` × its composition offset (open-ended
+#: requests reward imagination and punish literal models).
+IMAGINATIVE_TAGS = frozenset({"ABS", "CSV", "VUA"})
+IMAGINATIVE_TAG_DEPENDENCE = 0.8
+WEAK_DOMAIN_SHIFT = -0.40
+#: Each model's effect of each tag is jittered by a uniform draw in ±this.
+TAG_JITTER = 0.10
+#: Tags are about content: they shift content components fully, how the image looks less.
+LOOKS_COMPONENTS = frozenset({_IQ, _AN, _CA, _PP})
+LOOKS_TAG_WEIGHT = 0.5
 
 #: Broken result files (status ``invalid_evaluation``), cycled over all invalid pairs.
 INVALID_KINDS = (
@@ -405,19 +505,48 @@ def _half_steps(x: float) -> float:
     return min(3.0, max(0.0, math.floor(x * 2 + 0.5) / 2))
 
 
-def _judge_scores(rng: random.Random, model: DemoModel, p: DemoPrompt) -> dict[str, float]:
-    """The flat ``scores`` map of one well-formed judge answer.
+def _tag_shifts(model: DemoModel, prompts: list[DemoPrompt]) -> dict[str, float]:
+    """``sample_id -> raw shift`` of ``model`` from the tags of each prompt.
+
+    A prompt's shift is the sum of the model's effects of the tags it carries: the shared
+    ``DOMAIN_EFFECT``/``FAILURE_MODE_EFFECT``, knowledge tags scaled by the profile's
+    ``knowledge``, text tags moved by the model's text skill, its weak domain, and a
+    per-model jitter (its own random stream). Shifts are centred on the model's mean over all
+    prompts, so tags move scores between prompts, not the model's overall level.
+    """
+    profile = PROFILES[model.model_id]
+    jitter = _rng("tag_profile", model.model_id)
+    effect: dict[str, float] = {}
+    for tag, base in list(DOMAIN_EFFECT.items()) + list(FAILURE_MODE_EFFECT.items()):
+        if tag in KNOWLEDGE_TAGS:
+            base *= profile.knowledge
+        if tag in TEXT_TAGS:
+            base += TEXT_TAG_DEPENDENCE * profile.text_skill(model)
+        if tag in IMAGINATIVE_TAGS:
+            base += IMAGINATIVE_TAG_DEPENDENCE * profile.offsets.get("composition_and_aesthetics", 0.0)
+        if tag == profile.weak_domain:
+            base += WEAK_DOMAIN_SHIFT
+        effect[tag] = base + (jitter.random() * 2 - 1) * TAG_JITTER
+    raw = {p.sample_id: sum(effect[t] for t in p.domains) + sum(effect[t] for t in p.failure_modes) for p in prompts}
+    centre = sum(raw.values()) / len(raw)
+    return {sid: v - centre for sid, v in raw.items()}
+
+
+def _judge_scores(rng: random.Random, model: DemoModel, p: DemoPrompt, shift: float = 0.0) -> dict[str, float]:
+    """The flat ``scores`` map of one well-formed judge answer (``shift``: from :func:`_tag_shifts`).
 
     Every component is drawn, applicable or not, so the random stream depends only on the
     prompt (see :func:`build_demo`: scores are drawn for every prompt whatever its status).
     """
     base = model.skill + DIFFICULTY_SHIFT[p.difficulty] + p.effect
+    offsets = PROFILES[model.model_id].offsets
 
     def draw(component: str) -> float:
-        bias = COMPONENT_BIAS[component]
+        bias = COMPONENT_BIAS[component] + offsets.get(component, 0.0)
         if component == "text_rendering" and model.type == "Open":
             bias += OPEN_TEXT_RENDERING_PENALTY
-        return _half_steps(base + bias + _noise(rng))
+        weight = LOOKS_TAG_WEIGHT if component in LOOKS_COMPONENTS else 1.0
+        return _half_steps(base + bias + weight * shift + _noise(rng))
 
     scores: dict[str, float] = {}
     for i in range(p.n_checklist):
@@ -662,10 +791,11 @@ def build_demo() -> DemoRelease:
         protected = special.sample_id if m.model_id == TEXT_REFERENCE_ONLY_MODEL else None
         plan = _status_plan(prompts, m, protected)
         rng = _rng("scores", m.model_id)
+        shifts = _tag_shifts(m, prompts)
         scored: list[dict[str, float]] = []
         statuses[m.model_id] = {}
         for p in prompts:
-            scores = _judge_scores(rng, m, p)  # drawn for every prompt: statuses never shift scores
+            scores = _judge_scores(rng, m, p, shifts[p.sample_id])  # drawn for every prompt: statuses never shift scores
             if p.sample_id == protected:
                 scores = {"text_reference_evaluation": scores["text_reference_evaluation"]}
             status = statuses[m.model_id][p.sample_id] = plan.get(p.sample_id, "scored")

@@ -21,13 +21,14 @@ _TAG_TITLES = {
     "Overall-9": tables.COLUMN_DEFINITIONS["overall_9"],
     "Prompts": "Prompts carrying this tag (n_total). Tags overlap: a prompt counts in every tag it has.",
     "Scored": "Prompts of this tag the model has a scored evaluation for (n_scored).",
-    "Coverage": tables.COLUMN_DEFINITIONS["coverage"],
+    "Coverage %": "Scored prompts of this tag / prompts of this tag, in percent.",
     **_COMPONENT_TITLES,
 }
 _TAG_LINKS = {
     "Overall-9": f"{METHODS}#overall-9",
-    "Coverage": f"{METHODS}#coverage",
+    "Coverage %": f"{METHODS}#coverage",
     "Prompts": f"{METHODS}#multi-label",
+    "Scored": f"{METHODS}#status",
     **{COMPONENT_LABELS[c]: f"{METHODS}#component-{c.replace('_', '-')}" for c in OVERALL_9_COMPONENTS},
 }
 
@@ -93,7 +94,7 @@ def tag_tables(release: Release, kind: str) -> HTMLFragment:
         table = tables.data_table(
             views.model_tag_table(release, kind, m),
             f"tags-{kind.replace('_', '-')}-{_safe_id(m)}",
-            decimals={"Coverage": 4},
+            decimals={"Coverage %": 2},
             titles=_TAG_TITLES,
             links=_TAG_LINKS,
             order=[("Overall-9", "desc")],
@@ -136,26 +137,45 @@ def compare(release: Release, group: str, models: list[str] | None) -> list[HTML
     return [head, chart, table]
 
 
+_STATUS_TITLES = {
+    "scored": "Result parsed, success true, every value a finite number in 0–3.",
+    "invalid_evaluation": "Result file present but unusable (reason listed below).",
+    "missing_evaluation": "No result file, but a generated image exists.",
+    "missing_generation": "Neither a result file nor a generated image.",
+    "coverage": tables.COLUMN_DEFINITIONS["coverage"],
+    "missing_policy": tables.COLUMN_DEFINITIONS["missing_policy"],
+}
+_STATUS_LABELS = {
+    "display_name": "Model",
+    "scored": "Scored",
+    "invalid_evaluation": "Invalid evaluation",
+    "missing_evaluation": "Missing evaluation",
+    "missing_generation": "Missing generation",
+    "prompts": "Prompts",
+    "coverage": "Coverage",
+    "missing_policy": "Missing policy",
+}
+
+
+def status_table(release: Release, table_id: str) -> HTMLFragment:
+    """Status counts per model with coverage and policy; headers explain and link to Methods."""
+    return tables.data_table(
+        views.status_frame(release),
+        table_id,
+        titles=_STATUS_TITLES,
+        labels=_STATUS_LABELS,
+        links={**{s: f"{METHODS}#status" for s in _STATUS_TITLES}, "coverage": f"{METHODS}#coverage", "missing_policy": f"{METHODS}#missing-policy"},
+    )
+
+
 def audit_status(release: Release) -> list[HTMLFragment]:
     """Status counts per model as a chart (with the ranking threshold) and a table."""
-    df = views.status_frame(release)
     chart = with_legend(
-        charts.coverage_bars(df, "coverage-status", min_coverage=release.min_coverage, title="Status of every prompt × model pair"),
+        charts.coverage_bars(views.status_frame(release), "coverage-status", min_coverage=release.min_coverage, title="Status of every prompt × model pair"),
         f'Segments: the four <a href="{METHODS}#status">statuses</a>; label: <a href="{METHODS}#coverage">coverage</a>; '
         f'dashed line: the coverage needed to be <a href="{METHODS}#ranking">ranked</a>.',
     )
-    table = tables.data_table(
-        df,
-        "status-counts",
-        titles={
-            "scored": "Result parsed, success true, every value a finite number in 0–3.",
-            "invalid_evaluation": "Result file present but unusable (reason listed below).",
-            "missing_evaluation": "No result file, but a generated image exists.",
-            "missing_generation": "Neither a result file nor a generated image.",
-        },
-        links={s: f"{METHODS}#status" for s in ("scored", "invalid_evaluation", "missing_evaluation", "missing_generation")},
-    )
-    return [chart, table]
+    return [chart, status_table(release, "status-counts")]
 
 
 def audit_invalid(release: Release) -> HTMLFragment:

@@ -218,10 +218,11 @@ def leaderboard_table(
 ) -> HTMLFragment:
     """Sortable leaderboard: one row per model (SPEC §6 rows), default order Overall-9 desc.
 
-    Columns: Rank, Model, Type, Overall-9, Overall-10 (paper-compatible), ``components``
-    (default the nine public ones), Coverage "n_scored/n_total (xx.x%)", Missing policy.
-    Rows with ``ranked`` false get class ``sg-unranked`` and an "unranked (coverage < 90%)"
-    badge (threshold from ``min_coverage``). Headers carry a ``title`` definition and a "?"
+    Columns: Rank, Model, Type, Overall-9, Overall-10 (paper-compatible), Coverage
+    "n_scored/n_total (xx.x%)", Missing policy, then ``components`` (default the nine public
+    ones), so that the figures every reader needs come before the wide component block.
+    Rows with ``ranked`` false get class ``sg-unranked``, "–" as rank (sorted last) and an
+    "unranked (coverage < 90%)" badge (threshold from ``min_coverage``). Headers carry a ``title`` definition and a "?"
     link to ``{methods_href}#{anchor}`` (:data:`METHOD_ANCHORS`); ``methods_href=None``
     drops the links. Every row is written; no paging unless ``page_length`` is given.
     """
@@ -233,9 +234,9 @@ def leaderboard_table(
         ("type", "Type", False),
         ("overall_9", "Overall-9", True),
         ("overall_10", "Overall-10 (paper-compatible)", True),
-        *[(c, COMPONENT_LABELS.get(c, c), True) for c in components],
         ("coverage", "Coverage", True),
         ("missing_policy", "Missing policy", False),
+        *[(c, COMPONENT_LABELS.get(c, c), True) for c in components],
     ]
     header = [
         _th(
@@ -271,15 +272,20 @@ def leaderboard_table(
             )
             cov_text = f"{int(n_scored)}/{int(n_total)} ({_pct(int(n_scored), int(n_total))})"
             cov_td = f'<td class="sg-num" data-order="{_esc(cov_key)}">{_esc(cov_text)}</td>'
+        rank_td = (
+            f'<td class="sg-num sg-na" data-order="" title="unranked: coverage below {_esc(threshold)}">–</td>'
+            if unranked
+            else _num_td(row.get("rank"))
+        )
         cells = [
-            _num_td(row.get("rank")),
+            rank_td,
             f'<td data-order="{_esc(name)}">{model_cell}</td>',
             _text_td(row.get("type")),
             _num_td(row.get("overall_9"), decimals),
             _num_td(row.get("overall_10"), decimals),
-            *[_num_td(comps.get(c), decimals) for c in components],
             cov_td,
             _text_td(row.get("missing_policy")),
+            *[_num_td(comps.get(c), decimals) for c in components],
         ]
         tr_cls = ' class="sg-unranked"' if unranked else ""
         mid = row.get("model_id")

@@ -44,6 +44,20 @@ CHECKS = (
     "order_invariance",
     "strict_json",
 )
+#: One line per check for reports and the book's Validation and Audit pages.
+CHECK_DESCRIPTIONS = {
+    "expected_counts": "prompt count and partition counts equal the config's expected values; every prompt's stratum follows the partition rule",
+    "unique_records": "unique sample_id; no duplicate prompt × model record; every configured model present for every prompt",
+    "tag_fields": "every domain and failure-mode field is a list of strings without duplicates",
+    "component_values": "scored values finite and within 0–3; statuses from the four allowed; non-scored records carry no values",
+    "null_zero_distinct": "null, missing, invalid and 0.0 stay distinguishable in records and in every aggregate row",
+    "prompt_overalls": "every per-prompt Overall-9 and Overall-10 recomputes exactly from its components",
+    "aggregates": "every aggregate row (counts, coverage, components, overalls, rank) reproduces under the declared policy",
+    "paper_table": "Overall-10 within half a rounding unit of the canonical recomputation (paper table)",
+    "coverage_lock": "no model has fewer scored prompts than its locked n_scored",
+    "order_invariance": "the aggregates are unchanged when the records are permuted (also for the pipeline's own aggregation)",
+    "strict_json": "artifacts parse with NaN/Infinity rejected and match the sha256 recorded in the manifest",
+}
 _STATUSES = ("scored", "invalid_evaluation", "missing_evaluation", "missing_generation")
 _BOARDS = (
     "leaderboard_overall.json",

@@ -144,13 +144,14 @@ def tag_frame(release: Release, kind: str) -> pd.DataFrame:
     """Long frame, one row per model × tag: model_id, display_name, tag, tag_name, overall_9,
     n_total, n_scored, coverage, and the nine public components (None = N/A)."""
     names = taxonomy()[tag_kind(kind)]
+    unranked = {r["model_id"] for r in release.boards["overall"] if not r["ranked"]}
     rows = []
     for tag, board in release.boards[kind].items():
         for r in board:
             rows.append(
                 {
                     "model_id": r["model_id"],
-                    "display_name": r["display_name"],
+                    "display_name": r["display_name"] + (" (unranked)" if r["model_id"] in unranked else ""),
                     "tag": tag,
                     "tag_name": names.get(tag, tag),
                     "overall_9": r["overall_9"],
@@ -181,7 +182,7 @@ def model_tag_table(release: Release, kind: str, model_id: str) -> pd.DataFrame:
             "Overall-9": df["overall_9"].tolist(),
             "Prompts": df["n_total"].tolist(),
             "Scored": df["n_scored"].tolist(),
-            "Coverage": df["coverage"].tolist(),
+            "Coverage %": [round(c * 100, 2) for c in df["coverage"]],
             **{COMPONENT_LABELS[c]: df[c].tolist() for c in OVERALL_9_COMPONENTS},
         },
         dtype=object,
@@ -199,8 +200,11 @@ def group_rows(release: Release, group: str) -> tuple[str, list[dict]]:
 
     Returns ``(label, rows)``; raises ``KeyError`` listing the valid names.
     """
+    if group == "All":
+        return "all prompts", release.boards["stratum"][group]
     if group in release.boards["stratum"]:
-        return f"stratum {group}", release.boards["stratum"][group]
+        kind = "stratum" if group in ("NoSearch", "SearchIntensive") else "search type"
+        return f"{kind} {group}", release.boards["stratum"][group]
     tax = taxonomy()
     for kind in ("domain", "failure_mode"):
         if group in release.boards[kind]:
@@ -235,7 +239,8 @@ def compare_frame(release: Release, group: str, models: list[str]) -> pd.DataFra
 
 
 def status_frame(release: Release) -> pd.DataFrame:
-    """Per model (config order): the four status counts, prompts, coverage and policy (from the manifest)."""
+    """Per model (config order): display_name, model_id, the four status counts, prompts,
+    coverage text and missing policy (from the manifest)."""
     m = release.manifest
     n = m["dataset"]["n_prompts"]
     rows = []
@@ -243,12 +248,12 @@ def status_frame(release: Release) -> pd.DataFrame:
         counts = m["extraction"]["status_counts"][model_id]
         rows.append(
             {
-                "Model": release.display_name(model_id),
+                "display_name": release.display_name(model_id),
                 "model_id": model_id,
                 **counts,
-                "Prompts": n,
-                "Coverage": f"{counts['scored']}/{n} ({100 * counts['scored'] / n:.1f}%)" if n else "N/A",
-                "Missing policy": m["models"][model_id]["missing_policy"],
+                "prompts": n,
+                "coverage": f"{counts['scored']}/{n} ({100 * counts['scored'] / n:.1f}%)" if n else "N/A",
+                "missing_policy": m["models"][model_id]["missing_policy"],
             }
         )
     return pd.DataFrame(rows)
@@ -257,13 +262,13 @@ def status_frame(release: Release) -> pd.DataFrame:
 def invalid_frame(release: Release) -> pd.DataFrame:
     """Every ``invalid_evaluation`` pair: model, sample_id, file (below results_root), reason."""
     rows = [
-        {"Model": release.display_name(m), "model_id": m, "sample_id": r["sample_id"], "File": e["result_file"], "Reason": e["error"]}
+        {"Model": release.display_name(m), "model_id": m, "sample_id": r["sample_id"], "Reason": e["error"], "File": e["result_file"]}
         for r in release.records
         for m, e in sorted(r["models"].items())
         if e["status"] == INVALID
     ]
     rows.sort(key=lambda x: (x["model_id"], x["sample_id"]))
-    return pd.DataFrame(rows, columns=["Model", "model_id", "sample_id", "File", "Reason"])
+    return pd.DataFrame(rows, columns=["Model", "model_id", "sample_id", "Reason", "File"])
 
 
 def warnings_frame(release: Release) -> pd.DataFrame:
@@ -274,13 +279,17 @@ def warnings_frame(release: Release) -> pd.DataFrame:
 
 def validation_frame(report: dict) -> pd.DataFrame:
     """One row per release check: number, name, result, problems, first problem / why skipped."""
+    from searchgen_nb.validate import CHECK_DESCRIPTIONS
+
     rows = []
     for i, c in enumerate(report["checks"], start=1):
         result = "PASS" if c["passed"] else "FAIL"
         if c["passed"] and c.get("skipped"):
             result = "PASS (not applicable)"
-        first = c["failures"][0]["message"] if c["failures"] else (c.get("skipped") or "")
-        rows.append({"#": i, "Check": c["name"], "Result": result, "Problems": c["n_failures"], "Detail": first})
+        first = c["failures"][0]["message"] if c["failures"] else (c.get("skipped") or "–")
+        rows.append(
+            {"#": i, "Check": c["name"], "What it checks": CHECK_DESCRIPTIONS.get(c["name"], ""), "Result": result, "Problems": c["n_failures"], "First problem / note": first}
+        )
     return pd.DataFrame(rows)
 
 

@@ -392,7 +392,7 @@ def test_format_number():
 def test_leaderboard_columns_headers_links(rows):
     t = parse_table(tables.leaderboard_table(rows, "lb", methods_href="methods.html"))
     keys = [c["attrs"]["data-sg-col"] for c in t["head"]]
-    assert keys == ["rank", "model", "type", "overall_9", "overall_10", *OVERALL_9_COMPONENTS, "coverage", "missing_policy"]
+    assert keys == ["rank", "model", "type", "overall_9", "overall_10", "coverage", "missing_policy", *OVERALL_9_COMPONENTS]
     head = {c["attrs"]["data-sg-col"]: c for c in t["head"]}
     assert "Overall-10 (paper-compatible)" in head["overall_10"]["text"]
     assert head["overall_9"]["links"] == ["methods.html#overall-9"]
@@ -417,7 +417,7 @@ def test_leaderboard_na_zero_sort_keys(rows):
     assert (z["overall_9"]["text"], z["overall_9"]["attrs"]["data-order"]) == ("0.0", "0.0")
     assert (z["checklist"]["text"], z["checklist"]["attrs"]["data-order"]) == ("0.0", "0.0")
     assert (e["overall_9"]["text"], e["overall_9"]["attrs"]["data-order"]) == ("N/A", "")
-    assert (e["rank"]["text"], e["rank"]["attrs"]["data-order"]) == ("N/A", "")
+    assert (e["rank"]["text"], e["rank"]["attrs"]["data-order"]) == ("–", "")  # unranked: no rank, sorted last
     assert e["coverage"]["text"] == "300/751 (39.9%)" and e["coverage"]["attrs"]["data-order"] == "0.3995"
     for r in t["rows"]:  # every numeric cell has a sort key, N/A never blank / nan / 0
         for c in r["cells"]:

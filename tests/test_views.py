@@ -44,6 +44,8 @@ def test_stratum_views_counts_from_data(release):
 
 def test_group_rows_and_compare_errors(release):
     assert views.group_rows(release, "HIS")[0] == "domain HIS · History"
+    assert views.group_rows(release, "All")[0] == "all prompts"
+    assert views.group_rows(release, "VisualSearch")[0] == "search type VisualSearch"
     assert views.group_rows(release, "EIK")[0].startswith("failure mode EIK")
     with pytest.raises(KeyError, match="group 'XYZ' is not a stratum, domain or failure mode"):
         views.group_rows(release, "XYZ")
@@ -56,7 +58,7 @@ def test_audit_frames(release):
     inv = views.invalid_frame(release)
     assert inv[["model_id", "sample_id", "Reason"]].values.tolist() == [["b", "v1", "not a JSON object (got list)"]]
     st = views.status_frame(release).set_index("model_id")
-    assert st.loc["b", "missing_evaluation"] == 1 and st.loc["b", "Coverage"] == "0/2 (0.0%)"
+    assert st.loc["b", "missing_evaluation"] == 1 and st.loc["b", "coverage"] == "0/2 (0.0%)"
     checks = views.validation_frame(release.validation_report)
     assert checks["Check"].tolist()[0] == "expected_counts" and len(checks) == 11
 
