@@ -293,10 +293,12 @@ PROFILES: dict[str, DemoProfile] = {
                                 knowledge=1.5, weak_domain="TEC"),
     # Open model trained on documents: good text for its size, plain composition.
     "sketchloom_12b": DemoProfile({_TR: 0.45, _PF: 0.20, _PP: 0.30, _CA: -0.25}, knowledge=1.3, weak_domain="ARC"),
+    # Its small sibling: the same profile, weaker.
     "sketchloom_4b": DemoProfile({_TR: 0.30, _PP: 0.20, _IQ: -0.20}, knowledge=1.4, weak_domain="COM"),
     # Open photo model: natural images, follows little of the prompt.
     "driftpaint": DemoProfile({_AN: 0.55, _PP: 0.30, _CL: -0.25, _TR: -0.20}, knowledge=1.5, weak_domain="EDU"),
-    "dimlight_mini": DemoProfile({_IQ: 0.30, _CL: -0.20}, knowledge=1.3, weak_domain="SCI"),
+    # Small budget model (and many failed generations): clean but generic images.
+    "dimlight_mini": DemoProfile({_IQ: 0.30, _CL: -0.20}, knowledge=1.3, weak_domain="INF"),
 }  # fmt: skip
 
 #: Raw shift every model gets on a prompt per tag it carries (before ``knowledge``, the text
@@ -777,8 +779,24 @@ class DemoRelease:
         return counts
 
 
+def _check_profiles() -> None:
+    """Every roster model has a profile, and profiles and tag effects name real components and tags."""
+    problems = []
+    if list(PROFILES) != [m.model_id for m in ROSTER]:
+        problems.append("PROFILES must list the roster models in roster order")
+    for model_id, profile in PROFILES.items():
+        problems += [f"{model_id}: unknown component {c!r}" for c in profile.offsets if c not in COMPONENTS]
+        if profile.weak_domain is not None and profile.weak_domain not in DOMAIN_COUNTS:
+            problems.append(f"{model_id}: unknown weak domain {profile.weak_domain!r}")
+    if set(DOMAIN_EFFECT) != set(DOMAIN_COUNTS) or set(FAILURE_MODE_EFFECT) != set(FAILURE_MODE_COUNTS):
+        problems.append("DOMAIN_EFFECT / FAILURE_MODE_EFFECT must cover exactly the taxonomy's tags")
+    if problems:
+        raise RuntimeError("demo: " + "; ".join(problems))
+
+
 def build_demo() -> DemoRelease:
     """Generate every prompt, result and the paper table in memory (no file is written)."""
+    _check_profiles()
     prompts = build_prompts()
     line_order = list(prompts)
     _rng("line_order").shuffle(line_order)
@@ -795,7 +813,8 @@ def build_demo() -> DemoRelease:
         scored: list[dict[str, float]] = []
         statuses[m.model_id] = {}
         for p in prompts:
-            scores = _judge_scores(rng, m, p, shifts[p.sample_id])  # drawn for every prompt: statuses never shift scores
+            # Drawn for every prompt: statuses never shift scores.
+            scores = _judge_scores(rng, m, p, shifts[p.sample_id])
             if p.sample_id == protected:
                 scores = {"text_reference_evaluation": scores["text_reference_evaluation"]}
             status = statuses[m.model_id][p.sample_id] = plan.get(p.sample_id, "scored")

@@ -352,6 +352,153 @@ def test_paper_table_recomputed(release):
     assert min(values) < 20 and max(values) > 70
 
 
+# ---------------------------------------------------------------------------------------
+# Model profiles: components and tags must not all tell the same story
+# ---------------------------------------------------------------------------------------
+PUBLIC = ("checklist", "rubric_adaptive", *GENERIC, "visual_reference_evaluation")  # Overall-9's nine
+KNOWLEDGE_TAGS = ("CS", "EIK", "FHA", "TK-C", "TK-R")
+TEXT_TAGS = ("THG", "TXT", "DVZ")
+MIN_TAG_PROMPTS = 20  # smaller tags are left out of the spread checks: their means are noisy
+
+
+def group_means(release, model_id: str, sample_ids) -> dict[str, float | None]:
+    """Overall-9 and every component on 0–100 over ``sample_ids`` (SPEC §5: the policy decides
+    whether a non-scored prompt counts 0 or is left out; a null value is left out)."""
+    zero_fill = release["config"]["models"][model_id]["missing_policy"] == "zero_fill"
+    by_prompt = release["results"][model_id]
+    values: dict[str, list[Fraction]] = {k: [] for k in ("overall_9", *PUBLIC)}
+    n_zero = 0
+    for sid in sample_ids:
+        status, _, scores = by_prompt[sid]
+        if status != "scored":
+            n_zero += zero_fill
+            continue
+        comps = components(scores)
+        public = [comps[c] for c in PUBLIC if comps[c] is not None]
+        if public:
+            values["overall_9"].append(sum(public) / len(public))
+        for c in PUBLIC:
+            if comps[c] is not None:
+                values[c].append(comps[c])
+    return {k: float(sum(v) / (len(v) + n_zero) * 100 / 3) if v or n_zero else None for k, v in values.items()}
+
+
+def order_of(values: dict[str, float]) -> list[str]:
+    return sorted(values, key=lambda m: (-values[m], m))
+
+
+def spearman(a: dict[str, float], b: dict[str, float]) -> float:
+    ra = {m: i for i, m in enumerate(order_of(a))}
+    rb = {m: i for i, m in enumerate(order_of(b))}
+    n = len(a)
+    return 1 - 6 * sum((ra[m] - rb[m]) ** 2 for m in a) / (n * (n * n - 1))
+
+
+@pytest.fixture(scope="module")
+def overall(release):
+    ids = [p["sample_id"] for p in release["prompts"]]
+    return {m: group_means(release, m, ids) for m in release["config"]["models"]}
+
+
+@pytest.fixture(scope="module")
+def by_tag(release):
+    """``{kind: {model: {tag: Overall-9}}}`` over tags with at least MIN_TAG_PROMPTS prompts."""
+    out = {}
+    for kind, counts in (("domains", DOMAIN_COUNTS), ("failure_modes", FAILURE_MODE_COUNTS)):
+        tags = [t for t, n in counts.items() if n >= MIN_TAG_PROMPTS]
+        members = {t: [p["sample_id"] for p in release["prompts"] if t in p[kind]] for t in tags}
+        out[kind] = {
+            m: {t: group_means(release, m, ids)["overall_9"] for t, ids in members.items()}
+            for m in release["config"]["models"]
+        }
+    return out
+
+
+def test_components_rank_the_models_differently(overall):
+    """Sorting the leaderboard by a component must reorder it: models have strengths."""
+    o9 = {m: v["overall_9"] for m, v in overall.items()}
+    top3 = order_of(o9)[:3]
+    other_top3, low_rho = [], []
+    for c in PUBLIC:
+        values = {m: v[c] for m, v in overall.items()}
+        if order_of(values)[:3] != top3:
+            other_top3.append(c)
+        if spearman(values, o9) < 0.95:
+            low_rho.append(c)
+    assert len(other_top3) >= 5, other_top3
+    assert len(low_rho) >= 4, low_rho
+    # Strengths are per model, not one lucky model: most models stand two or more places
+    # away from their Overall-9 rank on some component.
+    o9_rank = {m: i for i, m in enumerate(order_of(o9))}
+    ranks = {c: {m: i for i, m in enumerate(order_of({m: v[c] for m, v in overall.items()}))} for c in PUBLIC}
+    moved = [m for m in o9 if max(abs(ranks[c][m] - o9_rank[m]) for c in PUBLIC) >= 2]
+    assert len(moved) >= 8, moved
+    # And the gaps are sizeable: some component is ≥ 10 points above the field's mean for it.
+    for c in ("text_rendering", "composition_and_aesthetics", "ai_naturalness", "visual_reference_evaluation"):
+        values = {m: v[c] - v["overall_9"] for m, v in overall.items()}  # component relative to the model
+        assert max(values.values()) - min(values.values()) >= 15, (c, values)
+
+
+def test_overall_levels_keep_the_v1_0_spread(overall):
+    o9 = sorted(v["overall_9"] for v in overall.values())
+    assert 10 <= o9[0] <= 20 and 70 <= o9[-1] <= 80
+    assert len({round(v, 1) for v in o9}) == len(o9)
+
+
+def test_per_tag_scores_vary_by_tag(by_tag):
+    """Per-tag Overall-9 is not a flat band per model: a typical model's tags span many points."""
+    for kind, minimum in (("domains", 10), ("failure_modes", 12)):
+        spreads = sorted(max(v.values()) - min(v.values()) for v in by_tag[kind].values())
+        assert spreads[len(spreads) // 2] >= minimum, (kind, spreads)
+        assert sum(s >= minimum for s in spreads) >= 9, (kind, spreads)
+
+
+def test_knowledge_tags_are_hard_and_easy_domains_easy(by_tag):
+    for m, tags in by_tag["failure_modes"].items():
+        knowledge = sum(tags[t] for t in KNOWLEDGE_TAGS) / len(KNOWLEDGE_TAGS)
+        rest = [v for t, v in tags.items() if t not in KNOWLEDGE_TAGS]
+        assert knowledge < sum(rest) / len(rest), m
+        assert min(tags, key=tags.get) in ("TK-R", "TK-C"), (m, tags)
+    easier = 0
+    for tags in by_tag["domains"].values():
+        easy = (tags["FOO"] + tags["ART"]) / 2
+        hard = (tags["MED"] + tags["SCI"] + tags["HIS"]) / 3
+        easier += easy > hard + 5
+    assert easier >= 10
+
+
+def test_tag_effects_depend_on_the_model(overall, by_tag):
+    """Best and worst tags differ between models; text tags follow text rendering; knowledge
+    gaps differ in size (search-grounded models lose less on knowledge tags)."""
+    for kind, n_best, n_worst in (("domains", 4, 4), ("failure_modes", 3, 2)):
+        best = {max(v, key=v.get) for v in by_tag[kind].values()}
+        worst = {min(v, key=v.get) for v in by_tag[kind].values()}
+        assert len(best) >= n_best and len(worst) >= n_worst, (kind, best, worst)
+    # The model order is not the same on every tag (the columns of the heatmap differ), and
+    # on the text tags it moves clearly.
+    o9 = {m: v["overall_9"] for m, v in overall.items()}
+    rho = {
+        t: spearman({m: v[t] for m, v in by_tag[kind].items()}, o9)
+        for kind in ("domains", "failure_modes")
+        for t in next(iter(by_tag[kind].values()))
+    }
+    assert sum(r < 1 for r in rho.values()) >= 2 * len(rho) // 3, rho
+    assert all(rho[t] < 0.95 for t in ("TXT", "DVZ")), rho
+    # Text tags relative to the model's own level rise with its text rendering.
+    models = sorted(overall)
+    fm, dom = by_tag["failure_modes"], by_tag["domains"]
+    text_gain = {m: (fm[m]["THG"] + fm[m]["DVZ"] + dom[m]["TXT"]) / 3 - overall[m]["overall_9"] for m in models}
+    tr_rel = {m: overall[m]["text_rendering"] - overall[m]["overall_9"] for m in models}
+    assert spearman(text_gain, tr_rel) >= 0.7, (text_gain, tr_rel)
+    # The knowledge gap (other failure modes minus knowledge ones) differs between models.
+    gaps = {}
+    for m, tags in by_tag["failure_modes"].items():
+        knowledge = sum(tags[t] for t in KNOWLEDGE_TAGS) / len(KNOWLEDGE_TAGS)
+        rest = [v for t, v in tags.items() if t not in KNOWLEDGE_TAGS]
+        gaps[m] = sum(rest) / len(rest) - knowledge
+    assert max(gaps.values()) - min(gaps.values()) >= 6, gaps
+
+
 def test_release_config_validates(release):
     out = release["out"]
     text = (out / "release.yml").read_text(encoding="utf-8")
