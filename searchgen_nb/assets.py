@@ -260,6 +260,8 @@ details.sg-model-tags { margin: 0.3em 0; }
 .bd-page-width { max-width: 100%; }
 .bd-main .bd-content .bd-article-container { max-width: 100%; }
 table.sg-table td.sg-num, table.sg-table td.sg-nowrap { white-space: nowrap; }
+table.sg-table th[data-sg-col="overall_9"] { white-space: nowrap; }
+table.sg-table th[data-sg-col="overall_10"] { min-width: 7.5em; }
 details.sg-model-tags > summary { cursor: pointer; padding: 0.2em 0; }
 table.sg-table thead th { white-space: normal; }
 """

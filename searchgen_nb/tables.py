@@ -232,8 +232,8 @@ def leaderboard_table(
         ("rank", "Rank", True),
         ("model", "Model", False),
         ("type", "Type", False),
-        ("overall_9", "Overall\u20119", True),  # non-breaking hyphen: the header never splits the name
-        ("overall_10", "Overall\u201110 (paper-compatible)", True),
+        ("overall_9", "Overall-9", True),
+        ("overall_10", "Overall-10 (paper-compatible)", True),
         ("coverage", "Coverage", True),
         ("missing_policy", "Missing policy", False),
         *[(c, COMPONENT_LABELS.get(c, c), True) for c in components],

@@ -250,7 +250,7 @@ def status_frame(release: Release) -> pd.DataFrame:
             {
                 "display_name": release.display_name(model_id),
                 "model_id": model_id,
-                **counts,
+                **{s: counts[s] for s in STATUSES},  # SPEC order, not the manifest's sorted keys
                 "prompts": n,
                 "coverage": f"{counts['scored']}/{n} ({100 * counts['scored'] / n:.1f}%)" if n else "N/A",
                 "missing_policy": m["models"][model_id]["missing_policy"],

@@ -150,7 +150,11 @@ def test_audit_page_shows_validation_and_invalid(fixture_release, browser):
     assert "Validation: every release check passed." in text
     for check in ("expected_counts", "aggregates", "order_invariance", "strict_json"):
         assert check in text
-    assert "missing_evaluation" in text
+    assert "Missing evaluation" in text
+    row = pg.page.locator("table#status-counts tbody tr", has_text="Empty Model")
+    cells = row.locator("td").all_inner_texts()
+    # Empty Model: no result and no image for any of the 4 prompts → 4 missing_generation
+    assert cells[:7] == ["Empty Model", "empty", "0", "0", "0", "4", "4"]
 
 
 def test_rerun_is_byte_identical(fixture_release, tmp_path):
