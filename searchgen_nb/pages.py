@@ -81,6 +81,7 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
         tag_names=views.taxonomy()[views.tag_kind(kind)],
         model_order=order,
         title=f"Overall-9 by {kind.replace('_', ' ')} (0–100; grey = N/A)",
+        cell_size=44 if df["tag"].nunique() <= 12 else 34,  # fill the page's width
     )
     return with_legend(chart, _HEATMAP_LEGEND)
 
