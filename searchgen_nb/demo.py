@@ -147,17 +147,17 @@ PROMPT_KINDS: tuple[tuple[str, str, str, int], ...] = (
 #: What the partition rule must produce from the prompts above (SPEC §1.2).
 EXPECTED_PARTITION = {"NoSearch": 100, "SearchIntensive": 651, "VisualSearch": 387, "TextualSearch": 264}
 
-#: ``n_prompts_v1.0`` of every domain tag (reference/taxonomy.json).
-DOMAIN_COUNTS = {
-    "ABS": 14, "ARC": 190, "ART": 258, "COM": 91, "CUL": 170, "EDU": 124, "FAS": 23, "FOO": 35,
-    "GAM": 70, "HIS": 103, "INF": 31, "MED": 75, "MIL": 6, "MUS": 27, "OBJ": 38, "OTH": 6,
-    "PEO": 90, "PSY": 4, "SCI": 148, "SPO": 59, "TEC": 106, "TXT": 117,
-}  # fmt: skip
-#: ``n_prompts_v1.0`` of every failure-mode tag (reference/taxonomy.json).
-FAILURE_MODE_COUNTS = {
-    "CCS": 534, "CS": 159, "CSV": 281, "DVZ": 118, "EIK": 419, "FHA": 273, "IRR": 30,
-    "THG": 411, "TK-C": 38, "TK-R": 56, "VUA": 33, "VUR": 185,
-}  # fmt: skip
+def _v1_0_counts(kind: str) -> dict[str, int]:
+    """``n_prompts_v1.0`` of every tag of ``kind`` from the shipped SearchGen-Bench taxonomy."""
+    from importlib import resources
+
+    data = json.loads(resources.files("searchgen_nb").joinpath("data/taxonomy.json").read_text(encoding="utf-8"))
+    return {code: entry["n_prompts_v1.0"] for code, entry in sorted(data[kind].items())}
+
+
+#: ``n_prompts_v1.0`` of every domain / failure-mode tag (searchgen_nb/data/taxonomy.json).
+DOMAIN_COUNTS = _v1_0_counts("domains")
+FAILURE_MODE_COUNTS = _v1_0_counts("failure_modes")
 MAX_DOMAINS_PER_PROMPT = 4
 MAX_FAILURE_MODES_PER_PROMPT = 6
 
