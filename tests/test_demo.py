@@ -23,18 +23,12 @@ import yaml
 
 from searchgen_nb import demo
 from searchgen_nb.config import load_config, project_root
+from searchgen_nb.constants import GENERIC_RUBRIC
 
 ROOT = project_root()
 REFERENCE = ROOT.parent / "shared" / "reference"
 RESULT_FILE = "augmented_parsed_result_ffjudge_pp.json"
-GENERIC = (
-    "prompt_faithfulness",
-    "image_quality",
-    "text_rendering",
-    "ai_naturalness",
-    "composition_and_aesthetics",
-    "physical_plausibility",
-)
+GENERIC = GENERIC_RUBRIC
 REFS = ("visual_reference_evaluation", "text_reference_evaluation")
 
 # Published v1.0 sizes (reference/taxonomy.json), pinned here so the test also runs without it.
