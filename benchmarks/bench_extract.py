@@ -43,19 +43,22 @@ def floor(paths: list[str]) -> int:
     return n
 
 
-def best(fn, repeat: int) -> float:
-    times = []
+def best(fns, repeat: int) -> list[float]:
+    """Best time of each function over ``repeat`` rounds, the functions interleaved in every
+    round so that a slow spell of the machine hits all of them alike."""
+    times = [[] for _ in fns]
     for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+        for i, fn in enumerate(fns):
+            t = time.perf_counter()
+            fn()
+            times[i].append(time.perf_counter() - t)
+    return [min(t) for t in times]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("config", nargs="?", default=str(project_root() / "releases" / "demo.yml"))
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=7)
     args = ap.parse_args()
     cfg = load_config(args.config)
     if not cfg.dataset_path.exists() and cfg.data_origin == "synthetic-demo":
@@ -67,10 +70,11 @@ def main() -> None:
     paths = [os.path.join(root, result_file(cfg, p, m)) for m in cfg.models for p in prompts.prompts]
     n = floor(paths)  # warm-up
     extract_records(cfg, prompts, progress=False)
-    t_floor = best(lambda: floor(paths), args.repeat)
-    t_extract = best(lambda: extract_records(cfg, read_prompts(cfg.dataset_path), progress=False), args.repeat)
+    t_floor, t_extract = best(
+        [lambda: floor(paths), lambda: extract_records(cfg, read_prompts(cfg.dataset_path), progress=False)], args.repeat
+    )
     out = Path(tempfile.mkdtemp())
-    t_data = best(lambda: run_data(cfg, out / "data", progress=False), max(1, args.repeat // 2))
+    (t_data,) = best([lambda: run_data(cfg, out / "data", progress=False)], max(1, args.repeat // 2))
     shutil.rmtree(out)
     print(f"{len(paths)} prompt × model pairs, {n} result files ({os.cpu_count()} cores)")
     print(f"floor   read + json.loads        {t_floor:6.3f} s")

@@ -66,7 +66,7 @@ STATUS_COLORS = {
     SCORED: "#4c78a8",
     INVALID: "#e45756",
     MISSING_EVALUATION: "#f58518",
-    MISSING_GENERATION: "#9d9d9d",
+    MISSING_GENERATION: "#b279a2",  # not grey: grey means N/A in the other charts
 }
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")

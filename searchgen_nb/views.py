@@ -300,7 +300,7 @@ def manifest_summary(release: Release) -> pd.DataFrame:
         ("Benchmark", m["benchmark"]),
         ("Data origin", m["data_origin"]),
         ("Schema version", m["schema_version"]),
-        ("Generated at", m["generated_at"]),
+        ("Generated at (SOURCE_DATE_EPOCH when set)", m["generated_at"]),
         ("Dataset", f"{m['dataset']['filename']} ({m['dataset']['n_prompts']} prompts)"),
         ("Dataset sha256 (canonical)", m["dataset"]["sha256"]),
         ("Result files read", m["extraction"]["n_result_files_read"]),
