@@ -214,3 +214,16 @@ def test_canonical_layout_uses_release_row_and_lane(tmp_path):
     rec = json.loads((tmp_path / "out" / "prompt_scores.jsonl").read_text())
     assert rec["models"]["m"]["result_file"] == "rows/p1/lane2/m/augmented_parsed_result_ffjudge_pp.json"
     assert rec["models"]["m"]["status"] == "scored"
+
+
+def test_worker_processes_give_the_same_records(release, tmp_path):
+    """Parallel extraction merges in config order: records identical to one process."""
+    from searchgen_nb.prompts import read_prompts
+    from searchgen_nb.records import extract_records
+
+    cfg = load_config(release[0].parent / "release.yml")
+    prompts = read_prompts(cfg.dataset_path)
+    one = extract_records(cfg, prompts, progress=False, workers=1)
+    two = extract_records(cfg, prompts, progress=False, workers=2)
+    assert one.records == two.records and one.warnings == two.warnings and one.input_sha256 == two.input_sha256
+    assert one.n_files_read == 6  # the IMAGE pair and the missing ones have no file
