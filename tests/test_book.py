@@ -217,3 +217,26 @@ def test_demo_release_in_browser(tmp_path_factory, browser):
     assert charts == 4
     for page in ("intro", "methods"):
         assert "Synthetic demo data" in Page(browser, html / "book" / f"{page}.html").page.inner_text("body")
+
+
+def test_one_notebook_by_hand_with_papermill(tmp_path):
+    """`papermill notebooks/NN.ipynb out.ipynb -f release.yml` runs alone, building what it reads."""
+    import subprocess
+    import sys
+
+    cfg = make_release(tmp_path / "src", PROMPTS, MODELS, RESULTS)
+    data = yaml.safe_load(cfg.read_text())
+    data["release_config"] = str(cfg)  # the key papermill -f injects so the notebook finds its config
+    cfg.write_text(yaml.safe_dump(data, sort_keys=False))
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "out.ipynb"
+    proc = subprocess.run(
+        [str(Path(sys.executable).with_name("papermill")), "notebooks/05_domains.ipynb", str(out), "-f", str(cfg), "-p", "staging", str(tmp_path / "staging")],
+        cwd=root, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    nb = nbformat.read(out, as_version=4)
+    check_executed(nb, "05_domains.ipynb")
+    html = "".join(o.get("data", {}).get("text/html", "") for c in nb.cells for o in c.get("outputs", []))
+    assert 'id="sg-chart-heatmap-domain"' in html and "Multi-label" in html
+    assert sorted(p.name for p in (tmp_path / "staging").iterdir())[:2] == ["leaderboard_by_domain.json", "leaderboard_by_failure_mode.json"]
