@@ -207,7 +207,10 @@ def run_release(config: str | os.PathLike, log=print, output_root: str | os.Path
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     config_path = find_config(config)
-    load_config(config_path)  # fail fast with the config's own message
+    cfg = load_config(config_path)  # fail fast with the config's own message
+    if not cfg.dataset_path.exists():
+        hint = " (make the demo first: `make demo` or `searchgen-nb demo --out data/demo`)" if cfg.data_origin == "synthetic-demo" else ""
+        raise ReleaseError(f"config {config_path.name}: dataset {cfg.dataset_path} does not exist{hint}")
     work = out / BUILD
     shutil.rmtree(work, ignore_errors=True)
     (work / "src" / "book" / "notebooks").mkdir(parents=True)

@@ -240,3 +240,11 @@ def test_one_notebook_by_hand_with_papermill(tmp_path):
     html = "".join(o.get("data", {}).get("text/html", "") for c in nb.cells for o in c.get("outputs", []))
     assert 'id="sg-chart-heatmap-domain"' in html and "Multi-label" in html
     assert sorted(p.name for p in (tmp_path / "staging").iterdir())[:2] == ["leaderboard_by_domain.json", "leaderboard_by_failure_mode.json"]
+
+
+def test_missing_dataset_stops_before_any_notebook(tmp_path):
+    cfg = make_release(tmp_path / "src", PROMPTS, MODELS, {}, data_origin="synthetic-demo")
+    (tmp_path / "src" / "prompts.jsonl").unlink()
+    with pytest.raises(ReleaseError, match=r"dataset .*prompts.jsonl does not exist \(make the demo first"):
+        run_release(cfg, log=lambda m: None, output_root=tmp_path / "site")
+    assert not (tmp_path / "site" / "public").exists()
