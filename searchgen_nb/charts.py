@@ -21,7 +21,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from .assets import HTMLFragment
-from .tables import NA, is_null
+from .tables import NA, is_null, percent
 from .constants import (
     COMPONENT_LABELS,
     INVALID,
@@ -155,14 +155,6 @@ def _plain(value: float | None) -> str:
     return text if "." in text else text + ".0"
 
 
-def _pct(num: int, den: int, decimals: int = 1) -> str:
-    """``num/den`` as a percentage rounded half-up from the exact quotient ("95.7%")."""
-    if not den:
-        return NA
-    q = Decimal(100 * int(num)) / Decimal(int(den))
-    return f"{q.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP):f}%"
-
-
 _UNSAFE_CHARS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
 
 
@@ -291,7 +283,7 @@ def heatmap(
         cov = _number(r.get("coverage"))
         tname = r.get("tag_name") if not is_null(r.get("tag_name")) else tag_names.get(tag)
         if not is_null(n_total) and not is_null(n_scored):
-            cov_text = f"{_pct(int(n_scored), int(n_total))} ({int(n_scored)}/{int(n_total)})"
+            cov_text = f"{percent(int(n_scored), int(n_total))} ({int(n_scored)}/{int(n_total)})"
         elif cov is not None:
             cov_text = f"{_fmt(cov * 100)}%"
         else:
@@ -497,7 +489,7 @@ def coverage_bars(
                 raise ValueError(f"coverage_bars: model {mid!r} has no count for status {s!r}")
             counts[s] = int(r[s])
         total = sum(counts.values())
-        cov = f"{_pct(counts[SCORED], total)} ({counts[SCORED]}/{total})"
+        cov = f"{percent(counts[SCORED], total)} ({counts[SCORED]}/{total})"
         for i, s in enumerate(STATUSES):
             values.append(
                 {
@@ -507,7 +499,7 @@ def coverage_bars(
                     "status_order": i,
                     "count": counts[s],
                     "share": (counts[s] / total * 100) if total else 0.0,
-                    "share_text": _pct(counts[s], total),
+                    "share_text": percent(counts[s], total),
                     "n_total": total,
                     "coverage_text": cov,
                 }

@@ -28,14 +28,6 @@ def exact_sum(values: Iterable[float]) -> Decimal:
     return total
 
 
-def exact_mean(values: Iterable[float]) -> Fraction | None:
-    """Exact mean of ``values`` as a Fraction, or None for no values."""
-    vals = list(values)
-    if not vals:
-        return None
-    return Fraction(exact_sum(vals)) / len(vals)
-
-
 def mean_raw(values: Iterable[float]) -> float | None:
     """Mean of raw 0–3 values, exactly computed then rounded once to the nearest double.
 

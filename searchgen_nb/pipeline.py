@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from searchgen_nb import __version__
-from searchgen_nb.aggregate import ModelMeta, leaderboards
+from searchgen_nb.aggregate import ModelMeta, groups_of, leaderboards
 from searchgen_nb.artifacts import dumps, dumps_jsonl, generated_at, promote, staging_dir, write_text
 from searchgen_nb.config import ReleaseConfig, project_root
 from searchgen_nb.constants import (
@@ -165,11 +165,8 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     prompt_set = read_prompts(cfg.dataset_path)
     extraction = extract_records(cfg, prompt_set, progress)
     sha = {"prompt_scores.jsonl": write_text(folder / "prompt_scores.jsonl", dumps_jsonl(extraction.records))}
-    partition = dict.fromkeys(PARTITION_KEYS, 0)
-    for r in extraction.records:
-        partition[r["stratum"]] += 1
-        if r["search_type"] != r["stratum"]:
-            partition[r["search_type"]] += 1
+    strata = groups_of(extraction.records)["stratum"]
+    partition = {k: len(strata[k]) for k in PARTITION_KEYS}
     manifest = build_manifest(cfg, extraction, len(extraction.records), prompt_set.canonical_sha256, partition, sha)
     write_text(folder / MANIFEST, dumps(manifest))
     return extraction

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from tqdm import tqdm
 
 from searchgen_nb.config import ReleaseConfig
-from searchgen_nb.constants import COMPONENTS, EXCLUDED_PUBLIC_COMPONENT, OVERALL_9_COMPONENTS, SCORED, STATUSES
+from searchgen_nb.constants import EXCLUDED_PUBLIC_COMPONENT, OVERALL_9_COMPONENTS, SCORED, STATUSES
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.exact import means_with_extra
 from searchgen_nb.extract import PairResult, classify_result, load_extractor

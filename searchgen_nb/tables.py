@@ -129,11 +129,12 @@ def format_number(value: Any, decimals: int | None = None, na: str = NA) -> tupl
     return str(n), str(n)
 
 
-def _pct(num: int, den: int) -> str:
+def percent(num: int, den: int, decimals: int = 1) -> str:
+    """``num/den`` as a percentage rounded half-up from the exact quotient ("95.7%"); N/A for den 0."""
     if not den:
         return NA
     q = Decimal(100 * int(num)) / Decimal(int(den))
-    return f"{q.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP):f}%"
+    return f"{q.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP):f}%"
 
 
 def _check_id(table_id: str) -> str:
@@ -270,7 +271,7 @@ def leaderboard_table(
             cov_key = repr(float(row["coverage"])) if not is_null(row.get("coverage")) else (
                 repr(int(n_scored) / int(n_total)) if int(n_total) else ""
             )
-            cov_text = f"{int(n_scored)}/{int(n_total)} ({_pct(int(n_scored), int(n_total))})"
+            cov_text = f"{int(n_scored)}/{int(n_total)} ({percent(int(n_scored), int(n_total))})"
             cov_td = f'<td class="sg-num" data-order="{_esc(cov_key)}">{_esc(cov_text)}</td>'
         rank_td = (
             f'<td class="sg-num sg-na" data-order="" title="unranked: coverage below {_esc(threshold)}">–</td>'

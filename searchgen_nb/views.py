@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from searchgen_nb.tables import NA, percent
 from searchgen_nb.config import ReleaseConfig, find_config, load_config, project_root
 from searchgen_nb.constants import (
     COMPONENT_LABELS,
@@ -87,8 +88,9 @@ class Release:
 
     @cached_property
     def records(self) -> list[dict]:
-        with open(self.folder / "prompt_scores.jsonl", encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh]
+        from searchgen_nb.pipeline import read_records
+
+        return read_records(self.folder)
 
     @cached_property
     def validation_report(self) -> dict | None:
@@ -252,7 +254,7 @@ def status_frame(release: Release) -> pd.DataFrame:
                 "model_id": model_id,
                 **{s: counts[s] for s in STATUSES},  # SPEC order, not the manifest's sorted keys
                 "prompts": n,
-                "coverage": f"{counts['scored']}/{n} ({100 * counts['scored'] / n:.1f}%)" if n else "N/A",
+                "coverage": f"{counts['scored']}/{n} ({percent(counts['scored'], n)})" if n else NA,
                 "missing_policy": m["models"][model_id]["missing_policy"],
             }
         )

@@ -6,8 +6,6 @@ without results) and the demo release, then opens the built pages from disk.
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import nbformat

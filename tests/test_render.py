@@ -9,7 +9,6 @@ The last test opens a page built from these fragments from ``file://`` in headle
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import math
 import os
