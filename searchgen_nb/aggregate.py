@@ -24,6 +24,7 @@ class ModelMeta:
     display_name: str
     type: str
     missing_policy: str
+    pending: bool = False  # results not in yet on purpose: listed, never ranked
 
 
 def groups_of(records: list[dict]) -> dict[str, dict[str, list[dict]]]:
@@ -102,21 +103,27 @@ def group_row(model: ModelMeta, group: list[dict], decimals: int) -> dict:
     }
 
 
-def _covered(row: dict, min_ranking_coverage: float) -> bool:
-    """Exact ``n_scored / n_total >= min_ranking_coverage`` (not the 4-decimal coverage)."""
-    return row["n_total"] > 0 and Fraction(row["n_scored"], row["n_total"]) >= Fraction(min_ranking_coverage)
+def _covered(row: dict, min_ranking_coverage: Decimal) -> bool:
+    """Exact ``n_scored / n_total >= min_ranking_coverage`` (not the 4-decimal coverage).
+
+    ``min_ranking_coverage`` is the decimal written in the config (``Decimal('0.9')`` = 9/10),
+    so 9 of 10 prompts meets 0.9 (SPEC §5–6; a binary 0.9 is slightly above 9/10)."""
+    t = min_ranking_coverage
+    threshold = Fraction(repr(t)) if isinstance(t, float) else Fraction(t)  # a float as the decimal it prints
+    return row["n_total"] > 0 and Fraction(row["n_scored"], row["n_total"]) >= threshold
 
 
-def rank_rows(rows: list[dict], model_order: list[str], min_ranking_coverage: float) -> list[dict]:
+def rank_rows(rows: list[dict], model_order: list[str], min_ranking_coverage: Decimal, pending: frozenset[str] = frozenset()) -> list[dict]:
     """Assign ``rank``/``ranked`` and sort (SPEC §6).
 
-    Ranked rows (coverage ≥ ``min_ranking_coverage`` and an Overall-9) are ordered by the
+    Ranked rows (coverage ≥ ``min_ranking_coverage``, an Overall-9, and the model not
+    ``pending`` in the config) are ordered by the
     published Overall-9 descending, ties broken by model_id, and numbered from 1. Unranked
     rows follow (rank null), by Overall-9 descending (N/A last), ties in config order.
     """
     pos = {m: i for i, m in enumerate(model_order)}
     ranked = sorted(
-        (r for r in rows if r["overall_9"] is not None and _covered(r, min_ranking_coverage)),
+        (r for r in rows if r["overall_9"] is not None and r["model_id"] not in pending and _covered(r, min_ranking_coverage)),
         key=lambda r: (-r["overall_9"], r["model_id"]),
     )
     ranked_ids = {r["model_id"] for r in ranked}
@@ -132,7 +139,7 @@ def rank_rows(rows: list[dict], model_order: list[str], min_ranking_coverage: fl
 
 
 def leaderboards(
-    records: list[dict], models: list[ModelMeta], min_ranking_coverage: float, decimals: int
+    records: list[dict], models: list[ModelMeta], min_ranking_coverage: Decimal, decimals: int
 ) -> dict[str, object]:
     """The four leaderboard artifacts, keyed by file name (SPEC §6).
 
@@ -141,10 +148,11 @@ def leaderboards(
     "leaderboard_by_domain.json": {tag: [rows]}, "leaderboard_by_failure_mode.json": {tag: [rows]}}``.
     """
     order = [m.model_id for m in models]
+    pending = frozenset(m.model_id for m in models if m.pending)
     groups = groups_of(records)
 
     def board(prompts: list[dict]) -> list[dict]:
-        return rank_rows([group_row(m, prompts, decimals) for m in models], order, min_ranking_coverage)
+        return rank_rows([group_row(m, prompts, decimals) for m in models], order, min_ranking_coverage, pending)
 
     by_stratum = {g: board(p) for g, p in groups["stratum"].items()}
     return {

@@ -41,12 +41,29 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def source_date_epoch() -> int | None:
+    """``SOURCE_DATE_EPOCH`` (reproducible builds) as seconds, None when unset or empty.
+
+    Raises :class:`ConfigError` naming the variable when it is not a whole number of seconds
+    between 1970 and 9999 (the reproducible-builds specification: a decimal integer).
+    """
+    from searchgen_nb.config import excerpt
+    from searchgen_nb.errors import ConfigError
+
+    raw = os.environ.get("SOURCE_DATE_EPOCH")
+    if not raw:
+        return None
+    if not (raw.isascii() and raw.isdigit()) or int(raw) > 253402300799:
+        raise ConfigError(f"environment: SOURCE_DATE_EPOCH={excerpt(raw, 40)!s} is not a Unix timestamp (whole seconds since 1970, at most year 9999)")
+    return int(raw)
+
+
 def generated_at() -> str:
     """ISO-8601 UTC timestamp: ``SOURCE_DATE_EPOCH`` when set (reproducible builds), else now."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    epoch = source_date_epoch()
     when = (
-        dt.datetime.fromtimestamp(int(epoch), tz=dt.timezone.utc)
-        if epoch
+        dt.datetime.fromtimestamp(epoch, tz=dt.timezone.utc)
+        if epoch is not None
         else dt.datetime.now(tz=dt.timezone.utc).replace(microsecond=0)
     )
     return when.isoformat()
@@ -79,11 +96,23 @@ def _exchange(a: Path, b: Path) -> bool:
     return rc == 0
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def staging_dir(dest: Path) -> Path:
-    """A fresh empty folder beside ``dest`` (same file system, so the final rename is atomic)."""
+    """A fresh empty folder beside ``dest`` (same file system, so the final rename is atomic).
+
+    Made with the ordinary mode (``0777`` less the umask), not ``mkdtemp``'s private 0700:
+    the folder is what gets published, and other users and web servers must read it.
+    """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{dest.name}.staging-", dir=dest.parent))
+    path = Path(tempfile.mkdtemp(prefix=f".{dest.name}.staging-", dir=dest.parent))
+    os.chmod(path, 0o777 & ~_umask())
+    return path
 
 
 def promote(staging: Path, dest: Path) -> None:

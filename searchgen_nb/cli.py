@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from searchgen_nb.errors import SearchGenError, ValidationFailed
+from searchgen_nb.errors import ReleaseInterrupted, SearchGenError, ValidationFailed
 
 
 def _fail(step: str, exc: BaseException, code: int = 1) -> None:
@@ -33,7 +33,10 @@ def data(config: str, out_dir: str, progress: bool | None) -> None:
     from searchgen_nb.config import load_config
     from searchgen_nb.pipeline import run_data
 
+    from searchgen_nb.artifacts import source_date_epoch
+
     try:
+        source_date_epoch()  # a bad SOURCE_DATE_EPOCH stops here, naming it
         cfg = load_config(config)
         result = run_data(cfg, out_dir, progress)
     except ValidationFailed as exc:
@@ -90,6 +93,8 @@ def release(config: str, output_root: str | None) -> None:
 
     try:
         outcome = run_release(config, log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True), output_root=output_root)
+    except ReleaseInterrupted as exc:
+        _fail("release", exc, 130)
     except SearchGenError as exc:
         _fail("release", exc)
     except KeyboardInterrupt:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Literal
 
@@ -35,6 +36,11 @@ class ModelConfig(BaseModel):
     source_id: str = Field(min_length=1)
     lane: str = "none"
     missing_policy: Literal["zero_fill", "exclude"] | None = None
+    #: True = results are not in yet on purpose: listed and shown as pending, never ranked,
+    #: and no error when the model has no result file at all (a wrong source_id otherwise).
+    pending: bool = False
+    #: What the result files' own ``generator_name`` may say besides source_id and model_id.
+    generator_name: str | None = None
 
 
 class ScoringConfig(BaseModel):
@@ -42,13 +48,15 @@ class ScoringConfig(BaseModel):
 
     model_config = _STRICT
     missing_policy_default: Literal["zero_fill", "exclude"] = "zero_fill"
-    min_ranking_coverage: float = Field(default=0.9, ge=0, le=1)
+    #: The decimal the user wrote (YAML floats are read as Decimal): 0.9 is nine tenths,
+    #: compared exactly with n_scored / n_total (SPEC §5–6).
+    min_ranking_coverage: Decimal = Field(default=Decimal("0.9"))
     rounding_decimals: int = Field(default=1, ge=0, le=6)
 
     @field_validator("min_ranking_coverage", mode="before")
     @classmethod
-    def _int_ok(cls, v):
-        return float(v) if isinstance(v, int) and not isinstance(v, bool) else v
+    def _exact_decimal(cls, v):
+        return exact_decimal(v)
 
 
 class ExpectedConfig(BaseModel):
@@ -89,9 +97,11 @@ class ReleaseConfig(BaseModel):
         import string
 
         allowed = {"release_row", "sample_id", "lane", "source_id"}
-        for _, field, _, _ in string.Formatter().parse(v):
+        for _, field, spec, conversion in string.Formatter().parse(v):
             if field is not None and field not in allowed:
-                raise ValueError(f"unknown field {{{field}}} (allowed: {', '.join(sorted(allowed))})")
+                raise ValueError(f"unknown field {{{excerpt(field, 40)}}} (allowed: {', '.join(sorted(allowed))})")
+            if field is not None and (spec or conversion):
+                raise ValueError(f"field {{{field}}} takes no format spec or conversion")
         return v
 
     @field_validator("extractor")
@@ -150,8 +160,40 @@ class ReleaseConfig(BaseModel):
     def public_dict(self) -> dict:
         """The config as recorded in the manifest: paths as written, no absolute paths."""
         d = self.model_dump(mode="json", exclude={"config_path", "release_config"})
+        d["scoring"]["min_ranking_coverage"] = float(self.scoring.min_ranking_coverage)  # ≤ 15 digits: reads back exactly
         d["models"] = {m: {**v, "missing_policy": self.policy(m)} for m, v in d["models"].items()}
         return d
+
+
+def excerpt(value: object, limit: int = 80, newlines: bool = False) -> str:
+    """A bounded, printable excerpt of a value for an error message (never the whole input).
+
+    Control characters and lone surrogates are written as escapes (``\\x00``, ``\\ud835``);
+    ``newlines`` keeps line breaks (for multi-line parser messages)."""
+    text = value if isinstance(value, str) else repr(value)
+    text = "".join(c if c.isprintable() or (newlines and c == "\n") else c.encode("unicode_escape").decode("ascii") for c in text[: limit * 2])
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def exact_decimal(value: object) -> Decimal:
+    """A config number as the exact decimal the user wrote (SPEC §1.1; "0.9 is nine tenths").
+
+    YAML floats arrive as :class:`Decimal` (see :class:`ReleaseLoader`); a Python float given
+    by a caller is read as its shortest repr (``0.9`` → ``Decimal('0.9')``), never as its
+    binary value. Raises ``ValueError`` unless the value is finite, within [0, 1] and has at
+    most 15 significant digits (so that the manifest's JSON number reads back as the same
+    decimal).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        raise ValueError(f"must be a number between 0 and 1, got {excerpt(value)}")
+    d = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    if not d.is_finite():
+        raise ValueError(f"must be a finite number, got {value}")
+    if not 0 <= d <= 1:
+        raise ValueError(f"must be between 0 and 1, got {value}")
+    if len(d.normalize().as_tuple().digits) > 15:
+        raise ValueError(f"has more than 15 significant digits: {value}")
+    return d
 
 
 def _format_pydantic(err: ValidationError) -> list[str]:
@@ -160,26 +202,101 @@ def _format_pydantic(err: ValidationError) -> list[str]:
         loc = ".".join(str(p) for p in e["loc"])
         msg = e["msg"]
         if e["type"] == "missing":
-            msg = "required key is missing"
-        elif e["type"] == "extra_forbidden":
+            out.append(f"`{loc}`: required key is missing")
+            continue
+        if e["type"] == "extra_forbidden":
             msg = "unknown key"
-        out.append(f"`{loc}`: {msg} (got {e.get('input')!r})" if e["type"] != "missing" else f"`{loc}`: {msg}")
+        out.append(f"`{loc}`: {msg} (got {excerpt(e.get('input'))})")
     return out
+
+
+class ReleaseLoader(yaml.SafeLoader):
+    """YAML loader for release configs.
+
+    * floats are read as :class:`Decimal` — the number the user wrote, not its binary double;
+    * a mapping with a duplicate key is refused (naming the key and both lines) instead of
+      the last one silently winning;
+    * anchors and aliases are refused: a release config has no use for them, and an alias
+      bomb cannot expand (neither in memory nor in an error message).
+    Raises :class:`yaml.MarkedYAMLError` subclasses (their message names the line).
+    """
+
+    def compose_node(self, parent, index):  # noqa: D102 - see class docstring
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise yaml.composer.ComposerError(
+                None, None, "anchors and aliases (& and *) are not allowed in a release config", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):  # noqa: D102 - see class docstring
+        if isinstance(node, yaml.MappingNode):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:  # an unhashable key: let PyYAML report it
+                    continue
+                if first is not None:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {excerpt(key)!s} (first on line {first.line + 1})", key_node.start_mark
+                    )
+                seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
+def _construct_decimal(loader: ReleaseLoader, node) -> Decimal:
+    text = loader.construct_scalar(node).replace("_", "").strip().lower()
+    if text in (".nan", ".inf", "+.inf", "-.inf") or ":" in text:
+        return Decimal(repr(yaml.SafeLoader.construct_yaml_float(loader, node)))
+    return Decimal(text)
+
+
+ReleaseLoader.add_constructor("tag:yaml.org,2002:float", _construct_decimal)
+
+
+def _check_strings(value: object, where: str, problems: list[str]) -> None:
+    """Every string of a loaded config (keys too): no control character, no lone surrogate."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_strings(k, f"{where}key {excerpt(k, 40)}", problems)
+            _check_strings(v, f"`{k}`" if not where else f"{where}.{k}", problems)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_strings(v, f"{where}[{i}]", problems)
+    elif isinstance(value, str):
+        bad = next((c for c in value if (ord(c) < 32 and c not in "\t\n") or ord(c) == 127 or 0xD800 <= ord(c) <= 0xDFFF), None)
+        if bad is not None:
+            kind = "a lone surrogate" if 0xD800 <= ord(bad) <= 0xDFFF else "a control character"
+            problems.append(f"{where or 'value'}: {excerpt(value, 60)} holds {kind} (U+{ord(bad):04X})")
 
 
 def load_config(path: str | os.PathLike) -> ReleaseConfig:
     """Read and validate a release config (SPEC §1.1).
 
     Paths in the file are relative to the file's folder. Raises :class:`ConfigError` that
-    names the file and every offending key (missing, wrong type, unknown policy, …).
+    names the file and every offending key (missing, wrong type, unknown policy, duplicate
+    key, alias, non-UTF-8 byte, control character, …).
     """
     p = Path(path).resolve()
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = p.read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"config: file not found: {path}") from None
+    except OSError as exc:
+        raise ConfigError(f"config {path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"config {path}: line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+    try:
+        raw = yaml.load(text, Loader=ReleaseLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise ConfigError(f"config {path}: not valid YAML: {exc}") from None
+        raise ConfigError(f"config {path}: not a valid release config YAML: {excerpt(str(exc), 400, newlines=True)}") from None
+    except (ValueError, ArithmeticError, RecursionError) as exc:
+        raise ConfigError(f"config {path}: not a valid release config YAML: {excerpt(str(exc), 200)}") from None
     return config_from_dict(raw, p)
 
 
@@ -187,6 +304,10 @@ def config_from_dict(raw: object, config_path: Path) -> ReleaseConfig:
     """Validate an already-parsed config mapping; ``config_path`` anchors relative paths."""
     if not isinstance(raw, dict):
         raise ConfigError(f"config {config_path}: top level must be a mapping, got {type(raw).__name__}")
+    problems: list[str] = []
+    _check_strings(raw, "", problems)
+    if problems:
+        raise ConfigError(f"config {config_path}: " + "; ".join(problems[:5]))
     try:
         cfg = ReleaseConfig.model_validate({**raw, "config_path": str(config_path)})
     except ValidationError as exc:

@@ -17,6 +17,11 @@ class ExtractorError(SearchGenError):
     """The configured extractor cannot be imported or is not callable."""
 
 
+class ResultIdentityError(SearchGenError):
+    """A result file cannot be counted for the pair it was read for: it is shared with another
+    pair (symlink, hard link) or its own sample_id / generator_name names another pair."""
+
+
 class ValidationFailed(SearchGenError):
     """One or more release checks failed; ``report`` holds the validation report."""
 
@@ -27,3 +32,7 @@ class ValidationFailed(SearchGenError):
 
 class ReleaseError(SearchGenError):
     """A release step failed (names the step); nothing was published."""
+
+
+class ReleaseInterrupted(SearchGenError):
+    """Ctrl-C during a release; the message says whether the new release was published."""

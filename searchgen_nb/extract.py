@@ -56,7 +56,7 @@ def _check_value(key: str, v: object) -> float:
     if (t is float or t is int) and 0 <= v <= 3:  # fast path; NaN and ±inf fail the comparison
         return float(v)
     if t is bool or not isinstance(v, (int, float)):
-        raise InvalidResult(f"score {key!r} is not a number: {json.dumps(v)}")
+        raise InvalidResult(f"score {key!r} is not a number: {json.dumps(v)[:80]}")
     if not math.isfinite(v):
         raise InvalidResult(f"score {key!r} is not finite: {v}")
     raise InvalidResult(f"score {key!r} is outside 0–3: {v}")
@@ -195,16 +195,49 @@ def load_extractor(spec: str | None) -> tuple[str, Extractor]:
 
 @dataclass
 class PairResult:
-    """Outcome for one prompt × model pair (SPEC §3): status, components, reason, warnings."""
+    """Outcome for one prompt × model pair (SPEC §3): status, components, reason, warnings.
+
+    ``file_id`` is the ``(st_dev, st_ino)`` of the file read (two pairs reading one file —
+    a symlink, a hard link — are refused by the caller); ``identity_error`` says how the
+    file's own ``sample_id`` / ``generator_name`` contradicts the pair it was read for.
+    """
 
     status: str
     components: Components
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
     file_sha256: str | None = None
+    file_id: tuple[int, int] | None = None
+    identity_error: str | None = None
 
 
 _NULLS: Components = dict.fromkeys(COMPONENTS)
+
+
+def printable(text: str) -> str:
+    """``text`` with what UTF-8 cannot carry (lone surrogates from ``\\ud835`` escapes)
+    written as backslash escapes, so that a judge's message can be published as it was."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+class DuplicateKey(ValueError):
+    """A JSON object holds the same key twice (the last one would silently win)."""
+
+
+def no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
+    """``object_pairs_hook`` for :func:`json.loads` that refuses a repeated key (naming it)."""
+    d = dict(pairs)
+    if len(d) < len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise DuplicateKey(f"duplicate key {printable(k)[:80]!r} in one JSON object")
+            seen.add(k)
+    return d
 
 
 def _image_present(folder: str, globs: Sequence[str]) -> bool:
@@ -216,14 +249,39 @@ def _image_present(folder: str, globs: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(n.lower(), p) for n in names for p in pats)
 
 
-def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[str], digest) -> PairResult:
+def _identity(result: dict, identity: tuple[frozenset, frozenset] | None) -> str | None:
+    """How the result's own ``sample_id``/``bench_id``/``generator_name`` contradicts the pair, or None.
+
+    A result identifies itself by these optional fields; when present, ``sample_id`` and
+    ``bench_id`` must be the pair's sample_id (or its release_row) and ``generator_name`` one of
+    the model's names (source_id, model_id, or its configured ``generator_name``).
+    """
+    if identity is None:
+        return None
+    ids, generators = identity
+    for key in ("sample_id", "bench_id"):
+        v = result.get(key)
+        if v is not None and v not in ids:
+            return f"the file's {key} is {printable(str(v))[:80]!r}, not this prompt's"
+    g = result.get("generator_name")
+    if g is not None and g not in generators:
+        return f"the file's generator_name is {printable(str(g))[:80]!r}, not this model's ({', '.join(sorted(generators))})"
+    return None
+
+
+def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[str], digest, identity: tuple[frozenset, frozenset] | None = None) -> PairResult:
     """Status and components of one pair from its result file (SPEC §3).
 
     ``digest(bytes) -> str`` hashes every file that is read (for the manifest's input hash).
-    Never raises for a bad result: the problem becomes ``invalid_evaluation`` with its reason.
+    ``identity``: ``(accepted sample ids, accepted generator names)`` checked against the
+    file's own fields (see :func:`_identity`). Never raises for a bad result: a problem of the
+    file becomes ``invalid_evaluation`` with its reason (also pathological JSON: nesting too
+    deep, integers too long, duplicate keys); an identity contradiction is returned in
+    ``identity_error`` for the caller to refuse.
     """
     try:
         with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
             data = fh.read()
     except FileNotFoundError:
         folder = os.path.dirname(path)
@@ -232,16 +290,22 @@ def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[s
     except OSError as exc:
         return PairResult(INVALID, dict(_NULLS), f"cannot read file: {exc.strerror}")
     sha = digest(data)
+    fid = (st.st_dev, st.st_ino)
     try:
-        result = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        return PairResult(INVALID, dict(_NULLS), f"not valid JSON: {exc}", file_sha256=sha)
+        result = json.loads(data, object_pairs_hook=no_duplicate_keys)
+    except DuplicateKey as exc:
+        return PairResult(INVALID, dict(_NULLS), f"not valid JSON: {exc}", file_sha256=sha, file_id=fid)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, too many digits
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else printable(str(exc))[:200]
+        return PairResult(INVALID, dict(_NULLS), f"not valid JSON: {reason}", file_sha256=sha, file_id=fid)
     if not isinstance(result, dict):
-        return PairResult(INVALID, dict(_NULLS), f"not a JSON object (got {type(result).__name__})", file_sha256=sha)
+        return PairResult(INVALID, dict(_NULLS), f"not a JSON object (got {type(result).__name__})", file_sha256=sha, file_id=fid)
+    contradiction = _identity(result, identity)
     if result.get("success") is not True:
         err = result.get("error")
-        why = f"success is {json.dumps(result.get('success'))}"
-        return PairResult(INVALID, dict(_NULLS), f"{why}: {err}" if err else why, file_sha256=sha)
+        why = f"success is {json.dumps(result.get('success'))[:40]}"
+        reason = printable(f"{why}: {err}" if err else why)
+        return PairResult(INVALID, dict(_NULLS), reason, file_sha256=sha, file_id=fid, identity_error=contradiction)
     warnings: list[str] = []
     try:
         if extractor is extract_components:
@@ -255,11 +319,11 @@ def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[s
                 unknown = [k for k in scores if not _is_known_score_key(k)]
             comps = adapt_components(extractor(result))
         if unknown:
-            warnings.append(f"score key(s) with no component ignored: {', '.join(sorted(unknown))}")
+            warnings.append(printable(f"score key(s) with no component ignored: {', '.join(sorted(unknown))}"))
     except ValueError as exc:  # InvalidResult, or an extractor's documented ValueError
-        return PairResult(INVALID, dict(_NULLS), str(exc), warnings, sha)
+        return PairResult(INVALID, dict(_NULLS), printable(str(exc)), warnings, sha, fid, contradiction)
     except Exception as exc:  # noqa: BLE001 - a pluggable extractor failing on one file
-        return PairResult(INVALID, dict(_NULLS), f"extractor raised {type(exc).__name__}: {exc}", warnings, sha)
+        return PairResult(INVALID, dict(_NULLS), printable(f"extractor raised {type(exc).__name__}: {exc}"), warnings, sha, fid, contradiction)
     if not any(v is not None for v in comps.values()):
-        return PairResult(INVALID, dict(_NULLS), "no usable score (no component present)", warnings, sha)
-    return PairResult(SCORED, comps, None, warnings, sha)
+        return PairResult(INVALID, dict(_NULLS), "no usable score (no component present)", warnings, sha, fid, contradiction)
+    return PairResult(SCORED, comps, None, warnings, sha, fid, contradiction)

@@ -18,7 +18,7 @@ from pathlib import Path
 from searchgen_nb import __version__
 from searchgen_nb.aggregate import ModelMeta, groups_of, leaderboards
 from searchgen_nb.artifacts import dumps, dumps_jsonl, generated_at, promote, staging_dir, write_text
-from searchgen_nb.config import ReleaseConfig, project_root
+from searchgen_nb.config import ReleaseConfig, excerpt, project_root
 from searchgen_nb.constants import (
     ARTIFACTS,
     COMPONENTS,
@@ -40,7 +40,7 @@ from searchgen_nb.validate import Report, validate_folder
 def model_metas(cfg: ReleaseConfig) -> list[ModelMeta]:
     """Models in config order with their effective missing policy."""
     return [
-        ModelMeta(m, cfg.models[m].display_name, cfg.models[m].type, cfg.policy(m)) for m in cfg.model_ids
+        ModelMeta(m, cfg.models[m].display_name, cfg.models[m].type, cfg.policy(m), cfg.models[m].pending) for m in cfg.model_ids
     ]
 
 
@@ -52,18 +52,36 @@ def aggregate_records(cfg: ReleaseConfig, records: list[dict]) -> dict[str, obje
 
 
 def load_paper_table(cfg: ReleaseConfig) -> dict | None:
-    """``{model_id: overall_10}`` from the config's ``paper_table`` file, or None."""
+    """``{model_id: overall_10}`` (public 0–100) from the config's ``paper_table`` file, or None.
+
+    Every value must be a finite JSON number in [0, 100]; the gate compares it as the decimal
+    it prints (its shortest repr, SPEC §7). Raises :class:`ConfigError` naming the file and
+    the model for NaN/Infinity, a non-number, a duplicate model_id, or a file that is not a
+    JSON object.
+    """
+    from searchgen_nb.extract import no_duplicate_keys
+
     path = cfg.paper_table_path
     if path is None:
         return None
+
+    def reject(token: str):
+        raise ValueError(f"{token} is not a number")
+
+    where = f"config {cfg.config_path}: paper_table {cfg.paper_table}"
     try:
-        table = json.loads(path.read_text(encoding="utf-8"))
+        table = json.loads(path.read_bytes().decode("utf-8"), parse_constant=reject, object_pairs_hook=no_duplicate_keys)
     except FileNotFoundError:
         raise ConfigError(f"config {cfg.config_path}: paper_table file not found: {cfg.paper_table}") from None
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"config {cfg.config_path}: paper_table {cfg.paper_table} is not JSON: {exc}") from None
-    if not isinstance(table, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in table.values()):
-        raise ConfigError(f"config {cfg.config_path}: paper_table must map model_id to a number")
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, NaN, huge ints, duplicates
+        raise ConfigError(f"{where} is not valid JSON: {excerpt(str(exc), 200)}") from None
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a JSON object {{model_id: Overall-10}}")
+    for model_id, v in table.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 100:
+            raise ConfigError(f"{where}: model {excerpt(model_id, 60)}: {excerpt(v)} is not an Overall-10 in 0–100")
     return table
 
 
@@ -112,6 +130,7 @@ def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int, d
                 "display_name": c.display_name,
                 "lane": c.lane,
                 "missing_policy": policies[m],
+                "pending": c.pending,
                 "source_id": c.source_id,
                 "type": c.type,
             }
@@ -126,7 +145,7 @@ def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int, d
         "scoring": {
             "aggregation": "prompt-macro",
             "excluded_public_component": EXCLUDED_PUBLIC_COMPONENT,
-            "min_ranking_coverage": cfg.scoring.min_ranking_coverage,
+            "min_ranking_coverage": float(cfg.scoring.min_ranking_coverage),  # ≤ 15 significant digits: the JSON number reads back as the same decimal
             "missing_policy_default": default,
             "missing_policy_exceptions": sorted(m for m, p in policies.items() if p != default),
             "missing_policies": policies,

@@ -11,7 +11,9 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from searchgen_nb.config import excerpt
 from searchgen_nb.errors import MetadataError
+from searchgen_nb.extract import no_duplicate_keys
 from searchgen_nb.partition import partition
 
 TAG_FIELDS = ("domains", "failure_modes")
@@ -43,8 +45,32 @@ class PromptSet:
 
 
 def _fail(path: Path, line: int, sample_id: object, what: str) -> MetadataError:
-    sid = f" (sample_id {sample_id!r})" if sample_id is not None else ""
+    sid = f" (sample_id {excerpt(repr(sample_id), 80)})" if sample_id is not None else ""
     return MetadataError(f"metadata {path.name} line {line}{sid}: {what}")
+
+
+def _reject_constant(token: str):
+    raise ValueError(f"{token} is not a JSON value")
+
+
+def _unpublishable(value: object, where: str = "") -> str | None:
+    """Why a metadata value cannot be published as UTF-8 JSON (a lone surrogate), or None."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{where or 'a value'} holds a lone surrogate ({excerpt(value, 60)}): not valid Unicode"
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            why = _unpublishable(k, f"key {excerpt(k, 40)}") or _unpublishable(v, k if not where else f"{where}.{k}")
+            if why:
+                return why
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            why = _unpublishable(v, f"{where}[{i}]")
+            if why:
+                return why
+    return None
 
 
 def _check_release_row(release_row: str) -> str | None:
@@ -78,11 +104,16 @@ def read_prompts(path: str | Path) -> PromptSet:
         if not raw.strip():
             continue
         try:
-            row = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise _fail(path, lineno, None, f"not valid JSON ({exc})") from None
+            row = json.loads(raw, parse_constant=_reject_constant, object_pairs_hook=no_duplicate_keys)
+        except RecursionError:
+            raise _fail(path, lineno, None, "not valid JSON (nested too deeply)") from None
+        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity, too many digits, duplicate key
+            raise _fail(path, lineno, None, f"not valid JSON ({excerpt(str(exc), 200)})") from None
         if not isinstance(row, dict):
             raise _fail(path, lineno, None, f"expected a JSON object, got {type(row).__name__}")
+        bad = _unpublishable(row)
+        if bad:
+            raise _fail(path, lineno, row.get("sample_id", row.get("bench_id")), bad)
         sid, alias = row.get("sample_id"), row.get("bench_id")
         if sid is None:
             sid = alias
@@ -92,11 +123,15 @@ def read_prompts(path: str | Path) -> PromptSet:
             raise _fail(path, lineno, sid, "sample_id (or bench_id) must be a non-empty string")
         if "/" in sid or "\\" in sid or sid in (".", ".."):
             raise _fail(path, lineno, sid, "sample_id must not contain path separators")
+        if any(not c.isprintable() for c in sid):
+            raise _fail(path, lineno, sid, "sample_id holds a control or other non-printable character")
         if sid in prompts:
             raise _fail(path, lineno, sid, f"duplicate sample_id (first on line {prompts[sid].line})")
         release_row = row.get("release_row", sid)
         if not isinstance(release_row, str):
             raise _fail(path, lineno, sid, f"release_row must be a string, got {type(release_row).__name__}")
+        if any(not c.isprintable() for c in release_row):
+            raise _fail(path, lineno, sid, "release_row holds a control or other non-printable character")
         why = _check_release_row(release_row)
         if why:
             raise _fail(path, lineno, sid, f"release_row {release_row!r} {why}")

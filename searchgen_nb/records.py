@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from searchgen_nb.config import ReleaseConfig
 from searchgen_nb.constants import EXCLUDED_PUBLIC_COMPONENT, OVERALL_9_COMPONENTS, SCORED, STATUSES
-from searchgen_nb.errors import ConfigError
+from searchgen_nb.errors import ConfigError, ResultIdentityError
 from searchgen_nb.exact import means_with_extra
 from searchgen_nb.extract import PairResult, classify_result, load_extractor
 from searchgen_nb.prompts import Prompt, PromptSet
@@ -115,23 +115,55 @@ PARALLEL_MIN_PAIRS = 4000
 _JOB: dict = {}
 
 
-def _extract_pairs(task: tuple[str, int, int]) -> list[tuple[str, dict, list[str], str | None]]:
-    """Pairs of one model for prompts ``start:stop``: ``(result_file, model entry, warnings, sha256)``."""
+def _extract_pairs(task: tuple[str, int, int]) -> list[tuple[str, dict, list[str], str | None, tuple | None, str | None]]:
+    """Pairs of one model for prompts ``start:stop``:
+    ``(result_file, model entry, warnings, sha256, file id, identity error)``."""
     model_id, start, stop = task
-    cfg, prompts, extractor, root, globs = (_JOB[k] for k in ("cfg", "prompts", "extractor", "root", "globs"))
+    cfg, prompts, extractor, root, globs, paths = (_JOB[k] for k in ("cfg", "prompts", "extractor", "root", "globs", "paths"))
     m = cfg.models[model_id]
     lane, source_id = m.lane, m.source_id
-    checked = _needs_path_check(cfg, model_id)
-    fmt = cfg.result_path.format
+    generators = frozenset(g for g in (source_id, model_id, m.generator_name) if g)
+    rels = paths[model_id]
     out = []
-    for prompt in prompts[start:stop]:
-        if checked:
-            rel = result_file(cfg, prompt, model_id)
-        else:
-            rel = fmt(release_row=prompt.release_row, sample_id=prompt.sample_id, lane=lane, source_id=source_id)
-        pair = classify_result(os.path.join(root, rel), extractor, globs, _sha256)
-        out.append((rel, model_entry(lane, source_id, rel, pair), pair.warnings, pair.file_sha256))
+    for i in range(start, stop):
+        prompt, rel = prompts[i], rels[i]
+        identity = (frozenset((prompt.sample_id, prompt.release_row)), generators)
+        pair = classify_result(os.path.join(root, rel), extractor, globs, _sha256, identity)
+        out.append((rel, model_entry(lane, source_id, rel, pair), pair.warnings, pair.file_sha256, pair.file_id, pair.identity_error))
     return out
+
+
+def result_paths(cfg: ReleaseConfig, prompts: list[Prompt]) -> dict[str, list[str]]:
+    """``{model_id: [result file below results_root, one per prompt]}`` (SPEC §1.1 ``result_path``).
+
+    Raises :class:`ConfigError` when a path leaves ``results_root`` or when two pairs would
+    read the same file (two prompts with one ``release_row``, two models with one
+    ``source_id`` and ``lane``, a template without ``{sample_id}``/``{release_row}``): one
+    result is never counted for two pairs. Names both pairs.
+    """
+    paths: dict[str, list[str]] = {}
+    owner: dict[str, tuple[str, str]] = {}
+    clashes: list[str] = []
+    for model_id in cfg.model_ids:
+        m = cfg.models[model_id]
+        fmt = cfg.result_path.format
+        checked = _needs_path_check(cfg, model_id)
+        rels = []
+        for prompt in prompts:
+            rel = result_file(cfg, prompt, model_id) if checked else fmt(
+                release_row=prompt.release_row, sample_id=prompt.sample_id, lane=m.lane, source_id=m.source_id
+            )
+            first = owner.setdefault(rel, (prompt.sample_id, model_id))
+            if first != (prompt.sample_id, model_id) and len(clashes) < 10:
+                clashes.append(f"{rel} is the result file of sample_id {first[0]} / model {first[1]} and of sample_id {prompt.sample_id} / model {model_id}")
+            rels.append(rel)
+        paths[model_id] = rels
+    if clashes:
+        raise ConfigError(
+            f"config {cfg.config_path}: two prompt × model pairs would read one result file "
+            "(same release_row, or two models with the same source_id and lane): " + "; ".join(clashes)
+        )
+    return paths
 
 
 def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | None = None, workers: int | None = None) -> Extraction:
@@ -140,21 +172,30 @@ def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | 
     Returns records sorted by sample_id with the models of the config. ``progress``: None
     shows a bar only on a terminal. ``workers``: processes reading results (default: one
     per core for releases of at least :data:`PARALLEL_MIN_PAIRS` pairs; results are merged
-    in config order, so the output does not depend on it). Raises :class:`ConfigError` /
-    ``ExtractorError`` for configuration problems; result-file problems become
-    ``invalid_evaluation`` records.
+    in config order, so the output does not depend on it).
+
+    Raises :class:`ConfigError` / ``ExtractorError`` for configuration problems — among them
+    a ``results_root`` that is missing or holds no result file, a model without any result
+    file (unless ``pending: true``), two pairs sharing one path — and
+    :class:`ResultIdentityError` when one file is read for two pairs (symlink, hard link) or
+    a file's own sample_id / generator_name contradicts its pair. Problems of a single
+    result file become ``invalid_evaluation`` records.
     """
     spec, extractor = load_extractor(cfg.extractor_spec())
-    for model_id in cfg.models:  # fail on a bad template before reading anything
-        for prompt in prompt_set.prompts[:1]:
-            result_file(cfg, prompt, model_id)
+    paths = result_paths(cfg, prompt_set.prompts)
+    root = cfg.results_root_path
+    if not root.is_dir():
+        raise ConfigError(f"config {cfg.config_path}: results_root {cfg.results_root} is not a folder ({root} does not exist)")
     records = [prompt_record(p, i) for i, p in enumerate(prompt_set.prompts)]
     warnings = list(prompt_set.warnings)
     hashed: set[tuple[str, str]] = set()
+    read_by: dict[tuple, tuple[str, str, str]] = {}
+    problems: list[str] = []
+    n_read = dict.fromkeys(cfg.model_ids, 0)
     n_pairs = len(records) * len(cfg.models)
     if workers is None:
         workers = min(os.cpu_count() or 1, len(cfg.models)) if n_pairs >= PARALLEL_MIN_PAIRS else 1
-    _JOB.update(cfg=cfg, prompts=prompt_set.prompts, extractor=extractor, root=str(cfg.results_root_path), globs=list(cfg.generation_glob))
+    _JOB.update(cfg=cfg, prompts=prompt_set.prompts, extractor=extractor, root=str(root), globs=list(cfg.generation_glob), paths=paths)
     bar = tqdm(total=n_pairs, desc="reading results", unit="file", disable=(None if progress is None else not progress))
     pool = None
     try:
@@ -169,9 +210,19 @@ def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | 
         else:
             results = map(_extract_pairs, tasks)
         for (model_id, start, stop), pairs in zip(tasks, results):
-            for prompt, record, (rel, entry, pair_warnings, sha) in zip(prompt_set.prompts[start:stop], records[start:stop], pairs):
+            for prompt, record, (rel, entry, pair_warnings, sha, fid, contradiction) in zip(prompt_set.prompts[start:stop], records[start:stop], pairs):
                 if sha is not None:
                     hashed.add((rel, sha))
+                    n_read[model_id] += 1
+                if fid is not None:
+                    first = read_by.setdefault(fid, (prompt.sample_id, model_id, rel))
+                    if first[:2] != (prompt.sample_id, model_id):
+                        problems.append(
+                            f"{rel} (sample_id {prompt.sample_id}, model {model_id}) is the same file as {first[2]} "
+                            f"(sample_id {first[0]}, model {first[1]}): a symlink or hard link would count one result twice"
+                        )
+                if contradiction:
+                    problems.append(f"{rel} (sample_id {prompt.sample_id}, model {model_id}): {contradiction}")
                 for w in pair_warnings:
                     warnings.append({"check": "result_warning", "sample_id": prompt.sample_id, "model_id": model_id, "file": rel, "message": w})
                 record["models"][model_id] = entry
@@ -182,6 +233,25 @@ def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | 
         if pool is not None:
             pool.terminate()
             pool.join()
+    if problems:
+        problems.sort()
+        more = f" … and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise ResultIdentityError(
+            f"results_root {cfg.results_root}: {len(problems)} result file(s) cannot be counted for the pair they were read for:\n  - "
+            + "\n  - ".join(problems[:20]) + more
+        )
+    if not hashed:
+        raise ConfigError(
+            f"config {cfg.config_path}: results_root {cfg.results_root} holds no result file for any model "
+            f"(looked for result_path {cfg.result_path!r}, e.g. {paths[cfg.model_ids[0]][0] if records else '—'})"
+        )
+    absent = [m for m in cfg.model_ids if n_read[m] == 0 and not cfg.models[m].pending]
+    if absent:
+        raise ConfigError(
+            f"config {cfg.config_path}: no result file at all for model(s) "
+            + ", ".join(f"{m} (source_id {cfg.models[m].source_id}, lane {cfg.models[m].lane}; e.g. {paths[m][0]})" for m in absent)
+            + ": a wrong source_id or lane? Mark a model whose results are not in yet with `pending: true`."
+        )
     h = hashlib.sha256()
     for rel, sha in sorted(hashed):
         h.update(f"{sha}  {rel}\n".encode())

@@ -10,6 +10,7 @@ is built from a staged copy of the book sources; only when everything succeeded 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import os
 import re
 import shutil
@@ -22,9 +23,10 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from searchgen_nb.artifacts import promote
+from searchgen_nb.artifacts import source_date_epoch
 from searchgen_nb.config import find_config, load_config, project_root
-from searchgen_nb.errors import ReleaseError
+from searchgen_nb.errors import ReleaseError, ReleaseInterrupted
+from searchgen_nb.publish import RELEASES, current_version, publish, release_lock
 
 BUILD = "build/release"  # work folder, relative to the project root
 STAGING = f"{BUILD}/data"  # where the notebooks write the artifacts
@@ -199,18 +201,24 @@ def run_release(config: str | os.PathLike, log=print, output_root: str | os.Path
     Raises :class:`ReleaseError` (or the data layer's errors) naming the failed step; then
     the three published folders are exactly as before.
     """
-    from searchgen_nb import assets
-    from searchgen_nb.views import Release
-
     root = project_root()
     out = Path(output_root).resolve() if output_root else root
     t0 = time.perf_counter()
-    timings: dict[str, float] = {}
     config_path = find_config(config)
     cfg = load_config(config_path)  # fail fast with the config's own message
+    source_date_epoch()  # a bad SOURCE_DATE_EPOCH stops here, naming it
     if not cfg.dataset_path.exists():
         hint = " (make the demo first: `make demo` or `searchgen-nb demo --out data/demo`)" if cfg.data_origin == "synthetic-demo" else ""
         raise ReleaseError(f"config {config_path.name}: dataset {cfg.dataset_path} does not exist{hint}")
+    with release_lock(out, str(config_path.name)):
+        return _run_locked(root, out, config_path, log, t0)
+
+
+def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float) -> ReleaseOutcome:
+    from searchgen_nb import assets
+    from searchgen_nb.views import Release
+
+    timings: dict[str, float] = {}
     work = out / BUILD
     shutil.rmtree(work, ignore_errors=True)
     (work / "src" / "book" / "notebooks").mkdir(parents=True)
@@ -240,20 +248,15 @@ def run_release(config: str | os.PathLike, log=print, output_root: str | os.Path
     if leaks:
         raise ReleaseError("book references external URLs (it must open offline):\n  " + "\n  ".join(leaks[:20]))
     timings["book"] = time.perf_counter() - t
-    # publish: each folder replaced in one step, the data last
-    published = {"notebooks": out / "book" / "notebooks", "html": out / "_build" / "html", "data": out / "public" / "data"}
-    promote(_copy_beside(work / "src" / "book" / "notebooks", published["notebooks"]), published["notebooks"])
-    promote(_copy_beside(html, published["html"]), published["html"])
-    promote(_copy_beside(work / "data", published["data"]), published["data"])
+    # publish: the three folders as one version, shown by one atomic link switch
+    version = "release-" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+    sources = {"public/data": work / "data", "_build/html": html, "book/notebooks": work / "src" / "book" / "notebooks"}
+    before = current_version(out)
+    try:
+        publish(out, sources, version)
+    except KeyboardInterrupt:
+        if current_version(out) == version:
+            raise ReleaseInterrupted(f"interrupted after the release was published ({version}); older versions may remain in {out / RELEASES}") from None
+        raise ReleaseInterrupted(f"interrupted while publishing: nothing was published, {out} still shows {before or 'no release'}") from None
     timings["total"] = time.perf_counter() - t0
-    return ReleaseOutcome(published["data"], published["html"], [published["notebooks"] / p.name for p in executed], timings)
-
-
-def _copy_beside(src: Path, dest: Path) -> Path:
-    """Copy ``src`` to a fresh folder beside ``dest`` (same file system → atomic promote)."""
-    from searchgen_nb.artifacts import staging_dir
-
-    tmp = staging_dir(dest)
-    tmp.rmdir()
-    shutil.copytree(src, tmp)
-    return tmp
+    return ReleaseOutcome(out / "public" / "data", out / "_build" / "html", [out / "book" / "notebooks" / p.name for p in executed], timings)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import posixpath
 import random
 from collections import Counter
 from fractions import Fraction
@@ -109,10 +110,6 @@ class Report:
 # ---- independent arithmetic (Fraction-based; the aggregation code uses Decimal) ---------
 
 
-def _exact(v: float) -> Fraction:
-    n, d = v.as_integer_ratio()
-    return Fraction(n, d)
-
 
 def _mean(values: list[float]) -> Fraction | None:
     if not values:
@@ -141,11 +138,20 @@ def _public(raw: Fraction | None, decimals: int) -> float | None:
 # ---- loading --------------------------------------------------------------------------
 
 
+def _unique_keys(pairs: list) -> dict:
+    """Refuse a JSON object with a repeated key: which of the two values counts is undefined."""
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        keys = [k for k, _ in pairs]
+        raise ValueError(f"duplicate key {next(k for k in keys if keys.count(k) > 1)!r}")
+    return d
+
+
 def _strict_load(path: Path) -> object:
     def reject(token):
         raise ValueError(f"non-standard JSON constant {token}")
 
-    return json.loads(path.read_text(encoding="utf-8"), parse_constant=reject)
+    return json.loads(path.read_text(encoding="utf-8"), parse_constant=reject, object_pairs_hook=_unique_keys)
 
 
 def _load(folder: Path, report: Report) -> tuple[dict, list[dict], dict] | None:
@@ -160,7 +166,7 @@ def _load(folder: Path, report: Report) -> tuple[dict, list[dict], dict] | None:
         text = (folder / "prompt_scores.jsonl").read_text(encoding="utf-8")
         for i, line in enumerate(text.splitlines(), start=1):
             try:
-                records.append(json.loads(line, parse_constant=_raise_constant))
+                records.append(json.loads(line, parse_constant=_raise_constant, object_pairs_hook=_unique_keys))
             except ValueError as exc:
                 report.fail(check, f"prompt_scores.jsonl line {i}: {exc}", file="prompt_scores.jsonl")
     except OSError as exc:
@@ -227,6 +233,30 @@ def _check_records(manifest: dict, records: list[dict], report: Report) -> None:
             report.fail("unique_records", "record for a model that is not configured", sample_id=sid, model_id=m)
         for m, e in sorted(entries.items()):
             _check_entry(sid, m, e, comps10, comps9, report)
+    _check_result_files(manifest, records, report)
+
+
+def _check_result_files(manifest: dict, records: list[dict], report: Report) -> None:
+    """Each pair names the result file its own template gives, and no file serves two pairs."""
+    template = (manifest.get("inputs") or {}).get("result_path")
+    if not isinstance(template, str):
+        report.fail("unique_records", "manifest has no inputs.result_path")
+        return
+    owner: dict[str, tuple] = {}
+    for r in records:
+        sid = r.get("sample_id")
+        for m, e in sorted((r.get("models") or {}).items()):
+            meta = manifest.get("models", {}).get(m)
+            if not isinstance(e, dict) or not isinstance(meta, dict):
+                continue
+            got = e.get("result_file")
+            want = posixpath.normpath(template.format(release_row=r.get("release_row"), sample_id=sid, lane=meta.get("lane"), source_id=meta.get("source_id")))
+            if not isinstance(got, str) or posixpath.normpath(got) != want:
+                report.fail("unique_records", f"result_file is {json.dumps(got)}, the pair's own path is {want}", sample_id=sid, model_id=m)
+                continue
+            first = owner.setdefault(want, (sid, m))
+            if first != (sid, m):
+                report.fail("unique_records", f"result_file {want} is also the file of sample_id {first[0]} / model {first[1]}", sample_id=sid, model_id=m)
 
 
 def _is_number(v) -> bool:
@@ -332,13 +362,18 @@ def _row(m: str, meta: dict, policy: str, prompts: list[dict], comps10: list[str
 def _board(manifest: dict, prompts: list[dict]) -> list[dict]:
     sc = manifest["scoring"]
     dec = sc["public_rounding_decimals"]
-    min_cov = Fraction(sc["min_ranking_coverage"])
+    # the decimal written in the config (its JSON number's shortest repr), never the binary double
+    min_cov = Fraction(str(sc["min_ranking_coverage"]))
     order = manifest["model_order"]
     rows = [
         _row(m, manifest["models"][m], manifest["models"][m]["missing_policy"], prompts, sc["overall_10_components"], dec)
         for m in order
     ]
-    eligible = [r for r in rows if r["overall_9"] is not None and r["n_total"] and Fraction(r["n_scored"], r["n_total"]) >= min_cov]
+    pending = {m for m in order if manifest["models"][m].get("pending") is True}
+    eligible = [
+        r for r in rows
+        if r["overall_9"] is not None and r["model_id"] not in pending and r["n_total"] and Fraction(r["n_scored"], r["n_total"]) >= min_cov
+    ]
     eligible.sort(key=lambda r: (-r["overall_9"], r["model_id"]))
     rest = [r for r in rows if r not in eligible]
     rest.sort(key=lambda r: (r["overall_9"] is None, -(r["overall_9"] or 0), order.index(r["model_id"])))
@@ -471,7 +506,8 @@ def _check_paper_table(manifest: dict, boards: dict, report: Report) -> None:
             continue
         ours = rows.get(m, {}).get("overall_10")
         ref = table[m]
-        if ours is None or not _is_number(ref) or abs(_exact(float(ours)) - _exact(float(ref))) > tol:
+        # both as the decimals they print (the paper's number as written, ours as published)
+        if ours is None or not _is_number(ref) or not math.isfinite(ref) or abs(Fraction(repr(float(ours))) - Fraction(repr(float(ref)))) > tol:
             report.fail("paper_table", f"Overall-10 {ours} differs from the paper table's {ref} by more than {float(tol)}", model_id=m)
 
 

@@ -15,9 +15,11 @@ from importlib import resources
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from searchgen_nb.tables import NA, percent
 from searchgen_nb.config import ReleaseConfig, find_config, load_config, project_root
+from searchgen_nb.errors import ConfigError
 from searchgen_nb.constants import (
     COMPONENT_LABELS,
     INVALID,
@@ -48,9 +50,31 @@ def resolve(path: str | Path) -> Path:
     return p if p.is_absolute() else project_root() / p
 
 
-def open_config(release_config: str) -> ReleaseConfig:
-    """Load the release config a notebook was given (``release_config`` parameter)."""
-    return load_config(find_config(release_config))
+def open_config(release_config: str | None, given: dict | None = None) -> ReleaseConfig:
+    """Load the release config a notebook was given (``release_config`` parameter).
+
+    ``given``: the notebook's variables (``globals()``); when papermill injected keys of a
+    release YAML (``-f other.yml``), each one that is also a key of the loaded config must
+    have the same value there — a notebook runs the release its parameters describe, never
+    another one. Raises :class:`ConfigError` naming the missing parameter or the key that
+    differs (SPEC §1.1).
+    """
+    if not release_config:
+        raise ConfigError(
+            "notebook parameter `release_config` is not set: run with `-p release_config releases/NAME.yml`, "
+            "or `-f` a release YAML that holds its own path under `release_config`"
+        )
+    path = find_config(release_config)
+    cfg = load_config(path)
+    if given:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))  # already checked by load_config
+        for key in sorted(set(ReleaseConfig.model_fields) & set(given) - {"release_config", "config_path"}):
+            if given[key] != raw.get(key, given):
+                raise ConfigError(
+                    f"notebook parameter `{key}` differs from `{key}` in {release_config} (the file named by "
+                    "`release_config`): the parameters describe another release; give that release's own path as `release_config`"
+                )
+    return cfg
 
 
 def ensure_data(cfg: ReleaseConfig, staging: str | Path, upto: str = "aggregate") -> Path:

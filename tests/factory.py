@@ -29,8 +29,8 @@ def prompt(sample_id: str, subset: str = "SearchIntensive", domains=None, failur
     }
 
 
-def model(display_name: str, policy: str | None = None, type_: str = "Open", source_id: str | None = None) -> dict:
-    m = {"display_name": display_name, "type": type_, "source_id": source_id or display_name.lower().replace(" ", "-")}
+def model(display_name: str, policy: str | None = None, type_: str = "Open", source_id: str | None = None, **extra) -> dict:
+    m = {"display_name": display_name, "type": type_, "source_id": source_id or display_name.lower().replace(" ", "-"), **extra}
     if policy:
         m["missing_policy"] = policy
     return m

@@ -23,8 +23,8 @@ PROMPTS = [
 MODELS = {
     "a": model("Model A", "zero_fill"),
     "b": model("Model B", "exclude"),
-    "c": model("Model C", "zero_fill"),  # no results at all
-    "d": model("Model D", "exclude"),  # no results at all
+    "c": model("Model C", "zero_fill", pending=True),  # no results at all (on purpose: pending)
+    "d": model("Model D", "exclude", pending=True),  # no results at all (on purpose: pending)
 }
 RESULTS = {
     # checklist (3+2)/2 = 2.5, rubric_adaptive 1.0, prompt_faithfulness a real 0.0, visual 2.0
