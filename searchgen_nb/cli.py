@@ -83,8 +83,9 @@ def validate(folder: str, report_path: str | None) -> None:
 
 @cli.command()
 @click.argument("config", type=click.Path(dir_okay=False))
-@click.option("--output-root", type=click.Path(file_okay=False), default=None, help="Publish below this folder instead of the project root.")
-def release(config: str, output_root: str | None) -> None:
+@click.option("--output-root", type=click.Path(file_okay=False), default=None, help="Publish below this folder instead of the project folder.")
+@click.option("--project", type=click.Path(file_okay=False, exists=True), default=None, help="Folder with notebooks/, book/, _config.yml, _toc.yml (default: this checkout, or the cwd).")
+def release(config: str, output_root: str | None, project: str | None) -> None:
     """Run every notebook with papermill, build the book, then publish public/data and _build/html.
 
     Nothing is published unless every notebook, the validation and the book build succeed.
@@ -92,7 +93,7 @@ def release(config: str, output_root: str | None) -> None:
     from searchgen_nb.release import run_release
 
     try:
-        outcome = run_release(config, log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True), output_root=output_root)
+        outcome = run_release(config, log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True), output_root=output_root, project=project)
     except ReleaseInterrupted as exc:
         _fail("release", exc, 130)
     except SearchGenError as exc:

@@ -321,19 +321,36 @@ def config_from_dict(raw: object, config_path: Path) -> ReleaseConfig:
 
 
 def project_root() -> Path:
-    """The repository root (the folder holding ``searchgen_nb/``), independent of the cwd."""
+    """The repository root (the folder holding ``searchgen_nb/``), independent of the cwd.
+
+    For an installed (non-editable) package this is ``site-packages``: use it to *find*
+    things, never to write; see :func:`work_root`.
+    """
     return Path(__file__).resolve().parent.parent
 
 
+#: Set by ``searchgen-nb release`` for its notebooks: the output root that relative notebook
+#: parameters (``release_config``, ``staging``) are taken from.
+WORK_ROOT_ENV = "SEARCHGEN_ROOT"
+
+
+def work_root() -> Path:
+    """Where relative notebook parameters point: ``$SEARCHGEN_ROOT`` during a release (its
+    output root), else the project root. Keeps machine paths out of executed notebooks."""
+    env = os.environ.get(WORK_ROOT_ENV)
+    return Path(env) if env else project_root()
+
+
 def find_config(release_config: str | os.PathLike) -> Path:
-    """Locate a config given as absolute, cwd-relative or project-root-relative path."""
+    """Locate a config given as absolute, cwd-relative, work-root- or project-root-relative path."""
     p = Path(release_config)
     if p.is_absolute() or p.exists():
         return p.resolve()
-    q = project_root() / p
-    if q.exists():
-        return q.resolve()
-    raise ConfigError(f"config: file not found: {release_config} (looked in the cwd and in {project_root()})")
+    for base in dict.fromkeys((work_root(), project_root())):
+        q = base / p
+        if q.exists():
+            return q.resolve()
+    raise ConfigError(f"config: file not found: {release_config} (looked in the cwd and in {work_root()})")
 
 
 __all__ = ["ReleaseConfig", "ModelConfig", "load_config", "config_from_dict", "find_config", "project_root", "PARTITION_KEYS"]

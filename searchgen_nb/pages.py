@@ -132,7 +132,8 @@ def compare(release: Release, group: str, models: list[str] | None) -> list[HTML
         f'“N/A” instead of a bar: the component applies to none of the included prompts (<a href="{METHODS}#null">not 0</a>).',
     )
     table = tables.leaderboard_table(
-        sorted(chosen_rows, key=lambda r: chosen.index(r["model_id"])), f"compare-table-{_safe_id(group)}", min_coverage=release.min_coverage, methods_href=METHODS
+        sorted(chosen_rows, key=lambda r: chosen.index(r["model_id"])), f"compare-table-{_safe_id(group)}", min_coverage=release.min_coverage, methods_href=METHODS,
+        pending=release.pending,
     )
     head = fragment(f"<p>Group: <strong>{views.escape(label)}</strong> · {rows[0]['n_total'] if rows else 0} prompts.</p>", "group")
     return [head, chart, table]
@@ -219,6 +220,7 @@ def leaderboard_view(release: Release, group: str) -> HTMLFragment:
                 f"leaderboard-{group.lower()}",
                 min_coverage=release.min_coverage,
                 methods_href=METHODS,
+                pending=release.pending,
                 caption=f"{group} · {n} prompts · {sum(r['ranked'] for r in rows)} of {len(rows)} models ranked",
             )
     raise KeyError(f"no stratum group {group!r}")

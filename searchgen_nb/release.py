@@ -24,7 +24,7 @@ import nbformat
 import yaml
 
 from searchgen_nb.artifacts import source_date_epoch
-from searchgen_nb.config import find_config, load_config, project_root
+from searchgen_nb.config import WORK_ROOT_ENV, find_config, load_config, project_root
 from searchgen_nb.errors import ReleaseError, ReleaseInterrupted
 from searchgen_nb.publish import RELEASES, current_version, publish, release_lock
 
@@ -51,13 +51,32 @@ def notebook_sources(root: Path | None = None) -> list[Path]:
     return sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
-def release_parameters(config_path: Path, root: Path) -> dict:
-    """Notebook parameters: config path relative to the project root when inside it."""
-    try:
-        rel = config_path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        rel = str(config_path.resolve())
-    return {"release_config": rel, "staging": STAGING}
+def release_parameters(config_path: Path, out: Path) -> dict:
+    """Notebook parameters with no machine path: ``staging`` relative to the output root
+    ``out`` (the kernels' work root, ``$SEARCHGEN_ROOT``); ``release_config`` relative to
+    ``out`` when the config lies below it, else to the project root when below that (both
+    are searched by :func:`config.find_config`), else the relative path from ``out``."""
+    config_path = config_path.resolve()
+    for base in (out, project_root()):  # the folders find_config searches
+        if config_path.is_relative_to(base):
+            rel = config_path.relative_to(base).as_posix()
+            if base == out or not (out / rel).exists():
+                return {"release_config": rel, "staging": STAGING}
+    return {"release_config": Path(os.path.relpath(config_path, out)).as_posix(), "staging": STAGING}
+
+
+def default_project() -> Path:
+    """The folder with ``notebooks/``, ``book/``, ``_config.yml`` and ``_toc.yml``: the checkout
+    this package runs from (editable install), else the current directory when it is one.
+    Raises :class:`ReleaseError` saying to pass ``--project`` otherwise (a non-editable install
+    carries no notebooks, and nothing is ever written into site-packages)."""
+    for candidate in (project_root(), Path.cwd()):
+        if all((candidate / n).exists() for n in ("notebooks", "book", "_config.yml", "_toc.yml")):
+            return candidate.resolve()
+    raise ReleaseError(
+        "no project folder: give --project DIR, the folder holding notebooks/, book/, _config.yml and _toc.yml "
+        "(a clone of searchgen-nb); the installed package does not carry them"
+    )
 
 
 def check_executed(nb: nbformat.NotebookNode, name: str) -> None:
@@ -90,7 +109,7 @@ def normalize(nb: nbformat.NotebookNode, root: Path) -> nbformat.NotebookNode:
             "papermill": {"parameters": params},
         }
     )
-    prefixes = sorted({str(root) + os.sep, str(Path(sys.prefix)) + os.sep}, key=len, reverse=True)
+    prefixes = sorted({str(root) + os.sep, str(project_root()) + os.sep, str(Path(sys.prefix)) + os.sep}, key=len, reverse=True)
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i:02d}"
         for key in VOLATILE_CELL_METADATA:
@@ -184,24 +203,31 @@ def _is_link_only(text: str, pos: int) -> bool:
 
 def build_book(src: Path) -> Path:
     """Run Jupyter Book 1 on the staged sources (warnings are errors); return the html folder."""
-    exe = Path(sys.executable).with_name("jupyter-book")
-    cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(src), "-W", "-n", "--keep-going", "--quiet"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=src)
+    # jupyter-book's own entry point, run by this interpreter: no dependence on PATH or bin/
+    launcher = "import sys; from jupyter_book.cli.main import main; sys.argv[0] = 'jupyter-book'; sys.exit(main())"
+    cmd = [sys.executable, "-c", launcher, "build", str(src), "-W", "-n", "--keep-going", "--quiet"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=src)
+    except OSError as exc:
+        raise ReleaseError(f"book build could not start: {exc}") from None
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
         raise ReleaseError(f"book build failed (jupyter-book exit {proc.returncode}):\n{tail}")
     return src / "_build" / "html"
 
 
-def run_release(config: str | os.PathLike, log=print, output_root: str | os.PathLike | None = None) -> ReleaseOutcome:
+def run_release(config: str | os.PathLike, log=print, output_root: str | os.PathLike | None = None, project: str | os.PathLike | None = None) -> ReleaseOutcome:
     """Run the whole release for ``config``; publish only when every step succeeded.
 
+    Notebooks and book sources come from ``project`` (default :func:`default_project`).
     Publishes ``public/data/``, ``_build/html/`` and ``book/notebooks/`` below
-    ``output_root`` (default: the project root; the work folder is ``build/release/`` there).
+    ``output_root`` (default: the project folder; the work folder is ``build/release/`` there).
     Raises :class:`ReleaseError` (or the data layer's errors) naming the failed step; then
     the three published folders are exactly as before.
     """
-    root = project_root()
+    root = Path(project).resolve() if project else default_project()
+    if not (root / "notebooks").is_dir():
+        raise ReleaseError(f"project folder {root} has no notebooks/ (give --project the folder holding notebooks/ and book/)")
     out = Path(output_root).resolve() if output_root else root
     t0 = time.perf_counter()
     config_path = find_config(config)
@@ -222,18 +248,24 @@ def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float) -> Rel
     work = out / BUILD
     shutil.rmtree(work, ignore_errors=True)
     (work / "src" / "book" / "notebooks").mkdir(parents=True)
-    params = release_parameters(config_path, root)
-    if out != root:
-        params["staging"] = str(work / "data")
+    params = release_parameters(config_path, out)
     executed = []
-    for src in notebook_sources(root):
-        t = time.perf_counter()
-        dest = work / "src" / "book" / "notebooks" / src.name
-        log(f"running {src.name} …")
-        with kernel_stderr_to(work / "kernels.log"):
-            execute_notebook(src, dest, params, root)
-        executed.append(dest)
-        timings[src.name] = time.perf_counter() - t
+    saved = os.environ.get(WORK_ROOT_ENV)
+    os.environ[WORK_ROOT_ENV] = str(out)  # kernels take relative parameters from the output root
+    try:
+        for src in notebook_sources(root):
+            t = time.perf_counter()
+            dest = work / "src" / "book" / "notebooks" / src.name
+            log(f"running {src.name} …")
+            with kernel_stderr_to(work / "kernels.log"):
+                execute_notebook(src, dest, params, out)
+            executed.append(dest)
+            timings[src.name] = time.perf_counter() - t
+    finally:
+        if saved is None:
+            os.environ.pop(WORK_ROOT_ENV, None)
+        else:
+            os.environ[WORK_ROOT_ENV] = saved
     if not executed:
         raise ReleaseError(f"no notebooks found in {root / 'notebooks'}")
     release = Release(work / "data")

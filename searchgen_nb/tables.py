@@ -216,8 +216,12 @@ def leaderboard_table(
     caption: str | None = None,
     page_length: int | None = None,
     decimals: int | None = None,
+    pending: frozenset[str] = frozenset(),
 ) -> HTMLFragment:
     """Sortable leaderboard: one row per model (SPEC §6 rows), default order Overall-9 desc.
+
+    ``pending``: model_ids whose results are not in yet (config ``pending: true``): their rows
+    carry a "pending" badge instead of the coverage one (they are never ranked).
 
     Columns: Rank, Model, Type, Overall-9, Overall-10 (paper-compatible), Coverage
     "n_scored/n_total (xx.x%)", Missing policy, then ``components`` (default the nine public
@@ -256,7 +260,9 @@ def leaderboard_table(
         unranked = ranked is False
         name = row.get("display_name", row.get("model_id"))
         model_cell = f"{_esc(name)}"
-        if unranked:
+        if unranked and row.get("model_id") in pending:
+            model_cell += ' <span class="sg-badge sg-unranked-badge" title="results not in yet (pending in the release config): never ranked">pending</span>'
+        elif unranked:
             model_cell += (
                 f' <span class="sg-badge sg-unranked-badge" title="{_esc(COLUMN_DEFINITIONS["rank"])}">'
                 f"unranked (coverage &lt; {_esc(threshold)})</span>"

@@ -18,7 +18,7 @@ import pandas as pd
 import yaml
 
 from searchgen_nb.tables import NA, percent
-from searchgen_nb.config import ReleaseConfig, find_config, load_config, project_root
+from searchgen_nb.config import ReleaseConfig, find_config, load_config, project_root, work_root
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.constants import (
     COMPONENT_LABELS,
@@ -45,9 +45,10 @@ def taxonomy() -> dict[str, dict[str, str]]:
 
 
 def resolve(path: str | Path) -> Path:
-    """A notebook parameter path: absolute as given, else relative to the project root (never the cwd)."""
+    """A notebook parameter path: absolute as given, else relative to the work root (the
+    release's output root during ``searchgen-nb release``, else the project root; never the cwd)."""
     p = Path(path)
-    return p if p.is_absolute() else project_root() / p
+    return p if p.is_absolute() else work_root() / p
 
 
 def open_config(release_config: str | None, given: dict | None = None) -> ReleaseConfig:
@@ -128,6 +129,11 @@ class Release:
     @property
     def min_coverage(self) -> float:
         return self.manifest["scoring"]["min_ranking_coverage"]
+
+    @property
+    def pending(self) -> frozenset[str]:
+        """Models whose results are not in yet (``pending: true`` in the config): never ranked."""
+        return frozenset(m for m, meta in self.manifest["models"].items() if meta.get("pending") is True)
 
     @property
     def model_order(self) -> list[str]:
