@@ -1,5 +1,6 @@
 # searchgen-nb — the two commands a newcomer needs: `make release` and `make test`.
-# Everything runs from the project's own environment (.venv), made from requirements.txt.
+# Everything runs from the project's own environment (.venv), made from requirements.lock:
+# every package pinned with its hashes (`make lock` regenerates it from pyproject.toml).
 
 PYTHON ?= python3
 VENV := .venv
@@ -9,17 +10,32 @@ STAMP := $(VENV)/.installed
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
 export SOURCE_DATE_EPOCH
 
-.PHONY: setup release demo test bench browser clean
+.PHONY: setup lock release demo test test-fast bench browser clean
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+# The lock is the whole environment (dependencies of pyproject.toml plus its `test` extra),
+# each package at one version with its hashes; the project itself goes in editable, no deps.
+$(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
 	$(BIN)/pip install --quiet --no-deps -e .
 	$(BIN)/pip check
 	touch $(STAMP)
+
+# Refresh requirements.lock after a change to the dependencies in pyproject.toml: versions
+# already locked are kept when they still fit. pip-tools runs from its own throwaway venv,
+# never from .venv. `make lock LOCK_ARGS=--upgrade` moves everything to the newest allowed
+# versions, `make lock LOCK_ARGS="-P pandas"` only one package.
+LOCKTOOL ?= /tmp/searchgen-nb-locktool
+PIP_TOOLS ?= pip-tools==7.6.2
+LOCK_ARGS ?=
+lock:
+	test -x $(LOCKTOOL)/bin/pip-compile || { $(PYTHON) -m venv $(LOCKTOOL) && $(LOCKTOOL)/bin/pip install --quiet "$(PIP_TOOLS)"; }
+	CUSTOM_COMPILE_COMMAND="make lock" $(LOCKTOOL)/bin/pip-compile --quiet --generate-hashes \
+		--allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links --extra test \
+		$(LOCK_ARGS) --output-file requirements.lock pyproject.toml
 
 demo: setup
 	$(BIN)/searchgen-nb demo --out data/demo
@@ -32,11 +48,16 @@ release: demo
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
+# Everything, as CI runs it (.ci/run calls `make test`).
 test: setup browser
 	$(BIN)/python -m pytest -q
+
+# The quick loop while editing: no slow tests (notebooks, book builds), no browser.
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not slow and not browser"
 
 bench: demo
 	$(BIN)/python benchmarks/bench_extract.py
 
 clean:
-	rm -rf build _build public book/notebooks book/vendor data
+	rm -rf build _build public book/notebooks book/vendor data .releases

@@ -1,7 +1,26 @@
 """searchgen_nb: extraction, aggregation, validation and publication of SearchGen-Bench releases.
 
-Every rule lives in this package (``../shared/SPEC.md`` is the contract); the notebooks in
+Every rule lives in this package (``docs/data-contract.md`` is the contract); the notebooks in
 ``notebooks/`` only call into it.
 """
 
-__version__ = "1.0.0"
+
+def _version() -> str:
+    """The version written once, in pyproject.toml: from the installed metadata, or (a source
+    tree that was never installed) from the pyproject.toml beside the package."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("searchgen-nb")
+    except metadata.PackageNotFoundError:
+        import tomllib
+        from pathlib import Path
+
+        try:
+            with open(Path(__file__).resolve().parent.parent / "pyproject.toml", "rb") as f:
+                return tomllib.load(f)["project"]["version"]
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "0+unknown"
+
+
+__version__ = _version()

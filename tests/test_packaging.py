@@ -1,0 +1,162 @@
+"""Packaging: the environment is the lock, the version is written once, the wheel is complete.
+
+- every package pinned in ``requirements.lock`` is installed at exactly that version (a
+  stale ``.venv`` fails here with the list of differences: run ``make setup``);
+- the lock still satisfies every dependency declared in ``pyproject.toml`` (a dependency
+  edited without ``make lock`` fails here);
+- ``pyproject.toml``'s ``[project] version`` is ``searchgen_nb.__version__``;
+- a wheel built from the sources holds every module, ``data/*.json``, the console script
+  and the declared dependencies.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from email.parser import Parser
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+import searchgen_nb
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCK = ROOT / "requirements.lock"
+PYPROJECT = ROOT / "pyproject.toml"
+
+
+def _pyproject() -> dict:
+    with open(PYPROJECT, "rb") as f:
+        return tomllib.load(f)
+
+
+def locked_pins(text: str) -> dict[str, Version]:
+    """``{canonical name: version}`` of the ``name==version`` lines of a pip-compile lock
+    whose environment marker (if any) holds here."""
+    pins: dict[str, Version] = {}
+    # A requirement starts a line; its hashes follow on backslash-continued lines.
+    for line in text.splitlines():
+        if not line or line[0] in " \t#-":
+            continue
+        req = Requirement(line.rstrip("\\ ").strip())
+        if req.marker is not None and not req.marker.evaluate():
+            continue
+        specs = list(req.specifier)
+        assert len(specs) == 1 and specs[0].operator == "==", f"requirements.lock: not an exact pin: {line!r}"
+        pins[canonicalize_name(req.name)] = Version(specs[0].version)
+    return pins
+
+
+def installed_versions() -> dict[str, set[str]]:
+    """``{canonical name: {versions}}`` of the distributions this interpreter sees."""
+    found: dict[str, set[str]] = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            found.setdefault(canonicalize_name(name), set()).add(dist.version)
+    return found
+
+
+def lock_differences(pins: dict[str, Version], installed: dict[str, set[str]]) -> list[str]:
+    diffs = []
+    for name, want in sorted(pins.items()):
+        have = installed.get(name)
+        if not have:
+            diffs.append(f"{name}: locked {want}, not installed")
+        elif {Version(v) for v in have} != {want}:
+            diffs.append(f"{name}: locked {want}, installed {', '.join(sorted(have))}")
+    return diffs
+
+
+def test_locked_pins_parser():
+    text = (
+        "#\n#    make lock\n#\n"
+        "foo-bar==1.0.4.post1 \\\n    --hash=sha256:00 \\\n    --hash=sha256:11\n    # via x\n"
+        "Baz_Qux==2.0 ; python_version >= '3'\n"
+        "nope==1.0 ; python_version < '3'\n"
+    )
+    assert locked_pins(text) == {"foo-bar": Version("1.0.4.post1"), "baz-qux": Version("2.0")}
+    assert lock_differences(
+        {"a": Version("1.0"), "b": Version("2.0"), "c": Version("3.0")},
+        {"a": {"1.0"}, "b": {"2.1"}},
+    ) == ["b: locked 2.0, installed 2.1", "c: locked 3.0, not installed"]
+
+
+def test_installed_packages_match_the_lock():
+    pins = locked_pins(LOCK.read_text(encoding="utf-8"))
+    assert len(pins) > 50, "requirements.lock: suspiciously few pins"
+    diffs = lock_differences(pins, installed_versions())
+    assert not diffs, (
+        f"{len(diffs)} package(s) differ from requirements.lock (run `make setup`):\n  " + "\n  ".join(diffs)
+    )
+
+
+def test_lock_satisfies_pyproject_dependencies():
+    """Every runtime and `test` dependency of pyproject.toml is locked at a version its range
+    allows: a change to pyproject.toml needs `make lock`."""
+    project = _pyproject()["project"]
+    declared = list(project["dependencies"]) + list(project["optional-dependencies"]["test"])
+    pins = locked_pins(LOCK.read_text(encoding="utf-8"))
+    problems = []
+    for line in declared:
+        req = Requirement(line)
+        name = canonicalize_name(req.name)
+        if name not in pins:
+            problems.append(f"{line}: not in requirements.lock")
+        elif not req.specifier.contains(pins[name], prereleases=True):
+            problems.append(f"{line}: locked {pins[name]}")
+    assert not problems, "requirements.lock is out of date with pyproject.toml (run `make lock`):\n  " + "\n  ".join(problems)
+
+
+def test_version_is_written_once():
+    version = _pyproject()["project"]["version"]
+    assert searchgen_nb.__version__ == version
+    assert "version" not in _pyproject()["project"].get("dynamic", [])
+    # No second copy of the number in the package's sources.
+    init = (ROOT / "searchgen_nb" / "__init__.py").read_text(encoding="utf-8")
+    assert not re.search(r"__version__\s*=\s*['\"]", init)
+
+
+def test_wheel_ships_modules_data_and_metadata(tmp_path):
+    """Builds the wheel offline (no build isolation: the locked setuptools) from a copy of
+    the sources, so that the checkout's ``build/`` (the release work folder) is left alone."""
+    pytest.importorskip("setuptools")
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
+    shutil.copytree(ROOT / "searchgen_nb", src / "searchgen_nb", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    out = tmp_path / "dist"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(out), str(src)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (wheel,) = out.glob("searchgen_nb-*.whl")
+    version = _pyproject()["project"]["version"]
+    assert wheel.name.startswith(f"searchgen_nb-{version}-")
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        dist_info = f"searchgen_nb-{version}.dist-info"
+        meta = Parser().parsestr(zf.read(f"{dist_info}/METADATA").decode("utf-8"))
+        entry_points = zf.read(f"{dist_info}/entry_points.txt").decode("utf-8")
+    expected = {
+        p.relative_to(src).as_posix()
+        for p in (src / "searchgen_nb").rglob("*")
+        if p.is_file() and (p.suffix == ".py" or p.parent.name == "data" and p.suffix == ".json")
+    }
+    assert "searchgen_nb/data/taxonomy.json" in expected
+    assert not expected - names, f"missing from the wheel: {sorted(expected - names)}"
+    assert meta["Version"] == version
+    assert "searchgen-nb = searchgen_nb.cli:main" in entry_points
+    requires = {canonicalize_name(Requirement(r).name) for r in meta.get_all("Requires-Dist") or [] if "extra ==" not in r}
+    declared = {canonicalize_name(Requirement(r).name) for r in _pyproject()["project"]["dependencies"]}
+    assert requires == declared
