@@ -15,12 +15,13 @@ this module makes a stand-in release that looks, to the pipeline, exactly like a
 
 What is real and what is invented
 ---------------------------------
-Sizes are the published v1.0 ones (``reference/taxonomy.json`` and
-``reference/published/v1.0``): 751 prompts split NoSearch 100 / SearchIntensive 651 /
-VisualSearch 387 / TextualSearch 264, and every domain and failure-mode tag used by exactly as
-many prompts as in v1.0. Component applicability (text rendering on ~65% of prompts, physical
-plausibility and visual reference on ~80%), coverage levels (several models complete, most
-between 95% and 99.9%, one near 62%) and the spread of Overall-9 (~13 to ~75) follow v1.0 too.
+Sizes are the published v1.0 ones (``searchgen_nb/data/taxonomy.json``, a copy of
+``tests/fixtures/reference/taxonomy.json``, and ``tests/fixtures/reference/published/v1.0``):
+751 prompts split NoSearch 100 / SearchIntensive 651 / VisualSearch 387 / TextualSearch 264,
+and every domain and failure-mode tag used by exactly as many prompts as in v1.0. Component
+applicability (text rendering on ~65% of prompts, physical plausibility and visual reference
+on ~80%), coverage levels (several models complete, most between 95% and 99.9%, one near 62%)
+and the spread of Overall-9 (~13 to ~75) follow v1.0 too.
 
 Everything else is invented: the prompt ids, the tag assignment (random, with a mild affinity
 such as ``TXT`` and ``THG`` to text-heavy prompts), the 13 models (fictional names, no real

@@ -1,7 +1,9 @@
 """The whole release through papermill and Jupyter Book, checked in headless Chromium.
 
 Runs a small fixture release (a null component, a ``<script>`` display name, a model
-without results) and the demo release, then opens the built pages from disk.
+without results) and reads the session's demo release (``conftest.demo_release``), then
+opens the built pages from disk. Tests that run a release are marked ``slow``; those that
+open Chromium, ``browser``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import yaml
 from browser import Page, launch
 from factory import IMAGE, make_release, model, prompt, read_artifacts, result
 
-from searchgen_nb.demo import write_demo
 from searchgen_nb.errors import ReleaseError
 from searchgen_nb.release import check_executed, external_references, run_release
 
@@ -28,7 +29,7 @@ PROMPTS = [
 MODELS = {
     "good": model("Good Model", type_="Commercial"),
     "evil": model(EVIL, source_id="evil"),
-    "empty": model("Empty Model", "exclude"),  # no results: every value N/A
+    "empty": model("Empty Model", "exclude", pending=True),  # no results yet (pending): every value N/A
 }
 # no result has text_rendering → that component is N/A for every model
 RESULTS = {
@@ -70,6 +71,7 @@ def page_path(site: Path, name: str) -> Path:
     return site / "_build" / "html" / "book" / "notebooks" / f"{name}.html"
 
 
+@pytest.mark.slow
 def test_release_publishes_everything(fixture_release):
     _, site, outcome = fixture_release
     assert sorted(p.name for p in (site / "public" / "data").iterdir()) == [
@@ -84,6 +86,7 @@ def test_release_publishes_everything(fixture_release):
     assert external_references(site / "_build" / "html") == []
 
 
+@pytest.mark.slow
 def test_executed_notebooks_are_normalized(fixture_release):
     _, site, outcome = fixture_release
     for path in outcome.notebooks:
@@ -98,6 +101,8 @@ def test_executed_notebooks_are_normalized(fixture_release):
                 assert out.get("output_type") != "error"
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_leaderboard_rows_sort_and_escape(fixture_release, browser):
     _, site, _ = fixture_release
     pg = Page(browser, page_path(site, "04_leaderboard"))
@@ -122,10 +127,12 @@ def test_leaderboard_rows_sort_and_escape(fixture_release, browser):
     cells = {sorted_names[i].split("\n")[0]: rows.nth(i).locator("td").nth(text_rendering_col).inner_text() for i in range(3)}
     # Good: every prompt scored, none has text rendering → N/A. Empty: excluded, nothing → N/A.
     # Evil: zero_fill, its missing prompt counts 0 for every component → a real 0.0
-    assert cells == {"Good Model": "N/A", "Empty Model unranked (coverage < 50%)": "N/A", EVIL: "0.0"}  # flagged row
+    assert cells == {"Good Model": "N/A", "Empty Model pending": "N/A", EVIL: "0.0"}  # flagged row
     assert pg.dialogs == [] and pg.external == []
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_every_chart_renders_with_na_and_escaped_names(fixture_release, browser):
     _, site, _ = fixture_release
     expected = {"05_domains": 1, "06_failure_modes": 1, "07_compare": 1, "08_audit": 1}
@@ -141,6 +148,8 @@ def test_every_chart_renders_with_na_and_escaped_names(fixture_release, browser)
         assert pg.dialogs == [] and pg.external == [], name
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_audit_page_shows_validation_and_invalid(fixture_release, browser):
     _, site, _ = fixture_release
     pg = Page(browser, page_path(site, "08_audit"))
@@ -155,6 +164,7 @@ def test_audit_page_shows_validation_and_invalid(fixture_release, browser):
     assert cells[:7] == ["Empty Model", "empty", "0", "0", "0", "4", "4"]
 
 
+@pytest.mark.slow
 def test_rerun_is_byte_identical(fixture_release, tmp_path):
     cfg, site, outcome = fixture_release
     before = {p.name: p.read_bytes() for p in outcome.notebooks}
@@ -164,6 +174,7 @@ def test_rerun_is_byte_identical(fixture_release, tmp_path):
     assert read_artifacts(site / "public" / "data") == data_before
 
 
+@pytest.mark.slow
 def test_failed_release_publishes_nothing(fixture_release):
     cfg, site, outcome = fixture_release
     published = {
@@ -193,11 +204,10 @@ def test_error_output_or_early_exit_blocks_the_book():
         check_executed(nb, "x.ipynb")
 
 
-def test_demo_release_in_browser(tmp_path_factory, browser):
-    base = tmp_path_factory.mktemp("demo-book")
-    write_demo(base / "demo")
-    run_release(base / "demo" / "release.yml", log=lambda m: None, output_root=base / "site")
-    html = base / "site" / "_build" / "html"
+@pytest.mark.slow
+@pytest.mark.browser
+def test_demo_release_in_browser(browser, demo_release):
+    html = demo_release / "_build" / "html"
     assert external_references(html) == []
     pg = Page(browser, html / "book" / "notebooks" / "04_leaderboard.html")
     assert pg.page.locator("table#leaderboard-all tbody tr").count() == 13

@@ -20,18 +20,18 @@ from pathlib import Path
 
 import pytest
 import yaml
+from paths import FIXTURES
 
 from searchgen_nb import demo
 from searchgen_nb.config import load_config, project_root
 from searchgen_nb.constants import GENERIC_RUBRIC
 
 ROOT = project_root()
-REFERENCE = ROOT.parent / "shared" / "reference"
 RESULT_FILE = "augmented_parsed_result_ffjudge_pp.json"
 GENERIC = GENERIC_RUBRIC
 REFS = ("visual_reference_evaluation", "text_reference_evaluation")
 
-# Published v1.0 sizes (reference/taxonomy.json), pinned here so the test also runs without it.
+# Published v1.0 sizes, pinned here and checked against the published taxonomy (FIXTURES / taxonomy.json).
 DOMAIN_COUNTS = {
     "ABS": 14, "ARC": 190, "ART": 258, "COM": 91, "CUL": 170, "EDU": 124, "FAS": 23, "FOO": 35,
     "GAM": 70, "HIS": 103, "INF": 31, "MED": 75, "MIL": 6, "MUS": 27, "OBJ": 38, "OTH": 6,
@@ -124,12 +124,11 @@ def tree_hash(root: Path) -> str:
 
 
 # ---------------------------------------------------------------------------------------
-# One generation for the whole module
+# The session's demo (conftest.demo_tree, written once), read back for the whole module
 # ---------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def release(tmp_path_factory):
-    out = tmp_path_factory.mktemp("demo") / "release"
-    summary = demo.write_demo(out)
+def release(demo_tree):
+    out, summary = demo_tree.path, demo_tree.summary
     config = yaml.safe_load((out / "release.yml").read_text(encoding="utf-8"))
     lines = (out / "prompts.jsonl").read_text(encoding="utf-8").splitlines()
     prompts = [json.loads(line) for line in lines]
@@ -144,6 +143,7 @@ def release(tmp_path_factory):
 # ---------------------------------------------------------------------------------------
 # Prompts
 # ---------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_prompt_lines_have_the_metadata_fields(release):
     prompts = release["prompts"]
     assert len(prompts) == 751
@@ -166,6 +166,7 @@ def test_prompt_lines_have_the_metadata_fields(release):
         assert line == json.dumps(json.loads(line), sort_keys=True)
 
 
+@pytest.mark.slow
 def test_partition_through_the_rule(release):
     counts = Counter(partition_of(p) for p in release["prompts"])
     counts["SearchIntensive"] = counts["VisualSearch"] + counts["TextualSearch"]
@@ -179,6 +180,7 @@ def test_partition_through_the_rule(release):
     assert any("text_rendering" in s for s in textual) and any("texthard" in s for s in textual)
 
 
+@pytest.mark.slow
 def test_tag_counts_equal_the_published_taxonomy(release):
     prompts = release["prompts"]
     for p in prompts:
@@ -186,24 +188,30 @@ def test_tag_counts_equal_the_published_taxonomy(release):
         assert len(set(p["failure_modes"])) == len(p["failure_modes"])
     assert Counter(t for p in prompts for t in p["domains"]) == DOMAIN_COUNTS
     assert Counter(t for p in prompts for t in p["failure_modes"]) == FAILURE_MODE_COUNTS
-    taxonomy = REFERENCE / "taxonomy.json"
-    if taxonomy.exists():
-        tax = json.loads(taxonomy.read_text(encoding="utf-8"))
-        assert {k: v["n_prompts_v1.0"] for k, v in tax["domains"].items()} == DOMAIN_COUNTS
-        assert {k: v["n_prompts_v1.0"] for k, v in tax["failure_modes"].items()} == FAILURE_MODE_COUNTS
-        assert {k: v for k, v in tax["partition_v1.0"].items() if k != "All"} == PARTITION
+
+
+def test_pinned_sizes_are_the_published_taxonomy():
+    published = (FIXTURES / "taxonomy.json").read_bytes()
+    tax = json.loads(published)
+    assert {k: v["n_prompts_v1.0"] for k, v in tax["domains"].items()} == DOMAIN_COUNTS
+    assert {k: v["n_prompts_v1.0"] for k, v in tax["failure_modes"].items()} == FAILURE_MODE_COUNTS
+    assert {k: v for k, v in tax["partition_v1.0"].items() if k != "All"} == PARTITION
+    # The copy the package ships (and the demo generator reads) is the published file itself.
+    assert (ROOT / "searchgen_nb" / "data" / "taxonomy.json").read_bytes() == published
 
 
 # ---------------------------------------------------------------------------------------
 # Models and results
 # ---------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_no_real_model_names(release):
     names = set(KNOWN_REAL)
-    manifest = REFERENCE / "published" / "v1.0" / "manifest.json"
-    if manifest.exists():
-        for model_id, m in json.loads(manifest.read_text(encoding="utf-8"))["models"].items():
-            for text in (model_id, m["display_name"], m["source_id"]):
-                names |= {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) >= 3} - GENERIC_NAME_WORDS
+    manifest = FIXTURES / "published" / "v1.0" / "manifest.json"
+    published_models = json.loads(manifest.read_text(encoding="utf-8"))["models"]
+    assert len(published_models) == 13
+    for model_id, m in published_models.items():
+        for text in (model_id, m["display_name"], m["source_id"]):
+            names |= {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) >= 3} - GENERIC_NAME_WORDS
     assert {"gemini", "banana", "seedream", "klein", "qwen", "grok", "xai", "bagel", "jimeng"} <= names
     for model_id, m in release["config"]["models"].items():
         for text in (model_id, m["display_name"], m["source_id"]):
@@ -211,6 +219,7 @@ def test_no_real_model_names(release):
             assert not hits, f"{text!r} contains a real model name {hits}"
 
 
+@pytest.mark.slow
 def test_roster_policies_types_and_coverage(release):
     models = release["config"]["models"]
     assert len(models) == 13
@@ -227,6 +236,7 @@ def test_roster_policies_types_and_coverage(release):
     assert all(c >= 0.95 or 0.60 <= c <= 0.65 for c in coverage.values())
 
 
+@pytest.mark.slow
 def test_every_status_and_every_broken_file_kind(release):
     statuses = Counter(s[0] for by_prompt in release["results"].values() for s in by_prompt.values())
     assert set(statuses) == {"scored", "invalid_evaluation", "missing_evaluation", "missing_generation"}
@@ -240,6 +250,7 @@ def test_every_status_and_every_broken_file_kind(release):
     assert failed and all(isinstance(f["error"], str) and f["error"] for f in failed)
 
 
+@pytest.mark.slow
 def test_images_exist_exactly_where_a_generation_exists(release):
     out, config = release["out"], release["config"]
     for model_id, by_prompt in release["results"].items():
@@ -253,6 +264,7 @@ def test_images_exist_exactly_where_a_generation_exists(release):
                 assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) < 400
 
 
+@pytest.mark.slow
 def test_scored_results_have_the_evaluator_format(release):
     out, config = release["out"], release["config"]
     for model_id, by_prompt in release["results"].items():
@@ -274,6 +286,7 @@ def test_scored_results_have_the_evaluator_format(release):
                 assert parsed[ref]["applicable"] == (ref in scores)
 
 
+@pytest.mark.slow
 def test_scores_are_half_steps_and_applicability_is_realistic(release):
     prompts = {p["sample_id"]: p for p in release["prompts"]}
     for by_prompt in release["results"].values():
@@ -308,6 +321,7 @@ def test_scores_are_half_steps_and_applicability_is_realistic(release):
         assert len(seen) <= 1, sid
 
 
+@pytest.mark.slow
 def test_one_result_has_only_the_text_reference(release):
     only = [
         (m, sid)
@@ -318,6 +332,7 @@ def test_one_result_has_only_the_text_reference(release):
     assert len(only) >= 1
 
 
+@pytest.mark.slow
 def test_coverage_lock_equals_the_scored_files(release):
     counted = {m: sum(s[0] == "scored" for s in bp.values()) for m, bp in release["results"].items()}
     assert release["config"]["expected"]["n_scored"] == counted
@@ -329,6 +344,7 @@ def test_coverage_lock_equals_the_scored_files(release):
         assert sum(s["statuses"].values()) == 751
 
 
+@pytest.mark.slow
 def test_paper_table_recomputed(release):
     table = json.loads((release["out"] / "paper_table.json").read_text(encoding="utf-8"))
     assert list(table) == sorted(release["config"]["models"])
@@ -408,6 +424,7 @@ def by_tag(release):
     return out
 
 
+@pytest.mark.slow
 def test_components_rank_the_models_differently(overall):
     """Sorting the leaderboard by a component must reorder it: models have strengths."""
     o9 = {m: v["overall_9"] for m, v in overall.items()}
@@ -433,12 +450,14 @@ def test_components_rank_the_models_differently(overall):
         assert max(values.values()) - min(values.values()) >= 15, (c, values)
 
 
+@pytest.mark.slow
 def test_overall_levels_keep_the_v1_0_spread(overall):
     o9 = sorted(v["overall_9"] for v in overall.values())
     assert 10 <= o9[0] <= 20 and 70 <= o9[-1] <= 80
     assert len({round(v, 1) for v in o9}) == len(o9)
 
 
+@pytest.mark.slow
 def test_per_tag_scores_vary_by_tag(by_tag):
     """Per-tag Overall-9 is not a flat band per model: a typical model's tags span many points."""
     for kind, minimum in (("domains", 10), ("failure_modes", 12)):
@@ -447,6 +466,7 @@ def test_per_tag_scores_vary_by_tag(by_tag):
         assert sum(s >= minimum for s in spreads) >= 9, (kind, spreads)
 
 
+@pytest.mark.slow
 def test_knowledge_tags_are_hard_and_easy_domains_easy(by_tag):
     for m, tags in by_tag["failure_modes"].items():
         knowledge = sum(tags[t] for t in KNOWLEDGE_TAGS) / len(KNOWLEDGE_TAGS)
@@ -461,6 +481,7 @@ def test_knowledge_tags_are_hard_and_easy_domains_easy(by_tag):
     assert easier >= 10
 
 
+@pytest.mark.slow
 def test_tag_effects_depend_on_the_model(overall, by_tag):
     """Best and worst tags differ between models; text tags follow text rendering; knowledge
     gaps differ in size (search-grounded models lose less on knowledge tags)."""
@@ -493,6 +514,7 @@ def test_tag_effects_depend_on_the_model(overall, by_tag):
     assert max(gaps.values()) - min(gaps.values()) >= 6, gaps
 
 
+@pytest.mark.slow
 def test_release_config_validates(release):
     out = release["out"]
     text = (out / "release.yml").read_text(encoding="utf-8")
@@ -521,6 +543,7 @@ def test_committed_release_config_is_what_the_code_produces():
     assert yaml.safe_load(inside)["release_config"] == "data/demo/release.yml"
 
 
+@pytest.mark.slow
 def test_second_run_is_byte_identical(release, tmp_path):
     """A fresh process with another hash seed and cwd writes the very same bytes."""
     other = tmp_path / "again"

@@ -1,5 +1,9 @@
 """The demo release through the data command: published v1.0 format key by key, the
-coverage lock, byte-identical reruns under shuffled input, hash seed and cwd."""
+coverage lock, byte-identical reruns under shuffled input, hash seed and cwd.
+
+Every test here reads the session's demo (``conftest.demo_tree``) and its data release
+(``conftest.demo_data``); a test that changes either works on a copy.
+"""
 
 from __future__ import annotations
 
@@ -10,25 +14,26 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from factory import read_artifacts
+from paths import FIXTURES
 
 from searchgen_nb.config import load_config
-from searchgen_nb.demo import write_demo
 from searchgen_nb.errors import ValidationFailed
 from searchgen_nb.pipeline import run_data
 
-PUBLISHED = Path(__file__).resolve().parents[2] / "shared" / "reference" / "published" / "v1.0"
+PUBLISHED = FIXTURES / "published" / "v1.0"
 ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow  # every test reads the full demo
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    base = tmp_path_factory.mktemp("demo")
-    write_demo(base / "src")
-    run_data(load_config(base / "src" / "release.yml"), base / "out", progress=False)
-    return base
+def demo(demo_tree, demo_data):
+    """``demo.src``: the demo's inputs; ``demo.out``: its published artifacts (both read only)."""
+    return SimpleNamespace(src=demo_tree.path, out=demo_data)
 
 
 def _walk(ref, ours, path, problems):
@@ -52,14 +57,13 @@ def _walk(ref, ours, path, problems):
             _walk(item, ours[min(i, len(ours) - 1)], f"{path}[{i}]", problems)
 
 
-@pytest.mark.skipif(not PUBLISHED.exists(), reason="shared/reference not beside the checkout")
 @pytest.mark.parametrize(
     "name",
     ["manifest.json", "leaderboard_overall.json", "leaderboard_by_stratum.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json"],
 )
 def test_published_v1_0_keys_and_types(demo, name):
     ref = json.loads((PUBLISHED / name).read_text())
-    ours = json.loads((demo / "out" / name).read_text())
+    ours = json.loads((demo.out / name).read_text())
     problems: list[str] = []
     if name == "manifest.json":
         ref = {k: v for k, v in ref.items() if k != "models"}
@@ -75,27 +79,27 @@ def test_published_v1_0_keys_and_types(demo, name):
 
 
 def test_demo_sizes_and_statuses(demo):
-    m = json.loads((demo / "out" / "manifest.json").read_text())
+    m = json.loads((demo.out / "manifest.json").read_text())
     assert m["data_origin"] == "synthetic-demo"
     assert m["dataset"]["n_prompts"] == 751
     assert m["partition"] == {"NoSearch": 100, "SearchIntensive": 651, "TextualSearch": 264, "VisualSearch": 387}
     totals = {s: sum(c[s] for c in m["extraction"]["status_counts"].values()) for s in ("scored", "invalid_evaluation", "missing_evaluation", "missing_generation")}
     assert all(v > 0 for v in totals.values()), totals
-    board = json.loads((demo / "out" / "leaderboard_overall.json").read_text())
+    board = json.loads((demo.out / "leaderboard_overall.json").read_text())
     assert len(board) == 13
     assert sorted(r["missing_policy"] for r in board).count("exclude") == 2
     assert [r["rank"] for r in board if r["ranked"]] == list(range(1, sum(r["ranked"] for r in board) + 1))
-    report = json.loads((demo / "out" / "validation_report.json").read_text())
+    report = json.loads((demo.out / "validation_report.json").read_text())
     assert report["passed"] and all(c["skipped"] is None for c in report["checks"])  # paper table and lock applied
 
 
 def test_deleting_one_scored_result_fails_and_names_it(demo, tmp_path):
     src = tmp_path / "src"
-    shutil.copytree(demo / "src", src, copy_function=os.link)  # hard links: fast, deleting one leaves the original
+    shutil.copytree(demo.src, src, copy_function=os.link)  # hard links: fast, deleting one leaves the original
     out = tmp_path / "public" / "data"
-    shutil.copytree(demo / "out", out)
+    shutil.copytree(demo.out, out)
     before = read_artifacts(out)
-    rec = next(json.loads(l) for l in (demo / "out" / "prompt_scores.jsonl").read_text().splitlines())
+    rec = next(json.loads(l) for l in (demo.out / "prompt_scores.jsonl").read_text().splitlines())
     model_id, entry = next((m, e) for m, e in sorted(rec["models"].items()) if e["status"] == "scored")
     (src / "results" / entry["result_file"]).unlink()
     with pytest.raises(ValidationFailed) as info:
@@ -119,8 +123,8 @@ def test_byte_identical_under_shuffle_hashseed_and_cwd(demo, tmp_path):
         src = tmp_path / f"src{i}"
         src.mkdir()
         for name in ("release.yml", "prompts.jsonl", "paper_table.json"):
-            shutil.copy(demo / "src" / name, src / name)
-        (src / "results").symlink_to(demo / "src" / "results")
+            shutil.copy(demo.src / name, src / name)
+        (src / "results").symlink_to(demo.src / "results")
         _shuffle_lines(src / "prompts.jsonl", seed)
         env = {**os.environ, "PYTHONHASHSEED": hashseed, "SOURCE_DATE_EPOCH": "1780000000"}
         proc = subprocess.run(

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 from factory import make_release, model, prompt, result
+from paths import FIXTURES
 
 from searchgen_nb.config import load_config
 from searchgen_nb.errors import ExtractorError
 from searchgen_nb.pipeline import run_data
 
-REF = Path(__file__).resolve().parents[2] / "shared" / "reference" / "evaluator_results"
+REF = FIXTURES / "evaluator_results"
 TESTS = Path(__file__).resolve().parent
 
 
@@ -35,7 +36,6 @@ def _records(out: Path) -> dict:
     return {json.loads(l)["sample_id"]: json.loads(l) for l in (out / "prompt_scores.jsonl").read_text().splitlines()}
 
 
-@pytest.mark.skipif(not REF.exists(), reason="shared/reference not beside the checkout")
 def test_real_evaluator_files(evaluator_release, tmp_path):
     run_data(load_config(evaluator_release), tmp_path / "out", progress=False)
     rec = _records(tmp_path / "out")

@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from paths import FIXTURES
 
 from searchgen_nb.config import load_config
 from searchgen_nb.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
-PUBLISHED = ROOT.parent / "shared" / "reference" / "published" / "v1.0"
+PUBLISHED = FIXTURES / "published" / "v1.0"
 
 
 def test_v1_0_roster_and_policies(monkeypatch, tmp_path):
@@ -27,11 +28,13 @@ def test_v1_0_roster_and_policies(monkeypatch, tmp_path):
     assert cfg.extractor_spec() == "paper_materials.recompute_tables:extract_10comp"
     table = json.loads(cfg.paper_table_path.read_text())
     assert table["gpt_image"] == 71.0 and len(table) == 13
-    if PUBLISHED.exists():
-        published = json.loads((PUBLISHED / "manifest.json").read_text())["models"]
-        assert {m: (c.display_name, c.type, c.source_id) for m, c in cfg.models.items()} == {
-            m: (v["display_name"], v["type"], v["source_id"]) for m, v in published.items()
-        }
+    published = json.loads((PUBLISHED / "manifest.json").read_text())
+    assert {m: (c.display_name, c.type, c.source_id) for m, c in cfg.models.items()} == {
+        m: (v["display_name"], v["type"], v["source_id"]) for m, v in published["models"].items()
+    }
+    # The same exceptions to the default policy as the published release.
+    assert published["scoring"]["missing_policy_default"] == "zero_fill"
+    assert sorted(m for m in cfg.models if cfg.policy(m) != "zero_fill") == published["scoring"]["missing_policy_exceptions"]
 
 
 def test_unset_variable_is_named(monkeypatch):

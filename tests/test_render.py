@@ -3,7 +3,7 @@
 Pins: N/A vs 0.0 in tables and chart data, escaping of ``<script>`` in tables and inlined
 specs, fixed ids and byte-identical output, sort keys, unranked flag, heatmap tooltip fields.
 The last test opens a page built from these fragments from ``file://`` in headless Chromium
-(skipped when Chromium or playwright is missing).
+(marked ``browser``; as in ``tests/browser.py``, a missing Chromium skips it outside CI and fails it in CI).
 """
 
 from __future__ import annotations
@@ -484,14 +484,14 @@ def test_data_table_every_row_and_records_input():
     assert [(c["text"]) for c in t2["rows"][0]["cells"]] == ["1", "N/A"]
 
 
-# --------------------------------------------------------------------------- browser (optional)
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# --------------------------------------------------------------------------- browser
 
 
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium not installed")
+@pytest.mark.browser
 def test_page_from_file_url_in_chromium(vendor, tmp_path, rows):
-    sync_api = pytest.importorskip("playwright.sync_api")
+    from browser import launch
+    from playwright import sync_api
+
     dest, names = vendor
     site = tmp_path / "site"
     shutil.copytree(dest, site / "_static")
@@ -507,10 +507,8 @@ def test_page_from_file_url_in_chromium(vendor, tmp_path, rows):
     )
     page_html = f"<!DOCTYPE html><html><head><meta charset='utf-8'>{head}</head><body>{body}</body></html>"
     (site / "index.html").write_text(page_html, encoding="utf-8")
-    args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"]
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
+        browser = launch(p)  # Debian chromium, headless, the same flags as the book tests
         try:
             page = browser.new_page()
             external, errors, dialogs = [], [], []
