@@ -47,7 +47,7 @@ def source_date_epoch() -> int | None:
     Raises :class:`ConfigError` naming the variable when it is not a whole number of seconds
     between 1970 and 9999 (the reproducible-builds specification: a decimal integer).
     """
-    from searchgen_nb.config import excerpt
+    from searchgen_nb.untrusted import excerpt
     from searchgen_nb.errors import ConfigError
 
     raw = os.environ.get("SOURCE_DATE_EPOCH")

@@ -23,6 +23,7 @@ from searchgen_nb.constants import (
     PARTITION_KEYS,
 )
 from searchgen_nb.errors import ConfigError
+from searchgen_nb.untrusted import excerpt, is_surrogate, strings
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
 
@@ -165,16 +166,6 @@ class ReleaseConfig(BaseModel):
         return d
 
 
-def excerpt(value: object, limit: int = 80, newlines: bool = False) -> str:
-    """A bounded, printable excerpt of a value for an error message (never the whole input).
-
-    Control characters and lone surrogates are written as escapes (``\\x00``, ``\\ud835``);
-    ``newlines`` keeps line breaks (for multi-line parser messages)."""
-    text = value if isinstance(value, str) else repr(value)
-    text = "".join(c if c.isprintable() or (newlines and c == "\n") else c.encode("unicode_escape").decode("ascii") for c in text[: limit * 2])
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def exact_decimal(value: object) -> Decimal:
     """A config number as the exact decimal the user wrote (SPEC §1.1; "0.9 is nine tenths").
 
@@ -256,20 +247,15 @@ def _construct_decimal(loader: ReleaseLoader, node) -> Decimal:
 ReleaseLoader.add_constructor("tag:yaml.org,2002:float", _construct_decimal)
 
 
-def _check_strings(value: object, where: str, problems: list[str]) -> None:
-    """Every string of a loaded config (keys too): no control character, no lone surrogate."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _check_strings(k, f"{where}key {excerpt(k, 40)}", problems)
-            _check_strings(v, f"`{k}`" if not where else f"{where}.{k}", problems)
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            _check_strings(v, f"{where}[{i}]", problems)
-    elif isinstance(value, str):
-        bad = next((c for c in value if (ord(c) < 32 and c not in "\t\n") or ord(c) == 127 or 0xD800 <= ord(c) <= 0xDFFF), None)
+def _string_problems(raw: object) -> list[str]:
+    """Every string of a loaded config (keys too) with a control character or a lone surrogate."""
+    problems = []
+    for where, s in strings(raw):
+        bad = next((c for c in s if (ord(c) < 32 and c not in "\t\n") or ord(c) == 127 or is_surrogate(c)), None)
         if bad is not None:
-            kind = "a lone surrogate" if 0xD800 <= ord(bad) <= 0xDFFF else "a control character"
-            problems.append(f"{where or 'value'}: {excerpt(value, 60)} holds {kind} (U+{ord(bad):04X})")
+            kind = "a lone surrogate" if is_surrogate(bad) else "a control character"
+            problems.append(f"`{where}`: {excerpt(s, 60)} holds {kind} (U+{ord(bad):04X})")
+    return problems
 
 
 def load_config(path: str | os.PathLike) -> ReleaseConfig:
@@ -304,8 +290,7 @@ def config_from_dict(raw: object, config_path: Path) -> ReleaseConfig:
     """Validate an already-parsed config mapping; ``config_path`` anchors relative paths."""
     if not isinstance(raw, dict):
         raise ConfigError(f"config {config_path}: top level must be a mapping, got {type(raw).__name__}")
-    problems: list[str] = []
-    _check_strings(raw, "", problems)
+    problems = _string_problems(raw)
     if problems:
         raise ConfigError(f"config {config_path}: " + "; ".join(problems[:5]))
     try:

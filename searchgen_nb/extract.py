@@ -26,7 +26,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from searchgen_nb.constants import (
@@ -41,6 +41,7 @@ from searchgen_nb.constants import (
 )
 from searchgen_nb.errors import ExtractorError
 from searchgen_nb.exact import mean_raw
+from searchgen_nb.untrusted import DuplicateKey, no_duplicate_keys, printable
 
 Components = dict  # component name -> float | None (raw 0–3)
 Extractor = Callable[[dict], object]
@@ -214,32 +215,6 @@ class PairResult:
 _NULLS: Components = dict.fromkeys(COMPONENTS)
 
 
-def printable(text: str) -> str:
-    """``text`` with what UTF-8 cannot carry (lone surrogates from ``\\ud835`` escapes)
-    written as backslash escapes, so that a judge's message can be published as it was."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-class DuplicateKey(ValueError):
-    """A JSON object holds the same key twice (the last one would silently win)."""
-
-
-def no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
-    """``object_pairs_hook`` for :func:`json.loads` that refuses a repeated key (naming it)."""
-    d = dict(pairs)
-    if len(d) < len(pairs):
-        seen: set[str] = set()
-        for k, _ in pairs:
-            if k in seen:
-                raise DuplicateKey(f"duplicate key {printable(k)[:80]!r} in one JSON object")
-            seen.add(k)
-    return d
-
-
 def _image_present(folder: str, globs: Sequence[str]) -> bool:
     try:
         names = os.listdir(folder)
@@ -249,7 +224,7 @@ def _image_present(folder: str, globs: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(n.lower(), p) for n in names for p in pats)
 
 
-def _identity(result: dict, identity: tuple[frozenset, frozenset] | None) -> str | None:
+def _identity(result: dict, identity: tuple[Collection[str], Collection[str]] | None) -> str | None:
     """How the result's own ``sample_id``/``bench_id``/``generator_name`` contradicts the pair, or None.
 
     A result identifies itself by these optional fields; when present, ``sample_id`` and
@@ -269,7 +244,7 @@ def _identity(result: dict, identity: tuple[frozenset, frozenset] | None) -> str
     return None
 
 
-def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[str], digest, identity: tuple[frozenset, frozenset] | None = None) -> PairResult:
+def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[str], digest, identity: tuple[Collection[str], Collection[str]] | None = None) -> PairResult:
     """Status and components of one pair from its result file (SPEC §3).
 
     ``digest(bytes) -> str`` hashes every file that is read (for the manifest's input hash).

@@ -18,7 +18,7 @@ from pathlib import Path
 from searchgen_nb import __version__
 from searchgen_nb.aggregate import ModelMeta, groups_of, leaderboards
 from searchgen_nb.artifacts import dumps, dumps_jsonl, generated_at, promote, staging_dir, write_text
-from searchgen_nb.config import ReleaseConfig, excerpt, project_root
+from searchgen_nb.config import ReleaseConfig, project_root
 from searchgen_nb.constants import (
     ARTIFACTS,
     COMPONENTS,
@@ -34,6 +34,7 @@ from searchgen_nb.constants import (
 from searchgen_nb.errors import ConfigError, ValidationFailed
 from searchgen_nb.prompts import read_prompts
 from searchgen_nb.records import Extraction, extract_records, status_counts
+from searchgen_nb.untrusted import excerpt, no_duplicate_keys
 from searchgen_nb.validate import Report, validate_folder
 
 
@@ -59,8 +60,6 @@ def load_paper_table(cfg: ReleaseConfig) -> dict | None:
     the model for NaN/Infinity, a non-number, a duplicate model_id, or a file that is not a
     JSON object.
     """
-    from searchgen_nb.extract import no_duplicate_keys
-
     path = cfg.paper_table_path
     if path is None:
         return None

@@ -11,10 +11,9 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from searchgen_nb.config import excerpt
 from searchgen_nb.errors import MetadataError
-from searchgen_nb.extract import no_duplicate_keys
 from searchgen_nb.partition import partition
+from searchgen_nb.untrusted import excerpt, is_surrogate, no_duplicate_keys, strings
 
 TAG_FIELDS = ("domains", "failure_modes")
 OPTIONAL_FIELDS = ("difficulty", "language", "generation_task_type", "is_miniset")
@@ -53,23 +52,11 @@ def _reject_constant(token: str):
     raise ValueError(f"{token} is not a JSON value")
 
 
-def _unpublishable(value: object, where: str = "") -> str | None:
-    """Why a metadata value cannot be published as UTF-8 JSON (a lone surrogate), or None."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return f"{where or 'a value'} holds a lone surrogate ({excerpt(value, 60)}): not valid Unicode"
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            why = _unpublishable(k, f"key {excerpt(k, 40)}") or _unpublishable(v, k if not where else f"{where}.{k}")
-            if why:
-                return why
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            why = _unpublishable(v, f"{where}[{i}]")
-            if why:
-                return why
+def _unpublishable(row: dict) -> str | None:
+    """Why a metadata line cannot be published as UTF-8 JSON (a lone surrogate), or None."""
+    for where, s in strings(row):
+        if any(is_surrogate(c) for c in s):
+            return f"{where} holds a lone surrogate ({excerpt(s, 60)}): not valid Unicode"
     return None
 
 

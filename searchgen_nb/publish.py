@@ -30,6 +30,7 @@ import os
 import shutil
 from pathlib import Path
 
+from searchgen_nb import artifacts
 from searchgen_nb.errors import ReleaseError
 
 #: The published paths below the output root, and where each lives inside a version folder.
@@ -49,12 +50,6 @@ def _replace_link(link: Path, target: str) -> None:
         tmp.unlink()
     os.symlink(target, tmp)
     os.replace(tmp, link)
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    from searchgen_nb.artifacts import _exchange as exchange
-
-    return exchange(a, b)
 
 
 def _migrate_real_folder(out: Path, rel: str) -> None:
@@ -82,7 +77,7 @@ def _migrate_real_folder(out: Path, rel: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         link.unlink()
     os.symlink(_relative_link(current / rel, path), link)
-    if _exchange(link, path):
+    if artifacts._exchange(link, path):
         shutil.rmtree(link)  # now the old real folder
     else:  # no renameat2: a short moment without the folder, never a mixed release
         aside = path.with_name(f".{path.name}.old-{os.getpid()}")

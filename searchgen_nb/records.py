@@ -127,7 +127,7 @@ def _extract_pairs(task: tuple[str, int, int]) -> list[tuple[str, dict, list[str
     out = []
     for i in range(start, stop):
         prompt, rel = prompts[i], rels[i]
-        identity = (frozenset((prompt.sample_id, prompt.release_row)), generators)
+        identity = ((prompt.sample_id, prompt.release_row), generators)
         pair = classify_result(os.path.join(root, rel), extractor, globs, _sha256, identity)
         out.append((rel, model_entry(lane, source_id, rel, pair), pair.warnings, pair.file_sha256, pair.file_id, pair.identity_error))
     return out

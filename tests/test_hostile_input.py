@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from factory import make_release, model, prompt, read_artifacts, result, row
+from factory import CANONICAL, make_release, model, prompt, read_artifacts, result, row
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -113,6 +113,11 @@ def test_gate_catches_an_aggregation_comparing_the_binary_float(tmp_path, monkey
 # ---- 2. one result, one pair -------------------------------------------------------------
 
 
+def _result_file(root: Path, sample_id: str, source_id: str) -> Path:
+    """Where :func:`factory.make_release` writes a pair's result (canonical layout, lane none)."""
+    return root / "results" / CANONICAL.format(release_row=f"rows/{sample_id}", lane="none", source_id=source_id, sample_id=sample_id)
+
+
 def _two_model_release(tmp_path, **extra_models):
     prompts = [prompt("p1"), prompt("p2")]
     models = {"a": model("A"), "b": model("B"), **extra_models}
@@ -122,8 +127,8 @@ def _two_model_release(tmp_path, **extra_models):
 
 def test_symlink_to_another_models_result_is_refused(tmp_path):
     cfg = _two_model_release(tmp_path)
-    b_file = tmp_path / "results" / "rows" / "p1" / "none" / "b" / "augmented_parsed_result_ffjudge_pp.json"
-    a_file = tmp_path / "results" / "rows" / "p1" / "none" / "a" / "augmented_parsed_result_ffjudge_pp.json"
+    b_file = _result_file(tmp_path, "p1", "b")
+    a_file = _result_file(tmp_path, "p1", "a")
     b_file.unlink()
     b_file.symlink_to(a_file)
     with pytest.raises(ResultIdentityError) as info:
@@ -135,17 +140,16 @@ def test_symlink_to_another_models_result_is_refused(tmp_path):
 
 def test_hard_link_shared_by_two_pairs_is_refused(tmp_path):
     cfg = _two_model_release(tmp_path)
-    base = tmp_path / "results" / "rows"
-    target = base / "p2" / "none" / "a" / "augmented_parsed_result_ffjudge_pp.json"
+    target = _result_file(tmp_path, "p2", "a")
     target.unlink()
-    os.link(base / "p1" / "none" / "a" / "augmented_parsed_result_ffjudge_pp.json", target)
+    os.link(_result_file(tmp_path, "p1", "a"), target)
     with pytest.raises(ResultIdentityError, match=r"sample_id p1, model a"):
         run_data(load_config(cfg), tmp_path / "out", progress=False)
 
 
 def test_result_naming_another_sample_or_generator_is_refused(tmp_path):
     cfg = _two_model_release(tmp_path)
-    f = tmp_path / "results" / "rows" / "p2" / "none" / "b" / "augmented_parsed_result_ffjudge_pp.json"
+    f = _result_file(tmp_path, "p2", "b")
     f.write_text(json.dumps(result({"checklist:0": 3}, sample_id="p2", generator_name="a")))
     with pytest.raises(ResultIdentityError, match=r"sample_id p2, model b\): the file's generator_name is 'a', not this model's \(b\)"):
         run_data(load_config(cfg), tmp_path / "out", progress=False)
@@ -156,7 +160,7 @@ def test_result_naming_another_sample_or_generator_is_refused(tmp_path):
 
 def test_configured_generator_name_is_accepted(tmp_path):
     cfg = _two_model_release(tmp_path)
-    f = tmp_path / "results" / "rows" / "p2" / "none" / "b" / "augmented_parsed_result_ffjudge_pp.json"
+    f = _result_file(tmp_path, "p2", "b")
     f.write_text(json.dumps(result({"checklist:0": 3}, sample_id="p2", generator_name="B-judge-name")))
     data = yaml.safe_load(cfg.read_text())
     data["models"]["b"]["generator_name"] = "B-judge-name"
@@ -342,7 +346,7 @@ HOSTILE_RESULTS = {
 def test_hostile_result_file_is_one_invalid_pair_not_a_crash(tmp_path, kind):
     text, reason = HOSTILE_RESULTS[kind]
     cfg = make_release(tmp_path, [prompt("p1"), prompt("p2")], {"a": model("A")}, {("a", "p2"): result({"checklist:0": 1})})
-    f = tmp_path / "results" / "rows" / "p1" / "none" / "a" / "augmented_parsed_result_ffjudge_pp.json"
+    f = _result_file(tmp_path, "p1", "a")
     f.parent.mkdir(parents=True, exist_ok=True)
     f.write_bytes(text if isinstance(text, bytes) else text.encode())
     r = cli("data", str(cfg), "--out", str(tmp_path / "out"))
