@@ -71,8 +71,18 @@ _HEATMAP_LEGEND = (
 )
 
 
+def _no_tags(release: Release, kind: str) -> HTMLFragment | None:
+    """A plain sentence instead of an empty chart or table when no prompt carries a tag of ``kind``."""
+    if release.boards[kind]:
+        return None
+    word = "domain" if kind == "domain" else "failure-mode"
+    return fragment(f'<p class="sg-note">No prompt of this release carries a {word} tag.</p>', "note")
+
+
 def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
     """Model × tag heatmap of Overall-9 with value, prompt count and coverage in the tooltip."""
+    if (empty := _no_tags(release, kind)) is not None:
+        return empty
     df = views.tag_frame(release, kind)
     order = [r["model_id"] for r in release.boards["overall"]]
     chart = charts.heatmap(
@@ -89,6 +99,8 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
 def tag_tables(release: Release, kind: str) -> HTMLFragment:
     """One collapsible table per model (overall order): each tag's Overall-9, prompts, scored,
     coverage and its nine components."""
+    if (empty := _no_tags(release, kind)) is not None:
+        return empty
     parts = []
     for r in release.boards["overall"]:
         m = r["model_id"]

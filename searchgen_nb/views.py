@@ -200,7 +200,8 @@ def tag_counts(release: Release, kind: str) -> pd.DataFrame:
     """Prompts per tag (``n_total``), with the multi-label total for the note under the table."""
     names = taxonomy()[tag_kind(kind)]
     return pd.DataFrame(
-        [{"Tag": f"{t} · {names.get(t, t)}", "Prompts": board[0]["n_total"]} for t, board in release.boards[kind].items() if board]
+        [{"Tag": f"{t} · {names.get(t, t)}", "Prompts": board[0]["n_total"]} for t, board in release.boards[kind].items() if board],
+        columns=["Tag", "Prompts"],  # a release whose prompts carry no tag of this kind: no rows, same columns
     )
 
 

@@ -67,3 +67,16 @@ def test_banner_and_escaping(release):
     assert "Synthetic demo data" in pages.banner(release).html
     html = pages.tag_tables(release, "domain").html
     assert "B &lt;b&gt;" in html and "B <b>" not in html
+
+
+def test_release_without_any_tag_of_a_kind_says_so(tmp_path):
+    """No prompt carries a failure-mode tag: the pages say so instead of crashing (KeyError before)."""
+    cfg = make_release(tmp_path, [prompt("t1", failure_modes=[]), prompt("t2", failure_modes=[])], {"a": model("A")}, {("a", "t1"): result({"checklist:0": 3})})
+    run_data(load_config(cfg), tmp_path / "out", progress=False)
+    rel = views.Release(tmp_path / "out")
+    counts = views.tag_counts(rel, "failure_mode")
+    assert counts.columns.tolist() == ["Tag", "Prompts"] and len(counts) == 0
+    note = "No prompt of this release carries a failure-mode tag."
+    assert note in pages.tag_heatmap(rel, "failure_mode")._repr_html_()
+    assert note in pages.tag_tables(rel, "failure_mode")._repr_html_()
+    assert "The 0 failure-mode tags carry 0 prompt memberships for 2 prompts (2 prompts have no failure-mode tag)" in pages.multilabel_note(rel, "failure_mode")._repr_html_()
