@@ -318,6 +318,10 @@ def project_root() -> Path:
 #: parameters (``release_config``, ``staging``) are taken from.
 WORK_ROOT_ENV = "SEARCHGEN_ROOT"
 
+#: Set by ``searchgen-nb release`` for its notebooks: the project folder the notebooks and book
+#: sources come from (``--project``); the manifest's ``pipeline_commit`` is its git commit.
+PROJECT_ENV = "SEARCHGEN_PROJECT"
+
 
 def work_root() -> Path:
     """Where relative notebook parameters point: ``$SEARCHGEN_ROOT`` during a release (its

@@ -18,7 +18,7 @@ from pathlib import Path
 from searchgen_nb import __version__
 from searchgen_nb.aggregate import ModelMeta, groups_of, leaderboards
 from searchgen_nb.artifacts import dumps, dumps_jsonl, generated_at, promote, staging_dir, write_text
-from searchgen_nb.config import ReleaseConfig, project_root
+from searchgen_nb.config import PROJECT_ENV, ReleaseConfig, project_root
 from searchgen_nb.constants import (
     ARTIFACTS,
     COMPONENTS,
@@ -94,6 +94,13 @@ def _git_commit(folder: Path) -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
+def pipeline_commit() -> str | None:
+    """The git commit of the code that made the release: the project folder a release runs its
+    notebooks from (``--project``, passed in ``$SEARCHGEN_PROJECT``), else the checkout this
+    package runs from; None outside a git checkout (e.g. ``data`` from a non-editable install)."""
+    return _git_commit(Path(os.environ.get(PROJECT_ENV) or project_root()))
+
+
 def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int, dataset_sha256: str, partition: dict, artifact_sha: dict) -> dict:
     """The release manifest (SPEC §6): published v1.0 keys plus hashes, policies and checks."""
     policies = {m: cfg.policy(m) for m in cfg.model_ids}
@@ -157,7 +164,7 @@ def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int, d
             "scale_raw": list(SCALE_RAW),
             "source": os.path.basename(cfg.result_path),
         },
-        "software": {"python": ".".join(platform.python_version_tuple()[:2]), "searchgen_nb": __version__, "pipeline_commit": _git_commit(project_root())},
+        "software": {"python": ".".join(platform.python_version_tuple()[:2]), "searchgen_nb": __version__, "pipeline_commit": pipeline_commit()},
         "source_commit": _git_commit(Path(toolgen)) if toolgen else None,
         "config": cfg.public_dict(),
     }

@@ -24,7 +24,7 @@ import nbformat
 import yaml
 
 from searchgen_nb.artifacts import source_date_epoch
-from searchgen_nb.config import WORK_ROOT_ENV, find_config, load_config, project_root
+from searchgen_nb.config import PROJECT_ENV, WORK_ROOT_ENV, find_config, load_config, project_root
 from searchgen_nb.errors import ReleaseError, ReleaseInterrupted
 from searchgen_nb.publish import RELEASES, current_version, publish, release_lock
 
@@ -250,8 +250,9 @@ def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float) -> Rel
     (work / "src" / "book" / "notebooks").mkdir(parents=True)
     params = release_parameters(config_path, out)
     executed = []
-    saved = os.environ.get(WORK_ROOT_ENV)
+    saved = {k: os.environ.get(k) for k in (WORK_ROOT_ENV, PROJECT_ENV)}
     os.environ[WORK_ROOT_ENV] = str(out)  # kernels take relative parameters from the output root
+    os.environ[PROJECT_ENV] = str(root)  # … and the commit of the notebooks they run
     try:
         for src in notebook_sources(root):
             t = time.perf_counter()
@@ -262,10 +263,11 @@ def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float) -> Rel
             executed.append(dest)
             timings[src.name] = time.perf_counter() - t
     finally:
-        if saved is None:
-            os.environ.pop(WORK_ROOT_ENV, None)
-        else:
-            os.environ[WORK_ROOT_ENV] = saved
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     if not executed:
         raise ReleaseError(f"no notebooks found in {root / 'notebooks'}")
     release = Release(work / "data")

@@ -24,6 +24,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 #: Session fixtures that make the full demo; a test that uses one must be marked ``slow``.
 SLOW_FIXTURES = ("demo_tree", "demo_data", "demo_release")
 
+#: Expensive shared fixtures → the pytest-xdist group of the tests that use them. ``make test``
+#: runs two workers with ``--dist loadgroup``: every test of a group runs on one worker, so each
+#: fixture is still made once per run; the tests that use none spread over both workers.
+XDIST_GROUPS = {"demo_release": "demo", "demo_data": "demo", "demo_tree": "demo", "fixture_release": "book-fixture"}
+
+#: ``SOURCE_DATE_EPOCH`` of every release a test makes (timestamps are then reproducible, and
+#: two releases of the same inputs compare byte for byte).
+TEST_EPOCH = "1780000000"
+
 
 def pytest_configure(config):
     config.addinivalue_line(
@@ -43,6 +52,11 @@ def pytest_collection_modifyitems(config, items):
             unmarked.append(f"{item.nodeid} uses the browser fixture but is not marked browser")
     if unmarked:
         raise pytest.UsageError("unmarked expensive tests:\n  " + "\n  ".join(unmarked))
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        group = next((g for f, g in XDIST_GROUPS.items() if f in names), None)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 class DemoTree(NamedTuple):
@@ -83,5 +97,7 @@ def demo_release(demo_tree, tmp_path_factory) -> Path:
     from searchgen_nb.release import run_release
 
     site = tmp_path_factory.mktemp("demo-release") / "site"
-    run_release(demo_tree.path / "release.yml", log=lambda m: None, output_root=site)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SOURCE_DATE_EPOCH", TEST_EPOCH)
+        run_release(demo_tree.path / "release.yml", log=lambda m: None, output_root=site)
     return site

@@ -165,16 +165,6 @@ def test_audit_page_shows_validation_and_invalid(fixture_release, browser):
 
 
 @pytest.mark.slow
-def test_rerun_is_byte_identical(fixture_release, tmp_path):
-    cfg, site, outcome = fixture_release
-    before = {p.name: p.read_bytes() for p in outcome.notebooks}
-    data_before = read_artifacts(site / "public" / "data")
-    run_release(cfg, log=lambda m: None, output_root=site)
-    assert {p.name: p.read_bytes() for p in outcome.notebooks} == before
-    assert read_artifacts(site / "public" / "data") == data_before
-
-
-@pytest.mark.slow
 def test_failed_release_publishes_nothing(fixture_release):
     cfg, site, outcome = fixture_release
     published = {

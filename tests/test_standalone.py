@@ -10,15 +10,34 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from conftest import TEST_EPOCH
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """``{relative path: bytes}`` of every file below ``root`` (links followed)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def first_difference(name: str, mine: dict[str, bytes], theirs: dict[str, bytes]) -> str:
+    """The first differing line of one file of two trees, for the failure message."""
+    for i, (a, b) in enumerate(zip(mine[name].splitlines(), theirs[name].splitlines()), 1):
+        if a != b:
+            return f"{name} line {i}: {a[:300]!r} != {b[:300]!r}"
+    return f"{name}: one is a prefix of the other"
+
+
 @pytest.mark.slow
-def test_non_editable_install_releases_from_outside_the_checkout(tmp_path):
+def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_path_factory, demo_tree, demo_release):
     """``pip install .`` (not editable) into a fresh venv, then ``demo`` and ``release --project``
     run from a folder outside the checkout; outputs land below --output-root, never in
     site-packages, and the executed notebooks hold no machine path.
+
+    Two installs, two places, two processes, one result: the book, the executed notebooks and
+    the artifacts equal byte for byte those of the session's demo release (made in-process from
+    the editable checkout, in another folder). This is the "two fresh clones build the same
+    book" promise; the lock's versions are checked against the installed ones by test_packaging.
 
     The fresh venv borrows the dependencies of this environment through a ``.pth`` file (the
     lock is checked by test_packaging), so the test needs no network."""
@@ -34,22 +53,31 @@ def test_non_editable_install_releases_from_outside_the_checkout(tmp_path):
     assert (site / "searchgen_nb" / "data" / "taxonomy.json").exists()  # installed, not linked
     work = tmp_path / "elsewhere"
     work.mkdir()
-    env = {**os.environ, "SOURCE_DATE_EPOCH": "1780000000"}
+    # The same relative layout as the session's demo release: the notebooks name their config
+    # relative to the output root, so "the same release" means the same folders below one root.
+    base = tmp_path_factory.getbasetemp()
+    demo_dir, out = demo_tree.path.relative_to(base).as_posix(), demo_release.relative_to(base).as_posix()
+    env = {**os.environ, "SOURCE_DATE_EPOCH": TEST_EPOCH}
     env.pop("SEARCHGEN_ROOT", None)
     exe = str(venv / "bin" / "searchgen-nb")
-    r = subprocess.run([exe, "demo", "--out", "d"], cwd=work, capture_output=True, text=True, env=env)
+    r = subprocess.run([exe, "demo", "--out", demo_dir], cwd=work, capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
-    r = subprocess.run([exe, "release", "d/release.yml", "--output-root", "site"], cwd=work, capture_output=True, text=True, env=env)
+    r = subprocess.run([exe, "release", f"{demo_dir}/release.yml", "--output-root", out], cwd=work, capture_output=True, text=True, env=env)
     assert r.returncode == 1 and "give --project DIR" in r.stderr, r.stderr  # no notebooks in site-packages
-    r = subprocess.run([exe, "release", "d/release.yml", "--project", str(ROOT), "--output-root", "site"], cwd=work, capture_output=True, text=True, env=env)
+    r = subprocess.run([exe, "release", f"{demo_dir}/release.yml", "--project", str(ROOT), "--output-root", out], cwd=work, capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
-    assert (work / "site" / "_build" / "html" / "index.html").exists()
-    assert (work / "site" / "public" / "data" / "manifest.json").exists()
+    assert (work / out / "_build" / "html" / "index.html").exists()
+    assert (work / out / "public" / "data" / "manifest.json").exists()
     assert not list(site.glob("build")) and not list(site.glob("public"))  # nothing written into site-packages
     machine = (str(tmp_path), str(ROOT), sys.prefix)
-    committed = [*(work / "site" / "book" / "notebooks").glob("*.ipynb"), *(work / "site" / "public" / "data").iterdir()]
+    committed = [*(work / out / "book" / "notebooks").glob("*.ipynb"), *(work / out / "public" / "data").iterdir()]
     assert len(committed) > 8
     for path in committed:
         text = path.read_text(encoding="utf-8")
         for m in machine:
             assert m not in text, (path.name, m)
+    for part in ("_build/html", "book/notebooks", "public/data"):
+        mine, theirs = tree_bytes(work / out / part), tree_bytes(demo_release / part)
+        assert sorted(mine) == sorted(theirs), part
+        differ = [name for name in mine if mine[name] != theirs[name]]
+        assert differ == [], f"{part}: {len(differ)} files differ, {first_difference(differ[0], mine, theirs)}"
