@@ -1,9 +1,12 @@
 """Prompt-macro aggregation into the four leaderboard artifacts (SPEC §5–6).
 
-Input: the records of ``prompt_scores.jsonl`` (raw 0–3, null = not applicable) and the
-models' metadata. Output rows are on the public 0–100 scale, rounded half-up. All means
-are exact over the stored doubles (``searchgen_nb.exact``), so no figure depends on the
-order of prompts or models.
+Input: the release table (:mod:`searchgen_nb.table`: prompt × model columns, raw 0–3,
+NaN = null) and the models' metadata. Every group (strata, search types, tags) is a row of
+a prompt × group membership matrix; sums and counts of all groups, models and value
+columns are matrix products. Output rows are on the public 0–100 scale, rounded half-up on
+the exact mean (float64 decides every cell whose value is not within its error bound of a
+rounding boundary; the others are settled with exact rationals), so no figure depends on
+the order of prompts or models.
 """
 
 from __future__ import annotations
@@ -12,8 +15,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
-from searchgen_nb.constants import COMPONENTS, EXCLUDE, PARTITION_KEYS, SCORED, STATUSES, ZERO_FILL
-from searchgen_nb.exact import exact_sum, round_coverage, to_public
+import numpy as np
+
+from searchgen_nb.constants import COMPONENTS, EXCLUDE, PARTITION_KEYS, STATUSES, ZERO_FILL
+from searchgen_nb.exact import exact_mean, half_up_units, public_units
+from searchgen_nb.table import OVERALL_9, OVERALL_10, SCORED_CODE, VALUE_COLUMNS, ReleaseTable
 
 
 @dataclass(frozen=True)
@@ -27,80 +33,146 @@ class ModelMeta:
     pending: bool = False  # results not in yet on purpose: listed, never ranked
 
 
-def groups_of(records: list[dict]) -> dict[str, dict[str, list[dict]]]:
-    """Prompt groups (SPEC §5): ``{"stratum": {All, NoSearch, ...}, "domain": {tag: ...}, "failure_mode": {...}}``.
+def prompt_groups(prompts: list[dict]) -> dict[str, dict[str, np.ndarray]]:
+    """Prompt groups (SPEC §5) as sorted prompt-index arrays:
+    ``{"stratum": {All, NoSearch, ...}, "domain": {tag: ...}, "failure_mode": {...}}``.
 
-    Strata appear even when empty (n_total 0); tags are those present in the metadata,
-    sorted. A prompt is in every tag it carries (multi-label).
+    ``prompts``: the prompt part of the records (``stratum``, ``search_type``, ``domains``,
+    ``failure_modes``). Strata appear even when empty (n_total 0); tags are those present
+    in the metadata, sorted. A prompt is in every tag it carries, once (multi-label).
     """
-    strata: dict[str, list[dict]] = {"All": list(records), **{k: [] for k in PARTITION_KEYS}}
-    domains: dict[str, list[dict]] = {}
-    modes: dict[str, list[dict]] = {}
-    for r in records:
-        strata[r["stratum"]].append(r)
+    strata: dict[str, list[int]] = {"All": list(range(len(prompts))), **{k: [] for k in PARTITION_KEYS}}
+    domains: dict[str, list[int]] = {}
+    modes: dict[str, list[int]] = {}
+    for i, r in enumerate(prompts):
+        strata[r["stratum"]].append(i)
         if r["search_type"] != r["stratum"]:
-            strata[r["search_type"]].append(r)
-        for t in r["domains"]:
-            domains.setdefault(t, []).append(r)
-        for t in r["failure_modes"]:
-            modes.setdefault(t, []).append(r)
+            strata[r["search_type"]].append(i)
+        for t in dict.fromkeys(r["domains"]):
+            domains.setdefault(t, []).append(i)
+        for t in dict.fromkeys(r["failure_modes"]):
+            modes.setdefault(t, []).append(i)
+
+    def arrays(groups: dict[str, list[int]], order) -> dict[str, np.ndarray]:
+        return {g: np.asarray(groups[g], dtype=np.int64) for g in order}
+
     return {
-        "stratum": strata,
-        "domain": {t: domains[t] for t in sorted(domains)},
-        "failure_mode": {t: modes[t] for t in sorted(modes)},
+        "stratum": arrays(strata, strata),
+        "domain": arrays(domains, sorted(domains)),
+        "failure_mode": arrays(modes, sorted(modes)),
     }
 
 
-def _public_mean(total: Decimal, n: int, decimals: int) -> float | None:
-    return None if n == 0 else to_public(Fraction(total) / n, decimals)
+#: Groups per block of the membership matrix (bounds its memory: block × n_prompts × 8 bytes).
+GROUP_BLOCK = 64
 
 
-def group_row(model: ModelMeta, group: list[dict], decimals: int) -> dict:
-    """One leaderboard row: ``model`` over the prompts of ``group`` (SPEC §5).
+@dataclass
+class GroupStats:
+    """Per group × model sums over one release table (all arrays float64, exact integers
+    for the counts).
 
-    Policy ``exclude``: included = scored prompts. ``zero_fill``: included = every prompt,
-    a non-scored one counting 0 for both overalls and every component. A scored prompt's
-    null value is left out of that mean; ``component_counts[c]`` = values in the mean.
+    ``sums[g, m, c]``: float sum of the present values of column c (:data:`VALUE_COLUMNS`)
+    of model m's scored pairs in group g; ``present[g, m, c]``: how many; ``status[g, m, s]``:
+    pairs of each status; ``n_total[g]``: prompts in group g.
     """
-    m = model.model_id
-    entries = [r["models"][m] for r in group]
-    scored = [e for e in entries if e["status"] == SCORED]
-    n_total, n_scored = len(entries), len(scored)
-    n_zero = n_total - n_scored if model.missing_policy == ZERO_FILL else 0
 
-    def values(key):
-        return [v for e in scored if (v := key(e)) is not None]
+    sums: np.ndarray
+    present: np.ndarray
+    status: np.ndarray
+    n_total: np.ndarray
 
-    def summarize(key):
-        vals = values(key)
-        n = len(vals) + n_zero
-        return _public_mean(exact_sum(vals), n, decimals), n
 
-    o9, _ = summarize(lambda e: e["overall_9_raw"])
-    o10, _ = summarize(lambda e: e["overall_10_raw"])
-    components, counts = {}, {}
-    for c in COMPONENTS:
-        components[c], counts[c] = summarize(lambda e, c=c: e["components_raw_0to3"][c])
-    status_counts = dict.fromkeys(STATUSES, 0)
-    for e in entries:
-        status_counts[e["status"]] += 1
-    return {
-        "model_id": m,
-        "display_name": model.display_name,
-        "type": model.type,
-        "missing_policy": model.missing_policy,
-        "n_total": n_total,
-        "n_scored": n_scored,
-        "n_included": n_scored if model.missing_policy == EXCLUDE else n_total,
-        "coverage": round_coverage(n_scored, n_total),
-        "overall_9": o9,
-        "overall_10": o10,
-        "components": components,
-        "component_counts": counts,
-        "status_counts": status_counts,
-        "rank": None,
-        "ranked": False,
-    }
+def group_stats(table: ReleaseTable, members: list[np.ndarray]) -> GroupStats:
+    """Sums and counts of every group × model × value column as matrix products (SPEC §5).
+
+    ``members``: one prompt-index array per group. The membership matrix is built in blocks
+    of :data:`GROUP_BLOCK` groups, so memory stays bounded for any number of groups.
+    """
+    n_models, n_prompts = table.status.shape
+    n_cols = len(VALUE_COLUMNS)
+    scored = table.status == SCORED_CODE
+    present = scored[:, :, None] & ~np.isnan(table.values)
+    x = np.where(present, table.values, 0.0).transpose(1, 0, 2).reshape(n_prompts, n_models * n_cols)
+    cnt = present.transpose(1, 0, 2).reshape(n_prompts, n_models * n_cols).astype(np.float64)
+    onehot = (table.status.T[:, :, None] == np.arange(len(STATUSES), dtype=np.int8)).reshape(n_prompts, n_models * len(STATUSES)).astype(np.float64)
+    n_groups = len(members)
+    sums = np.empty((n_groups, n_models * n_cols))
+    counts = np.empty((n_groups, n_models * n_cols))
+    status = np.empty((n_groups, n_models * len(STATUSES)))
+    for start in range(0, n_groups, GROUP_BLOCK):
+        block = members[start : start + GROUP_BLOCK]
+        member = np.zeros((len(block), n_prompts))
+        for i, idx in enumerate(block):
+            member[i, idx] = 1.0
+        sums[start : start + len(block)] = member @ x
+        counts[start : start + len(block)] = member @ cnt
+        status[start : start + len(block)] = member @ onehot
+    return GroupStats(
+        sums.reshape(n_groups, n_models, n_cols),
+        counts.reshape(n_groups, n_models, n_cols),
+        status.reshape(n_groups, n_models, len(STATUSES)),
+        np.array([len(idx) for idx in members], dtype=np.float64),
+    )
+
+
+def group_rows(table: ReleaseTable, models: list[ModelMeta], members: list[np.ndarray], decimals: int) -> list[list[dict]]:
+    """Unranked leaderboard rows of every model in every group (SPEC §5–6), public 0–100.
+
+    ``models`` in the table's model order. Returns ``rows[g][m]``. Policy ``exclude``:
+    included = scored prompts; ``zero_fill``: every prompt, a non-scored one counting 0 for
+    both overalls and every component. A scored prompt's null value is left out of that
+    mean; ``component_counts[c]`` = values in the mean. Means are exact rationals rounded
+    half-up (:func:`searchgen_nb.exact.public_units`), whatever the order of the table.
+    """
+    stats = group_stats(table, members)
+    n_models = table.n_models
+    zero_fill = np.array([m.missing_policy == ZERO_FILL for m in models])
+    n_scored = stats.status[:, :, SCORED_CODE]
+    n_total = np.broadcast_to(stats.n_total[:, None], n_scored.shape)
+    n_zero = np.where(zero_fill[None, :], n_total - n_scored, 0.0)
+    counts = stats.present + n_zero[:, :, None]
+    n_terms = np.broadcast_to(stats.present, counts.shape)
+
+    def settle(index) -> int:
+        g, m, c = (int(i) for i in index)
+        idx = members[g]
+        col = table.values[m, idx, c]
+        vals = col[(table.status[m, idx] == SCORED_CODE) & ~np.isnan(col)]
+        return half_up_units(exact_mean(vals.tolist(), int(counts[g, m, c])), decimals)
+
+    units = public_units(stats.sums, counts, n_terms, decimals, settle)
+    public = np.where(units >= 0, units.astype(np.float64) / float(10**decimals), np.nan).tolist()
+    cov_units = np.where(n_total > 0, (2 * n_scored * 10**4 + n_total) // np.maximum(2 * n_total, 1), 0.0)
+    coverage = (cov_units / 10**4).tolist()
+    counts_int = counts.astype(np.int64).tolist()
+    status_int = stats.status.astype(np.int64).tolist()
+    out = []
+    for g in range(len(members)):
+        rows = []
+        for k, model in enumerate(models):
+            pub = [None if v != v else v for v in public[g][k]]
+            nt, ns = int(n_total[g, k]), int(n_scored[g, k])
+            rows.append({
+                "model_id": model.model_id,
+                "display_name": model.display_name,
+                "type": model.type,
+                "missing_policy": model.missing_policy,
+                "n_total": nt,
+                "n_scored": ns,
+                "n_included": ns if model.missing_policy == EXCLUDE else nt,
+                "coverage": coverage[g][k],
+                "overall_9": pub[OVERALL_9],
+                "overall_10": pub[OVERALL_10],
+                "components": dict(zip(COMPONENTS, pub[:OVERALL_10])),
+                "component_counts": dict(zip(COMPONENTS, counts_int[g][k][:OVERALL_10])),
+                "status_counts": dict(zip(STATUSES, status_int[g][k])),
+                "rank": None,
+                "ranked": False,
+            })
+        out.append(rows)
+    assert len(models) == n_models
+    return out
 
 
 def _covered(row: dict, min_ranking_coverage: Decimal) -> bool:
@@ -139,25 +211,30 @@ def rank_rows(rows: list[dict], model_order: list[str], min_ranking_coverage: De
 
 
 def leaderboards(
-    records: list[dict], models: list[ModelMeta], min_ranking_coverage: Decimal, decimals: int
+    table: ReleaseTable, models: list[ModelMeta], min_ranking_coverage: Decimal, decimals: int, config_order: list[str] | None = None
 ) -> dict[str, object]:
-    """The four leaderboard artifacts, keyed by file name (SPEC §6).
+    """The four leaderboard artifacts of a release table, keyed by file name (SPEC §6).
 
-    ``models`` in config order (display order for ties). Returns
+    ``models``: the table's models in the table's order; ``config_order``: the model ids in
+    config order (the order of unranked ties; default: the table's). Returns
     ``{"leaderboard_overall.json": [rows], "leaderboard_by_stratum.json": {group: [rows]},
     "leaderboard_by_domain.json": {tag: [rows]}, "leaderboard_by_failure_mode.json": {tag: [rows]}}``.
+    Raises ValueError when ``models`` do not match the table's model ids.
     """
-    order = [m.model_id for m in models]
+    if [m.model_id for m in models] != table.model_ids:
+        raise ValueError("leaderboards: models are not the table's models in its order")
+    order = sorted(range(len(models)), key=lambda k: models[k].model_id)  # rows do not depend on the table's order
+    config_order = list(config_order or table.model_ids)
     pending = frozenset(m.model_id for m in models if m.pending)
-    groups = groups_of(records)
-
-    def board(prompts: list[dict]) -> list[dict]:
-        return rank_rows([group_row(m, prompts, decimals) for m in models], order, min_ranking_coverage, pending)
-
-    by_stratum = {g: board(p) for g, p in groups["stratum"].items()}
+    groups = prompt_groups(table.prompts)
+    names = [(kind, g) for kind, gs in groups.items() for g in gs]
+    rows = group_rows(table, models, [groups[kind][g] for kind, g in names], decimals)
+    boards: dict[str, dict] = {"stratum": {}, "domain": {}, "failure_mode": {}}
+    for (kind, g), group in zip(names, rows):
+        boards[kind][g] = rank_rows([group[k] for k in order], config_order, min_ranking_coverage, pending)
     return {
-        "leaderboard_overall.json": by_stratum["All"],
-        "leaderboard_by_stratum.json": by_stratum,
-        "leaderboard_by_domain.json": {t: board(p) for t, p in groups["domain"].items()},
-        "leaderboard_by_failure_mode.json": {t: board(p) for t, p in groups["failure_mode"].items()},
+        "leaderboard_overall.json": boards["stratum"]["All"],
+        "leaderboard_by_stratum.json": boards["stratum"],
+        "leaderboard_by_domain.json": boards["domain"],
+        "leaderboard_by_failure_mode.json": boards["failure_mode"],
     }

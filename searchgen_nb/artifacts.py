@@ -30,6 +30,18 @@ def dumps_jsonl(rows: list[dict]) -> str:
     )
 
 
+def write_jsonl(path: Path, rows) -> str:
+    """Write rows (any iterable of objects) as :func:`dumps_jsonl` does, streaming; return the
+    file's sha256."""
+    h = hashlib.sha256()
+    with open(path, "wb") as fh:
+        for r in rows:
+            data = (json.dumps(r, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n").encode("utf-8")
+            h.update(data)
+            fh.write(data)
+    return h.hexdigest()
+
+
 def write_text(path: Path, text: str) -> str:
     """Write UTF-8 text; return its sha256."""
     data = text.encode("utf-8")

@@ -100,3 +100,58 @@ def round_coverage(n_scored: int, n_total: int) -> float:
         return 0.0
     scaled = Fraction(n_scored * 10**4, n_total) + Fraction(1, 2)
     return float(Decimal(scaled.__floor__()).scaleb(-4))
+
+
+# ---- vectorised public rounding with exact settlement near a boundary -----------------
+
+#: Unit roundoff of float64 (2**-53), doubled per operation in the error bound below.
+_U = 2.0**-53
+
+
+def public_units(sums, counts, n_terms, decimals: int, settle) -> "np.ndarray":
+    """Half-up rounded public values ``mean × 100 / 3`` in units of ``10**-decimals`` (SPEC §5).
+
+    ``sums``, ``counts``, ``n_terms``: float64 arrays of one shape — the float sum of the
+    non-negative raw 0–3 values of each cell (in any summation order), how many values the
+    mean divides by (zero-filled prompts included), and how many nonzero terms went into
+    the sum. Returns an int64 array; cells with ``counts == 0`` hold -1 (no mean: null).
+
+    Each cell is computed in float64; a float sum of k non-negative terms is within
+    ``(k-1)·u·sum`` of the exact sum in any order, and four more roundings follow, so a
+    cell whose scaled value lies farther than ``(k+8)·2u·value`` from a rounding boundary
+    (``… .5``) rounds exactly as its exact value does. The rest — typically exact ties such
+    as 72.25 → 72.3 — are passed to ``settle(index) -> int`` (the cell's exact half-up units,
+    from its exact rational mean) one by one. Raises ValueError for ``decimals`` outside 0–15.
+    """
+    import numpy as np
+
+    if not 0 <= decimals <= 15:
+        raise ValueError(f"rounding_decimals {decimals} outside 0–15")
+    sums, counts, n_terms = (np.asarray(a, dtype=np.float64) for a in (sums, counts, n_terms))
+    has = counts > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.where(has, sums / np.where(has, counts, 1.0) * 100.0 / 3.0 * float(10**decimals), 0.0)
+    frac = q - np.floor(q)
+    tol = q * (n_terms + 8.0) * (2 * _U)
+    units = np.floor(q + 0.5).astype(np.int64)
+    near = has & (np.abs(frac - 0.5) <= tol)
+    for index in zip(*np.nonzero(near)):
+        units[index] = settle(index)
+    units[~has] = -1
+    return units
+
+
+def public_from_units(units: int, decimals: int) -> float:
+    """The public value (float) of half-up ``units`` of ``10**-decimals``: the nearest double
+    to ``units / 10**decimals`` (both operands exact doubles, one correctly rounded division)."""
+    return float(units) / float(10**decimals)
+
+
+def half_up_units(raw_mean: Fraction, decimals: int) -> int:
+    """Exact half-up units of ``10**-decimals`` of the public value of an exact raw mean."""
+    return (raw_mean * 100 * 10**decimals / 3 + Fraction(1, 2)).__floor__()
+
+
+def exact_mean(values: Iterable[float], count: int) -> Fraction:
+    """``sum(values) / count`` as an exact rational (zero-filled prompts add to ``count`` only)."""
+    return Fraction(exact_sum(values)) / count

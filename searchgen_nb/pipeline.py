@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from searchgen_nb import __version__
-from searchgen_nb.aggregate import ModelMeta, groups_of, leaderboards
-from searchgen_nb.artifacts import dumps, dumps_jsonl, generated_at, promote, staging_dir, write_text
+from searchgen_nb.aggregate import ModelMeta, leaderboards
+from searchgen_nb.artifacts import dumps, generated_at, promote, staging_dir, write_jsonl, write_text
 from searchgen_nb.config import PROJECT_ENV, ReleaseConfig, project_root
 from searchgen_nb.constants import (
     ARTIFACTS,
@@ -33,7 +33,8 @@ from searchgen_nb.constants import (
 )
 from searchgen_nb.errors import ConfigError, ValidationFailed
 from searchgen_nb.prompts import read_prompts
-from searchgen_nb.records import Extraction, extract_records, status_counts
+from searchgen_nb.records import Extraction, extract_records
+from searchgen_nb.table import ReleaseTable
 from searchgen_nb.untrusted import excerpt, no_duplicate_keys
 from searchgen_nb.validate import Report, validate_folder
 
@@ -45,10 +46,12 @@ def model_metas(cfg: ReleaseConfig) -> list[ModelMeta]:
     ]
 
 
-def aggregate_records(cfg: ReleaseConfig, records: list[dict]) -> dict[str, object]:
-    """The four leaderboard artifacts of a config's records (see :func:`aggregate.leaderboards`)."""
+def aggregate_table(cfg: ReleaseConfig, table: ReleaseTable) -> dict[str, object]:
+    """The four leaderboard artifacts of a release table (see :func:`aggregate.leaderboards`);
+    the table's models may be in any order."""
+    metas = {m.model_id: m for m in model_metas(cfg)}
     return leaderboards(
-        records, model_metas(cfg), cfg.scoring.min_ranking_coverage, cfg.scoring.rounding_decimals
+        table, [metas[m] for m in table.model_ids], cfg.scoring.min_ranking_coverage, cfg.scoring.rounding_decimals, list(cfg.model_ids)
     )
 
 
@@ -120,7 +123,7 @@ def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int, d
         "extraction": {
             "extractor": extraction.extractor,
             "n_result_files_read": extraction.n_files_read,
-            "status_counts": status_counts(extraction.records, cfg.model_ids),
+            "status_counts": extraction.table.status_counts(),
             "warnings": extraction.warnings,
         },
         "generated_at": generated_at(),
@@ -189,10 +192,13 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     folder.mkdir(parents=True, exist_ok=True)
     prompt_set = read_prompts(cfg.dataset_path)
     extraction = extract_records(cfg, prompt_set, progress)
-    sha = {"prompt_scores.jsonl": write_text(folder / "prompt_scores.jsonl", dumps_jsonl(extraction.records))}
-    strata = groups_of(extraction.records)["stratum"]
-    partition = {k: len(strata[k]) for k in PARTITION_KEYS}
-    manifest = build_manifest(cfg, extraction, len(extraction.records), prompt_set.canonical_sha256, partition, sha)
+    sha = {"prompt_scores.jsonl": write_jsonl(folder / "prompt_scores.jsonl", extraction.table.records())}
+    partition = dict.fromkeys(PARTITION_KEYS, 0)
+    for p in extraction.table.prompts:
+        partition[p["stratum"]] += 1
+        if p["search_type"] != p["stratum"]:
+            partition[p["search_type"]] += 1
+    manifest = build_manifest(cfg, extraction, extraction.table.n_prompts, prompt_set.canonical_sha256, partition, sha)
     write_text(folder / MANIFEST, dumps(manifest))
     return extraction
 
@@ -203,11 +209,19 @@ def read_records(folder: Path) -> list[dict]:
         return [json.loads(line) for line in fh]
 
 
-def aggregate_stage(cfg: ReleaseConfig, folder: Path) -> dict[str, object]:
-    """Stage 2 (notebook 02): aggregate the staged ``prompt_scores.jsonl`` into the four
-    leaderboard files and record their sha256 in the manifest. Returns the boards."""
+def read_table(cfg: ReleaseConfig, folder: Path) -> ReleaseTable:
+    """The release table of a staged ``prompt_scores.jsonl`` (models in config order)."""
+    return ReleaseTable.from_records(read_records(folder), list(cfg.model_ids))
+
+
+def aggregate_stage(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None) -> dict[str, object]:
+    """Stage 2 (notebook 02): aggregate the release into the four leaderboard files and
+    record their sha256 in the manifest. Returns the boards.
+
+    ``table``: the extraction's table when it is at hand (``searchgen-nb data``); else the
+    staged ``prompt_scores.jsonl`` is read back (a notebook kernel of its own)."""
     folder = Path(folder)
-    boards = aggregate_records(cfg, read_records(folder))
+    boards = aggregate_table(cfg, table if table is not None else read_table(cfg, folder))
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     for name, data in boards.items():
         manifest["artifact_sha256"][name] = write_text(folder / name, dumps(data))
@@ -218,21 +232,27 @@ def aggregate_stage(cfg: ReleaseConfig, folder: Path) -> dict[str, object]:
 def write_release_files(cfg: ReleaseConfig, folder: Path, progress: bool | None = None) -> Extraction:
     """Stages 1 and 2: every artifact and the manifest, written into ``folder``."""
     extraction = extract_stage(cfg, folder, progress)
-    aggregate_stage(cfg, folder)
+    aggregate_stage(cfg, folder, extraction.table)
     return extraction
 
 
-def gate(cfg: ReleaseConfig, folder: Path) -> Report:
+def gate(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None) -> Report:
     """Run the release checks on a staged folder, write ``validation_report.json`` there.
 
-    Check 10 also runs this pipeline's aggregation on permuted records. Raises
-    :class:`ValidationFailed` naming every failed check (with model, group, sample_id, file).
+    The validator reconstructs everything from the staged files with its own code; its
+    order check also runs this pipeline's aggregation on the release table with prompts and
+    models permuted (``table``: the extraction's, else read from the staged records).
+    Raises :class:`ValidationFailed` naming every failed check (with model, group,
+    sample_id, file).
     """
 
-    def permuted_aggregate(records):
-        recs = list(records)
-        random.Random(7).shuffle(recs)
-        return aggregate_records(cfg, recs)
+    def permuted_aggregate():
+        t = table if table is not None else read_table(cfg, folder)
+        rng = random.Random(7)
+        prompts, models = list(range(t.n_prompts)), list(range(t.n_models))
+        rng.shuffle(prompts)
+        rng.shuffle(models)
+        return aggregate_table(cfg, t.permuted(prompts, models))
 
     report = validate_folder(folder, aggregate=permuted_aggregate)
     write_text(folder / VALIDATION_REPORT, dumps(report.as_dict()))
@@ -252,7 +272,7 @@ def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = No
     staging = staging_dir(out_dir)
     try:
         extraction = write_release_files(cfg, staging, progress)
-        report = gate(cfg, staging)
+        report = gate(cfg, staging, extraction.table)
         promote(staging, out_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from tqdm import tqdm
 
 from searchgen_nb.config import ReleaseConfig
-from searchgen_nb.constants import EXCLUDED_PUBLIC_COMPONENT, OVERALL_9_COMPONENTS, SCORED, STATUSES
+from searchgen_nb.constants import COMPONENTS, EXCLUDED_PUBLIC_COMPONENT, OVERALL_9_COMPONENTS, SCORED
 from searchgen_nb.errors import ConfigError, ResultIdentityError
 from searchgen_nb.exact import means_with_extra
 from searchgen_nb.extract import PairResult, classify_result, load_extractor
 from searchgen_nb.prompts import Prompt, PromptSet
+from searchgen_nb.table import STATUS_CODE, ReleaseTable
 
 
 def prompt_overalls(components: dict) -> tuple[float | None, float | None]:
@@ -34,13 +35,20 @@ def prompt_overalls(components: dict) -> tuple[float | None, float | None]:
 
 @dataclass
 class Extraction:
-    """What extraction produced: records (sorted by sample_id), warnings, input hash, extractor."""
+    """What extraction produced: the release table (prompts sorted by sample_id), warnings,
+    input hash, extractor."""
 
-    records: list[dict]
+    table: ReleaseTable
     warnings: list[dict]
     input_sha256: str
     n_files_read: int
     extractor: str
+
+    @property
+    def records(self) -> list[dict]:
+        """The records of ``prompt_scores.jsonl`` (built from the table; for small releases
+        and tests — the pipeline streams :meth:`ReleaseTable.records` instead)."""
+        return list(self.table.records())
 
 
 def result_file(cfg: ReleaseConfig, prompt: Prompt, model_id: str) -> str:
@@ -92,44 +100,44 @@ def prompt_record(prompt: Prompt, index: int) -> dict:
     }
 
 
-def model_entry(lane: str, source_id: str, rel_path: str, pair: PairResult) -> dict:
-    """The per-model part of a record: status, lane, components, overalls, reason and file."""
-    scored = pair.status == SCORED
-    o10, o9 = prompt_overalls(pair.components) if scored else (None, None)
-    return {
-        "status": pair.status,
-        "lane": lane,
-        "source_id": source_id,
-        "result_file": rel_path,
-        "error": pair.error,
-        "components_raw_0to3": pair.components,  # already the 10 components in SPEC order
-        "overall_10_raw": o10,
-        "overall_9_raw": o9,
-    }
+_NULL = float("nan")
 
 
-#: Below this many prompt × model pairs extraction stays in one process.
-PARALLEL_MIN_PAIRS = 4000
+def pair_values(pair: PairResult) -> tuple[float, ...] | None:
+    """The twelve raw values of a scored pair (:data:`~searchgen_nb.table.VALUE_COLUMNS`:
+    ten components, Overall-10, Overall-9; NaN = null), None for any other status."""
+    if pair.status != SCORED:
+        return None
+    o10, o9 = prompt_overalls(pair.components)
+    return (*(_NULL if (v := pair.components[c]) is None else v for c in COMPONENTS), _NULL if o10 is None else o10, _NULL if o9 is None else o9)
 
-# Set in the parent before the worker processes fork (never pickled): the job they share.
+
+#: Below this many prompt × model pairs extraction stays in one process (measured: starting
+#: worker processes costs more than it saves on the demo's 9,763 pairs).
+PARALLEL_MIN_PAIRS = 30000
+
+# The job a worker process shares, set once by :func:`_init_worker` (or in-process).
 _JOB: dict = {}
 
 
-def _extract_pairs(task: tuple[str, int, int]) -> list[tuple[str, dict, list[str], str | None, tuple | None, str | None]]:
-    """Pairs of one model for prompts ``start:stop``:
-    ``(result_file, model entry, warnings, sha256, file id, identity error)``."""
-    model_id, start, stop = task
-    cfg, prompts, extractor, root, globs, paths = (_JOB[k] for k in ("cfg", "prompts", "extractor", "root", "globs", "paths"))
-    m = cfg.models[model_id]
-    lane, source_id = m.lane, m.source_id
-    generators = frozenset(g for g in (source_id, model_id, m.generator_name) if g)
-    rels = paths[model_id]
+def _init_worker(job: dict) -> None:
+    """Process-pool initializer: the job arrives pickled once per worker (no fork, no globals
+    inherited from a notebook kernel's threads)."""
+    _JOB.clear()
+    _JOB.update(job, extractor=load_extractor(job["extractor_spec"])[1])
+
+
+def _extract_pairs(task: tuple[int, int, int]) -> list[tuple]:
+    """Pairs of model index ``k`` for prompts ``start:stop``: ``(status code, values or None,
+    error, warnings, sha256, file id, identity error)``."""
+    k, start, stop = task
+    prompts, extractor, root, globs = (_JOB[x] for x in ("prompts", "extractor", "root", "globs"))
+    rels, generators = _JOB["paths"][k], _JOB["generators"][k]
     out = []
     for i in range(start, stop):
-        prompt, rel = prompts[i], rels[i]
-        identity = ((prompt.sample_id, prompt.release_row), generators)
-        pair = classify_result(os.path.join(root, rel), extractor, globs, _sha256, identity)
-        out.append((rel, model_entry(lane, source_id, rel, pair), pair.warnings, pair.file_sha256, pair.file_id, pair.identity_error))
+        sample_id, release_row = prompts[i]
+        pair = classify_result(os.path.join(root, rels[i]), extractor, globs, _sha256, ((sample_id, release_row), generators))
+        out.append((STATUS_CODE[pair.status], pair_values(pair), pair.error, pair.warnings, pair.file_sha256, pair.file_id, pair.identity_error))
     return out
 
 
@@ -186,46 +194,69 @@ def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | 
     root = cfg.results_root_path
     if not root.is_dir():
         raise ConfigError(f"config {cfg.config_path}: results_root {cfg.results_root} is not a folder ({root} does not exist)")
-    records = [prompt_record(p, i) for i, p in enumerate(prompt_set.prompts)]
+    model_ids = list(cfg.model_ids)
+    models = [cfg.models[m] for m in model_ids]
+    table = ReleaseTable.empty(
+        [prompt_record(p, i) for i, p in enumerate(prompt_set.prompts)], model_ids,
+        [m.lane for m in models], [m.source_id for m in models], [paths[m] for m in model_ids],
+    )
     warnings = list(prompt_set.warnings)
     hashed: set[tuple[str, str]] = set()
     read_by: dict[tuple, tuple[str, str, str]] = {}
     problems: list[str] = []
-    n_read = dict.fromkeys(cfg.model_ids, 0)
-    n_pairs = len(records) * len(cfg.models)
+    n_read = [0] * len(model_ids)
+    n = len(prompt_set.prompts)
+    n_pairs = n * len(model_ids)
     if workers is None:
-        workers = min(os.cpu_count() or 1, len(cfg.models)) if n_pairs >= PARALLEL_MIN_PAIRS else 1
-    _JOB.update(cfg=cfg, prompts=prompt_set.prompts, extractor=extractor, root=str(root), globs=list(cfg.generation_glob), paths=paths)
+        workers = min(os.cpu_count() or 1, len(model_ids)) if n_pairs >= PARALLEL_MIN_PAIRS else 1
+    job = {
+        "prompts": [(p.sample_id, p.release_row) for p in prompt_set.prompts],
+        "extractor_spec": cfg.extractor_spec(),
+        "root": str(root),
+        "globs": list(cfg.generation_glob),
+        "paths": [paths[m] for m in model_ids],
+        "generators": [frozenset(g for g in (m.source_id, model_id, m.generator_name) if g) for model_id, m in zip(model_ids, models)],
+    }
     bar = tqdm(total=n_pairs, desc="reading results", unit="file", disable=(None if progress is None else not progress))
     pool = None
     try:
-        n = len(records)
         step = max(1, -(-n // 4)) if workers > 1 else max(n, 1)  # a few tasks per model balance the workers
-        tasks = [(m, start, min(start + step, n)) for m in cfg.model_ids for start in range(0, n, step)]
+        tasks = [(k, start, min(start + step, n)) for k in range(len(model_ids)) for start in range(0, n, step)]
         if workers > 1:
             import multiprocessing
 
-            pool = multiprocessing.get_context("fork").Pool(workers)
+            # forkserver: workers start from a clean process, never a fork of a notebook
+            # kernel with threads; the job is pickled once per worker by the initializer
+            pool = multiprocessing.get_context("forkserver").Pool(workers, initializer=_init_worker, initargs=(job,))
             results = pool.imap(_extract_pairs, tasks)
         else:
+            _JOB.clear()
+            _JOB.update(job, extractor=extractor)
             results = map(_extract_pairs, tasks)
-        for (model_id, start, stop), pairs in zip(tasks, results):
-            for prompt, record, (rel, entry, pair_warnings, sha, fid, contradiction) in zip(prompt_set.prompts[start:stop], records[start:stop], pairs):
+        status, values, errors = table.status, table.values, table.errors
+        for (k, start, stop), pairs in zip(tasks, results):
+            model_id, rels = model_ids[k], paths[model_ids[k]]
+            for i, (code, vals, error, pair_warnings, sha, fid, contradiction) in zip(range(start, stop), pairs):
+                status[k, i] = code
+                if vals is not None:
+                    values[k, i] = vals
+                if error is not None:
+                    errors[(k, i)] = error
                 if sha is not None:
-                    hashed.add((rel, sha))
-                    n_read[model_id] += 1
+                    hashed.add((rels[i], sha))
+                    n_read[k] += 1
                 if fid is not None:
-                    first = read_by.setdefault(fid, (prompt.sample_id, model_id, rel))
-                    if first[:2] != (prompt.sample_id, model_id):
+                    sample_id = prompt_set.prompts[i].sample_id
+                    first = read_by.setdefault(fid, (sample_id, model_id, rels[i]))
+                    if first[:2] != (sample_id, model_id):
                         problems.append(
-                            f"{rel} (sample_id {prompt.sample_id}, model {model_id}) is the same file as {first[2]} "
+                            f"{rels[i]} (sample_id {sample_id}, model {model_id}) is the same file as {first[2]} "
                             f"(sample_id {first[0]}, model {first[1]}): a symlink or hard link would count one result twice"
                         )
                 if contradiction:
-                    problems.append(f"{rel} (sample_id {prompt.sample_id}, model {model_id}): {contradiction}")
+                    problems.append(f"{rels[i]} (sample_id {prompt_set.prompts[i].sample_id}, model {model_id}): {contradiction}")
                 for w in pair_warnings:
-                    warnings.append({"check": "result_warning", "sample_id": prompt.sample_id, "model_id": model_id, "file": rel, "message": w})
-                record["models"][model_id] = entry
+                    warnings.append({"check": "result_warning", "sample_id": prompt_set.prompts[i].sample_id, "model_id": model_id, "file": rels[i], "message": w})
             bar.update(len(pairs))
     finally:
         bar.close()
@@ -243,9 +274,9 @@ def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | 
     if not hashed:
         raise ConfigError(
             f"config {cfg.config_path}: results_root {cfg.results_root} holds no result file for any model "
-            f"(looked for result_path {cfg.result_path!r}, e.g. {paths[cfg.model_ids[0]][0] if records else '—'})"
+            f"(looked for result_path {cfg.result_path!r}, e.g. {paths[cfg.model_ids[0]][0] if n else '—'})"
         )
-    absent = [m for m in cfg.model_ids if n_read[m] == 0 and not cfg.models[m].pending]
+    absent = [m for k, m in enumerate(model_ids) if n_read[k] == 0 and not cfg.models[m].pending]
     if absent:
         raise ConfigError(
             f"config {cfg.config_path}: no result file at all for model(s) "
@@ -256,17 +287,8 @@ def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | 
     for rel, sha in sorted(hashed):
         h.update(f"{sha}  {rel}\n".encode())
     warnings.sort(key=lambda w: (w.get("sample_id", ""), w.get("model_id", ""), w["check"], w["message"]))
-    return Extraction(records, warnings, h.hexdigest(), len(hashed), spec)
+    return Extraction(table, warnings, h.hexdigest(), len(hashed), spec)
 
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def status_counts(records: list[dict], model_ids: list[str]) -> dict[str, dict[str, int]]:
-    """``{model_id: {status: count}}`` over all records, every status present (0 when none)."""
-    out = {m: dict.fromkeys(STATUSES, 0) for m in model_ids}
-    for r in records:
-        for m in model_ids:
-            out[m][r["models"][m]["status"]] += 1
-    return out

@@ -183,18 +183,18 @@ def test_two_prompts_with_one_release_row_are_refused(tmp_path):
 
 def test_validator_catches_a_record_pointing_at_another_pairs_file(tmp_path, monkeypatch):
     """Mutant of item 2: extraction records another model's file for a pair."""
-    import searchgen_nb.records as records
+    from searchgen_nb.table import ReleaseTable
 
     cfg = _two_model_release(tmp_path)
-    original = records.model_entry
+    original = ReleaseTable.entry
 
-    def wrong(lane, source_id, rel, pair):
-        entry = original(lane, source_id, rel, pair)
-        if source_id == "b":
-            entry["result_file"] = rel.replace("/b/", "/a/")
+    def wrong(self, k, p):
+        entry = original(self, k, p)
+        if entry["source_id"] == "b":
+            entry["result_file"] = entry["result_file"].replace("/b/", "/a/")
         return entry
 
-    monkeypatch.setattr(records, "model_entry", wrong)
+    monkeypatch.setattr(ReleaseTable, "entry", wrong)
     with pytest.raises(ValidationFailed, match=r"check unique_records failed") as info:
         run_data(load_config(cfg), tmp_path / "out", progress=False, )
     assert "the pair's own path is rows/p1/none/b/" in str(info.value)

@@ -238,10 +238,10 @@ def test_10_order_invariance(published, monkeypatch):
     cfg, out, before = published
     original = pipeline.leaderboards
 
-    def order_dependent(records, *args):
-        boards = original(records, *args)
-        # a bug: the first record seen changes a figure
-        boards["leaderboard_overall.json"][0]["overall_10"] = float(len(records[0]["sample_id"]))
+    def order_dependent(table, *args):
+        boards = original(table, *args)
+        # a bug: the first prompt of the table (the staged order: prompt_index 0) changes a figure
+        boards["leaderboard_overall.json"][0]["overall_10"] = float(table.prompts[0]["prompt_index"])
         return boards
 
     calls = []
