@@ -130,24 +130,73 @@ def list_result_files(config: Path, out_list: Path) -> dict:
 # ---------------------------------------------------------------------------------------
 # Measuring one child process
 # ---------------------------------------------------------------------------------------
-def run_measured(argv: list[str], env: dict | None, log_dir: Path, tag: str) -> dict:
-    """Run ``argv`` to its end; wall (perf_counter), CPU and peak RSS of the child (os.wait4)."""
-    out_path, err_path = log_dir / f"{tag}.out", log_dir / f"{tag}.err"
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
-        _, status, ru = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
-    return {
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def measure_main(result_path: str, argv: list[str]) -> int:
+    """``bench_scale.py _measure RESULT.json -- CMD…``: run CMD as a child subreaper, write its figures.
+
+    A plain ``wait4`` of the command misses processes it does not reap itself: a
+    multiprocessing *forkserver* (and the workers it forks) outlives the main process as an
+    orphan. As a child subreaper (Linux ``prctl``) this process inherits such orphans and reaps
+    them, so ``RUSAGE_CHILDREN`` holds the CPU of the whole process tree. Wall time ends when
+    CMD's main process exits (what a user waits for); CPU and peak RSS include stragglers
+    reaped up to 60 s later.
+    """
+    import ctypes
+    import resource
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv)
+    _, status, ru_main = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    deadline = time.monotonic() + 60
+    stragglers = 0
+    while True:  # reap orphaned descendants (forkserver and its workers)
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            if time.monotonic() > deadline:
+                stragglers = -1  # some descendant still runs: its CPU is not counted
+                break
+            time.sleep(0.005)
+        else:
+            stragglers += 1
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = {
         "wall_s": wall,
         "cpu_s": ru.ru_utime + ru.ru_stime,
         "user_s": ru.ru_utime,
         "sys_s": ru.ru_stime,
-        "peak_rss_mb": ru.ru_maxrss / 1024.0,  # Linux: KiB
+        "peak_rss_mb": ru.ru_maxrss / 1024.0,  # Linux: KiB; the largest single process of the tree
+        "main_cpu_s": ru_main.ru_utime + ru_main.ru_stime,  # what a plain wait4 of the command sees
+        "orphans_reaped": stragglers,
+        "subreaper": subreaper,
         "rc": proc.returncode,
-        "stderr": err_path.read_text(encoding="utf-8", errors="replace")[-2000:],
     }
+    with open(result_path, "w", encoding="utf-8") as fh:
+        json.dump(out, fh)
+    return 0
+
+
+def run_measured(argv: list[str], env: dict | None, log_dir: Path, tag: str, cwd: Path | None = None) -> dict:
+    """Run ``argv`` to its end under the ``_measure`` wrapper: wall, CPU (user + sys of the
+    whole process tree) and peak RSS (largest process of the tree)."""
+    out_path, err_path, res_path = log_dir / f"{tag}.out", log_dir / f"{tag}.err", log_dir / f"{tag}.json"
+    wrapper = [sys.executable, str(Path(__file__).resolve()), "_measure", str(res_path), "--", *argv]
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        rc = subprocess.run(wrapper, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=cwd).returncode
+    stderr = err_path.read_text(encoding="utf-8", errors="replace")[-2000:]
+    if rc != 0 or not res_path.is_file():
+        raise SystemExit(f"bench_scale: the measuring wrapper failed (exit {rc}): {stderr}")
+    r = json.loads(res_path.read_text(encoding="utf-8"))
+    r["stderr"] = stderr
+    return r
 
 
 class Runner:
@@ -162,7 +211,17 @@ class Runner:
         else:
             exe = Path(sys.executable).with_name("searchgen-nb")
             self.data_cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "searchgen_nb"]
-        help_text = subprocess.run([*self.data_cmd, "data", "--help"], env=self.env, capture_output=True, text=True).stdout
+        # Run from the work folder: `python -m` puts the cwd first on sys.path, and from the
+        # checkout that would import its work tree instead of --src / --rev.
+        self.cwd = work
+        probe = [sys.executable, "-c", "import searchgen_nb, sys; sys.stdout.write(searchgen_nb.__file__)"]
+        if self.data_cmd[:3] == [sys.executable, "-m", "searchgen_nb"] or Path(self.data_cmd[0]).name == "searchgen-nb":
+            self.package = subprocess.run(probe, env=self.env, cwd=work, capture_output=True, text=True).stdout.strip()
+        else:
+            self.package = None
+        if args.src and self.package and not self.package.startswith(str(Path(args.src).resolve())):
+            raise SystemExit(f"bench_scale: --src/--rev given, but searchgen_nb is imported from {self.package}")
+        help_text = subprocess.run([*self.data_cmd, "data", "--help"], env=self.env, cwd=work, capture_output=True, text=True).stdout
         self.timings = "--timings" in help_text
         self.no_progress = ["--no-progress"] if "--no-progress" in help_text else []
         self.n = 0
@@ -170,7 +229,7 @@ class Runner:
     def floor(self, procs: int) -> dict:
         self.n += 1
         argv = [sys.executable, str(Path(__file__).resolve()), "_floor", str(self.file_list), str(procs)]
-        r = run_measured(argv, None, self.work, f"{self.n:03d}-floor{procs}")
+        r = run_measured(argv, None, self.work, f"{self.n:03d}-floor{procs}", self.cwd)
         if r["rc"] != 0:
             raise SystemExit(f"bench_scale: the floor failed (exit {r['rc']}): {r['stderr']}")
         return r
@@ -180,12 +239,12 @@ class Runner:
         out = self.work / f"out-{self.n:03d}"
         timings = self.work / f"timings-{self.n:03d}.json"
         base = [*self.data_cmd, "data", str(self.config), "--out", str(out), *self.no_progress]
-        r = run_measured(base + (["--timings", str(timings)] if self.timings else []), self.env, self.work, f"{self.n:03d}-data")
+        r = run_measured(base + (["--timings", str(timings)] if self.timings else []), self.env, self.work, f"{self.n:03d}-data", self.cwd)
         if self.timings and r["rc"] == 2 and any(s in r["stderr"].lower() for s in UNKNOWN_OPTION):
             print("bench_scale: `data` does not know --timings (yet): totals only", file=sys.stderr)
             self.timings = False
             shutil.rmtree(out, ignore_errors=True)
-            r = run_measured(base, self.env, self.work, f"{self.n:03d}-data-retry")
+            r = run_measured(base, self.env, self.work, f"{self.n:03d}-data-retry", self.cwd)
         r["timings"] = None
         if r["rc"] == 0 and timings.is_file():
             try:
@@ -206,14 +265,29 @@ def _git_head(folder: Path) -> str | None:
         return None
 
 
-def _commit(src: str | None) -> str:
+def snapshot(rev: str, dest: Path) -> tuple[str, str]:
+    """Unpack ``git archive REV`` of this checkout into ``dest``; return (dest, short commit)."""
+    here = Path(__file__).resolve().parent.parent
+    commit = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", rev], capture_output=True, text=True, check=True).stdout.strip()
+    dest.mkdir(parents=True)
+    archive = subprocess.Popen(["git", "-C", str(here), "archive", commit], stdout=subprocess.PIPE)
+    subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout, check=True)
+    archive.stdout.close()
+    if archive.wait() != 0:
+        raise SystemExit(f"bench_scale: git archive {rev} failed")
+    return str(dest), commit
+
+
+def _commit(src: str | None, src_commit: str | None = None) -> str:
     """What code ran: the checkout's commit (flagged when its searchgen_nb/ has local changes),
     or, with --src, that folder (its own commit when it is a git checkout)."""
     here = Path(__file__).resolve().parent.parent
     head = _git_head(here) or "unknown"
+    if src_commit:
+        return f"{src_commit} (git archive of that commit)"
     if src:
         own = _git_head(Path(src)) if (Path(src) / ".git").exists() else None
-        return f"{own or head} (code from {src}{'' if own else ', a snapshot of this checkout at ' + head})"
+        return f"{own} (checkout {src})" if own else f"unknown (code from {src}; this checkout is at {head})"
     dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--", "searchgen_nb"], capture_output=True, text=True).stdout.strip()
     return head + (" (searchgen_nb/ modified in the work tree)" if dirty else "")
 
@@ -231,6 +305,8 @@ def bench(args: argparse.Namespace) -> dict:
     parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="bench-", dir=parent))
     try:
+        if args.rev:
+            args.src, args.src_commit = snapshot(args.rev, work / "src")
         key = hashlib.sha256(str(config).encode()).hexdigest()[:12]
         file_list = work / f"files-{key}.txt"
         t = time.perf_counter()
@@ -269,7 +345,9 @@ def bench(args: argparse.Namespace) -> dict:
             print(f"bench_scale: round {i + 1}/{args.rounds}: floor {floor_wall:.2f} s, data {d['wall_s']:.2f} s, {status}", file=sys.stderr)
             if d["rc"] != 0:
                 print(d["stderr"], file=sys.stderr)
-        return summarise(args, config, sizes, rounds, runner.timings, runner.data_cmd)
+        res = summarise(args, config, sizes, rounds, runner.timings, runner.data_cmd)
+        res["package"] = runner.package
+        return res
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
@@ -318,8 +396,8 @@ def summarise(args, config: Path, sizes: dict, rounds: list[dict], timings_suppo
     }
     return {
         "config": str(config),
-        "commit": _commit(args.src),
-        "data_command": " ".join(data_cmd) + (f"  (PYTHONPATH={args.src})" if args.src else ""),
+        "commit": _commit(args.src, getattr(args, "src_commit", None)),
+        "data_command": " ".join(data_cmd) + (f"  (PYTHONPATH={'<git archive ' + args.src_commit + '>' if args.src_commit else args.src})" if args.src else ""),
         "timings_supported": timings_supported,
         "cpus": os.cpu_count(),
         "sizes": sizes,
@@ -349,7 +427,7 @@ def markdown(res: dict) -> str:
     lines = [
         f"### `searchgen-nb data` vs floor — {z['n_prompts']:,} prompts × {z['n_models']} models = {n:,} pairs ({z['n_files']:,} result files)",
         "",
-        f"Config `{res['config']}`; commit {res['commit']}; command `{res['data_command']}`; {res['cpus']} CPUs; "
+        f"Config `{res['config']}`; commit {res['commit']}; command `{res['data_command']}`; package `{res.get('package')}`; {res['cpus']} CPUs; "
         f"stage timings {'from --timings' if res['timings_supported'] else 'not available (no --timings): totals only'}.",
         "",
         "| round | order | load | floor 1 proc wall / CPU / RSS | floor 2 procs wall / CPU / RSS | floor | data wall / CPU / RSS | data / floor |",
@@ -425,12 +503,16 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["_floor"]:
         return floor_main(argv[1], int(argv[2]))
+    if argv[:1] == ["_measure"] and argv[2:3] == ["--"]:
+        return measure_main(argv[1], argv[3:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("config", nargs="?", help="the release's YAML (e.g. one written by make_scale.py)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     ap.add_argument("--json", dest="json_out", help="also write every figure as JSON here")
     ap.add_argument("--workdir", default="/tmp/sgbench/runs", help="parent of the temporary output/timings/file-list folder")
     ap.add_argument("--src", help="run `python -m searchgen_nb` with PYTHONPATH=SRC (e.g. a `git archive` of a commit) instead of the console script")
+    ap.add_argument("--rev", help="run the code of this git revision of the checkout (`git archive REV` unpacked into the work folder, "
+                    "then as --src): measures exactly one commit while the work tree changes")
     ap.add_argument("--searchgen", help="the searchgen-nb command line to run (shell-quoted), instead of the console script")
     ap.add_argument("--keep", action="store_true", help="keep the work folder (logs of every process)")
     ap.add_argument("--compare", nargs="+", metavar="JSON", help="summarise several --json results (scaling targets)")
@@ -442,6 +524,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("a release config is required (or --compare)")
     if args.rounds < 1:
         ap.error("--rounds must be ≥ 1")
+    args.src_commit = None
     res = bench(args)
     sys.stdout.write(markdown(res))
     if args.json_out:
