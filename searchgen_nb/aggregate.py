@@ -18,7 +18,7 @@ from fractions import Fraction
 import numpy as np
 
 from searchgen_nb.constants import COMPONENTS, EXCLUDE, PARTITION_KEYS, STATUSES, ZERO_FILL
-from searchgen_nb.exact import exact_mean, half_up_units, public_units
+from searchgen_nb.numeric import exact_mean, half_up_units, public_units
 from searchgen_nb.table import OVERALL_9, OVERALL_10, SCORED_CODE, VALUE_COLUMNS, ReleaseTable
 
 
@@ -123,7 +123,7 @@ def group_rows(table: ReleaseTable, models: list[ModelMeta], members: list[np.nd
     included = scored prompts; ``zero_fill``: every prompt, a non-scored one counting 0 for
     both overalls and every component. A scored prompt's null value is left out of that
     mean; ``component_counts[c]`` = values in the mean. Means are exact rationals rounded
-    half-up (:func:`searchgen_nb.exact.public_units`), whatever the order of the table.
+    half-up (:func:`searchgen_nb.numeric.public_units`), whatever the order of the table.
     """
     stats = group_stats(table, members)
     n_models = table.n_models

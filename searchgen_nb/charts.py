@@ -17,11 +17,11 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from .assets import HTMLFragment
-from .tables import NA, is_null, percent
+from .numeric import decimal_text, percent, scaled
+from .tables import NA, is_null
 from .constants import (
     COMPONENT_LABELS,
     INVALID,
@@ -140,19 +140,14 @@ def _number(value: Any) -> float | None:
     return x
 
 
-def _fmt(value: float | None, decimals: int = 1) -> str:
-    if value is None:
-        return NA
-    q = Decimal(repr(value)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
-    return f"{q:f}"
+def _fmt(value: float | None, decimals: int) -> str:
+    """A published value with the release's ``rounding_decimals`` (N/A for null)."""
+    return NA if value is None else decimal_text(value, decimals)
 
 
 def _plain(value: float | None) -> str:
     """The stored value, shortest round-trip form without exponent (72.25 stays "72.25")."""
-    if value is None:
-        return NA
-    text = f"{Decimal(repr(value)):f}"
-    return text if "." in text else text + ".0"
+    return NA if value is None else decimal_text(value)
 
 
 _UNSAFE_CHARS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
@@ -246,8 +241,10 @@ def heatmap(
     tag_order: Sequence[str] | None = None,
     show_values: bool = True,
     cell_size: int = 24,
+    decimals: int = 1,
 ) -> HTMLFragment:
-    """Model × tag heatmap of a 0–100 score (default Overall-9).
+    """Model × tag heatmap of a 0–100 score (default Overall-9); cell labels show the
+    published value with ``decimals`` places (the release's ``rounding_decimals``).
 
     ``df``: a DataFrame or records with columns ``model_id`` (or ``display_name``),
     ``display_name``, ``tag``, ``value`` (default ``overall_9``), ``n_total``, and optionally
@@ -285,7 +282,7 @@ def heatmap(
         if not is_null(n_total) and not is_null(n_scored):
             cov_text = f"{percent(int(n_scored), int(n_total))} ({int(n_scored)}/{int(n_total)})"
         elif cov is not None:
-            cov_text = f"{_fmt(cov * 100)}%"
+            cov_text = f"{decimal_text(scaled(cov, 100), 2)}%"
         else:
             cov_text = NA
         values.append(
@@ -295,7 +292,7 @@ def heatmap(
                 "tag": tag,
                 "tag_label": tag_label(tag, tname),
                 "value": v,
-                "value_text": _fmt(v),
+                "value_text": _fmt(v, decimals),
                 "value_tip": _plain(v),
                 "is_na": v is None,
                 "n_total": NA if is_null(n_total) else int(n_total),
@@ -386,8 +383,10 @@ def component_bars(
     show_values: bool = True,
     width: int = 640,
     height: int = 260,
+    decimals: int = 1,
 ) -> HTMLFragment:
-    """Grouped bars: a few models (``models`` = model_ids, default all rows) on the components.
+    """Grouped bars: a few models (``models`` = model_ids, default all rows) on the components;
+    labels with ``decimals`` places (the release's ``rounding_decimals``).
 
     ``rows``: leaderboard rows (dicts with ``model_id, display_name, components{...}``) or a
     DataFrame of them. A null component is not drawn as a bar: an "N/A" label stands at its
@@ -415,7 +414,7 @@ def component_bars(
                     "model_id": m,
                     "component": COMPONENT_LABELS.get(c, c),
                     "value": v,
-                    "value_text": _fmt(v),
+                    "value_text": _fmt(v, decimals),
                     "value_tip": _plain(v),
                     "is_na": v is None,
                     "n_values": NA if is_null(n) else int(n),

@@ -28,7 +28,8 @@ def cli() -> None:
 @click.argument("config", type=click.Path(dir_okay=False))
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder that receives the artifacts (replaced atomically).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: only on a terminal).")
-def data(config: str, out_dir: str, progress: bool | None) -> None:
+@click.option("--timings", "timings_path", type=click.Path(dir_okay=False), default=None, help="Write per-stage wall/CPU seconds and peak RSS as JSON here (benchmarks).")
+def data(config: str, out_dir: str, progress: bool | None, timings_path: str | None) -> None:
     """Extract, aggregate and validate CONFIG's release; write the artifacts to --out."""
     from searchgen_nb.config import load_config
     from searchgen_nb.pipeline import run_data
@@ -46,8 +47,15 @@ def data(config: str, out_dir: str, progress: bool | None) -> None:
     except KeyboardInterrupt:
         _fail("data", RuntimeError("interrupted; nothing was published"), 130)
     counts = result.extraction
+    if timings_path:
+        import json
+        import resource
+
+        rss = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+        n_pairs = counts.table.n_prompts * counts.table.n_models
+        Path(timings_path).write_text(json.dumps({"n_pairs": n_pairs, "stages": result.timings, "peak_rss_mb": round(rss / 1024, 1)}, indent=1) + "\n")
     click.echo(
-        f"searchgen-nb data: wrote {len(counts.records)} prompts × {len(cfg.models)} models to {result.out_dir} "
+        f"searchgen-nb data: wrote {counts.table.n_prompts} prompts × {len(cfg.models)} models to {result.out_dir} "
         f"({counts.n_files_read} result files read, {len(counts.warnings)} warnings); all release checks passed"
     )
 

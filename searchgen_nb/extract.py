@@ -40,7 +40,7 @@ from searchgen_nb.constants import (
     TOOLGEN_EXTRACTOR,
 )
 from searchgen_nb.errors import ExtractorError
-from searchgen_nb.exact import mean_raw
+from searchgen_nb.numeric import mean_raw
 from searchgen_nb.untrusted import DuplicateKey, no_duplicate_keys, printable
 
 Components = dict  # component name -> float | None (raw 0–3)

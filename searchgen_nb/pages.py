@@ -11,6 +11,7 @@ import json
 from searchgen_nb import charts, tables, views
 from searchgen_nb.assets import HTMLFragment
 from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
+from searchgen_nb.numeric import decimal_text
 from searchgen_nb.views import Release
 
 #: The Methods page as seen from an executed notebook (book/notebooks/NN.html → book/methods.html).
@@ -92,6 +93,7 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
         model_order=order,
         title=f"Overall-9 by {kind.replace('_', ' ')} (0–100; grey = N/A)",
         cell_size=44 if df["tag"].nunique() <= 12 else 34,  # fill the page's width
+        decimals=release.decimals,
     )
     return with_legend(chart, _HEATMAP_LEGEND)
 
@@ -113,7 +115,7 @@ def tag_tables(release: Release, kind: str) -> HTMLFragment:
             order=[("Overall-9", "desc")],
         )
         rank = f"rank {r['rank']}" if r["ranked"] else "unranked"
-        o9 = "N/A" if r["overall_9"] is None else f"{r['overall_9']:.1f}"
+        o9 = "N/A" if r["overall_9"] is None else decimal_text(r["overall_9"], release.decimals)
         parts.append(
             f"<details class=\"sg-model-tags\"><summary><strong>{views.escape(r['display_name'])}</strong> "
             f"<code>{views.escape(m)}</code> · Overall-9 {o9} · {rank}</summary>{table.html}</details>"
@@ -138,7 +140,7 @@ def compare(release: Release, group: str, models: list[str] | None) -> list[HTML
     if missing:
         raise KeyError(f"unknown model_id(s) {', '.join(missing)} (valid: {', '.join(release.model_order)})")
     chart = with_legend(
-        charts.component_bars(chosen_rows, f"compare-{_safe_id(group)}", models=chosen, title=f"Nine components, {label}"),
+        charts.component_bars(chosen_rows, f"compare-{_safe_id(group)}", models=chosen, title=f"Nine components, {label}", decimals=release.decimals),
         f'Bars: each <a href="{METHODS}#components">component</a> on the 0–100 scale, prompt-macro over the '
         f'group under each model\'s <a href="{METHODS}#missing-policy">missing policy</a>. '
         f'“N/A” instead of a bar: the component applies to none of the included prompts (<a href="{METHODS}#null">not 0</a>).',

@@ -10,9 +10,12 @@ import json
 import os
 import platform
 import random
+import resource
 import shutil
 import subprocess
-from dataclasses import dataclass
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from searchgen_nb import __version__
@@ -175,11 +178,34 @@ def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int, d
 
 @dataclass
 class DataRelease:
-    """What :func:`run_data` produced: where, the validation report and the extraction."""
+    """What :func:`run_data` produced: where, the validation report, the extraction, and
+    per-stage ``timings`` ``{stage: {"wall_s", "cpu_s"}}`` (CPU includes worker processes)."""
 
     out_dir: Path
     report: Report
     extraction: Extraction
+    timings: dict = field(default_factory=dict)
+
+
+class _Stopwatch:
+    """Wall and CPU seconds (this process and its finished children) per stage."""
+
+    def __init__(self) -> None:
+        self.stages: dict[str, dict[str, float]] = {}
+
+    @staticmethod
+    def _now() -> tuple[float, float]:
+        me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return time.perf_counter(), me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+    @contextmanager
+    def stage(self, name: str):
+        wall, cpu = self._now()
+        try:
+            yield
+        finally:
+            wall2, cpu2 = self._now()
+            self.stages[name] = {"wall_s": round(wall2 - wall, 4), "cpu_s": round(cpu2 - cpu, 4)}
 
 
 def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None) -> Extraction:
@@ -229,10 +255,13 @@ def aggregate_stage(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None
     return boards
 
 
-def write_release_files(cfg: ReleaseConfig, folder: Path, progress: bool | None = None) -> Extraction:
+def write_release_files(cfg: ReleaseConfig, folder: Path, progress: bool | None = None, watch: _Stopwatch | None = None) -> Extraction:
     """Stages 1 and 2: every artifact and the manifest, written into ``folder``."""
-    extraction = extract_stage(cfg, folder, progress)
-    aggregate_stage(cfg, folder, extraction.table)
+    watch = watch or _Stopwatch()
+    with watch.stage("extract"):
+        extraction = extract_stage(cfg, folder, progress)
+    with watch.stage("aggregate"):
+        aggregate_stage(cfg, folder, extraction.table)
     return extraction
 
 
@@ -270,11 +299,14 @@ def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = No
     """
     out_dir = Path(out_dir).resolve()
     staging = staging_dir(out_dir)
+    watch = _Stopwatch()
     try:
-        extraction = write_release_files(cfg, staging, progress)
-        report = gate(cfg, staging, extraction.table)
-        promote(staging, out_dir)
+        extraction = write_release_files(cfg, staging, progress, watch)
+        with watch.stage("validate"):
+            report = gate(cfg, staging, extraction.table)
+        with watch.stage("publish"):
+            promote(staging, out_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return DataRelease(out_dir, report, extraction)
+    return DataRelease(out_dir, report, extraction, watch.stages)

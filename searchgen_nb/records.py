@@ -16,7 +16,7 @@ from tqdm import tqdm
 from searchgen_nb.config import ReleaseConfig
 from searchgen_nb.constants import COMPONENTS, EXCLUDED_PUBLIC_COMPONENT, OVERALL_9_COMPONENTS, SCORED
 from searchgen_nb.errors import ConfigError, ResultIdentityError
-from searchgen_nb.exact import means_with_extra
+from searchgen_nb.numeric import means_with_extra
 from searchgen_nb.extract import PairResult, classify_result, load_extractor
 from searchgen_nb.prompts import Prompt, PromptSet
 from searchgen_nb.table import STATUS_CODE, ReleaseTable

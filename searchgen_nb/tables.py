@@ -22,6 +22,7 @@ from typing import Any
 
 from .assets import HTMLFragment
 from .constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
+from .numeric import decimal_text, percent
 
 __all__ = [
     "COLUMN_DEFINITIONS",
@@ -118,23 +119,10 @@ def format_number(value: Any, decimals: int | None = None, na: str = NA) -> tupl
         x = float(value)
         if math.isinf(x):
             raise ValueError(f"infinite value: {value!r}")
-        d = Decimal(repr(x))
-        if decimals is not None:
-            d = d.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
-        text = f"{d:f}"
-        if decimals is None and "." not in text:
-            text += ".0"
+        text = decimal_text(x, decimals)
         return text, repr(x)
     n = int(value)
     return str(n), str(n)
-
-
-def percent(num: int, den: int, decimals: int = 1) -> str:
-    """``num/den`` as a percentage rounded half-up from the exact quotient ("95.7%"); N/A for den 0."""
-    if not den:
-        return NA
-    q = Decimal(100 * int(num)) / Decimal(int(den))
-    return f"{q.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP):f}%"
 
 
 def _check_id(table_id: str) -> str:
@@ -232,7 +220,7 @@ def leaderboard_table(
     drops the links. Every row is written; no paging unless ``page_length`` is given.
     """
     _check_id(table_id)
-    threshold = f"{Decimal(repr(float(min_coverage))) * 100:f}".rstrip("0").rstrip(".") + "%"
+    threshold = f"{Decimal(repr(float(min_coverage))) * 100:f}".rstrip("0").rstrip(".") + "%"  # 0.9 → "90%"
     cols: list[tuple[str, str, bool]] = [
         ("rank", "Rank", True),
         ("model", "Model", False),

@@ -17,7 +17,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from searchgen_nb.tables import NA, percent
+from searchgen_nb.numeric import percent, scaled
+from searchgen_nb.tables import NA
 from searchgen_nb.config import ReleaseConfig, find_config, load_config, project_root, work_root
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.constants import (
@@ -127,6 +128,11 @@ class Release:
         return self.manifest.get("data_origin") == "synthetic-demo"
 
     @property
+    def decimals(self) -> int:
+        """The release's ``rounding_decimals``: places of every published 0–100 value."""
+        return self.manifest["scoring"]["public_rounding_decimals"]
+
+    @property
     def min_coverage(self) -> float:
         return self.manifest["scoring"]["min_ranking_coverage"]
 
@@ -215,7 +221,7 @@ def model_tag_table(release: Release, kind: str, model_id: str) -> pd.DataFrame:
             "Overall-9": df["overall_9"].tolist(),
             "Prompts": df["n_total"].tolist(),
             "Scored": df["n_scored"].tolist(),
-            "Coverage %": [round(c * 100, 2) for c in df["coverage"]],
+            "Coverage %": [scaled(c, 100) for c in df["coverage"]],
             **{COMPONENT_LABELS[c]: df[c].tolist() for c in OVERALL_9_COMPONENTS},
         },
         dtype=object,

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from searchgen_nb.aggregate import ModelMeta, leaderboards
 from searchgen_nb.constants import COMPONENTS, STATUSES
-from searchgen_nb.exact import public_units
+from searchgen_nb.numeric import public_units
 from searchgen_nb.table import OVERALL_9, OVERALL_10, ReleaseTable
 from searchgen_nb.validate import _nearest_double_of_mean, reconstruct
 

@@ -61,8 +61,8 @@ def _corrupt_staged(monkeypatch, mutate):
     """Make the pipeline write corrupted artifacts (as a bug would), hashes kept consistent."""
     original = pipeline.write_release_files
 
-    def wrapped(cfg, folder, progress=None):
-        extraction = original(cfg, folder, progress)
+    def wrapped(cfg, folder, *args):
+        extraction = original(cfg, folder, *args)
         mutate(folder)
         manifest = json.loads((folder / "manifest.json").read_text())
         for name in manifest["artifact_sha256"]:

@@ -10,7 +10,7 @@ import pytest
 from factory import CANONICAL, EVALUATOR, IMAGE, make_release, model, prompt, read_artifacts, result, row
 
 from searchgen_nb.config import load_config
-from searchgen_nb.exact import round_coverage, to_public
+from searchgen_nb.numeric import round_coverage, to_public
 from searchgen_nb.partition import partition
 from searchgen_nb.pipeline import run_data
 

@@ -1,4 +1,5 @@
-"""Exact arithmetic on raw 0–3 scores and the public 0–100 rounding rule.
+"""The one numeric module: exact means of raw 0–3 scores, the public 0–100 half-up rounding
+rule (scalar and vectorised), and the text of every number the book shows.
 
 Every mean in the project is computed exactly over the stored float values (a double is
 an exact dyadic rational, and ``Decimal(float)`` is exact), so a figure never depends on
@@ -10,7 +11,7 @@ the final result is rounded: to the nearest double for raw values stored in
 from __future__ import annotations
 
 import math
-from decimal import Context, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 from fractions import Fraction
 from typing import Iterable
 
@@ -155,3 +156,36 @@ def half_up_units(raw_mean: Fraction, decimals: int) -> int:
 def exact_mean(values: Iterable[float], count: int) -> Fraction:
     """``sum(values) / count`` as an exact rational (zero-filled prompts add to ``count`` only)."""
     return Fraction(exact_sum(values)) / count
+
+
+# ---- text of numbers (tables, charts, pages) --------------------------------------------
+
+
+def decimal_text(value: float, decimals: int | None = None) -> str:
+    """Text of a stored number, never in exponent notation.
+
+    ``decimals=None``: the stored value in its shortest round-trip form with at least one
+    decimal (72.25 → "72.25", 70.0 → "70.0"). With ``decimals``: that stored decimal rounded
+    half-up to exactly ``decimals`` places (72.25 → "72.3"; a published value already at the
+    release's ``rounding_decimals`` shows unchanged, padded: 72.5 → "72.50" at 2).
+    """
+    d = Decimal(repr(float(value)))
+    if decimals is not None:
+        d = d.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+    text = f"{d:f}"
+    return text + ".0" if decimals is None and "." not in text else text
+
+
+def percent(num: int, den: int, decimals: int = 1, na: str = "N/A") -> str:
+    """``num/den`` as a percentage rounded half-up from the exact quotient ("95.7%"); ``na``
+    when ``den`` is 0."""
+    if not den:
+        return na
+    q = Decimal(100 * int(num)) / Decimal(int(den))
+    return f"{q.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP):f}%"
+
+
+def scaled(value: float, factor: int) -> float:
+    """``value × factor`` as the decimal it prints (a coverage 0.9567 → 95.67 exactly as
+    written, not the binary product 95.66999…)."""
+    return float(Decimal(repr(float(value))) * factor)
