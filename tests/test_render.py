@@ -241,6 +241,16 @@ def _heat_records():
     ]
 
 
+def test_chart_labels_follow_rounding_decimals():
+    """Labels show the release's rounding_decimals (a 2-decimal release shows 55.25 and 0.00,
+    not 55.3 and 0.0); bars the same."""
+    vals = {(v["model_id"], v["tag"]): v for v in layer_values(spec_of(charts.heatmap(_heat_records(), "heat2", decimals=2)))}
+    assert (vals[("m2", "ART")]["value_text"], vals[("m1", "ABS")]["value_text"]) == ("55.25", "0.00")
+    row = {"model_id": "m", "display_name": "M", "components": {"checklist": 72.5}, "component_counts": {"checklist": 3}}
+    bars = layer_values(spec_of(charts.component_bars([row], "bars2", components=["checklist"], decimals=2)))
+    assert [b["value_text"] for b in bars] == ["72.50"]
+
+
 def test_heatmap_na_zero_tooltips_labels():
     f = charts.heatmap(_heat_records(), "heat", tag_names={"ART": "Art & Design", "ABS": "Abstract"})
     spec = spec_of(f)
