@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+
+import numpy as np
 import posixpath
 from dataclasses import dataclass
 
@@ -201,11 +203,12 @@ def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | 
         [m.lane for m in models], [m.source_id for m in models], [paths[m] for m in model_ids],
     )
     warnings = list(prompt_set.warnings)
-    hashed: set[tuple[str, str]] = set()
-    read_by: dict[tuple, tuple[str, str, str]] = {}
     problems: list[str] = []
-    n_read = [0] * len(model_ids)
     n = len(prompt_set.prompts)
+    # per pair, compactly: the sha256 of the file read and its (st_dev, st_ino)
+    digests = np.zeros((len(model_ids), n, 32), dtype=np.uint8)
+    file_ids = np.zeros((len(model_ids), n, 2), dtype=np.uint64)
+    was_read = np.zeros((len(model_ids), n), dtype=bool)
     n_pairs = n * len(model_ids)
     if workers is None:
         workers = min(os.cpu_count() or 1, len(model_ids)) if n_pairs >= PARALLEL_MIN_PAIRS else 1
@@ -243,16 +246,9 @@ def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | 
                 if error is not None:
                     errors[(k, i)] = error
                 if sha is not None:
-                    hashed.add((rels[i], sha))
-                    n_read[k] += 1
-                if fid is not None:
-                    sample_id = prompt_set.prompts[i].sample_id
-                    first = read_by.setdefault(fid, (sample_id, model_id, rels[i]))
-                    if first[:2] != (sample_id, model_id):
-                        problems.append(
-                            f"{rels[i]} (sample_id {sample_id}, model {model_id}) is the same file as {first[2]} "
-                            f"(sample_id {first[0]}, model {first[1]}): a symlink or hard link would count one result twice"
-                        )
+                    was_read[k, i] = True
+                    digests[k, i] = np.frombuffer(sha, dtype=np.uint8)
+                    file_ids[k, i] = fid
                 if contradiction:
                     problems.append(f"{rels[i]} (sample_id {prompt_set.prompts[i].sample_id}, model {model_id}): {contradiction}")
                 for w in pair_warnings:
@@ -264,6 +260,7 @@ def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | 
         if pool is not None:
             pool.terminate()
             pool.join()
+    problems += _same_file_problems(file_ids, was_read, model_ids, prompt_set.prompts, paths)
     if problems:
         problems.sort()
         more = f" … and {len(problems) - 20} more" if len(problems) > 20 else ""
@@ -271,7 +268,8 @@ def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | 
             f"results_root {cfg.results_root}: {len(problems)} result file(s) cannot be counted for the pair they were read for:\n  - "
             + "\n  - ".join(problems[:20]) + more
         )
-    if not hashed:
+    n_read = was_read.sum(axis=1)
+    if not n_read.any():
         raise ConfigError(
             f"config {cfg.config_path}: results_root {cfg.results_root} holds no result file for any model "
             f"(looked for result_path {cfg.result_path!r}, e.g. {paths[cfg.model_ids[0]][0] if n else '—'})"
@@ -284,11 +282,30 @@ def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | 
             + ": a wrong source_id or lane? Mark a model whose results are not in yet with `pending: true`."
         )
     h = hashlib.sha256()
-    for rel, sha in sorted(hashed):
-        h.update(f"{sha}  {rel}\n".encode())
+    for rel, k, i in sorted((paths[model_ids[k]][i], k, i) for k, i in zip(*np.nonzero(was_read))):
+        h.update(f"{digests[k, i].tobytes().hex()}  {rel}\n".encode())
     warnings.sort(key=lambda w: (w.get("sample_id", ""), w.get("model_id", ""), w["check"], w["message"]))
-    return Extraction(table, warnings, h.hexdigest(), len(hashed), spec)
+    return Extraction(table, warnings, h.hexdigest(), int(n_read.sum()), spec)
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+def _sha256(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def _same_file_problems(file_ids: np.ndarray, was_read: np.ndarray, model_ids: list[str], prompts: list[Prompt], paths: dict[str, list[str]]) -> list[str]:
+    """One message per pair whose file (by st_dev, st_ino) an earlier pair (model-major order)
+    already read: a symlink or hard link would count one result twice."""
+    k_idx, i_idx = np.nonzero(was_read)  # model-major order
+    ids = file_ids[k_idx, i_idx]
+    _, first_pos, inverse = np.unique(ids, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    out = []
+    for pos in np.nonzero(first_pos[inverse] != np.arange(len(ids)))[0]:
+        k, i = int(k_idx[pos]), int(i_idx[pos])
+        k0, i0 = int(k_idx[first_pos[inverse[pos]]]), int(i_idx[first_pos[inverse[pos]]])
+        m, m0 = model_ids[k], model_ids[k0]
+        out.append(
+            f"{paths[m][i]} (sample_id {prompts[i].sample_id}, model {m}) is the same file as {paths[m0][i0]} "
+            f"(sample_id {prompts[i0].sample_id}, model {m0}): a symlink or hard link would count one result twice"
+        )
+    return out

@@ -31,6 +31,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Callable
 
+from array import array
+
 import numpy as np
 
 CHECKS = (
@@ -57,7 +59,7 @@ CHECK_DESCRIPTIONS = {
     "aggregates": "every aggregate row (counts, coverage, components, overalls, rank) reproduces under the declared policy",
     "paper_table": "Overall-10 within half a rounding unit of the canonical recomputation (paper table)",
     "coverage_lock": "no model has fewer scored prompts than its locked n_scored",
-    "order_invariance": "the aggregates are unchanged when the records are permuted (also for the pipeline's own aggregation)",
+    "order_invariance": "the pipeline's aggregation of the release with prompts and models permuted equals the independent reconstruction",
     "strict_json": "artifacts parse with NaN/Infinity rejected and match the sha256 recorded in the manifest",
 }
 _STATUSES = ("scored", "invalid_evaluation", "missing_evaluation", "missing_generation")
@@ -155,23 +157,25 @@ def _strict_load(path: Path) -> object:
     return json.loads(path.read_text(encoding="utf-8"), parse_constant=reject, object_pairs_hook=_unique_keys)
 
 
-def _load(folder: Path, report: Report) -> tuple[dict, list[dict], dict] | None:
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
+    """The manifest and the four leaderboard files (strict JSON), and every artifact's sha256
+    against the manifest. ``prompt_scores.jsonl`` is read by :func:`_scan_records`."""
     check = "strict_json"
     try:
         manifest = _strict_load(folder / "manifest.json")
     except (OSError, ValueError) as exc:
         report.fail(check, f"manifest.json: {exc}", file="manifest.json")
         return None
-    records: list[dict] = []
-    try:
-        text = (folder / "prompt_scores.jsonl").read_text(encoding="utf-8")
-        for i, line in enumerate(text.splitlines(), start=1):
-            try:
-                records.append(json.loads(line, parse_constant=_raise_constant, object_pairs_hook=_unique_keys))
-            except ValueError as exc:
-                report.fail(check, f"prompt_scores.jsonl line {i}: {exc}", file="prompt_scores.jsonl")
-    except OSError as exc:
-        report.fail(check, f"prompt_scores.jsonl: {exc}", file="prompt_scores.jsonl")
+    if not (folder / "prompt_scores.jsonl").is_file():
+        report.fail(check, "prompt_scores.jsonl: missing", file="prompt_scores.jsonl")
         return None
     boards = {}
     for name in _BOARDS:
@@ -182,11 +186,70 @@ def _load(folder: Path, report: Report) -> tuple[dict, list[dict], dict] | None:
     hashes = manifest.get("artifact_sha256", {}) if isinstance(manifest, dict) else {}
     for name in ("prompt_scores.jsonl", *_BOARDS):
         p = folder / name
-        if p.exists() and hashes.get(name) != hashlib.sha256(p.read_bytes()).hexdigest():
+        if p.exists() and hashes.get(name) != _sha256_file(p):
             report.fail(check, f"{name}: sha256 differs from the manifest's artifact_sha256", file=name)
     if len(boards) != len(_BOARDS):
         return None
-    return manifest, records, boards
+    return manifest, boards
+
+
+class _Columns:
+    """What the validator keeps of ``prompt_scores.jsonl``: per prompt its sample_id, partition
+    and tags; per model and prompt a status code and the twelve raw values (ten components,
+    Overall-10, Overall-9; NaN = null) in compact arrays — never the records themselves."""
+
+    def __init__(self, models: list[str]) -> None:
+        self.models = models
+        self.sample_ids: list = []
+        self.prompts: list[tuple] = []  # (stratum, search_type, domains, failure_modes)
+        self.files: list[list] = [[] for _ in models]  # result_file per model and prompt, for messages
+        self._status = [bytearray() for _ in models]
+        self._values = [array("d") for _ in models]
+
+    def add_prompt(self, r: dict) -> int:
+        self.sample_ids.append(r.get("sample_id"))
+        doms, fms = r.get("domains"), r.get("failure_modes")
+        self.prompts.append((r.get("stratum"), r.get("search_type"),
+                             tuple(doms) if isinstance(doms, list) else (), tuple(fms) if isinstance(fms, list) else ()))
+        return len(self.sample_ids) - 1
+
+    def add_entry(self, k: int, status: int, values: list[float], result_file) -> None:
+        self._status[k].append(status)
+        self._values[k].extend(values)
+        self.files[k].append(result_file)
+
+    def finish(self) -> None:
+        """Freeze into arrays, prompts sorted by sample_id (the reconstruction's own order)."""
+        n = len(self.sample_ids)
+        order = sorted(range(n), key=lambda i: str(self.sample_ids[i]))
+        status = np.array([np.frombuffer(bytes(b), dtype=np.uint8) for b in self._status]).reshape(len(self.models), n)
+        values = np.array([np.frombuffer(a, dtype=np.float64) for a in self._values]).reshape(len(self.models), n, 12)
+        self.status, self.values = status[:, order], values[:, order]
+        self.sample_ids = [self.sample_ids[i] for i in order]
+        self.prompts = [self.prompts[i] for i in order]
+        self.files = [[f[i] for i in order] for f in self.files]
+        del self._status, self._values
+
+    @classmethod
+    def from_records(cls, manifest: dict, records: list[dict]) -> "_Columns":
+        """Columns of records already in memory (tests; the gate streams the file)."""
+        cols = cls(list(manifest["model_order"]))
+        sc = manifest["scoring"]["overall_10_components"]
+        for r in records:
+            cols.add_prompt(r)
+            for k, m in enumerate(cols.models):
+                e = r["models"][m]
+                ok = e["status"] == "scored"
+                comps = e["components_raw_0to3"]
+                row = [comps[c] for c in sc] + [e["overall_10_raw"], e["overall_9_raw"]] if ok else [None] * 12
+                cols.add_entry(k, _STATUS_CODE.get(e["status"], _UNKNOWN), [math.nan if v is None else float(v) for v in row], e.get("result_file"))
+        cols.finish()
+        return cols
+
+
+_STATUS_CODE = {s: i for i, s in enumerate(("scored", "invalid_evaluation", "missing_evaluation", "missing_generation"))}
+_UNKNOWN = 255
+_NAN_ROW = [math.nan] * 12
 
 
 def _raise_constant(token):
@@ -204,62 +267,94 @@ def _partition(subset, sample_id: str) -> tuple[str, str]:
     return "SearchIntensive", "VisualSearch"
 
 
-def _check_records(manifest: dict, records: list[dict], report: Report) -> None:
+def _scan_records(folder: Path, manifest: dict, report: Report) -> _Columns:
+    """Read ``prompt_scores.jsonl`` line by line (strict JSON), run the per-record checks
+    (partition rule, tag fields, models map, entry values, result files) and keep only the
+    columns (:class:`_Columns`)."""
     comps10 = manifest["scoring"]["overall_10_components"]
     comps9 = manifest["scoring"]["overall_9_components"]
-    models = manifest["model_order"]
-    overalls: list = []
-    seen = Counter(r.get("sample_id") for r in records)
-    for sid, n in sorted(seen.items(), key=lambda kv: str(kv[0])):
-        if n > 1:
-            report.fail("unique_records", f"sample_id appears {n} times", sample_id=sid)
-    for r in records:
-        sid = r.get("sample_id")
-        stratum, search_type = _partition(r.get("subset"), sid)
-        if (r.get("stratum"), r.get("search_type")) != (stratum, search_type):
-            report.fail("expected_counts", f"partition is {r.get('stratum')}/{r.get('search_type')}, the rule gives {stratum}/{search_type}", sample_id=sid)
-        for field in ("domains", "failure_modes"):
-            tags = r.get(field)
-            if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-                report.fail("tag_fields", f"{field} is not a list of strings: {json.dumps(tags)}", sample_id=sid)
-            elif len(set(tags)) != len(tags):
-                report.fail("tag_fields", f"{field} has duplicate tags: {tags}", sample_id=sid)
-        entries = r.get("models")
-        if not isinstance(entries, dict):
-            report.fail("unique_records", "record has no models map", sample_id=sid)
-            continue
-        for m in models:
-            if m not in entries:
-                report.fail("unique_records", "configured model has no record for this prompt", sample_id=sid, model_id=m)
-        for m in sorted(set(entries) - set(models)):
-            report.fail("unique_records", "record for a model that is not configured", sample_id=sid, model_id=m)
-        for m, e in sorted(entries.items()):
-            _check_entry(sid, m, e, comps10, comps9, report, overalls)
-    _check_prompt_overalls(overalls, [comps10.index(c) for c in comps9], report)
-    _check_result_files(manifest, records, report)
-
-
-def _check_result_files(manifest: dict, records: list[dict], report: Report) -> None:
-    """Each pair names the result file its own template gives, and no file serves two pairs."""
+    models = list(manifest["model_order"])
+    model_set = set(models)
     template = (manifest.get("inputs") or {}).get("result_path")
     if not isinstance(template, str):
         report.fail("unique_records", "manifest has no inputs.result_path")
-        return
-    owner: dict[str, tuple] = {}
-    for r in records:
-        sid = r.get("sample_id")
-        for m, e in sorted((r.get("models") or {}).items()):
-            meta = manifest.get("models", {}).get(m)
-            if not isinstance(e, dict) or not isinstance(meta, dict):
+    files = _ResultFiles(manifest, template, report)
+    cols = _Columns(models)
+    seen: Counter = Counter()
+    try:
+        fh = open(folder / "prompt_scores.jsonl", encoding="utf-8")
+    except OSError as exc:
+        report.fail("strict_json", f"prompt_scores.jsonl: {exc}", file="prompt_scores.jsonl")
+        cols.finish()
+        return cols
+    with fh:
+        for line_no, line in enumerate(fh, start=1):
+            try:
+                r = json.loads(line, parse_constant=_raise_constant, object_pairs_hook=_unique_keys)
+            except ValueError as exc:
+                report.fail("strict_json", f"prompt_scores.jsonl line {line_no}: {exc}", file="prompt_scores.jsonl")
                 continue
-            got = e.get("result_file")
-            want = posixpath.normpath(template.format(release_row=r.get("release_row"), sample_id=sid, lane=meta.get("lane"), source_id=meta.get("source_id")))
-            if not isinstance(got, str) or posixpath.normpath(got) != want:
-                report.fail("unique_records", f"result_file is {json.dumps(got)}, the pair's own path is {want}", sample_id=sid, model_id=m)
+            if not isinstance(r, dict):
+                report.fail("strict_json", f"prompt_scores.jsonl line {line_no}: not a JSON object", file="prompt_scores.jsonl")
                 continue
-            first = owner.setdefault(want, (sid, m))
-            if first != (sid, m):
-                report.fail("unique_records", f"result_file {want} is also the file of sample_id {first[0]} / model {first[1]}", sample_id=sid, model_id=m)
+            sid = r.get("sample_id")
+            seen[sid] += 1
+            cols.add_prompt(r)
+            stratum, search_type = _partition(r.get("subset"), sid)
+            if (r.get("stratum"), r.get("search_type")) != (stratum, search_type):
+                report.fail("expected_counts", f"partition is {r.get('stratum')}/{r.get('search_type')}, the rule gives {stratum}/{search_type}", sample_id=sid)
+            for field in ("domains", "failure_modes"):
+                tags = r.get(field)
+                if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+                    report.fail("tag_fields", f"{field} is not a list of strings: {json.dumps(tags)}", sample_id=sid)
+                elif len(set(tags)) != len(tags):
+                    report.fail("tag_fields", f"{field} has duplicate tags: {tags}", sample_id=sid)
+            entries = r.get("models")
+            if not isinstance(entries, dict):
+                report.fail("unique_records", "record has no models map", sample_id=sid)
+                entries = {}
+            for m in models:
+                if m not in entries:
+                    report.fail("unique_records", "configured model has no record for this prompt", sample_id=sid, model_id=m)
+            for m in sorted(set(entries) - model_set):
+                report.fail("unique_records", "record for a model that is not configured", sample_id=sid, model_id=m)
+            for k, m in enumerate(models):
+                e = entries.get(m)
+                if not isinstance(e, dict):
+                    cols.add_entry(k, _UNKNOWN, _NAN_ROW, None)
+                    continue
+                code, row = _check_entry(sid, m, e, comps10, comps9, report)
+                cols.add_entry(k, code, row, e.get("result_file"))
+                files.check(r, sid, m, e)
+    for sid, n in sorted(seen.items(), key=lambda kv: str(kv[0])):
+        if n > 1:
+            report.fail("unique_records", f"sample_id appears {n} times", sample_id=sid)
+    cols.finish()
+    _check_prompt_overalls(cols, [comps10.index(c) for c in comps9], report)
+    return cols
+
+
+class _ResultFiles:
+    """Each pair names the result file its own template gives, and no file serves two pairs."""
+
+    def __init__(self, manifest: dict, template, report: Report) -> None:
+        self.models = manifest.get("models", {})
+        self.template = template if isinstance(template, str) else None
+        self.owner: dict[str, tuple] = {}
+        self.report = report
+
+    def check(self, r: dict, sid, m: str, e: dict) -> None:
+        meta = self.models.get(m)
+        if self.template is None or not isinstance(meta, dict):
+            return
+        got = e.get("result_file")
+        want = posixpath.normpath(self.template.format(release_row=r.get("release_row"), sample_id=sid, lane=meta.get("lane"), source_id=meta.get("source_id")))
+        if not isinstance(got, str) or posixpath.normpath(got) != want:
+            self.report.fail("unique_records", f"result_file is {json.dumps(got)}, the pair's own path is {want}", sample_id=sid, model_id=m)
+            return
+        first = self.owner.setdefault(want, (sid, m))
+        if first != (sid, m):
+            self.report.fail("unique_records", f"result_file {want} is also the file of sample_id {first[0]} / model {first[1]}", sample_id=sid, model_id=m)
 
 
 def _nearest_double_of_mean(vals: np.ndarray, stored: np.ndarray) -> np.ndarray:
@@ -304,86 +399,98 @@ def _nearest_double_of_mean(vals: np.ndarray, stored: np.ndarray) -> np.ndarray:
     return result
 
 
-def _check_prompt_overalls(overalls: list, nine: list[int], report: Report) -> None:
+def _check_prompt_overalls(cols: _Columns, nine: list[int], report: Report) -> None:
     """Check 6: every scored entry's Overall-10 and Overall-9 is the exact mean of its present
-    components rounded to the nearest double (SPEC §4); ``overalls``: (values, stored, where)."""
-    if not overalls:
+    components rounded to the nearest double (SPEC §4), all scored pairs at once."""
+    scored = cols.status == _STATUS_CODE["scored"]
+    k_idx, p_idx = np.nonzero(scored)
+    if not len(k_idx):
         return
-    vals = np.array([v for v, _, _ in overalls], dtype=np.float64)
-    for j, (key, cols) in enumerate((("overall_10_raw", slice(None)), ("overall_9_raw", nine))):
-        stored = np.array([math.nan if s[j] is None else s[j] for _, s, _ in overalls], dtype=np.float64)
-        for i in np.nonzero(~_nearest_double_of_mean(vals[:, cols], stored))[0]:
-            values, s, where = overalls[i]
-            exact = _mean([x for x in np.asarray(values)[cols].tolist() if x == x])
-            report.fail("prompt_overalls", f"{key} is {s[j]}, recomputed {None if exact is None else float(exact)}", **where)
+    rows = cols.values[k_idx, p_idx]  # (n scored, 12)
+    for j, key, comp_cols in ((10, "overall_10_raw", list(range(10))), (11, "overall_9_raw", nine)):
+        vals = rows[:, comp_cols]
+        for i in np.nonzero(~_nearest_double_of_mean(vals, rows[:, j]))[0]:
+            k, p = int(k_idx[i]), int(p_idx[i])
+            exact = _mean([x for x in vals[i].tolist() if x == x])
+            stored = rows[i, j]
+            report.fail(
+                "prompt_overalls", f"{key} is {None if stored != stored else float(stored)}, recomputed {None if exact is None else float(exact)}",
+                sample_id=cols.sample_ids[p], model_id=cols.models[k], file=cols.files[k][p],
+            )
 
 
 def _is_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _check_entry(sid, m, e, comps10, comps9, report: Report, overalls: list) -> None:
-    """Checks of one record entry; a scored entry's values and stored overalls go to
-    ``overalls`` for the vectorised recomputation (:func:`_check_prompt_overalls`)."""
+def _as_float(v) -> float:
+    try:
+        return float(v)
+    except OverflowError:  # an integer beyond the double range: not a 0–3 score
+        return math.inf
+
+
+def _check_entry(sid, m, e, comps10, comps9, report: Report) -> tuple[int, list[float]]:
+    """Checks of one record entry. Returns its status code and its twelve raw values (ten
+    components, Overall-10, Overall-9; NaN = null) for the columns; an entry that is not
+    usable gives the unknown code and NaN."""
     where = {"sample_id": sid, "model_id": m, "file": e.get("result_file")}
     status = e.get("status")
-    if status not in _STATUSES:
+    if status not in _STATUS_CODE:
         report.fail("component_values", f"unknown status {status!r}", **where)
-        return
+        return _UNKNOWN, _NAN_ROW
     comps = e.get("components_raw_0to3")
-    if not isinstance(comps, dict) or sorted(comps) != sorted(comps10):
+    if not isinstance(comps, dict) or len(comps) != len(comps10) or not all(c in comps for c in comps10):
         report.fail("null_zero_distinct", "components_raw_0to3 must hold exactly the 10 components (a missing key is neither null nor 0)", **where)
-        return
-    for c in comps10:
-        v = comps[c]
+        return _UNKNOWN, _NAN_ROW
+    values = [comps[c] for c in comps10]
+    for c, v in zip(comps10, values):
         if v is not None and not _is_number(v):
             report.fail("null_zero_distinct", f"{c} is {json.dumps(v)}: neither null nor a number", **where)
-            return
-    values = {c: comps[c] for c in comps10}
-    present = [c for c in comps10 if values[c] is not None]
+            return _UNKNOWN, _NAN_ROW
+    present = [c for c, v in zip(comps10, values) if v is not None]
     if status == "scored":
-        for c in present:
-            v = values[c]
-            if not math.isfinite(v) or not 0 <= v <= 3:
+        for c, v in zip(comps10, values):
+            if v is not None and not (0 <= _as_float(v) <= 3):
                 report.fail("component_values", f"{c} = {v} is not a finite value in 0–3", **where)
         if not present:
             report.fail("null_zero_distinct", "scored record with no component value", **where)
         if e.get("error") is not None:
             report.fail("null_zero_distinct", "scored record carries an error reason", **where)
-        stored = (e.get("overall_10_raw"), e.get("overall_9_raw"))
+        stored = [e.get("overall_10_raw"), e.get("overall_9_raw")]
         for key, got in zip(("overall_10_raw", "overall_9_raw"), stored):
-            if got is not None and not (_is_number(got) and math.isfinite(got)):
+            if got is not None and not (_is_number(got) and math.isfinite(_as_float(got))):
                 report.fail("prompt_overalls", f"{key} is {json.dumps(got)}: neither null nor a number", **where)
-                return
-        overalls.append(([math.nan if values[c] is None else float(values[c]) for c in comps10], stored, where))
-    else:
-        if present:
-            report.fail("component_values", f"{status} record carries component values ({', '.join(present)})", **where)
-        if e.get("overall_10_raw") is not None or e.get("overall_9_raw") is not None:
-            report.fail("component_values", f"{status} record carries an overall value", **where)
-        if status == "invalid_evaluation" and not e.get("error"):
-            report.fail("null_zero_distinct", "invalid_evaluation without its reason", **where)
-        if status != "invalid_evaluation" and e.get("error") is not None:
-            report.fail("null_zero_distinct", f"{status} record carries an error reason", **where)
+                return _UNKNOWN, _NAN_ROW
+        return _STATUS_CODE["scored"], [math.nan if v is None else _as_float(v) for v in (*values, *stored)]
+    if present:
+        report.fail("component_values", f"{status} record carries component values ({', '.join(present)})", **where)
+    if e.get("overall_10_raw") is not None or e.get("overall_9_raw") is not None:
+        report.fail("component_values", f"{status} record carries an overall value", **where)
+    if status == "invalid_evaluation" and not e.get("error"):
+        report.fail("null_zero_distinct", "invalid_evaluation without its reason", **where)
+    if status != "invalid_evaluation" and e.get("error") is not None:
+        report.fail("null_zero_distinct", f"{status} record carries an error reason", **where)
+    return _STATUS_CODE[status], _NAN_ROW
 
 
 # ---- independent reconstruction of the aggregates --------------------------------------
 
 
-def _groups(records: list[dict]) -> tuple[dict[str, list[str]], np.ndarray, np.ndarray]:
+def _groups(cols: _Columns) -> tuple[dict[str, list[str]], np.ndarray, np.ndarray]:
     """Group names per artifact and the membership as long arrays ``(group id, prompt index)``
-    (one pair per prompt and group it is in; records in sample_id order)."""
+    (one pair per prompt and group it is in; prompts in sample_id order)."""
     strata = ["All", "NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch"]
-    doms = sorted({t for r in records for t in r["domains"]})
-    fms = sorted({t for r in records for t in r["failure_modes"]})
+    doms = sorted({t for p in cols.prompts for t in p[2]})
+    fms = sorted({t for p in cols.prompts for t in p[3]})
     names = {"leaderboard_by_stratum.json": strata, "leaderboard_by_domain.json": doms, "leaderboard_by_failure_mode.json": fms}
     gid = {("s", g): i for i, g in enumerate(strata)}
     gid.update({("d", t): len(strata) + i for i, t in enumerate(doms)})
     gid.update({("f", t): len(strata) + len(doms) + i for i, t in enumerate(fms)})
     group, prompt = [], []
-    for i, r in enumerate(records):
-        member = {("s", "All"), ("s", r["stratum"]), ("s", r["search_type"])}
-        member |= {("d", t) for t in r["domains"]} | {("f", t) for t in r["failure_modes"]}
+    for i, (stratum, search_type, domains, failure_modes) in enumerate(cols.prompts):
+        member = {("s", "All"), ("s", stratum), ("s", search_type)}
+        member |= {("d", t) for t in domains} | {("f", t) for t in failure_modes}
         for key in member:
             group.append(gid[key])
             prompt.append(i)
@@ -409,7 +516,12 @@ def _public_cells(sums: np.ndarray, counts: np.ndarray, dec: int, exact: Callabl
 
 
 def reconstruct(manifest: dict, records: list[dict]) -> dict[str, object]:
-    """Recompute the four leaderboard artifacts from records and manifest alone.
+    """Recompute the four leaderboard artifacts from records (in memory) and manifest alone."""
+    return _reconstruct(manifest, _Columns.from_records(manifest, records))
+
+
+def _reconstruct(manifest: dict, cols: _Columns) -> dict[str, object]:
+    """Recompute the four leaderboard artifacts from the validator's columns.
 
     Its own algorithm: group sums by ``numpy.bincount`` over (group, prompt) pairs — the
     pipeline multiplies a membership matrix — and its own exact settlement near rounding
@@ -418,32 +530,20 @@ def reconstruct(manifest: dict, records: list[dict]) -> dict[str, object]:
     dec = sc["public_rounding_decimals"]
     comps10 = sc["overall_10_components"]
     order = manifest["model_order"]
-    records = sorted(records, key=lambda r: r["sample_id"])
-    names, group, prompt = _groups(records)
+    names, group, prompt = _groups(cols)
     n_groups = sum(len(v) for v in names.values())
     n_total = np.bincount(group, minlength=n_groups)
     keys = [("components", c) for c in comps10] + [("overall_10_raw", None), ("overall_9_raw", None)]
     rows: dict[str, list[dict]] = {m: [] for m in order}
-    for m in order:
+    for k, m in enumerate(order):
         meta = manifest["models"][m]
         policy = meta["missing_policy"]
-        entries = [r["models"][m] for r in records]
-        scored = np.array([e["status"] == "scored" for e in entries])
-        status = {s: np.bincount(group, weights=np.array([e["status"] == s for e in entries], dtype=np.float64)[prompt], minlength=n_groups) for s in _STATUSES}
+        status_codes = cols.status[k]
+        status = {s: np.bincount(group, weights=(status_codes == i).astype(np.float64)[prompt], minlength=n_groups) for s, i in _STATUS_CODE.items()}
         n_scored = status["scored"].astype(np.int64)
         zeros = n_total - n_scored if policy == "zero_fill" else np.zeros(n_groups, dtype=np.int64)
-        nulls = [None] * len(keys)
-        # one row of 12 raw values per prompt (None → NaN); non-scored pairs count as absent
-        def raw_row(e, ok):
-            if not ok:
-                return nulls
-            comps = e["components_raw_0to3"]
-            return [comps[c] for c in comps10] + [e["overall_10_raw"], e["overall_9_raw"]]
-
-        x_all = np.array(
-            [raw_row(e, ok) for e, ok in zip(entries, scored.tolist())], dtype=np.float64
-        ).reshape(len(entries), len(keys))
-        cols = {}
+        x_all = np.where((status_codes == _STATUS_CODE["scored"])[:, None], cols.values[k], math.nan)
+        cells = {}
         for j, (key, c) in enumerate(keys):
             x = x_all[:, j]
             has = ~np.isnan(x)
@@ -454,7 +554,7 @@ def reconstruct(manifest: dict, records: list[dict]) -> dict[str, object]:
                 members = prompt[(group == g) & has[prompt]]
                 return _mean([float(v) for v in x[members]] + [0.0] * int(zeros[g]))
 
-            cols[c or key] = (_public_cells(sums, counts, dec, exact), counts.tolist())
+            cells[c or key] = (_public_cells(sums, counts, dec, exact), counts.tolist())
         for g in range(n_groups):
             nt, ns = int(n_total[g]), int(n_scored[g])
             rows[m].append({
@@ -466,10 +566,10 @@ def reconstruct(manifest: dict, records: list[dict]) -> dict[str, object]:
                 "n_scored": ns,
                 "n_included": ns + int(zeros[g]),
                 "coverage": _half_up(Fraction(ns, nt), 4) if nt else 0.0,
-                "overall_9": cols["overall_9_raw"][0][g],
-                "overall_10": cols["overall_10_raw"][0][g],
-                "components": {c: cols[c][0][g] for c in comps10},
-                "component_counts": {c: cols[c][1][g] for c in comps10},
+                "overall_9": cells["overall_9_raw"][0][g],
+                "overall_10": cells["overall_10_raw"][0][g],
+                "components": {c: cells[c][0][g] for c in comps10},
+                "component_counts": {c: cells[c][1][g] for c in comps10},
                 "status_counts": {s: int(status[s][g]) for s in _STATUSES},
             })
     out: dict[str, object] = {}
@@ -563,18 +663,19 @@ def _check_rows_null_vs_zero(boards: dict, report: Report) -> None:
                         )
 
 
-def _check_expected(manifest: dict, records: list[dict], report: Report) -> None:
+def _check_expected(manifest: dict, cols: _Columns, report: Report) -> None:
     checks = manifest.get("release_checks") or {}
     expected = checks.get("expected") or {}
+    n_records = len(cols.sample_ids)
     n = expected.get("n_prompts")
-    if n is not None and len(records) != n:
-        report.fail("expected_counts", f"{len(records)} prompts, expected {n}")
+    if n is not None and n_records != n:
+        report.fail("expected_counts", f"{n_records} prompts, expected {n}")
     part = expected.get("partition") or {}
-    counts = Counter()
-    for r in records:
-        counts[r.get("stratum")] += 1
-        if r.get("search_type") != r.get("stratum"):
-            counts[r.get("search_type")] += 1
+    counts: Counter = Counter()
+    for stratum, search_type, _, _ in cols.prompts:
+        counts[stratum] += 1
+        if search_type != stratum:
+            counts[search_type] += 1
     for k, want in sorted(part.items()):
         if counts[k] != want:
             report.fail("expected_counts", f"partition {k} has {counts[k]} prompts, expected {want}", group=k)
@@ -582,8 +683,8 @@ def _check_expected(manifest: dict, records: list[dict], report: Report) -> None
     for k in ("NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch"):
         if mp.get(k) != counts[k]:
             report.fail("expected_counts", f"manifest partition {k} = {mp.get(k)}, records give {counts[k]}", group=k)
-    if manifest.get("dataset", {}).get("n_prompts") != len(records):
-        report.fail("expected_counts", f"manifest dataset.n_prompts = {manifest.get('dataset', {}).get('n_prompts')}, records give {len(records)}")
+    if manifest.get("dataset", {}).get("n_prompts") != n_records:
+        report.fail("expected_counts", f"manifest dataset.n_prompts = {manifest.get('dataset', {}).get('n_prompts')}, records give {n_records}")
     if not n and not part:
         report.skip("expected_counts", "no expected counts configured; partition consistency only")
 
@@ -591,18 +692,17 @@ def _check_expected(manifest: dict, records: list[dict], report: Report) -> None
     if not lock:
         report.skip("coverage_lock", "no coverage lock configured")
     for m, want in sorted(lock.items()):
-        scored = [r["sample_id"] for r in records if r.get("models", {}).get(m, {}).get("status") == "scored"]
-        if len(scored) < want:
-            lost = _lost_sample_ids(m, records)
+        k = cols.models.index(m) if m in cols.models else None
+        codes = cols.status[k] if k is not None else np.zeros(0, dtype=np.uint8)
+        n_scored = int((codes == _STATUS_CODE["scored"]).sum())
+        if n_scored < want:
+            names = {i: s for s, i in _STATUS_CODE.items()}
+            lost = [f"{sid} ({names.get(int(c), 'unknown')})" for sid, c in zip(cols.sample_ids, codes.tolist()) if c != _STATUS_CODE["scored"]]
             report.fail(
                 "coverage_lock",
-                f"model {m} has {len(scored)} scored prompts, fewer than the locked {want}; not scored: {', '.join(lost[:20])}" + (" …" if len(lost) > 20 else ""),
+                f"model {m} has {n_scored} scored prompts, fewer than the locked {want}; not scored: {', '.join(lost[:20])}" + (" …" if len(lost) > 20 else ""),
                 model_id=m,
             )
-
-
-def _lost_sample_ids(m: str, records: list[dict]) -> list[str]:
-    return [f"{r['sample_id']} ({r['models'][m]['status']})" for r in sorted(records, key=lambda r: r["sample_id"]) if r.get("models", {}).get(m, {}).get("status") not in (None, "scored")]
 
 
 def _check_paper_table(manifest: dict, boards: dict, report: Report) -> None:
@@ -640,17 +740,17 @@ def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = N
             if name != "strict_json":
                 report.skip(name, "artifacts could not be read")
         return report
-    manifest, records, boards = loaded
+    manifest, boards = loaded
     try:
-        _check_records(manifest, records, report)
-        _check_expected(manifest, records, report)
+        cols = _scan_records(folder, manifest, report)
+        _check_expected(manifest, cols, report)
         _check_paper_table(manifest, boards, report)
         if not report.checks["unique_records"]["passed"] or not report.checks["null_zero_distinct"]["passed"]:
             report.skip("aggregates", "records are inconsistent; aggregates not reconstructed")
             report.skip("order_invariance", "records are inconsistent")
             return report
         _check_rows_null_vs_zero(boards, report)
-        want = reconstruct(manifest, records)
+        want = _reconstruct(manifest, cols)
         for name in _BOARDS:
             _compare(name, want[name], boards[name], report, "aggregates")
         if aggregate is None:
