@@ -214,6 +214,8 @@ class PairResult:
 
 
 _NULLS: Components = dict.fromkeys(COMPONENTS)
+#: One decoder for every result file (``json.loads`` with a hook builds a new one per call).
+_DECODER = json.JSONDecoder(object_pairs_hook=no_duplicate_keys)
 
 
 def _image_present(folder: str, globs: Sequence[str]) -> bool:
@@ -268,7 +270,7 @@ def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[s
     sha = digest(data)
     fid = (st.st_dev, st.st_ino)
     try:
-        result = json.loads(data, object_pairs_hook=no_duplicate_keys)
+        result = _DECODER.decode(data.decode(json.detect_encoding(data), "surrogatepass"))  # = json.loads(data, …)
     except DuplicateKey as exc:
         return PairResult(INVALID, dict(_NULLS), f"not valid JSON: {exc}", file_sha256=sha, file_id=fid)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, too many digits

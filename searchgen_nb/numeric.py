@@ -69,6 +69,18 @@ def means_with_extra(base: list[float], extra: float | None) -> tuple[float | No
     vals = base if extra is None else [*base, extra]
     if not vals:
         return None, None
+    # fast path: when fsum's correctly rounded totals are exact (zero residual), one division
+    # each gives the correctly rounded means
+    fsum = math.fsum
+    total = fsum(vals)
+    if fsum([*vals, -total]) == 0.0:
+        if extra is None:
+            return total / len(vals), total / len(vals)
+        if len(vals) == 1:
+            return total, None
+        part = fsum(base)
+        if fsum([*base, -part]) == 0.0:
+            return total / len(vals), part / len(base)
     ratios = [v.as_integer_ratio() for v in vals]
     shift = max(d for _, d in ratios).bit_length() - 1
     nums = [m << (shift - (d.bit_length() - 1)) for m, d in ratios]

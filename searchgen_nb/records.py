@@ -129,18 +129,53 @@ def _init_worker(job: dict) -> None:
     _JOB.update(job, extractor=load_extractor(job["extractor_spec"])[1])
 
 
-def _extract_pairs(task: tuple[int, int, int]) -> list[tuple]:
-    """Pairs of model index ``k`` for prompts ``start:stop``: ``(status code, values or None,
-    error, warnings, sha256, file id, identity error)``."""
+@dataclass
+class _Chunk:
+    """Pairs of one model for prompts ``start:stop``, as compact arrays (cheap to pickle from
+    a worker and to merge by slices): status codes, the twelve values of the scored pairs,
+    sha256 digests and file ids of the files read, and the rare per-pair messages as
+    ``(offset, error, warnings, identity error)``."""
+
+    codes: np.ndarray
+    scored: np.ndarray
+    values: np.ndarray
+    read: np.ndarray
+    digests: bytes
+    file_ids: np.ndarray
+    notes: list
+
+
+def _extract_pairs(task: tuple[int, int, int]) -> _Chunk:
+    """Classify the pairs of model index ``k`` for prompts ``start:stop`` (see :class:`_Chunk`)."""
     k, start, stop = task
     prompts, extractor, root, globs = (_JOB[x] for x in ("prompts", "extractor", "root", "globs"))
     rels, generators = _JOB["paths"][k], _JOB["generators"][k]
-    out = []
-    for i in range(start, stop):
+    join = os.path.join
+    codes, scored_rows, scored_at, read_at, fids, notes = [], [], [], [], [], []
+    digests = bytearray()
+    for j, i in enumerate(range(start, stop)):
         sample_id, release_row = prompts[i]
-        pair = classify_result(os.path.join(root, rels[i]), extractor, globs, _sha256, ((sample_id, release_row), generators))
-        out.append((STATUS_CODE[pair.status], pair_values(pair), pair.error, pair.warnings, pair.file_sha256, pair.file_id, pair.identity_error))
-    return out
+        pair = classify_result(join(root, rels[i]), extractor, globs, _sha256, ((sample_id, release_row), generators))
+        codes.append(STATUS_CODE[pair.status])
+        vals = pair_values(pair)
+        if vals is not None:
+            scored_rows.append(vals)
+            scored_at.append(j)
+        if pair.file_sha256 is not None:
+            read_at.append(j)
+            digests += pair.file_sha256
+            fids.append(pair.file_id)
+        if pair.error is not None or pair.warnings or pair.identity_error:
+            notes.append((j, pair.error, pair.warnings, pair.identity_error))
+    return _Chunk(
+        np.array(codes, dtype=np.int8),
+        np.array(scored_at, dtype=np.int64),
+        np.array(scored_rows, dtype=np.float64).reshape(len(scored_rows), 12),
+        np.array(read_at, dtype=np.int64),
+        bytes(digests),
+        np.array(fids, dtype=np.uint64).reshape(len(fids), 2),
+        notes,
+    )
 
 
 def result_paths(cfg: ReleaseConfig, prompts: list[Prompt]) -> dict[str, list[str]]:
@@ -237,23 +272,22 @@ def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | 
             _JOB.update(job, extractor=extractor)
             results = map(_extract_pairs, tasks)
         status, values, errors = table.status, table.values, table.errors
-        for (k, start, stop), pairs in zip(tasks, results):
+        for (k, start, stop), chunk in zip(tasks, results):
             model_id, rels = model_ids[k], paths[model_ids[k]]
-            for i, (code, vals, error, pair_warnings, sha, fid, contradiction) in zip(range(start, stop), pairs):
-                status[k, i] = code
-                if vals is not None:
-                    values[k, i] = vals
+            status[k, start:stop] = chunk.codes
+            values[k, start + chunk.scored] = chunk.values
+            was_read[k, start + chunk.read] = True
+            digests[k, start + chunk.read] = np.frombuffer(chunk.digests, dtype=np.uint8).reshape(-1, 32)
+            file_ids[k, start + chunk.read] = chunk.file_ids
+            for j, error, pair_warnings, contradiction in chunk.notes:
+                i = start + j
                 if error is not None:
                     errors[(k, i)] = error
-                if sha is not None:
-                    was_read[k, i] = True
-                    digests[k, i] = np.frombuffer(sha, dtype=np.uint8)
-                    file_ids[k, i] = fid
                 if contradiction:
                     problems.append(f"{rels[i]} (sample_id {prompt_set.prompts[i].sample_id}, model {model_id}): {contradiction}")
                 for w in pair_warnings:
                     warnings.append({"check": "result_warning", "sample_id": prompt_set.prompts[i].sample_id, "model_id": model_id, "file": rels[i], "message": w})
-            bar.update(len(pairs))
+            bar.update(stop - start)
     finally:
         bar.close()
         _JOB.clear()

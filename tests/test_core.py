@@ -163,3 +163,16 @@ def test_validator_overall_check_is_exact(rows):
 ])
 def test_validator_overall_check_edge_rows(values, stored, ok):
     assert _nearest_double_of_mean(np.array([values]), np.array([stored])).tolist() == [ok]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(TRAPS), st.floats(0, 3), st.floats(0, 1e-300)), max_size=9), st.one_of(st.none(), st.sampled_from(TRAPS), st.floats(0, 3)))
+def test_prompt_overalls_are_correctly_rounded_exact_means(base, extra):
+    """``means_with_extra`` (its fsum fast path and its integer path) = the exact rational
+    means rounded once (SPEC §4)."""
+    from searchgen_nb.numeric import means_with_extra
+
+    both = base if extra is None else [*base, extra]
+    want10 = nearest_double(both) if both else None
+    want9 = (nearest_double(base) if base else None) if extra is not None else want10
+    assert means_with_extra(list(base), extra) == (want10, want9)
