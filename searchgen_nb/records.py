@@ -178,6 +178,15 @@ def _extract_pairs(task: tuple[int, int, int]) -> _Chunk:
     )
 
 
+def _can_start_workers() -> bool:
+    """forkserver workers re-import ``__main__`` from its file: impossible for a script read
+    from stdin (``python - <<EOF``), whose ``__file__`` names no file. Stay in one process then."""
+    import sys
+
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    return main_file is None or os.path.exists(main_file)
+
+
 def result_paths(cfg: ReleaseConfig, prompts: list[Prompt]) -> dict[str, list[str]]:
     """``{model_id: [result file below results_root, one per prompt]}`` (SPEC §1.1 ``result_path``).
 
@@ -246,7 +255,7 @@ def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | 
     was_read = np.zeros((len(model_ids), n), dtype=bool)
     n_pairs = n * len(model_ids)
     if workers is None:
-        workers = min(os.cpu_count() or 1, len(model_ids)) if n_pairs >= PARALLEL_MIN_PAIRS else 1
+        workers = min(os.cpu_count() or 1, len(model_ids)) if n_pairs >= PARALLEL_MIN_PAIRS and _can_start_workers() else 1
     job = {
         "prompts": [(p.sample_id, p.release_row) for p in prompt_set.prompts],
         "extractor_spec": cfg.extractor_spec(),
