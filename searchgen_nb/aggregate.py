@@ -211,30 +211,57 @@ def rank_rows(rows: list[dict], model_order: list[str], min_ranking_coverage: De
 
 
 def leaderboards(
-    table: ReleaseTable, models: list[ModelMeta], min_ranking_coverage: Decimal, decimals: int, config_order: list[str] | None = None
+    table: ReleaseTable,
+    models: list[ModelMeta],
+    min_ranking_coverage: Decimal,
+    decimals: int,
+    config_order: list[str] | None = None,
+    slices: dict[str, np.ndarray] | None = None,
 ) -> dict[str, object]:
-    """The four leaderboard artifacts of a release table, keyed by file name (SPEC §6).
+    """The leaderboard artifacts of a release table, keyed by file name (SPEC §6, §9).
 
     ``models``: the table's models in the table's order; ``config_order``: the model ids in
-    config order (the order of unranked ties; default: the table's). Returns
-    ``{"leaderboard_overall.json": [rows], "leaderboard_by_stratum.json": {group: [rows]},
-    "leaderboard_by_domain.json": {tag: [rows]}, "leaderboard_by_failure_mode.json": {tag: [rows]}}``.
-    Raises ValueError when ``models`` do not match the table's model ids.
+    config order (the order of unranked ties; default: the table's). ``slices``: ``{name:
+    prompt indices}`` in publication order, the first holding every prompt (default: one
+    slice ``full_<n>``). Every leaderboard is computed inside every slice, with its own
+    coverage and ranks. Returns ``{"leaderboard_overall.json": [rows],
+    "leaderboard_by_stratum.json": {group: [rows]}, "leaderboard_by_domain.json": {tag:
+    [rows]}, "leaderboard_by_failure_mode.json": {tag: [rows]}, "leaderboard_by_slice.json":
+    {slice: {"overall", "strata", "domains", "failure_modes"}}}``; the first four show the
+    slice of every prompt. Raises ValueError when ``models`` do not match the table's model
+    ids or no slice holds every prompt.
     """
     if [m.model_id for m in models] != table.model_ids:
         raise ValueError("leaderboards: models are not the table's models in its order")
+    everything = np.arange(table.n_prompts, dtype=np.int64)
+    if slices is None:
+        slices = {f"full_{table.n_prompts}": everything}
+    full = next((name for name, idx in slices.items() if len(idx) == table.n_prompts), None)
+    if full is None:
+        raise ValueError("leaderboards: no slice holds every prompt")
     order = sorted(range(len(models)), key=lambda k: models[k].model_id)  # rows do not depend on the table's order
     config_order = list(config_order or table.model_ids)
     pending = frozenset(m.model_id for m in models if m.pending)
-    groups = prompt_groups(table.prompts)
-    names = [(kind, g) for kind, gs in groups.items() for g in gs]
-    rows = group_rows(table, models, [groups[kind][g] for kind, g in names], decimals)
-    boards: dict[str, dict] = {"stratum": {}, "domain": {}, "failure_mode": {}}
-    for (kind, g), group in zip(names, rows):
-        boards[kind][g] = rank_rows([group[k] for k in order], config_order, min_ranking_coverage, pending)
+    names, members = [], []
+    for name, idx in slices.items():
+        idx = np.sort(np.asarray(idx, dtype=np.int64))
+        groups = prompt_groups([table.prompts[i] for i in idx.tolist()])
+        for kind, gs in groups.items():
+            for g, local in gs.items():
+                names.append((name, kind, g))
+                members.append(idx[local])
+    rows = group_rows(table, models, members, decimals)
+    by_slice: dict[str, dict] = {name: {"overall": None, "strata": {}, "domains": {}, "failure_modes": {}} for name in slices}
+    key = {"stratum": "strata", "domain": "domains", "failure_mode": "failure_modes"}
+    for (name, kind, g), group in zip(names, rows):
+        by_slice[name][key[kind]][g] = rank_rows([group[k] for k in order], config_order, min_ranking_coverage, pending)
+    for board in by_slice.values():
+        board["overall"] = board["strata"]["All"]
+    shown = by_slice[full]
     return {
-        "leaderboard_overall.json": boards["stratum"]["All"],
-        "leaderboard_by_stratum.json": boards["stratum"],
-        "leaderboard_by_domain.json": boards["domain"],
-        "leaderboard_by_failure_mode.json": boards["failure_mode"],
+        "leaderboard_overall.json": shown["overall"],
+        "leaderboard_by_stratum.json": shown["strata"],
+        "leaderboard_by_domain.json": shown["domains"],
+        "leaderboard_by_failure_mode.json": shown["failure_modes"],
+        "leaderboard_by_slice.json": by_slice,
     }

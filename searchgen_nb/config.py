@@ -69,6 +69,22 @@ class ExpectedConfig(BaseModel):
     n_scored: dict[str, int] | None = None
 
 
+#: Prompt fields a slice can select on: the record fields that hold a string or a list.
+SLICE_FIELDS = ("subset", "eval_slices", "domains", "failure_modes", "difficulty", "language", "generation_task_type")
+
+
+class SliceConfig(BaseModel):
+    """One named evaluation slice (SPEC §9): the prompts whose metadata ``field`` (a string or
+    a list of strings) holds ``any`` (or ``all``) of the ``include`` values; an empty
+    ``include`` selects every prompt. ``expected_rows``, when given, is checked by the gate."""
+
+    model_config = _STRICT
+    field: Literal[SLICE_FIELDS] = "subset"  # type: ignore[valid-type]
+    include: list[str] = Field(default_factory=list)
+    match: Literal["any", "all"] = "any"
+    expected_rows: int | None = Field(default=None, ge=0)
+
+
 class ReleaseConfig(BaseModel):
     """A release config with every path resolved to an absolute path.
 
@@ -87,6 +103,7 @@ class ReleaseConfig(BaseModel):
     extractor: str | None = None
     paper_table: str | None = None
     expected: ExpectedConfig | None = None
+    slices: dict[str, SliceConfig] | None = None
     data_origin: Literal["release", "synthetic-demo"] = "release"
     release_config: str | None = None
     # Filled in by load_config, never from the YAML.
@@ -103,6 +120,17 @@ class ReleaseConfig(BaseModel):
                 raise ValueError(f"unknown field {{{excerpt(field, 40)}}} (allowed: {', '.join(sorted(allowed))})")
             if field is not None and (spec or conversion):
                 raise ValueError(f"field {{{field}}} takes no format spec or conversion")
+        return v
+
+    @field_validator("slices")
+    @classmethod
+    def _slice_names(cls, v: dict | None) -> dict | None:
+        if v is not None:
+            if not v:
+                raise ValueError("names no slice (leave the block out for one slice of every prompt)")
+            for name in v:
+                if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name):
+                    raise ValueError(f"slice name {excerpt(name, 40)!r}: letters, digits, '_', '.', '-' (at most 64, first a letter or digit)")
         return v
 
     @field_validator("extractor")

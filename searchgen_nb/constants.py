@@ -1,6 +1,6 @@
 """Names fixed by SPEC.md: components, statuses, strata, policies, schema version."""
 
-SCHEMA_VERSION = "1.0.0"
+SCHEMA_VERSION = "1.1.0"
 
 #: The ten components in SPEC §2 order (Overall-10 uses all of them).
 COMPONENTS = (
@@ -71,6 +71,7 @@ ARTIFACTS = (
     "leaderboard_by_stratum.json",
     "leaderboard_by_domain.json",
     "leaderboard_by_failure_mode.json",
+    "leaderboard_by_slice.json",
 )
 MANIFEST = "manifest.json"
 VALIDATION_REPORT = "validation_report.json"

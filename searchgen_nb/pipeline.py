@@ -37,6 +37,7 @@ from searchgen_nb.constants import (
 from searchgen_nb.errors import ConfigError, ValidationFailed
 from searchgen_nb.prompts import read_prompts
 from searchgen_nb.records import Extraction, extract_records
+from searchgen_nb.slices import manifest_slices, slice_members, slice_specs
 from searchgen_nb.table import ReleaseTable
 from searchgen_nb.untrusted import excerpt, no_duplicate_keys
 from searchgen_nb.validate import Report, validate_folder
@@ -53,8 +54,9 @@ def aggregate_table(cfg: ReleaseConfig, table: ReleaseTable) -> dict[str, object
     """The four leaderboard artifacts of a release table (see :func:`aggregate.leaderboards`);
     the table's models may be in any order."""
     metas = {m.model_id: m for m in model_metas(cfg)}
+    members = slice_members(table.prompts, slice_specs(cfg.slices, table.n_prompts))
     return leaderboards(
-        table, [metas[m] for m in table.model_ids], cfg.scoring.min_ranking_coverage, cfg.scoring.rounding_decimals, list(cfg.model_ids)
+        table, [metas[m] for m in table.model_ids], cfg.scoring.min_ranking_coverage, cfg.scoring.rounding_decimals, list(cfg.model_ids), members
     )
 
 
@@ -225,6 +227,8 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
         if p["search_type"] != p["stratum"]:
             partition[p["search_type"]] += 1
     manifest = build_manifest(cfg, extraction, extraction.table.n_prompts, prompt_set.canonical_sha256, partition, sha)
+    specs = slice_specs(cfg.slices, extraction.table.n_prompts)
+    manifest.update(manifest_slices(specs, slice_members(extraction.table.prompts, specs), extraction.table.prompts))
     write_text(folder / MANIFEST, dumps(manifest))
     return extraction
 

@@ -16,7 +16,7 @@ from searchgen_nb.partition import partition
 from searchgen_nb.untrusted import excerpt, is_surrogate, no_duplicate_keys, strings
 
 TAG_FIELDS = ("domains", "failure_modes")
-OPTIONAL_FIELDS = ("difficulty", "language", "generation_task_type", "is_miniset")
+OPTIONAL_FIELDS = ("difficulty", "language", "generation_task_type", "is_miniset", "eval_slices")
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,9 @@ _BOARDS = (
     "leaderboard_by_stratum.json",
     "leaderboard_by_domain.json",
     "leaderboard_by_failure_mode.json",
+    "leaderboard_by_slice.json",
 )
+_SLICE_KINDS = ("overall", "strata", "domains", "failure_modes")
 _MAX_LISTED = 50  # failures listed per check; the count is always complete
 
 
@@ -198,8 +200,10 @@ class _Columns:
     and tags; per model and prompt a status code and the twelve raw values (ten components,
     Overall-10, Overall-9; NaN = null) in compact arrays — never the records themselves."""
 
-    def __init__(self, models: list[str]) -> None:
+    def __init__(self, models: list[str], slice_fields: list[str] = ()) -> None:
         self.models = models
+        self.slice_fields = list(slice_fields)
+        self.field_values: list[tuple] = []  # per prompt, the values of each slice field
         self.sample_ids: list = []
         self.prompts: list[tuple] = []  # (stratum, search_type, domains, failure_modes)
         self.files: list[list] = [[] for _ in models]  # result_file per model and prompt, for messages
@@ -208,6 +212,7 @@ class _Columns:
 
     def add_prompt(self, r: dict) -> int:
         self.sample_ids.append(r.get("sample_id"))
+        self.field_values.append(tuple(r.get(f) for f in self.slice_fields))
         doms, fms = r.get("domains"), r.get("failure_modes")
         self.prompts.append((r.get("stratum"), r.get("search_type"),
                              tuple(doms) if isinstance(doms, list) else (), tuple(fms) if isinstance(fms, list) else ()))
@@ -227,13 +232,14 @@ class _Columns:
         self.status, self.values = status[:, order], values[:, order]
         self.sample_ids = [self.sample_ids[i] for i in order]
         self.prompts = [self.prompts[i] for i in order]
+        self.field_values = [self.field_values[i] for i in order]
         self.files = [[f[i] for i in order] for f in self.files]
         del self._status, self._values
 
     @classmethod
     def from_records(cls, manifest: dict, records: list[dict]) -> "_Columns":
         """Columns of records already in memory (tests; the gate streams the file)."""
-        cols = cls(list(manifest["model_order"]))
+        cols = cls(list(manifest["model_order"]), _slice_fields(manifest))
         sc = manifest["scoring"]["overall_10_components"]
         for r in records:
             cols.add_prompt(r)
@@ -279,7 +285,7 @@ def _scan_records(folder: Path, manifest: dict, report: Report) -> _Columns:
     if not isinstance(template, str):
         report.fail("unique_records", "manifest has no inputs.result_path")
     files = _ResultFiles(manifest, template, report)
-    cols = _Columns(models)
+    cols = _Columns(models, _slice_fields(manifest))
     seen: Counter = Counter()
     try:
         fh = open(folder / "prompt_scores.jsonl", encoding="utf-8")
@@ -477,23 +483,51 @@ def _check_entry(sid, m, e, comps10, comps9, report: Report) -> tuple[int, list[
 # ---- independent reconstruction of the aggregates --------------------------------------
 
 
-def _groups(cols: _Columns) -> tuple[dict[str, list[str]], np.ndarray, np.ndarray]:
-    """Group names per artifact and the membership as long arrays ``(group id, prompt index)``
-    (one pair per prompt and group it is in; prompts in sample_id order)."""
-    strata = ["All", "NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch"]
-    doms = sorted({t for p in cols.prompts for t in p[2]})
-    fms = sorted({t for p in cols.prompts for t in p[3]})
-    names = {"leaderboard_by_stratum.json": strata, "leaderboard_by_domain.json": doms, "leaderboard_by_failure_mode.json": fms}
-    gid = {("s", g): i for i, g in enumerate(strata)}
-    gid.update({("d", t): len(strata) + i for i, t in enumerate(doms)})
-    gid.update({("f", t): len(strata) + len(doms) + i for i, t in enumerate(fms)})
+def _slice_fields(manifest: dict) -> list[str]:
+    named = (manifest.get("evaluation_slices") or {}).get("named") or {}
+    return sorted({spec.get("field", "subset") for spec in named.values() if spec.get("include_tags")})
+
+
+def _slice_prompts(cols: _Columns, spec: dict) -> list[int]:
+    """Prompt indices (sample_id order) of one slice of the manifest (SPEC §9): the prompts
+    whose ``field`` (a string or a list of strings) holds any / all of ``include_tags``."""
+    tags = set(spec["include_tags"])
+    if not tags:
+        return list(range(len(cols.sample_ids)))
+    j = cols.slice_fields.index(spec.get("field", "subset"))
+    out = []
+    for i, values in enumerate(cols.field_values):
+        v = values[j]
+        have = {v} if isinstance(v, str) else set(v) if isinstance(v, list) else set()
+        if (tags & have) if spec["match"] == "any" else (tags <= have):
+            out.append(i)
+    return out
+
+
+def _groups(cols: _Columns, manifest: dict) -> tuple[list[tuple[str, str, str]], np.ndarray, np.ndarray]:
+    """Every (slice, kind, group) with its prompts, as long arrays ``(group id, prompt index)``
+    (one pair per prompt and group it is in; prompts in sample_id order). Kinds are those of
+    ``leaderboard_by_slice.json``: strata, domains, failure_modes."""
+    named = manifest["evaluation_slices"]["named"]
+    names: list[tuple[str, str, str]] = []
     group, prompt = [], []
-    for i, (stratum, search_type, domains, failure_modes) in enumerate(cols.prompts):
-        member = {("s", "All"), ("s", stratum), ("s", search_type)}
-        member |= {("d", t) for t in domains} | {("f", t) for t in failure_modes}
-        for key in member:
-            group.append(gid[key])
-            prompt.append(i)
+    for slice_name in manifest["published_slices"]:
+        members = _slice_prompts(cols, named[slice_name])
+        strata = ["All", "NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch"]
+        doms = sorted({t for i in members for t in cols.prompts[i][2]})
+        fms = sorted({t for i in members for t in cols.prompts[i][3]})
+        base = len(names)
+        gid = {("s", g): base + i for i, g in enumerate(strata)}
+        gid.update({("d", t): base + len(strata) + i for i, t in enumerate(doms)})
+        gid.update({("f", t): base + len(strata) + len(doms) + i for i, t in enumerate(fms)})
+        names += [(slice_name, "strata", g) for g in strata] + [(slice_name, "domains", t) for t in doms] + [(slice_name, "failure_modes", t) for t in fms]
+        for i in members:
+            stratum, search_type, domains, failure_modes = cols.prompts[i]
+            member = {("s", "All"), ("s", stratum), ("s", search_type)}
+            member |= {("d", t) for t in domains} | {("f", t) for t in failure_modes}
+            for key in member:
+                group.append(gid[key])
+                prompt.append(i)
     return names, np.array(group, dtype=np.int64), np.array(prompt, dtype=np.int64)
 
 
@@ -530,8 +564,8 @@ def _reconstruct(manifest: dict, cols: _Columns) -> dict[str, object]:
     dec = sc["public_rounding_decimals"]
     comps10 = sc["overall_10_components"]
     order = manifest["model_order"]
-    names, group, prompt = _groups(cols)
-    n_groups = sum(len(v) for v in names.values())
+    names, group, prompt = _groups(cols, manifest)
+    n_groups = len(names)
     n_total = np.bincount(group, minlength=n_groups)
     keys = [("components", c) for c in comps10] + [("overall_10_raw", None), ("overall_9_raw", None)]
     rows: dict[str, list[dict]] = {m: [] for m in order}
@@ -572,15 +606,19 @@ def _reconstruct(manifest: dict, cols: _Columns) -> dict[str, object]:
                 "component_counts": {c: cells[c][1][g] for c in comps10},
                 "status_counts": {s: int(status[s][g]) for s in _STATUSES},
             })
-    out: dict[str, object] = {}
-    g = 0
-    for name, groups in names.items():
-        out[name] = {}
-        for gname in groups:
-            out[name][gname] = _board(manifest, [rows[m][g] for m in order])
-            g += 1
-    out["leaderboard_overall.json"] = out["leaderboard_by_stratum.json"]["All"]
-    return out
+    by_slice: dict[str, dict] = {name: {"overall": None, "strata": {}, "domains": {}, "failure_modes": {}} for name in manifest["published_slices"]}
+    for g, (slice_name, kind, gname) in enumerate(names):
+        by_slice[slice_name][kind][gname] = _board(manifest, [rows[m][g] for m in order])
+    for board in by_slice.values():
+        board["overall"] = board["strata"]["All"]
+    shown = by_slice[manifest["output_slice"]]
+    return {
+        "leaderboard_overall.json": shown["overall"],
+        "leaderboard_by_stratum.json": shown["strata"],
+        "leaderboard_by_domain.json": shown["domains"],
+        "leaderboard_by_failure_mode.json": shown["failure_modes"],
+        "leaderboard_by_slice.json": by_slice,
+    }
 
 
 def _board(manifest: dict, rows: list[dict]) -> list[dict]:
@@ -605,9 +643,27 @@ def _board(manifest: dict, rows: list[dict]) -> list[dict]:
     return eligible + rest
 
 
+def _flat_slices(data: object) -> object:
+    """``leaderboard_by_slice.json`` as one mapping ``{"<slice> <kind> <group>": rows}`` (the
+    overall list under ``"<slice> overall"``); anything that is not that shape unchanged."""
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        return data
+    flat: dict[str, object] = {}
+    for name, board in data.items():
+        for kind in sorted(set(board) | set(_SLICE_KINDS)):
+            part = board.get(kind, "<missing>")
+            if kind == "overall" or not isinstance(part, dict):
+                flat[f"{name} {kind}"] = part
+            else:
+                flat.update({f"{name} {kind} {g}": rows for g, rows in part.items()})
+    return flat
+
+
 def _compare(name: str, want: object, got: object, report: Report, check: str) -> None:
     if name == "leaderboard_overall.json":
         want, got = {"All": want}, {"All": got}
+    if name == "leaderboard_by_slice.json":
+        want, got = _flat_slices(want), _flat_slices(got)
     if not isinstance(got, dict):
         report.fail(check, f"{name}: not a mapping of groups", file=name)
         return
@@ -650,7 +706,7 @@ def _same(a, b) -> bool:
 def _check_rows_null_vs_zero(boards: dict, report: Report) -> None:
     """In every row a component is null exactly when no value went into it (count 0)."""
     for name, data in boards.items():
-        groups = {"All": data} if isinstance(data, list) else data
+        groups = {"All": data} if isinstance(data, list) else _flat_slices(data) if name == "leaderboard_by_slice.json" else data
         for g, rows in groups.items():
             for r in rows:
                 comps, counts = r.get("components", {}), r.get("component_counts", {})
@@ -685,7 +741,30 @@ def _check_expected(manifest: dict, cols: _Columns, report: Report) -> None:
             report.fail("expected_counts", f"manifest partition {k} = {mp.get(k)}, records give {counts[k]}", group=k)
     if manifest.get("dataset", {}).get("n_prompts") != n_records:
         report.fail("expected_counts", f"manifest dataset.n_prompts = {manifest.get('dataset', {}).get('n_prompts')}, records give {n_records}")
-    if not n and not part:
+    named = (manifest.get("evaluation_slices") or {}).get("named") or {}
+    for name in manifest.get("published_slices") or []:
+        spec = named.get(name)
+        if not isinstance(spec, dict):
+            report.fail("expected_counts", f"published slice {name} is not defined in evaluation_slices", group=name)
+            continue
+        members = _slice_prompts(cols, spec)
+        want_rows = spec.get("expected_rows")
+        if want_rows is not None and len(members) != want_rows:
+            report.fail("expected_counts", f"slice {name} has {len(members)} prompts, expected_rows is {want_rows}", group=name)
+        got: Counter = Counter()
+        for i in members:
+            stratum, search_type = cols.prompts[i][:2]
+            got[stratum] += 1
+            if search_type != stratum:
+                got[search_type] += 1
+        stated = (manifest.get("slice_partitions") or {}).get(name) or {}
+        for k in ("NoSearch", "SearchIntensive", "TextualSearch", "VisualSearch"):
+            if stated.get(k) != got[k]:
+                report.fail("expected_counts", f"slice {name}: manifest slice_partitions {k} = {stated.get(k)}, records give {got[k]}", group=name)
+    shown = manifest.get("output_slice")
+    if shown not in (manifest.get("published_slices") or []) or named.get(shown, {}).get("include_tags"):
+        report.fail("expected_counts", f"output_slice {shown!r} is not a published slice of every prompt")
+    if not n and not part and not named:
         report.skip("expected_counts", "no expected counts configured; partition consistency only")
 
     lock = expected.get("n_scored") or {}

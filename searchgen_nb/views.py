@@ -36,6 +36,7 @@ BOARD_FILES = {
     "stratum": "leaderboard_by_stratum.json",
     "domain": "leaderboard_by_domain.json",
     "failure_mode": "leaderboard_by_failure_mode.json",
+    "slice": "leaderboard_by_slice.json",
 }
 
 

@@ -18,7 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from searchgen_nb.aggregate import ModelMeta, leaderboards
+from searchgen_nb.config import SliceConfig
 from searchgen_nb.constants import COMPONENTS, STATUSES
+from searchgen_nb.slices import manifest_slices, slice_members, slice_specs
 from searchgen_nb.numeric import public_units
 from searchgen_nb.table import OVERALL_9, OVERALL_10, ReleaseTable
 from searchgen_nb.validate import _nearest_double_of_mean, reconstruct
@@ -91,6 +93,7 @@ def tables(draw):
             domains=draw(st.lists(st.sampled_from(["ART", "HIS", "PSY"]), unique=True)),
             failure_modes=draw(st.lists(st.sampled_from(["FM1", "FM2"]), unique=True)),
         )
+        table.prompts[p]["eval_slices"] = draw(st.one_of(st.none(), st.sampled_from(["mini", "hard"]), st.lists(st.sampled_from(["mini", "hard"]), unique=True)))
         st_ = table.prompts[p]["stratum"]
         table.prompts[p]["search_type"] = st_ if st_ == "NoSearch" else draw(st.sampled_from(["VisualSearch", "TextualSearch"]))
         for k in range(n_models):
@@ -105,11 +108,19 @@ def tables(draw):
     return table, [ModelMeta(m, m.upper(), "Open", pol) for m, pol in zip(models, policies)]
 
 
-def manifest_of(metas: list[ModelMeta]) -> dict:
+SLICES = {
+    "mini": SliceConfig(field="eval_slices", include=["mini"]),
+    "mini_and_hard": SliceConfig(field="eval_slices", include=["mini", "hard"], match="all"),
+}
+
+
+def manifest_of(metas: list[ModelMeta], table: ReleaseTable) -> dict:
+    specs = slice_specs(SLICES, table.n_prompts)
     return {
         "scoring": {"public_rounding_decimals": 1, "overall_10_components": list(COMPONENTS), "min_ranking_coverage": 0.5},
         "model_order": [m.model_id for m in metas],
         "models": {m.model_id: {"display_name": m.display_name, "type": m.type, "missing_policy": m.missing_policy} for m in metas},
+        **manifest_slices(specs, slice_members(table.prompts, specs), table.prompts),
     }
 
 
@@ -117,7 +128,12 @@ def manifest_of(metas: list[ModelMeta]) -> dict:
 @given(tables(), st.randoms(use_true_random=False))
 def test_vectorised_aggregation_equals_exact_reference_and_validator(case, rnd):
     table, metas = case
-    boards = leaderboards(table, metas, Decimal("0.5"), 1)
+    members = slice_members(table.prompts, slice_specs(SLICES, table.n_prompts))
+    boards = leaderboards(table, metas, Decimal("0.5"), 1, None, members)
+    assert list(boards["leaderboard_by_slice.json"]) == [f"full_{table.n_prompts}", "mini", "mini_and_hard"]
+    mini = [i for i, p in enumerate(table.prompts) if "mini" in ([p["eval_slices"]] if isinstance(p["eval_slices"], str) else p["eval_slices"] or [])]
+    assert members["mini"].tolist() == mini
+    assert boards["leaderboard_by_slice.json"]["mini"]["overall"][0]["n_total"] == len(mini)
     # every cell of group All against the plain exact reference
     for row in boards["leaderboard_overall.json"]:
         k = table.model_ids.index(row["model_id"])
@@ -127,14 +143,15 @@ def test_vectorised_aggregation_equals_exact_reference_and_validator(case, rnd):
             vals = [v for v in table.values[k, scored, col].tolist() if v == v]
             assert got == exact_public(vals, len(vals) + n_zero), (row["model_id"], col)
     # the validator's own reconstruction (bincount, Fraction settlement) from the records
-    assert reconstruct(manifest_of(metas), list(table.records())) == boards
+    assert reconstruct(manifest_of(metas, table), list(table.records())) == boards
     # any order of prompts and models: the same boards
     prompts, models = list(range(table.n_prompts)), list(range(table.n_models))
     rnd.shuffle(prompts)
     rnd.shuffle(models)
     shuffled = table.permuted(prompts, models)
     by_id = {m.model_id: m for m in metas}
-    assert leaderboards(shuffled, [by_id[m] for m in shuffled.model_ids], Decimal("0.5"), 1, table.model_ids) == boards
+    shuffled_members = slice_members(shuffled.prompts, slice_specs(SLICES, table.n_prompts))
+    assert leaderboards(shuffled, [by_id[m] for m in shuffled.model_ids], Decimal("0.5"), 1, table.model_ids, shuffled_members) == boards
 
 
 def nearest_double(values: list[float]) -> float:

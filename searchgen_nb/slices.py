@@ -1,0 +1,111 @@
+"""Named evaluation slices (SPEC §9): which prompts each slice holds.
+
+A slice is the prompts whose metadata ``field`` (a string or a list of strings) holds
+``any`` (or ``all``) of its ``include`` values; an empty ``include`` holds every prompt.
+Every leaderboard is computed again inside each slice (:func:`searchgen_nb.aggregate.leaderboards`).
+
+Decisions where the contract is silent (also on the Methods page):
+
+* Without a ``slices`` block a release has one slice, ``full_<n_prompts>``, of every prompt.
+* The v1.0-shaped leaderboard files always cover every prompt; the manifest's
+  ``output_slice`` names the slice that holds every prompt. When the configured slices have
+  none, ``full_<n_prompts>`` is added in front of them.
+* A prompt whose ``field`` is null or absent is in no slice that selects on values; a value
+  that is neither a string nor a list of strings stops the release naming the prompt.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from searchgen_nb.config import SliceConfig
+from searchgen_nb.errors import MetadataError
+from searchgen_nb.untrusted import excerpt
+
+
+def field_values(prompt: dict, field: str) -> frozenset[str]:
+    """The values of a prompt's slice ``field``: a string → one value, a list of strings → its
+    values, null/absent → none. Raises :class:`MetadataError` naming the sample_id otherwise."""
+    v = prompt.get(field)
+    if v is None:
+        return frozenset()
+    if isinstance(v, str):
+        return frozenset((v,))
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):
+        return frozenset(v)
+    raise MetadataError(f"metadata: sample_id {prompt.get('sample_id')}: slice field {field!r} is {excerpt(v, 80)}, not a string or a list of strings")
+
+
+def in_slice(values: frozenset[str], spec: SliceConfig) -> bool:
+    """Whether a prompt with these field values belongs to the slice (SPEC §9)."""
+    if not spec.include:
+        return True
+    want = set(spec.include)
+    return bool(values & want) if spec.match == "any" else want <= values
+
+
+def slice_specs(slices: dict[str, SliceConfig] | None, n_prompts: int) -> dict[str, SliceConfig]:
+    """The published slices in order: the configured ones, with ``full_<n_prompts>`` first
+    when none of them selects every prompt by definition (empty ``include``), or alone when
+    there is no ``slices`` block."""
+    full = f"full_{n_prompts}"
+    if not slices:
+        return {full: SliceConfig(include=[], match="all", expected_rows=n_prompts)}
+    if any(not spec.include for spec in slices.values()):
+        return dict(slices)
+    if full in slices:
+        raise MetadataError(f"slice {full} is configured with include values; that name is kept for the slice of every prompt")
+    return {full: SliceConfig(include=[], match="all", expected_rows=n_prompts), **slices}
+
+
+def output_slice(specs: dict[str, SliceConfig]) -> str:
+    """The slice the v1.0-shaped leaderboard files show: the first that holds every prompt."""
+    return next(name for name, spec in specs.items() if not spec.include)
+
+
+def slice_members(prompts: list[dict], specs: dict[str, SliceConfig]) -> dict[str, np.ndarray]:
+    """``{slice: sorted prompt indices}`` for the prompts of a release table."""
+    out = {}
+    cache: dict[str, list[frozenset[str]]] = {}
+    for name, spec in specs.items():
+        if not spec.include:
+            out[name] = np.arange(len(prompts), dtype=np.int64)
+            continue
+        values = cache.setdefault(spec.field, [field_values(p, spec.field) for p in prompts])
+        out[name] = np.array([i for i, v in enumerate(values) if in_slice(v, spec)], dtype=np.int64)
+    return out
+
+
+def manifest_slices(specs: dict[str, SliceConfig], members: dict[str, np.ndarray], prompts: list[dict]) -> dict:
+    """The manifest's v1.1 slice keys: ``evaluation_slices`` (``named`` in the published form,
+    ``subset_field``: the field every value-selecting slice uses, null when they differ or none
+    does), ``published_slices``, ``output_slice`` and ``slice_partitions`` (per slice the four
+    stratum counts)."""
+    fields = {spec.field for spec in specs.values() if spec.include}
+    partitions = {}
+    for name, idx in members.items():
+        counts = dict.fromkeys(("NoSearch", "SearchIntensive", "TextualSearch", "VisualSearch"), 0)
+        for i in idx.tolist():
+            p = prompts[i]
+            counts[p["stratum"]] += 1
+            if p["search_type"] != p["stratum"]:
+                counts[p["search_type"]] += 1
+        partitions[name] = counts
+    return {
+        "evaluation_slices": {
+            "named": {
+                name: {
+                    "deduplicate_by": "release_row",
+                    "expected_rows": spec.expected_rows,
+                    "field": spec.field,
+                    "include_tags": list(spec.include),
+                    "match": spec.match,
+                }
+                for name, spec in specs.items()
+            },
+            "subset_field": fields.pop() if len(fields) == 1 else None,
+        },
+        "output_slice": output_slice(specs),
+        "published_slices": list(specs),
+        "slice_partitions": partitions,
+    }
