@@ -186,6 +186,13 @@ TAG_AFFINITY: dict[str, dict[str, float]] = {
 DIFFICULTY_COUNTS = {"easy": 225, "medium": 338, "hard": 188}
 N_CHINESE = 24
 MINISET_COUNTS = {"NoSearch": 10, "VisualSearch": 39, "TextualSearch": 26}
+#: The published v1.1 slices (``slice_partitions`` of its manifest): test-mini and its easy and
+#: hard halves per search type. As published, easy ∪ hard is not exactly test-mini (TextualSearch
+#: 37 + 37 of 73, VisualSearch 50 + 50 of 101): the demo's hard half takes one TextualSearch
+#: prompt from outside test-mini and leaves one VisualSearch test-mini prompt in neither half.
+TESTMINI_COUNTS = {"NoSearch": 26, "TextualSearch": 73, "VisualSearch": 101}
+HALF_COUNTS = {"NoSearch": 13, "TextualSearch": 37, "VisualSearch": 50}
+DEMO_SLICES = {"testmini": 200, "testmini_easy": 100, "testmini_hard": 100}
 TASK_TYPE_WEIGHTS = {
     "nosearch": {"photo": 40, "illustration": 45, "poster": 10, "diagram": 5},
     "nosearch_text": {"poster": 60, "infographic": 20, "diagram": 20},
@@ -369,6 +376,7 @@ class DemoPrompt:
     language: str = "en"
     generation_task_type: str = "photo"
     is_miniset: bool = False
+    eval_slices: tuple[str, ...] = ()
     # Judge-side properties (the same for every model).
     n_checklist: int = 3
     adaptive: tuple[str, ...] = ()
@@ -397,6 +405,7 @@ class DemoPrompt:
             "language": self.language,
             "generation_task_type": self.generation_task_type,
             "is_miniset": self.is_miniset,
+            "eval_slices": list(self.eval_slices),
         }
 
 
@@ -464,6 +473,23 @@ def _exact_choice(rng: random.Random, prompts: list[DemoPrompt], k: int) -> set[
     return {p.sample_id for p in rng.sample(prompts, k)}
 
 
+def _assign_slices(rng: random.Random, prompts: list[DemoPrompt]) -> None:
+    """``eval_slices`` of every prompt: test-mini and its halves with the published v1.1
+    stratum counts (:data:`TESTMINI_COUNTS`, :data:`HALF_COUNTS`)."""
+    tags: dict[str, list[str]] = {p.sample_id: [] for p in prompts}
+    for part, n in TESTMINI_COUNTS.items():
+        pool = [p for p in prompts if p.partition == part]
+        mini = rng.sample(pool, n)
+        half = HALF_COUNTS[part]
+        easy, rest = mini[:half], mini[half:]
+        hard = rest[:half] if len(rest) >= half else rest + rng.sample([p for p in pool if p not in mini], half - len(rest))
+        for name, chosen in (("testmini", mini), ("testmini_easy", easy), ("testmini_hard", hard)):
+            for p in chosen:
+                tags[p.sample_id].append(name)
+    for p in prompts:
+        p.eval_slices = tuple(sorted(tags[p.sample_id]))
+
+
 def build_prompts() -> list[DemoPrompt]:
     """The 751 demo prompts in ``sample_id`` order (the file order is shuffled separately)."""
     rng = _rng("prompts")
@@ -491,6 +517,7 @@ def build_prompts() -> list[DemoPrompt]:
         w = TASK_TYPE_WEIGHTS[p.kind]
         p.generation_task_type = meta.choices(list(w), weights=list(w.values()))[0]
 
+    _assign_slices(_rng("slices"), prompts)
     judge = _rng("applicability")
     for p in prompts:
         p.n_checklist = judge.randint(2, 6)
@@ -739,6 +766,9 @@ def demo_config_text(base: str = "", release_config: str | None = None) -> str:
             f"    lane: {LANE}",
             f"    missing_policy: {m.missing_policy}",
         ]
+    lines += ["slices:  # the published v1.1 evaluation slices (SPEC §9)", f"  full_{N_PROMPTS}:", "    include: []", f"    expected_rows: {N_PROMPTS}"]
+    for name, n in DEMO_SLICES.items():
+        lines += [f"  {name}:", "    field: eval_slices", f"    include: [{name}]", "    match: any", f"    expected_rows: {n}"]
     partition = ", ".join(f"{k}: {v}" for k, v in EXPECTED_PARTITION.items())
     lines += [
         "expected:",

@@ -37,6 +37,7 @@ from searchgen_nb.constants import (
 from searchgen_nb.errors import ConfigError, ValidationFailed
 from searchgen_nb.prompts import read_prompts
 from searchgen_nb.records import Extraction, extract_records
+from searchgen_nb.schemas import schema_dir
 from searchgen_nb.slices import manifest_slices, slice_members, slice_specs
 from searchgen_nb.table import ReleaseTable
 from searchgen_nb.untrusted import excerpt, no_duplicate_keys
@@ -227,10 +228,20 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
         if p["search_type"] != p["stratum"]:
             partition[p["search_type"]] += 1
     manifest = build_manifest(cfg, extraction, extraction.table.n_prompts, prompt_set.canonical_sha256, partition, sha)
+    publish_schemas(folder)
     specs = slice_specs(cfg.slices, extraction.table.n_prompts)
     manifest.update(manifest_slices(specs, slice_members(extraction.table.prompts, specs), extraction.table.prompts))
     write_text(folder / MANIFEST, dumps(manifest))
     return extraction
+
+
+def publish_schemas(folder: Path) -> None:
+    """Copy the JSON Schemas of the artifacts into ``folder/schemas/`` (published beside the
+    artifacts, so that another front end can validate what it loads; SPEC §6)."""
+    target = Path(folder) / "schemas"
+    target.mkdir(exist_ok=True)
+    for src in sorted(schema_dir().glob("*.schema.json")):
+        write_text(target / src.name, src.read_text(encoding="utf-8"))
 
 
 def read_records(folder: Path) -> list[dict]:

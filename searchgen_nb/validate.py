@@ -7,6 +7,7 @@ by the other.
 
 Checks (names as they appear in the report and in error messages):
 
+0. ``schema``               every artifact conforms to its JSON Schema (first, before any number)
 1. ``expected_counts``      prompt count and partition counts equal ``expected``
 2. ``unique_records``       unique sample_id, no duplicate prompt × model, every model for every prompt
 3. ``tag_fields``           every tag field a list of strings without duplicates
@@ -33,9 +34,12 @@ from typing import Callable
 
 from array import array
 
+from searchgen_nb.schemas import check_folder
+
 import numpy as np
 
 CHECKS = (
+    "schema",
     "expected_counts",
     "unique_records",
     "tag_fields",
@@ -50,6 +54,7 @@ CHECKS = (
 )
 #: One line per check for reports and the book's Validation and Audit pages.
 CHECK_DESCRIPTIONS = {
+    "schema": "every artifact (each line of prompt_scores.jsonl) conforms to its JSON Schema (draft 2020-12, searchgen_nb/schemas/)",
     "expected_counts": "prompt count and partition counts equal the config's expected values; every prompt's stratum follows the partition rule",
     "unique_records": "unique sample_id; no duplicate prompt × model record; every configured model present for every prompt",
     "tag_fields": "every domain and failure-mode field is a list of strings without duplicates",
@@ -813,6 +818,8 @@ def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = N
     """
     folder = Path(folder)
     report = Report()
+    for p in check_folder(folder):
+        report.fail("schema", p["message"], file=p["file"], line=p["line"])
     loaded = _load(folder, report)
     if loaded is None:
         for name in CHECKS:

@@ -84,8 +84,9 @@ def make_release(
 
 
 def read_artifacts(folder: Path) -> dict[str, bytes]:
-    """Every file of an artifact folder as bytes, by name."""
-    return {p.name: p.read_bytes() for p in sorted(Path(folder).iterdir())}
+    """Every file of an artifact folder (``schemas/`` included) as bytes, by relative path."""
+    folder = Path(folder)
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def row(board: list[dict], model_id: str) -> dict:

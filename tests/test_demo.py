@@ -148,7 +148,7 @@ def test_prompt_lines_have_the_metadata_fields(release):
     prompts = release["prompts"]
     assert len(prompts) == 751
     keys = {"sample_id", "release_row", "subset", "domains", "failure_modes", "difficulty", "language",
-            "generation_task_type", "is_miniset"}  # fmt: skip
+            "generation_task_type", "is_miniset", "eval_slices"}  # fmt: skip
     assert all(set(p) == keys for p in prompts)
     ids = [p["sample_id"] for p in prompts]
     assert len(set(ids)) == 751

@@ -151,9 +151,9 @@ def test_wheel_ships_modules_data_and_metadata(tmp_path):
     expected = {
         p.relative_to(src).as_posix()
         for p in (src / "searchgen_nb").rglob("*")
-        if p.is_file() and (p.suffix == ".py" or p.parent.name == "data" and p.suffix == ".json")
+        if p.is_file() and (p.suffix == ".py" or p.parent.name in ("data", "schemas") and p.suffix == ".json")
     }
-    assert "searchgen_nb/data/taxonomy.json" in expected
+    assert {"searchgen_nb/data/taxonomy.json", "searchgen_nb/schemas/manifest.schema.json"} <= expected
     assert not expected - names, f"missing from the wheel: {sorted(expected - names)}"
     assert meta["Version"] == version
     assert "searchgen-nb = searchgen_nb.cli:main" in entry_points

@@ -261,6 +261,29 @@ def test_11_strict_json(published, monkeypatch):
     _fails(cfg, out, before, "strict_json", "leaderboard_overall.json: non-standard JSON constant NaN")
 
 
+def test_0_schema_is_the_first_check(published, monkeypatch):
+    """A row with a key no schema allows, and a count written as text: the schema check names
+    file, JSON path and line before any number is recomputed."""
+    cfg, out, before = published
+
+    def bad_shapes(folder):
+        p = folder / "leaderboard_overall.json"
+        rows = json.loads(p.read_text())
+        rows[0]["extra"] = 1
+        rows[1]["n_total"] = str(rows[1]["n_total"])
+        p.write_text(json.dumps(rows))
+        lines = (folder / "prompt_scores.jsonl").read_text().splitlines()
+        rec = json.loads(lines[1])
+        rec["models"]["a"]["status"] = "maybe"
+        lines[1] = json.dumps(rec)
+        (folder / "prompt_scores.jsonl").write_text("\n".join(lines) + "\n")
+
+    _corrupt_staged(monkeypatch, bad_shapes)
+    msg = _fails(cfg, out, before, "schema", "leaderboard_overall.json /0: Additional properties are not allowed ('extra' was unexpected)",
+                 "leaderboard_overall.json /1/n_total: '", "prompt_scores.jsonl line 2 /models/a/status: 'maybe'")
+    assert msg.split("\n")[1].startswith("check schema failed (")  # the first check listed
+
+
 def test_11_artifact_hash(published):
     _, out, _ = published
     (out / "leaderboard_by_stratum.json").write_text((out / "leaderboard_by_stratum.json").read_text().replace("Model A", "Model Z"))
@@ -286,4 +309,4 @@ def test_validate_cli_on_published_folder(published):
     _, out, _ = published
     proc = subprocess.run([sys.executable, "-m", "searchgen_nb", "validate", str(out)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "all 11 release checks passed" in proc.stdout
+    assert "all 12 release checks passed" in proc.stdout
