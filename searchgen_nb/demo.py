@@ -766,7 +766,7 @@ def demo_config_text(base: str = "", release_config: str | None = None) -> str:
             f"    lane: {LANE}",
             f"    missing_policy: {m.missing_policy}",
         ]
-    lines += ["slices:  # the published v1.1 evaluation slices (SPEC §9)", f"  full_{N_PROMPTS}:", "    include: []", f"    expected_rows: {N_PROMPTS}"]
+    lines += ["slices:  # the published v1.1 evaluation slices (SPEC §9)", f"  full_{N_PROMPTS}:", "    include: []", "    match: all", f"    expected_rows: {N_PROMPTS}"]
     for name, n in DEMO_SLICES.items():
         lines += [f"  {name}:", "    field: eval_slices", f"    include: [{name}]", "    match: any", f"    expected_rows: {n}"]
     partition = ", ".join(f"{k}: {v}" for k, v in EXPECTED_PARTITION.items())

@@ -8,9 +8,11 @@ def partition(subset: object, sample_id: str) -> tuple[str, str]:
 
     Rule order matters (SPEC §1.2): ``subset == "NoSearch"`` wins, so a NoSearch prompt
     whose id contains ``texthard`` stays NoSearch; otherwise ``texthard`` or
-    ``text_rendering`` in the sample_id → TextualSearch; else VisualSearch.
+    ``text_rendering`` in the sample_id → TextualSearch; else VisualSearch. A ``subset``
+    that is a list of strings (the v1.1 metadata may carry slice tags in it, SPEC §9) is
+    NoSearch when it holds ``"NoSearch"``.
     """
-    if subset == "NoSearch":
+    if subset == "NoSearch" or (isinstance(subset, list) and "NoSearch" in subset):
         return "NoSearch", "NoSearch"
     if "texthard" in sample_id or "text_rendering" in sample_id:
         return "SearchIntensive", "TextualSearch"

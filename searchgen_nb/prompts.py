@@ -123,8 +123,8 @@ def read_prompts(path: str | Path) -> PromptSet:
         if why:
             raise _fail(path, lineno, sid, f"release_row {release_row!r} {why}")
         subset = row.get("subset")
-        if subset is not None and not isinstance(subset, str):
-            raise _fail(path, lineno, sid, f"subset must be a string, got {type(subset).__name__}")
+        if subset is not None and not isinstance(subset, str) and not (isinstance(subset, list) and all(isinstance(x, str) for x in subset)):
+            raise _fail(path, lineno, sid, f"subset must be a string or a list of strings, got {type(subset).__name__}")
         tags = {}
         for name in TAG_FIELDS:
             value = row.get(name)

@@ -271,7 +271,7 @@ def _raise_constant(token):
 
 
 def _partition(subset, sample_id: str) -> tuple[str, str]:
-    if subset == "NoSearch":
+    if subset == "NoSearch" or (isinstance(subset, list) and "NoSearch" in subset):
         return "NoSearch", "NoSearch"
     if "texthard" in sample_id or "text_rendering" in sample_id:
         return "SearchIntensive", "TextualSearch"
