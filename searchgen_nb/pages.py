@@ -88,7 +88,7 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
     order = [r["model_id"] for r in release.boards["overall"]]
     chart = charts.heatmap(
         df,
-        f"heatmap-{kind}",
+        f"heatmap-{kind}{release.id_suffix}",
         tag_names=views.taxonomy()[views.tag_kind(kind)],
         model_order=order,
         title=f"Overall-9 by {kind.replace('_', ' ')} (0–100; grey = N/A)",
@@ -108,7 +108,7 @@ def tag_tables(release: Release, kind: str) -> HTMLFragment:
         m = r["model_id"]
         table = tables.data_table(
             views.model_tag_table(release, kind, m),
-            f"tags-{kind.replace('_', '-')}-{_safe_id(m)}",
+            f"tags-{kind.replace('_', '-')}-{_safe_id(m)}{release.id_suffix}",
             decimals={"Coverage %": 2},
             titles=_TAG_TITLES,
             links=_TAG_LINKS,
@@ -140,13 +140,13 @@ def compare(release: Release, group: str, models: list[str] | None) -> list[HTML
     if missing:
         raise KeyError(f"unknown model_id(s) {', '.join(missing)} (valid: {', '.join(release.model_order)})")
     chart = with_legend(
-        charts.component_bars(chosen_rows, f"compare-{_safe_id(group)}", models=chosen, title=f"Nine components, {label}", decimals=release.decimals),
+        charts.component_bars(chosen_rows, f"compare-{_safe_id(group)}{release.id_suffix}", models=chosen, title=f"Nine components, {label}", decimals=release.decimals),
         f'Bars: each <a href="{METHODS}#components">component</a> on the 0–100 scale, prompt-macro over the '
         f'group under each model\'s <a href="{METHODS}#missing-policy">missing policy</a>. '
         f'“N/A” instead of a bar: the component applies to none of the included prompts (<a href="{METHODS}#null">not 0</a>).',
     )
     table = tables.leaderboard_table(
-        sorted(chosen_rows, key=lambda r: chosen.index(r["model_id"])), f"compare-table-{_safe_id(group)}", min_coverage=release.min_coverage, methods_href=METHODS,
+        sorted(chosen_rows, key=lambda r: chosen.index(r["model_id"])), f"compare-table-{_safe_id(group)}{release.id_suffix}", min_coverage=release.min_coverage, methods_href=METHODS,
         pending=release.pending,
     )
     head = fragment(f"<p>Group: <strong>{views.escape(label)}</strong> · {rows[0]['n_total'] if rows else 0} prompts.</p>", "group")
@@ -225,16 +225,44 @@ def audit_manifest(release: Release) -> list[HTMLFragment]:
     return [table, raw]
 
 
+def slice_note(release: Release) -> HTMLFragment:
+    """Which slice the page shows, and what the other slices are (read them below)."""
+    names = release.slices
+    if len(names) == 1:
+        return fragment(f'<p class="sg-slice-note">Every figure on this page covers the slice <code>{views.escape(names[0])}</code>: every prompt of the release.</p>')
+    others = ", ".join(f"<code>{views.escape(n)}</code>" for n in names[1:])
+    return fragment(
+        f'<p class="sg-slice-note">Figures above the slice sections cover <code>{views.escape(release.output_slice)}</code>, every prompt. '
+        f'The release also publishes the <a href="{METHODS}#slices">evaluation slices</a> {others}; each has its own section at the end of the page, '
+        "computed inside the slice with its own coverage and ranks.</p>"
+    )
+
+
+def slice_sections(release: Release, render) -> HTMLFragment:
+    """One collapsible section per published slice other than the full set (SPEC §9), each
+    ``render(view)`` of the release seen through that slice (``Release.for_slice``)."""
+    parts = []
+    for name in release.slices[1:]:
+        view = release.for_slice(name)
+        n = len(view.records)
+        body = render(view)
+        html_text = "".join(f.html if hasattr(f, "html") else f._repr_html_() for f in (body if isinstance(body, list) else [body]))
+        parts.append(
+            f'<details class="sg-slice" id="slice-{views.escape(name)}"><summary>Slice <code>{views.escape(name)}</code> · {n} prompts</summary>{html_text}</details>'
+        )
+    return fragment("".join(parts) or '<p class="sg-slice-note">This release publishes no slice besides the full set.</p>', "slices")
+
+
 def leaderboard_view(release: Release, group: str) -> HTMLFragment:
     """The sortable leaderboard of one stratum group, captioned with its prompt count (from the data)."""
     for g, n, rows in views.stratum_views(release):
         if g == group:
             return tables.leaderboard_table(
                 rows,
-                f"leaderboard-{group.lower()}",
+                f"leaderboard-{group.lower()}{release.id_suffix}",
                 min_coverage=release.min_coverage,
                 methods_href=METHODS,
                 pending=release.pending,
-                caption=f"{group} · {n} prompts · {sum(r['ranked'] for r in rows)} of {len(rows)} models ranked",
+                caption=f"{group} · {n} prompts · {sum(r['ranked'] for r in rows)} of {len(rows)} models ranked · slice {release.slice_name}",
             )
     raise KeyError(f"no stratum group {group!r}")

@@ -101,9 +101,11 @@ def ensure_data(cfg: ReleaseConfig, staging: str | Path, upto: str = "aggregate"
 
 @dataclass
 class Release:
-    """A staged or published artifact folder, read lazily."""
+    """A staged or published artifact folder, read lazily; ``slice`` None = the slice of every
+    prompt (the manifest's ``output_slice``), else one named evaluation slice (SPEC §9)."""
 
     folder: Path
+    slice: str | None = None
 
     @cached_property
     def manifest(self) -> dict:
@@ -111,13 +113,54 @@ class Release:
 
     @cached_property
     def boards(self) -> dict[str, object]:
-        return {k: json.loads((self.folder / f).read_text(encoding="utf-8")) for k, f in BOARD_FILES.items()}
+        if self.slice is None or self.slice == self.output_slice:
+            return {k: json.loads((self.folder / f).read_text(encoding="utf-8")) for k, f in BOARD_FILES.items()}
+        by_slice = json.loads((self.folder / BOARD_FILES["slice"]).read_text(encoding="utf-8"))
+        if self.slice not in by_slice:
+            raise KeyError(f"no slice {self.slice!r} in this release (slices: {', '.join(by_slice)})")
+        b = by_slice[self.slice]
+        return {"overall": b["overall"], "stratum": b["strata"], "domain": b["domains"], "failure_mode": b["failure_modes"], "slice": by_slice}
 
     @cached_property
     def records(self) -> list[dict]:
+        """The records of ``prompt_scores.jsonl`` (of this slice's prompts)."""
         from searchgen_nb.pipeline import read_records
 
-        return read_records(self.folder)
+        records = read_records(self.folder)
+        if self.slice is None or self.slice == self.output_slice:
+            return records
+        from searchgen_nb.config import SliceConfig
+        from searchgen_nb.slices import field_values, in_slice
+
+        spec = self.manifest["evaluation_slices"]["named"][self.slice]
+        cfg = SliceConfig(field=spec.get("field", "subset"), include=spec["include_tags"], match=spec["match"])
+        return [r for r in records if in_slice(field_values(r, cfg.field), cfg)]
+
+    @property
+    def output_slice(self) -> str:
+        """The slice of every prompt (what the v1.0-shaped files show)."""
+        return self.manifest.get("output_slice") or f"full_{self.manifest['dataset']['n_prompts']}"
+
+    @property
+    def slice_name(self) -> str:
+        """The slice this view shows."""
+        return self.slice or self.output_slice
+
+    @property
+    def slices(self) -> list[str]:
+        """The published slices, in order (the first holds every prompt)."""
+        return list(self.manifest.get("published_slices") or [self.output_slice])
+
+    @property
+    def id_suffix(self) -> str:
+        """Appended to every table and chart id of a page, so one page can show several slices."""
+        return "" if self.slice_name == self.output_slice else "-" + self.slice_name.replace(".", "-").lower()
+
+    def for_slice(self, name: str) -> "Release":
+        """The same release seen through one named slice (its boards, its records)."""
+        view = Release(self.folder, None if name == self.output_slice else name)
+        view.__dict__["manifest"] = self.manifest
+        return view
 
     @cached_property
     def validation_report(self) -> dict | None:
