@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
 export SOURCE_DATE_EPOCH
 
-.PHONY: setup lock release demo test test-fast bench browser clean
+.PHONY: setup lock release demo test test-fast bench bench-1m browser clean
 
 setup: $(STAMP)
 
@@ -59,8 +59,21 @@ test: setup browser
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow and not browser"
 
+# Benchmarks (figures in README): extraction against its floor, then the whole `data` command
+# against the floor on the demo and on the demo's prompts ×8 (78k pairs, written once below
+# build/bench). `make bench-1m` adds the 1M-pair release (~12 GB, 2M inodes; removed after).
+BENCH := build/bench
 bench: demo
 	$(BIN)/python benchmarks/bench_extract.py
+	test -f $(BENCH)/p8/release.yml || $(BIN)/python benchmarks/make_scale.py --out $(BENCH)/p8 --prompts 8 --jobs 2 --demo-cache $(BENCH)/demo
+	$(BIN)/python benchmarks/bench_scale.py data/demo/release.yml --json $(BENCH)/demo.json
+	$(BIN)/python benchmarks/bench_scale.py $(BENCH)/p8/release.yml --json $(BENCH)/p8.json
+
+bench-1m: bench
+	$(BIN)/python benchmarks/make_scale.py --out $(BENCH)/p103 --prompts 103 --jobs 2 --demo-cache $(BENCH)/demo --force
+	$(BIN)/python benchmarks/bench_scale.py $(BENCH)/p103/release.yml --rounds 1 --json $(BENCH)/p103.json
+	rm -rf $(BENCH)/p103
+	$(BIN)/python benchmarks/bench_scale.py --compare $(BENCH)/demo.json $(BENCH)/p8.json $(BENCH)/p103.json
 
 clean:
 	rm -rf build _build public book/notebooks book/vendor data .releases
