@@ -48,12 +48,12 @@ release: demo
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
-# Everything, as CI runs it (.ci/run calls `make test`): two workers, one per core; the tests
-# sharing an expensive fixture (the demo, its release, the book fixture) run on one worker
-# (tests/conftest.py XDIST_GROUPS). `make test PYTEST_WORKERS=0` runs them in one process.
+# Everything, as CI runs it (.ci/run calls `make test`): two workers, one per core; the
+# expensive fixtures (the demo, its release, the book fixture) are built once for both
+# (tests/conftest.py built_once). `make test PYTEST_WORKERS=0` runs everything in one process.
 PYTEST_WORKERS ?= 2
 test: setup browser
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
 
 # The quick loop while editing: no slow tests (notebooks, book builds), no browser.
 test-fast: setup

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 

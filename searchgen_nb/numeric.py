@@ -121,7 +121,7 @@ def round_coverage(n_scored: int, n_total: int) -> float:
 _U = 2.0**-53
 
 
-def public_units(sums, counts, n_terms, decimals: int, settle) -> "np.ndarray":
+def public_units(sums, counts, n_terms, decimals: int, settle):
     """Half-up rounded public values ``mean × 100 / 3`` in units of ``10**-decimals`` (SPEC §5).
 
     ``sums``, ``counts``, ``n_terms``: float64 arrays of one shape — the float sum of the

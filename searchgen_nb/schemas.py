@@ -27,7 +27,7 @@ import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
 
-from searchgen_nb.constants import SCHEMA_VERSION  # noqa: E402 - one source of the version
+from searchgen_nb.constants import SCHEMA_VERSION  # noqa: F401 - re-exported: one source of the version
 
 #: Artifact file name → its schema file (``prompt_scores.jsonl`` → the schema of ONE line).
 SCHEMA_FILES = {

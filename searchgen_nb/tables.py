@@ -17,7 +17,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 from .assets import HTMLFragment

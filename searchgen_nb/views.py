@@ -19,7 +19,7 @@ import yaml
 
 from searchgen_nb.numeric import percent, scaled
 from searchgen_nb.tables import NA
-from searchgen_nb.config import ReleaseConfig, find_config, load_config, project_root, work_root
+from searchgen_nb.config import ReleaseConfig, find_config, load_config, work_root
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.constants import (
     COMPONENT_LABELS,

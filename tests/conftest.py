@@ -6,13 +6,18 @@ Markers (``pytest -m "not slow and not browser"`` is the fast loop, ``make test-
   files) or runs a whole release (eight notebooks through papermill and the book);
 * ``browser`` — opens pages in headless Chromium (Debian ``chromium``, driven by playwright).
 
-The demo and its release are expensive, so each is made once per session and shared by the
-tests that only read them. A test that changes the demo works on its own copy
+The demo and its release are expensive, so each is made once per run — once across all
+pytest-xdist workers (``make test`` runs two), see :func:`built_once` — and shared by the tests
+that only read them. A test that changes the demo works on its own copy
 (``shutil.copytree``, hard links when it only deletes files) and never on ``demo_tree.path``.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pickle
+import shutil
 import sys
 from pathlib import Path
 from typing import NamedTuple
@@ -23,11 +28,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 #: Session fixtures that make the full demo; a test that uses one must be marked ``slow``.
 SLOW_FIXTURES = ("demo_tree", "demo_data", "demo_release")
-
-#: Expensive shared fixtures → the pytest-xdist group of the tests that use them. ``make test``
-#: runs two workers with ``--dist loadgroup``: every test of a group runs on one worker, so each
-#: fixture is still made once per run; the tests that use none spread over both workers.
-XDIST_GROUPS = {"demo_release": "demo", "demo_data": "demo", "demo_tree": "demo", "fixture_release": "book-fixture"}
 
 #: ``SOURCE_DATE_EPOCH`` of every release a test makes (timestamps are then reproducible, and
 #: two releases of the same inputs compare byte for byte).
@@ -52,11 +52,29 @@ def pytest_collection_modifyitems(config, items):
             unmarked.append(f"{item.nodeid} uses the browser fixture but is not marked browser")
     if unmarked:
         raise pytest.UsageError("unmarked expensive tests:\n  " + "\n  ".join(unmarked))
-    for item in items:
-        names = set(getattr(item, "fixturenames", ()))
-        group = next((g for f, g in XDIST_GROUPS.items() if f in names), None)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def shared_root(tmp_path_factory) -> Path:
+    """The temporary folder every pytest-xdist worker of this run sees (its own basetemp's
+    parent under xdist; the basetemp itself in a plain run)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def built_once(tmp_path_factory, name: str, build) -> tuple[Path, object]:
+    """``build(folder)`` run once per test run, whatever the number of xdist workers: the first
+    worker to get here builds ``<shared root>/<name>`` under an exclusive lock (``flock``); the
+    others wait for it and reuse the folder. ``build`` returns a picklable value, kept beside
+    the folder. Returns ``(folder, value)``."""
+    root = shared_root(tmp_path_factory)
+    folder, done = root / name, root / f"{name}.done.pickle"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            done.write_bytes(pickle.dumps(build(folder)))
+        return folder, pickle.loads(done.read_bytes())
 
 
 class DemoTree(NamedTuple):
@@ -69,13 +87,12 @@ class DemoTree(NamedTuple):
 
 @pytest.fixture(scope="session")
 def demo_tree(tmp_path_factory) -> DemoTree:
-    """The synthetic demo, written once per session into a temporary folder (outside the
+    """The synthetic demo, written once per run into a temporary folder (outside the
     project, so its ``release.yml`` has no ``release_config`` key)."""
     from searchgen_nb.demo import write_demo
 
-    out = tmp_path_factory.mktemp("demo") / "release"
-    summary = write_demo(out)
-    return DemoTree(out, summary)
+    folder, summary = built_once(tmp_path_factory, "demo", lambda f: write_demo(f / "release"))
+    return DemoTree(folder / "release", summary)
 
 
 @pytest.fixture(scope="session")
@@ -85,9 +102,11 @@ def demo_data(demo_tree, tmp_path_factory) -> Path:
     from searchgen_nb.config import load_config
     from searchgen_nb.pipeline import run_data
 
-    out = tmp_path_factory.mktemp("demo-data") / "data"
-    run_data(load_config(demo_tree.path / "release.yml"), out, progress=False)
-    return out
+    def build(folder: Path) -> None:
+        run_data(load_config(demo_tree.path / "release.yml"), folder / "data", progress=False)
+
+    folder, _ = built_once(tmp_path_factory, "demo-data", build)
+    return folder / "data"
 
 
 @pytest.fixture(scope="session")
@@ -96,8 +115,10 @@ def demo_release(demo_tree, tmp_path_factory) -> Path:
     that output root (``public/data/``, ``_build/html/``, ``book/notebooks/``). Read only."""
     from searchgen_nb.release import run_release
 
-    site = tmp_path_factory.mktemp("demo-release") / "site"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("SOURCE_DATE_EPOCH", TEST_EPOCH)
-        run_release(demo_tree.path / "release.yml", log=lambda m: None, output_root=site)
-    return site
+    def build(folder: Path) -> None:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("SOURCE_DATE_EPOCH", TEST_EPOCH)
+            run_release(demo_tree.path / "release.yml", log=lambda m: None, output_root=folder / "site")
+
+    folder, _ = built_once(tmp_path_factory, "demo-release", build)
+    return folder / "site"

@@ -14,6 +14,7 @@ import nbformat
 import pytest
 import yaml
 from browser import Page, launch
+from conftest import TEST_EPOCH, built_once
 from factory import IMAGE, make_release, model, prompt, read_artifacts, result
 
 from searchgen_nb.errors import ReleaseError
@@ -41,20 +42,22 @@ RESULTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def fixture_release(tmp_path_factory, monkeypatch_module):
-    monkeypatch_module.setenv("SOURCE_DATE_EPOCH", "1780000000")
-    base = tmp_path_factory.mktemp("book")
-    cfg = make_release(base / "src", PROMPTS, MODELS, RESULTS, scoring={"min_ranking_coverage": 0.5})
-    outcome = run_release(cfg, log=lambda m: None, output_root=base / "site")
+@pytest.fixture(scope="session")
+def fixture_release(tmp_path_factory):
+    """The small release, made once per run (across xdist workers, :func:`conftest.built_once`)."""
+    def build(base: Path):
+        cfg = make_release(base / "src", PROMPTS, MODELS, RESULTS, scoring={"min_ranking_coverage": 0.5})
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("SOURCE_DATE_EPOCH", TEST_EPOCH)
+            return cfg, run_release(cfg, log=lambda m: None, output_root=base / "site")
+
+    base, (cfg, outcome) = built_once(tmp_path_factory, "book", build)
     return cfg, base / "site", outcome
 
 
-@pytest.fixture(scope="module")
-def monkeypatch_module():
-    mp = pytest.MonkeyPatch()
-    yield mp
-    mp.undo()
+@pytest.fixture(autouse=True)
+def _reproducible_time(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", TEST_EPOCH)
 
 
 @pytest.fixture(scope="module")
@@ -201,18 +204,31 @@ def test_demo_release_in_browser(browser, demo_release):
     assert external_references(html) == []
     pg = Page(browser, html / "book" / "notebooks" / "04_leaderboard.html")
     assert pg.page.locator("table#leaderboard-all tbody tr").count() == 13
+    pg.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
     caps = pg.page.locator("table.sg-table caption").all_inner_texts()
-    assert [c.split(" · ")[:2] for c in caps] == [
-        ["All", "751 prompts"], ["NoSearch", "100 prompts"], ["SearchIntensive", "651 prompts"],
-        ["VisualSearch", "387 prompts"], ["TextualSearch", "264 prompts"],
+    parts = [c.split(" · ") for c in caps]
+    assert [p[:2] + p[-1:] for p in parts[:5]] == [
+        ["All", "751 prompts", "slice full_751"], ["NoSearch", "100 prompts", "slice full_751"],
+        ["SearchIntensive", "651 prompts", "slice full_751"], ["VisualSearch", "387 prompts", "slice full_751"],
+        ["TextualSearch", "264 prompts", "slice full_751"],
+    ]
+    # one section per other slice, each with its five stratum tables (the published v1.1 counts)
+    assert [p[:2] + p[-1:] for p in parts[5:] if p[0] in ("All", "NoSearch")] == [
+        ["All", "200 prompts", "slice testmini"], ["NoSearch", "26 prompts", "slice testmini"],
+        ["All", "100 prompts", "slice testmini_easy"], ["NoSearch", "13 prompts", "slice testmini_easy"],
+        ["All", "100 prompts", "slice testmini_hard"], ["NoSearch", "13 prompts", "slice testmini_hard"],
+    ]
+    assert pg.page.locator("details.sg-slice summary").all_inner_texts() == [
+        "Slice testmini · 200 prompts", "Slice testmini_easy · 100 prompts", "Slice testmini_hard · 100 prompts",
     ]
     assert "Synthetic demo data" in pg.page.inner_text("body")
     charts = 0
     for name in ("05_domains", "06_failure_modes", "07_compare", "08_audit"):
         p = Page(browser, html / "book" / "notebooks" / f"{name}.html")
+        p.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
         charts += p.wait_for_charts()
         assert p.dialogs == [] and p.external == []
-    assert charts == 4
+    assert charts == 4 + 3 * 3  # domains, failure modes, compare: the full set and three slices each; audit
     for page in ("intro", "methods"):
         assert "Synthetic demo data" in Page(browser, html / "book" / f"{page}.html").page.inner_text("body")
 

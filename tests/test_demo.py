@@ -6,13 +6,10 @@ rule, status classification, Overall-10), never from the generator's internals.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
 import re
-import subprocess
-import sys
 from collections import Counter
 from decimal import Decimal
 from fractions import Fraction
@@ -114,13 +111,6 @@ def components(scores: dict) -> dict[str, Fraction | None]:
 def half_up_public(raw: Fraction) -> float:
     scaled = raw * 1000 / 3  # ×100/3, one decimal
     return float(Decimal(math.floor(scaled + Fraction(1, 2))) / 10)
-
-
-def tree_hash(root: Path) -> str:
-    h = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
 
 
 # ---------------------------------------------------------------------------------------
@@ -543,14 +533,8 @@ def test_committed_release_config_is_what_the_code_produces():
     assert yaml.safe_load(inside)["release_config"] == "data/demo/release.yml"
 
 
-@pytest.mark.slow
-def test_second_run_is_byte_identical(release, tmp_path):
-    """A fresh process with another hash seed and cwd writes the very same bytes."""
-    other = tmp_path / "again"
-    env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    code = "import sys, pathlib; from searchgen_nb.demo import write_demo; write_demo(pathlib.Path(sys.argv[1]))"
-    subprocess.run([sys.executable, "-c", code, str(other)], check=True, env=env, cwd=tmp_path)
-    assert tree_hash(other) == tree_hash(release["out"])
+# A second run in another process (another hash seed, cwd and install) writing the very same
+# bytes: tests/test_standalone.py, which also releases that demo and compares the book.
 
 
 def test_refuses_to_overwrite_a_folder_that_is_not_a_demo(tmp_path):

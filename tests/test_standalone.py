@@ -10,7 +10,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from conftest import TEST_EPOCH
+from conftest import TEST_EPOCH, shared_root
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,13 +55,15 @@ def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_p
     work.mkdir()
     # The same relative layout as the session's demo release: the notebooks name their config
     # relative to the output root, so "the same release" means the same folders below one root.
-    base = tmp_path_factory.getbasetemp()
+    base = shared_root(tmp_path_factory)
     demo_dir, out = demo_tree.path.relative_to(base).as_posix(), demo_release.relative_to(base).as_posix()
-    env = {**os.environ, "SOURCE_DATE_EPOCH": TEST_EPOCH}
+    env = {**os.environ, "SOURCE_DATE_EPOCH": TEST_EPOCH, "PYTHONHASHSEED": "12345"}
     env.pop("SEARCHGEN_ROOT", None)
     exe = str(venv / "bin" / "searchgen-nb")
     r = subprocess.run([exe, "demo", "--out", demo_dir], cwd=work, capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
+    # another process, hash seed, cwd and install write the very same demo, byte for byte
+    assert tree_bytes(work / demo_dir) == tree_bytes(demo_tree.path)
     r = subprocess.run([exe, "release", f"{demo_dir}/release.yml", "--output-root", out], cwd=work, capture_output=True, text=True, env=env)
     assert r.returncode == 1 and "give --project DIR" in r.stderr, r.stderr  # no notebooks in site-packages
     r = subprocess.run([exe, "release", f"{demo_dir}/release.yml", "--project", str(ROOT), "--output-root", out], cwd=work, capture_output=True, text=True, env=env)
