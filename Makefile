@@ -57,14 +57,14 @@ test: setup browser
 
 # The quick loop while editing: no slow tests (notebooks, book builds), no browser.
 test-fast: setup
-	$(BIN)/python -m pytest -q -m "not slow and not browser"
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow and not browser"
 
-# Benchmarks (figures in README): extraction against its floor, then the whole `data` command
-# against the floor on the demo and on the demo's prompts ×8 (78k pairs, written once below
-# build/bench). `make bench-1m` adds the 1M-pair release (~12 GB, 2M inodes; removed after).
+# Benchmark (figures in README): the whole `data` command against its floor (read + json.loads
+# of the same files, the faster of 1 and 2 processes, interleaved rounds, median of per-round
+# ratios) on the demo and on the demo's prompts ×8 (78k pairs, written once below build/bench).
+# `make bench-1m` adds the 1M-pair release (~12 GB, 2M inodes; removed after).
 BENCH := build/bench
 bench: demo
-	$(BIN)/python benchmarks/bench_extract.py
 	test -f $(BENCH)/p8/release.yml || $(BIN)/python benchmarks/make_scale.py --out $(BENCH)/p8 --prompts 8 --jobs 2 --demo-cache $(BENCH)/demo
 	$(BIN)/python benchmarks/bench_scale.py data/demo/release.yml --json $(BENCH)/demo.json
 	$(BIN)/python benchmarks/bench_scale.py $(BENCH)/p8/release.yml --json $(BENCH)/p8.json
