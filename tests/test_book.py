@@ -186,6 +186,19 @@ def test_failed_release_publishes_nothing(fixture_release):
     assert outcome.notebooks[0].read_bytes() == published["nb"]
 
 
+def test_every_code_cell_hides_its_source_in_the_book():
+    """A reader sees prose, tables and charts; code stays one click away ("hide-input") or out
+    of the book (the parameters cell): a new cell without its tag shows raw code on the page."""
+    root = Path(__file__).resolve().parents[1] / "notebooks"
+    untagged = [
+        f"{path.name} cell {cell.get('id')}"
+        for path in sorted(root.glob("[0-9][0-9]_*.ipynb"))
+        for cell in nbformat.read(path, as_version=4).cells
+        if cell.cell_type == "code" and not {"hide-input", "remove-cell"} & set(cell.metadata.get("tags", []))
+    ]
+    assert untagged == []
+
+
 def test_error_output_or_early_exit_blocks_the_book():
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1"), nbformat.v4.new_code_cell("2")])
     nb.cells[0].execution_count = 1
