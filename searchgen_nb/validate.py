@@ -260,6 +260,7 @@ class _Columns:
 
 _STATUS_CODE = {s: i for i, s in enumerate(("scored", "invalid_evaluation", "missing_evaluation", "missing_generation"))}
 _UNKNOWN = 255
+_SCORED = _STATUS_CODE["scored"]
 _NAN_ROW = [math.nan] * 12
 
 
@@ -305,7 +306,9 @@ def _scan_records(folder: Path, manifest: dict, report: Report) -> _Columns:
             except ValueError as exc:
                 report.fail("strict_json", f"prompt_scores.jsonl line {line_no}: {exc}", file="prompt_scores.jsonl")
                 continue
+            conforms = True
             for p in check_document("prompt_scores.jsonl", r, line_no):
+                conforms = False
                 report.fail("schema", p["message"], file=p["file"], line=p["line"])
             if not isinstance(r, dict):
                 report.fail("strict_json", f"prompt_scores.jsonl line {line_no}: not a JSON object", file="prompt_scores.jsonl")
@@ -336,13 +339,22 @@ def _scan_records(folder: Path, manifest: dict, report: Report) -> _Columns:
                 if not isinstance(e, dict):
                     cols.add_entry(k, _UNKNOWN, _NAN_ROW, None)
                     continue
-                code, row = _check_entry(sid, m, e, comps10, comps9, report)
+                if conforms:  # the schema has checked every type, status rule and range of this entry
+                    code = _STATUS_CODE[e["status"]]
+                    row = _NAN_ROW
+                    if code == _SCORED:
+                        comps = e["components_raw_0to3"]
+                        row = [math.nan if v is None else v for v in (*(comps[c] for c in comps10), e["overall_10_raw"], e["overall_9_raw"])]
+                else:  # name each problem under its own check
+                    code, row = _check_entry(sid, m, e, comps10, comps9, report)
                 cols.add_entry(k, code, row, e.get("result_file"))
                 files.check(r, sid, m, e)
     for sid, n in sorted(seen.items(), key=lambda kv: str(kv[0])):
         if n > 1:
             report.fail("unique_records", f"sample_id appears {n} times", sample_id=sid)
     cols.finish()
+    for k, p in zip(*np.nonzero((cols.status == _STATUS_CODE["scored"]) & np.isnan(cols.values[:, :, :10]).all(axis=2))):
+        report.fail("null_zero_distinct", "scored record with no component value", sample_id=cols.sample_ids[p], model_id=cols.models[k], file=cols.files[k][p])
     _check_prompt_overalls(cols, [comps10.index(c) for c in comps9], report)
     return cols
 
@@ -361,11 +373,13 @@ class _ResultFiles:
         if self.template is None or not isinstance(meta, dict):
             return
         got = e.get("result_file")
-        want = posixpath.normpath(self.template.format(release_row=r.get("release_row"), sample_id=sid, lane=meta.get("lane"), source_id=meta.get("source_id")))
-        if not isinstance(got, str) or posixpath.normpath(got) != want:
+        want = self.template.format(release_row=r.get("release_row"), sample_id=sid, lane=meta.get("lane"), source_id=meta.get("source_id"))
+        if got != want:  # equal strings are equal paths; otherwise compare them normalised
+            want = posixpath.normpath(want)
+        if got != want and (not isinstance(got, str) or posixpath.normpath(got) != want):
             self.report.fail("unique_records", f"result_file is {json.dumps(got)}, the pair's own path is {want}", sample_id=sid, model_id=m)
             return
-        first = self.owner.setdefault(want, (sid, m))
+        first = self.owner.setdefault(posixpath.normpath(want), (sid, m))  # one file, one pair: compare normalised paths
         if first != (sid, m):
             self.report.fail("unique_records", f"result_file {want} is also the file of sample_id {first[0]} / model {first[1]}", sample_id=sid, model_id=m)
 
@@ -466,8 +480,6 @@ def _check_entry(sid, m, e, comps10, comps9, report: Report) -> tuple[int, list[
         for c, v in zip(comps10, values):
             if v is not None and not (0 <= _as_float(v) <= 3):
                 report.fail("component_values", f"{c} = {v} is not a finite value in 0–3", **where)
-        if not present:
-            report.fail("null_zero_distinct", "scored record with no component value", **where)
         if e.get("error") is not None:
             report.fail("null_zero_distinct", "scored record carries an error reason", **where)
         stored = [e.get("overall_10_raw"), e.get("overall_9_raw")]
