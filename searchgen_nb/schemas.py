@@ -28,6 +28,7 @@ import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
 
 from searchgen_nb.constants import SCHEMA_VERSION  # noqa: F401 - re-exported: one source of the version
+from searchgen_nb.untrusted import strict_loads
 
 #: Artifact file name → its schema file (``prompt_scores.jsonl`` → the schema of ONE line).
 SCHEMA_FILES = {
@@ -135,24 +136,6 @@ def _problem(file: str, line: int | None, pointer: str, text: str) -> dict:
     return {"file": file, "line": line, "path": pointer, "message": _short(f"{where} {pointer or '(top level)'}: {text}")}
 
 
-def _reject_constant(token: str):
-    raise ValueError(f"non-standard JSON constant {token}")
-
-
-def _unique_keys(pairs: list) -> dict:
-    d = dict(pairs)
-    if len(d) != len(pairs):
-        seen: set = set()
-        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
-        raise ValueError(f"repeated key {dup!r}")
-    return d
-
-
-def _parse(text: str) -> object:
-    """Strict JSON (data contract §10): NaN, Infinity and a repeated key are errors."""
-    return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
-
-
 def _errors(validator: jsonschema.Draft202012Validator, doc: object, file: str, line: int | None):
     errors = sorted(validator.iter_errors(doc), key=lambda e: (json_pointer(e.absolute_path), e.message))
     for e in errors:
@@ -172,14 +155,14 @@ def _documents(path: Path, name: str):
                         yield line_no, None, "empty line"
                         continue
                     try:
-                        yield line_no, _parse(text), None
+                        yield line_no, strict_loads(text), None
                     except (ValueError, RecursionError) as exc:
                         yield line_no, None, f"not strict JSON: {exc}"
             except UnicodeDecodeError as exc:
                 yield line_no + 1, None, f"not UTF-8: {exc}"
         return
     try:
-        yield None, _parse(path.read_text(encoding="utf-8")), None
+        yield None, strict_loads(path.read_text(encoding="utf-8")), None
     except UnicodeDecodeError as exc:
         yield None, None, f"not UTF-8: {exc}"
     except (ValueError, RecursionError) as exc:

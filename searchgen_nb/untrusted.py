@@ -7,6 +7,7 @@ what it checks).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 
@@ -64,3 +65,14 @@ def no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
                 raise DuplicateKey(f"duplicate key {printable(k)[:80]!r} in one JSON object")
             seen.add(k)
     return d
+
+
+def reject_constant(token: str):
+    """``parse_constant`` for :func:`json.loads`: NaN, Infinity and -Infinity are not JSON."""
+    raise ValueError(f"non-standard JSON constant {token}")
+
+
+def strict_loads(text: str | bytes) -> object:
+    """:func:`json.loads` refusing NaN/Infinity (:func:`reject_constant`) and a repeated key
+    (:func:`no_duplicate_keys`); raises ``ValueError`` (``DuplicateKey`` for a repeated key)."""
+    return json.loads(text, parse_constant=reject_constant, object_pairs_hook=no_duplicate_keys)

@@ -35,6 +35,7 @@ from typing import Callable
 from array import array
 
 from searchgen_nb.schemas import check_document, check_folder
+from searchgen_nb.untrusted import strict_loads
 
 import numpy as np
 
@@ -148,20 +149,9 @@ def _public(raw: Fraction | None, decimals: int) -> float | None:
 # ---- loading --------------------------------------------------------------------------
 
 
-def _unique_keys(pairs: list) -> dict:
-    """Refuse a JSON object with a repeated key: which of the two values counts is undefined."""
-    d = dict(pairs)
-    if len(d) != len(pairs):
-        keys = [k for k, _ in pairs]
-        raise ValueError(f"duplicate key {next(k for k in keys if keys.count(k) > 1)!r}")
-    return d
-
-
 def _strict_load(path: Path) -> object:
-    def reject(token):
-        raise ValueError(f"non-standard JSON constant {token}")
-
-    return json.loads(path.read_text(encoding="utf-8"), parse_constant=reject, object_pairs_hook=_unique_keys)
+    """An artifact as strict JSON: NaN, Infinity and a repeated key are refused."""
+    return strict_loads(path.read_text(encoding="utf-8"))
 
 
 def _sha256_file(path: Path) -> str:
@@ -264,10 +254,6 @@ _SCORED = _STATUS_CODE["scored"]
 _NAN_ROW = [math.nan] * 12
 
 
-def _raise_constant(token):
-    raise ValueError(f"non-standard JSON constant {token}")
-
-
 # ---- per-record checks ----------------------------------------------------------------
 
 
@@ -302,7 +288,7 @@ def _scan_records(folder: Path, manifest: dict, report: Report) -> _Columns:
     with fh:
         for line_no, line in enumerate(fh, start=1):
             try:
-                r = json.loads(line, parse_constant=_raise_constant, object_pairs_hook=_unique_keys)
+                r = strict_loads(line)
             except ValueError as exc:
                 report.fail("strict_json", f"prompt_scores.jsonl line {line_no}: {exc}", file="prompt_scores.jsonl")
                 continue

@@ -425,6 +425,6 @@ def test_check_folder_reports_non_strict_json_and_skips_missing_files(tmp_path):
     (folder / "manifest.json").write_text('{"benchmark": "a", "benchmark": "b"}', encoding="utf-8")
     problems = schemas.check_folder(folder)
     assert [(p["file"], p["path"]) for p in problems] == [("leaderboard_overall.json", ""), ("manifest.json", "")]
-    assert "NaN" in problems[0]["message"] and "repeated key 'benchmark'" in problems[1]["message"]
+    assert "NaN" in problems[0]["message"] and "duplicate key 'benchmark' in one JSON object" in problems[1]["message"]
     with pytest.raises(NotADirectoryError):
         schemas.check_folder(folder / "manifest.json")
