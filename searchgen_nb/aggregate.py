@@ -18,7 +18,7 @@ from fractions import Fraction
 import numpy as np
 
 from searchgen_nb.constants import COMPONENTS, EXCLUDE, PARTITION_KEYS, STATUSES, ZERO_FILL
-from searchgen_nb.numeric import exact_mean, half_up_units, public_units
+from searchgen_nb.numeric import coverage_values, exact_mean, half_up_units, public_units, public_values
 from searchgen_nb.table import OVERALL_9, OVERALL_10, SCORED_CODE, VALUE_COLUMNS, ReleaseTable
 
 
@@ -126,7 +126,6 @@ def group_rows(table: ReleaseTable, models: list[ModelMeta], members: list[np.nd
     half-up (:func:`searchgen_nb.numeric.public_units`), whatever the order of the table.
     """
     stats = group_stats(table, members)
-    n_models = table.n_models
     zero_fill = np.array([m.missing_policy == ZERO_FILL for m in models])
     n_scored = stats.status[:, :, SCORED_CODE]
     n_total = np.broadcast_to(stats.n_total[:, None], n_scored.shape)
@@ -142,9 +141,8 @@ def group_rows(table: ReleaseTable, models: list[ModelMeta], members: list[np.nd
         return half_up_units(exact_mean(vals.tolist(), int(counts[g, m, c])), decimals)
 
     units = public_units(stats.sums, counts, n_terms, decimals, settle)
-    public = np.where(units >= 0, units.astype(np.float64) / float(10**decimals), np.nan).tolist()
-    cov_units = np.where(n_total > 0, (2 * n_scored * 10**4 + n_total) // np.maximum(2 * n_total, 1), 0.0)
-    coverage = (cov_units / 10**4).tolist()
+    public = public_values(units, decimals)
+    coverage = coverage_values(n_scored, n_total)
     counts_int = counts.astype(np.int64).tolist()
     status_int = stats.status.astype(np.int64).tolist()
     out = []
@@ -171,7 +169,6 @@ def group_rows(table: ReleaseTable, models: list[ModelMeta], members: list[np.nd
                 "ranked": False,
             })
         out.append(rows)
-    assert len(models) == n_models
     return out
 
 

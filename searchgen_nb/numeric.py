@@ -102,9 +102,7 @@ def to_public(raw_mean: Fraction, decimals: int) -> float:
     """
     if raw_mean < 0:
         raise ValueError(f"raw mean {raw_mean} is below the 0–3 scale")
-    scaled = raw_mean * 100 * 10**decimals / 3
-    units = (scaled + Fraction(1, 2)).__floor__()  # half-up on a non-negative rational
-    return float(Decimal(units).scaleb(-decimals))
+    return float(Decimal(half_up_units(raw_mean, decimals)).scaleb(-decimals))
 
 
 def round_coverage(n_scored: int, n_total: int) -> float:
@@ -154,10 +152,24 @@ def public_units(sums, counts, n_terms, decimals: int, settle):
     return units
 
 
-def public_from_units(units: int, decimals: int) -> float:
-    """The public value (float) of half-up ``units`` of ``10**-decimals``: the nearest double
-    to ``units / 10**decimals`` (both operands exact doubles, one correctly rounded division)."""
-    return float(units) / float(10**decimals)
+def public_values(units, decimals: int) -> "list":
+    """Public values of an array of half-up ``units`` of ``10**-decimals`` (from
+    :func:`public_units`; -1 = no mean) as nested lists of floats, NaN for no mean. Each is
+    the nearest double to ``units / 10**decimals`` — both operands exact doubles (units below
+    2**53), one correctly rounded division — the same double :func:`to_public` gives."""
+    import numpy as np
+
+    return np.where(units >= 0, units.astype(np.float64) / float(10**decimals), np.nan).tolist()
+
+
+def coverage_values(n_scored, n_total) -> "list":
+    """:func:`round_coverage` of arrays of whole counts (float64 holding integers) as nested
+    lists of floats: ``n_scored / n_total`` half-up to 4 decimals, in exact integer arithmetic
+    (``floor((2·s·10⁴ + t) / 2t)``); 0.0 where ``n_total`` is 0 (SPEC §5)."""
+    import numpy as np
+
+    units = np.where(n_total > 0, (2 * n_scored * 10**4 + n_total) // np.maximum(2 * n_total, 1), 0.0)
+    return (units / 10**4).tolist()
 
 
 def half_up_units(raw_mean: Fraction, decimals: int) -> int:

@@ -193,3 +193,17 @@ def test_prompt_overalls_are_correctly_rounded_exact_means(base, extra):
     want10 = nearest_double(both) if both else None
     want9 = (nearest_double(base) if base else None) if extra is not None else want10
     assert means_with_extra(list(base), extra) == (want10, want9)
+
+
+def test_vectorised_coverage_and_public_values_equal_the_scalar_rules():
+    """numeric.coverage_values / public_values (the aggregation's) = round_coverage / to_public."""
+    from searchgen_nb.numeric import coverage_values, public_values, round_coverage, to_public
+
+    pairs = [(s, t) for t in range(0, 41) for s in range(0, t + 1)] + [(9, 10), (2, 3), (1, 7), (6008, 6008)]
+    got = coverage_values(np.array([float(s) for s, _ in pairs]), np.array([float(t) for _, t in pairs]))
+    assert got == [round_coverage(s, t) for s, t in pairs]
+    raws = [Fraction(k, 48) for k in range(0, 145)]  # 0 … 3 in 1/48 steps: ties and non-ties
+    for d in (0, 1, 2, 6):
+        units = np.array([(r * 100 * 10**d / 3 + Fraction(1, 2)).__floor__() for r in raws] + [-1])
+        assert public_values(units, d)[:-1] == [to_public(r, d) for r in raws]
+        assert public_values(units, d)[-1] != public_values(units, d)[-1]  # NaN: no mean
