@@ -240,13 +240,14 @@ def slice_note(release: Release) -> HTMLFragment:
 
 def slice_sections(release: Release, render) -> HTMLFragment:
     """One collapsible section per published slice other than the full set (SPEC §9), each
-    ``render(view)`` of the release seen through that slice (``Release.for_slice``)."""
+    ``render(view)`` (an :class:`HTMLFragment` or a list of them) of the release seen through
+    that slice (``Release.for_slice``)."""
     parts = []
     for name in release.slices[1:]:
         view = release.for_slice(name)
         n = len(view.records)
         body = render(view)
-        html_text = "".join(f.html if hasattr(f, "html") else f._repr_html_() for f in (body if isinstance(body, list) else [body]))
+        html_text = "".join(f.html for f in (body if isinstance(body, list) else [body]))
         parts.append(
             f'<details class="sg-slice" id="slice-{views.escape(name)}"><summary>Slice <code>{views.escape(name)}</code> · {n} prompts</summary>{html_text}</details>'
         )

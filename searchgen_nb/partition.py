@@ -17,3 +17,15 @@ def partition(subset: object, sample_id: str) -> tuple[str, str]:
     if "texthard" in sample_id or "text_rendering" in sample_id:
         return "SearchIntensive", "TextualSearch"
     return "SearchIntensive", "VisualSearch"
+
+
+def partition_counts(prompts) -> dict[str, int]:
+    """Prompts per stratum and search type (``NoSearch``, ``SearchIntensive``, ``VisualSearch``,
+    ``TextualSearch``) of records' prompt parts (``stratum``, ``search_type``): the manifest's
+    ``partition`` and, per slice, its ``slice_partitions`` (SPEC §6, §9)."""
+    counts = dict.fromkeys(("NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch"), 0)
+    for p in prompts:
+        counts[p["stratum"]] += 1
+        if p["search_type"] != p["stratum"]:
+            counts[p["search_type"]] += 1
+    return counts

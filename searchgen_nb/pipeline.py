@@ -28,7 +28,6 @@ from searchgen_nb.constants import (
     EXCLUDED_PUBLIC_COMPONENT,
     MANIFEST,
     OVERALL_9_COMPONENTS,
-    PARTITION_KEYS,
     SCALE_PUBLIC,
     SCALE_RAW,
     SCHEMA_VERSION,
@@ -38,6 +37,7 @@ from searchgen_nb.errors import ConfigError, ValidationFailed
 from searchgen_nb.prompts import read_prompts
 from searchgen_nb.records import Extraction, extract_records
 from searchgen_nb.schemas import schema_dir
+from searchgen_nb.partition import partition_counts
 from searchgen_nb.slices import manifest_slices, slice_members, slice_specs
 from searchgen_nb.table import ReleaseTable
 from searchgen_nb.untrusted import excerpt, no_duplicate_keys
@@ -222,11 +222,7 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     prompt_set = read_prompts(cfg.dataset_path)
     extraction = extract_records(cfg, prompt_set, progress)
     sha = {"prompt_scores.jsonl": write_jsonl(folder / "prompt_scores.jsonl", extraction.table.records())}
-    partition = dict.fromkeys(PARTITION_KEYS, 0)
-    for p in extraction.table.prompts:
-        partition[p["stratum"]] += 1
-        if p["search_type"] != p["stratum"]:
-            partition[p["search_type"]] += 1
+    partition = partition_counts(extraction.table.prompts)
     manifest = build_manifest(cfg, extraction, extraction.table.n_prompts, prompt_set.canonical_sha256, partition, sha)
     publish_schemas(folder)
     specs = slice_specs(cfg.slices, extraction.table.n_prompts)

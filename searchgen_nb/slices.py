@@ -20,6 +20,7 @@ import numpy as np
 
 from searchgen_nb.config import SliceConfig
 from searchgen_nb.errors import MetadataError
+from searchgen_nb.partition import partition_counts
 from searchgen_nb.untrusted import excerpt
 
 
@@ -82,15 +83,7 @@ def manifest_slices(specs: dict[str, SliceConfig], members: dict[str, np.ndarray
     does), ``published_slices``, ``output_slice`` and ``slice_partitions`` (per slice the four
     stratum counts)."""
     fields = {spec.field for spec in specs.values() if spec.include}
-    partitions = {}
-    for name, idx in members.items():
-        counts = dict.fromkeys(("NoSearch", "SearchIntensive", "TextualSearch", "VisualSearch"), 0)
-        for i in idx.tolist():
-            p = prompts[i]
-            counts[p["stratum"]] += 1
-            if p["search_type"] != p["stratum"]:
-                counts[p["search_type"]] += 1
-        partitions[name] = counts
+    partitions = {name: partition_counts(prompts[i] for i in idx.tolist()) for name, idx in members.items()}
     return {
         "evaluation_slices": {
             "named": {
