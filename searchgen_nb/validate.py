@@ -370,6 +370,9 @@ class _ResultFiles:
             self.report.fail("unique_records", f"result_file {want} is also the file of sample_id {first[0]} / model {first[1]}", sample_id=sid, model_id=m)
 
 
+_SMALLEST_NORMAL = 2.0**-1022
+
+
 def _nearest_double_of_mean(vals: np.ndarray, stored: np.ndarray) -> np.ndarray:
     """For each row: is ``stored`` the exact mean of the row's non-NaN values rounded to the
     nearest double (ties to even)? ``vals``: (N, k) float64 in [0, 3], NaN = absent;
@@ -395,7 +398,9 @@ def _nearest_double_of_mean(vals: np.ndarray, stored: np.ndarray) -> np.ndarray:
     emin = np.minimum(np.where(nonzero, ev, far).min(axis=1), np.where(mo != 0, eo, far))
     emax = np.maximum(np.where(nonzero, ev, -far).max(axis=1), np.where(mo != 0, eo, -far))
     zeros = (emin == far) & has  # every value 0 and stored 0: right
-    fast = ok & has & ~zeros & (mo != 0) & (emax - emin <= 6)
+    # a stored value at or below the smallest normal double (2**-1022) has no 53-bit mantissa
+    # and a uniform gap below it: those rows are settled with fractions too
+    fast = ok & has & ~zeros & (o > _SMALLEST_NORMAL) & (emax - emin <= 6)
     shift_v = np.where(nonzero & fast[:, None], ev - emin[:, None], 0)
     shift_o = np.where(fast, eo - emin, 0)
     r = np.where(fast[:, None], mv << shift_v, 0).sum(axis=1) - n * np.where(fast, mo << shift_o, 0)

@@ -177,6 +177,10 @@ def test_validator_overall_check_is_exact(rows):
     ([5e-324, 5e-324], 0.0, False),
     ([3.0, 1e-300], 1.5, True),  # 300 orders of magnitude apart: settled with fractions
     ([1.0, 2.0, 2.0], 5 / 3, True),
+    ([0.0, 5e-324, 5e-324], 5e-324, True),  # a subnormal mean (found by hypothesis): its unit is the value itself
+    ([0.0, 5e-324, 5e-324], 0.0, False),
+    ([2.0**-1022, 2.0**-1022 - 5e-324], 2.0**-1022, True),  # a tie just below the smallest normal: the even one
+    ([2.0**-1022, 2.0**-1022 - 5e-324], 2.0**-1022 - 5e-324, False),
 ])
 def test_validator_overall_check_edge_rows(values, stored, ok):
     assert _nearest_double_of_mean(np.array([values]), np.array([stored])).tolist() == [ok]
