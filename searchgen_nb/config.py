@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Literal
 
@@ -69,6 +70,46 @@ class ExpectedConfig(BaseModel):
     n_scored: dict[str, int] | None = None
 
 
+class UncertaintyConfig(BaseModel):
+    """``uncertainty`` block: the stratified prompt bootstrap (SPEC §8).
+
+    ``n_bootstrap`` replicates B (0 turns the section off), ``seed`` of
+    ``numpy.random.default_rng``, ``confidence`` c of every interval as the decimal written
+    (0.95 is nineteen twentieths: α = 1 − c is compared exactly with adjusted p-values), and
+    ``low_confidence_width``: public 0–100 points; the book marks a domain or failure-mode
+    cell whose Overall-9 interval is wider as low-confidence (presentation only).
+    """
+
+    model_config = _STRICT
+    n_bootstrap: int = Field(default=10_000, ge=0, le=1_000_000)
+    seed: int = Field(default=0, ge=0, le=2**63 - 1)
+    confidence: Decimal = Field(default=Decimal("0.95"))
+    low_confidence_width: Decimal = Field(default=Decimal("20"))
+
+    @field_validator("confidence", mode="before")
+    @classmethod
+    def _confidence(cls, v):
+        d = exact_decimal(v)
+        if not 0 < d < 1:
+            raise ValueError(f"must be strictly between 0 and 1, got {v}")
+        return d
+
+    @field_validator("low_confidence_width", mode="before")
+    @classmethod
+    def _width(cls, v):
+        if isinstance(v, bool) or not isinstance(v, (int, float, Decimal)):
+            raise ValueError(f"must be a number of public points (0–100), got {excerpt(v)}")
+        d = Decimal(repr(v)) if isinstance(v, float) else Decimal(v)
+        if not d.is_finite() or not 0 <= d <= 100:
+            raise ValueError(f"must be between 0 and 100 public points, got {v}")
+        return d
+
+    @property
+    def alpha(self) -> Fraction:
+        """α = 1 − confidence, exactly."""
+        return 1 - Fraction(self.confidence)
+
+
 #: Prompt fields a slice can select on: the record fields that hold a string or a list.
 SLICE_FIELDS = ("subset", "eval_slices", "domains", "failure_modes", "difficulty", "language", "generation_task_type")
 
@@ -104,6 +145,7 @@ class ReleaseConfig(BaseModel):
     paper_table: str | None = None
     expected: ExpectedConfig | None = None
     slices: dict[str, SliceConfig] | None = None
+    uncertainty: UncertaintyConfig = Field(default_factory=UncertaintyConfig)
     data_origin: Literal["release", "synthetic-demo"] = "release"
     release_config: str | None = None
     # Filled in by load_config, never from the YAML.
@@ -190,6 +232,8 @@ class ReleaseConfig(BaseModel):
         """The config as recorded in the manifest: paths as written, no absolute paths."""
         d = self.model_dump(mode="json", exclude={"config_path", "release_config"})
         d["scoring"]["min_ranking_coverage"] = float(self.scoring.min_ranking_coverage)  # ≤ 15 digits: reads back exactly
+        d["uncertainty"]["confidence"] = float(self.uncertainty.confidence)
+        d["uncertainty"]["low_confidence_width"] = float(self.uncertainty.low_confidence_width)
         d["models"] = {m: {**v, "missing_policy": self.policy(m)} for m, v in d["models"].items()}
         return d
 

@@ -72,8 +72,10 @@ ARTIFACTS = (
     "leaderboard_by_domain.json",
     "leaderboard_by_failure_mode.json",
     "leaderboard_by_slice.json",
+    "uncertainty.json",
 )
 MANIFEST = "manifest.json"
+UNCERTAINTY = "uncertainty.json"
 VALIDATION_REPORT = "validation_report.json"
 
 DEFAULT_RESULT_PATH = "{release_row}/{lane}/{source_id}/augmented_parsed_result_ffjudge_pp.json"

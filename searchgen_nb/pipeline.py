@@ -31,7 +31,9 @@ from searchgen_nb.constants import (
     SCALE_PUBLIC,
     SCALE_RAW,
     SCHEMA_VERSION,
+    UNCERTAINTY,
     VALIDATION_REPORT,
+    ZERO_FILL,
 )
 from searchgen_nb.errors import ConfigError, ValidationFailed
 from searchgen_nb.prompts import read_prompts
@@ -40,6 +42,7 @@ from searchgen_nb.schemas import schema_dir
 from searchgen_nb.partition import partition_counts
 from searchgen_nb.slices import manifest_slices, slice_members, slice_specs
 from searchgen_nb.table import ReleaseTable
+from searchgen_nb.uncertainty import uncertainty
 from searchgen_nb.untrusted import excerpt, no_duplicate_keys
 from searchgen_nb.validate import Report, validate_folder
 
@@ -251,17 +254,31 @@ def read_table(cfg: ReleaseConfig, folder: Path) -> ReleaseTable:
     return ReleaseTable.from_records(read_records(folder), list(cfg.model_ids))
 
 
-def aggregate_stage(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None) -> dict[str, object]:
-    """Stage 2 (notebook 02): aggregate the release into the four leaderboard files and
-    record their sha256 in the manifest. Returns the boards.
+def uncertainty_table(cfg: ReleaseConfig, table: ReleaseTable, boards: dict) -> dict:
+    """``uncertainty.json`` of a release table and its leaderboards (SPEC §8; see
+    :func:`searchgen_nb.uncertainty.uncertainty`)."""
+    members = slice_members(table.prompts, slice_specs(cfg.slices, table.n_prompts))
+    zero_fill = {m: cfg.policy(m) == ZERO_FILL for m in cfg.model_ids}
+    return uncertainty(table, zero_fill, boards, members, cfg.uncertainty, cfg.scoring.rounding_decimals)
+
+
+def aggregate_stage(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None, watch: "_Stopwatch | None" = None) -> dict[str, object]:
+    """Stage 2 (notebook 02): aggregate the release into the leaderboard files and
+    ``uncertainty.json``, and record their sha256 in the manifest. Returns the boards.
 
     ``table``: the extraction's table when it is at hand (``searchgen-nb data``); else the
-    staged ``prompt_scores.jsonl`` is read back (a notebook kernel of its own)."""
+    staged ``prompt_scores.jsonl`` is read back (a notebook kernel of its own). ``watch``
+    times the stages ``aggregate`` and ``uncertainty``."""
     folder = Path(folder)
-    boards = aggregate_table(cfg, table if table is not None else read_table(cfg, folder))
-    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    for name, data in boards.items():
-        manifest["artifact_sha256"][name] = write_text(folder / name, dumps(data))
+    watch = watch or _Stopwatch()
+    with watch.stage("aggregate"):
+        table = table if table is not None else read_table(cfg, folder)
+        boards = aggregate_table(cfg, table)
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        for name, data in boards.items():
+            manifest["artifact_sha256"][name] = write_text(folder / name, dumps(data))
+    with watch.stage("uncertainty"):
+        manifest["artifact_sha256"][UNCERTAINTY] = write_text(folder / UNCERTAINTY, dumps(uncertainty_table(cfg, table, boards)))
     write_text(folder / MANIFEST, dumps(manifest))
     return boards
 
@@ -271,8 +288,7 @@ def write_release_files(cfg: ReleaseConfig, folder: Path, progress: bool | None 
     watch = watch or _Stopwatch()
     with watch.stage("extract"):
         extraction = extract_stage(cfg, folder, progress)
-    with watch.stage("aggregate"):
-        aggregate_stage(cfg, folder, extraction.table)
+    aggregate_stage(cfg, folder, extraction.table, watch)
     return extraction
 
 

@@ -18,7 +18,9 @@ Checks (names as they appear in the report and in error messages):
 8. ``paper_table``          Overall-10 within half a rounding unit of the canonical table
 9. ``coverage_lock``        no model below its locked ``n_scored``
 10. ``order_invariance``    the pipeline's aggregation of permuted input equals the reconstruction
-11. ``strict_json``         artifacts parse with NaN/Infinity rejected; sha256 match the manifest
+11. ``uncertainty``         every bootstrap interval, rank interval and p-value recomputes (own code:
+                            :mod:`searchgen_nb.validate_bootstrap`)
+12. ``strict_json``         artifacts parse with NaN/Infinity rejected; sha256 match the manifest
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from array import array
 
 from searchgen_nb.schemas import check_document, check_folder
 from searchgen_nb.untrusted import strict_loads
+from searchgen_nb.validate_bootstrap import reconstruct_uncertainty
 
 import numpy as np
 
@@ -51,6 +54,7 @@ CHECKS = (
     "paper_table",
     "coverage_lock",
     "order_invariance",
+    "uncertainty",
     "strict_json",
 )
 #: One line per check for reports and the book's Validation and Audit pages.
@@ -66,6 +70,7 @@ CHECK_DESCRIPTIONS = {
     "paper_table": "Overall-10 within half a rounding unit of the canonical recomputation (paper table)",
     "coverage_lock": "no model has fewer scored prompts than its locked n_scored",
     "order_invariance": "the pipeline's aggregation of the release with prompts and models permuted equals the independent reconstruction",
+    "uncertainty": "every bootstrap interval, rank interval and (Holm-adjusted) p-value in uncertainty.json recomputes from prompt_scores.jsonl with the validator's own code (SPEC §8)",
     "strict_json": "artifacts parse with NaN/Infinity rejected and match the sha256 recorded in the manifest",
 }
 _STATUSES = ("scored", "invalid_evaluation", "missing_evaluation", "missing_generation")
@@ -77,6 +82,7 @@ _BOARDS = (
     "leaderboard_by_slice.json",
 )
 _SLICE_KINDS = ("overall", "strata", "domains", "failure_modes")
+_UNCERTAINTY = "uncertainty.json"
 _MAX_LISTED = 50  # failures listed per check; the count is always complete
 
 
@@ -180,12 +186,16 @@ def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
             boards[name] = _strict_load(folder / name)
         except (OSError, ValueError) as exc:
             report.fail(check, f"{name}: {exc}", file=name)
+    try:
+        boards[_UNCERTAINTY] = _strict_load(folder / _UNCERTAINTY)
+    except (OSError, ValueError) as exc:
+        report.fail(check, f"{_UNCERTAINTY}: {exc}", file=_UNCERTAINTY)
     hashes = manifest.get("artifact_sha256", {}) if isinstance(manifest, dict) else {}
-    for name in ("prompt_scores.jsonl", *_BOARDS):
+    for name in ("prompt_scores.jsonl", *_BOARDS, _UNCERTAINTY):
         p = folder / name
         if p.exists() and hashes.get(name) != _sha256_file(p):
             report.fail(check, f"{name}: sha256 differs from the manifest's artifact_sha256", file=name)
-    if len(boards) != len(_BOARDS):
+    if len(boards) != len(_BOARDS) + 1:
         return None
     return manifest, boards
 
@@ -702,6 +712,51 @@ def _compare(name: str, want: object, got: object, report: Report, check: str) -
                     report.fail(check, f"{name}: {key} is {json.dumps(gv)}, recomputed {json.dumps(wv)}", file=name, group=g, model_id=w["model_id"])
 
 
+def _compare_uncertainty(want: dict, got: object, report: Report) -> None:
+    """Every figure of ``uncertainty.json`` against the recomputation, named by group, model
+    (or pair) and key."""
+    name, check = _UNCERTAINTY, "uncertainty"
+    if not isinstance(got, dict):
+        report.fail(check, f"{name}: not a JSON object", file=name)
+        return
+    for key in sorted(set(want) | set(got)):
+        if key in ("groups", "pairs"):
+            continue
+        if not _same(want.get(key, "<missing>"), got.get(key, "<missing>")):
+            report.fail(check, f"{name}: {key} is {json.dumps(got.get(key, '<missing>'))}, recomputed {json.dumps(want.get(key, '<missing>'))}", file=name)
+    groups, pairs = got.get("groups"), got.get("pairs")
+    if not isinstance(groups, dict) or not isinstance(pairs, dict):
+        report.fail(check, f"{name}: groups and pairs must be JSON objects", file=name)
+        return
+    for g in sorted(set(want["groups"]) | set(groups)):
+        w, h = want["groups"].get(g), groups.get(g)
+        if w is None or not isinstance(h, dict):
+            report.fail(check, f"{name}: group {'missing' if h is None else 'not recomputed (no such group in prompt_scores.jsonl)' if w is None else 'is not an object'}", file=name, group=g)
+            continue
+        for m in sorted(set(w) | set(h)):
+            if m not in w or not isinstance(h.get(m), dict):
+                report.fail(check, f"{name}: model {'missing' if m not in h else 'unknown' if m not in w else 'not an object'}", file=name, group=g, model_id=m)
+                continue
+            for key, wv in w[m].items():
+                hv = h[m].get(key, "<missing>")
+                if not _same(wv, hv):
+                    report.fail(check, f"{name}: {key} is {json.dumps(hv)}, recomputed {json.dumps(wv)}", file=name, group=g, model_id=m)
+    for g in sorted(set(want["pairs"]) | set(pairs)):
+        w, h = want["pairs"].get(g), pairs.get(g)
+        if w is None or not isinstance(h, list):
+            report.fail(check, f"{name}: pairs of the group {'missing' if h is None else 'not expected' if w is None else 'not a list'}", file=name, group=g)
+            continue
+        order = [(r.get("a"), r.get("b")) if isinstance(r, dict) else None for r in h]
+        if order != [(r["a"], r["b"]) for r in w]:
+            report.fail(check, f"{name}: pairs are not every pair of ranked models in published rank order", file=name, group=g)
+            continue
+        for wr, hr in zip(w, h):
+            for key, wv in wr.items():
+                hv = hr.get(key, "<missing>")
+                if not _same(wv, hv):
+                    report.fail(check, f"{name}: pair {wr['a']} vs {wr['b']}: {key} is {json.dumps(hv)}, recomputed {json.dumps(wv)}", file=name, group=g)
+
+
 def _same(a, b) -> bool:
     """Equality that keeps null, 0, 0.0 and False apart: JSON types must match too."""
     if type(a) is not type(b):
@@ -715,7 +770,8 @@ def _same(a, b) -> bool:
 
 def _check_rows_null_vs_zero(boards: dict, report: Report) -> None:
     """In every row a component is null exactly when no value went into it (count 0)."""
-    for name, data in boards.items():
+    for name in _BOARDS:
+        data = boards[name]
         groups = {"All": data} if isinstance(data, list) else _flat_slices(data) if name == "leaderboard_by_slice.json" else data
         for g, rows in groups.items():
             for r in rows:
@@ -839,6 +895,7 @@ def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = N
         if not report.checks["unique_records"]["passed"] or not report.checks["null_zero_distinct"]["passed"]:
             report.skip("aggregates", "records are inconsistent; aggregates not reconstructed")
             report.skip("order_invariance", "records are inconsistent")
+            report.skip("uncertainty", "records are inconsistent; intervals not recomputed")
             return report
         _check_rows_null_vs_zero(boards, report)
         want = _reconstruct(manifest, cols)
@@ -850,6 +907,10 @@ def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = N
             theirs = aggregate()
             for name in _BOARDS:
                 _compare(name, want[name], theirs[name], report, "order_invariance")
+        if report.checks["aggregates"]["passed"]:
+            _compare_uncertainty(reconstruct_uncertainty(manifest, cols, boards, _slice_prompts), boards[_UNCERTAINTY], report)
+        else:
+            report.skip("uncertainty", "the leaderboards do not reconstruct; their rankings cannot be trusted")
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         report.fail("strict_json", f"artifacts do not follow the schema: {type(exc).__name__}: {exc}")
     return report
