@@ -113,7 +113,7 @@ ROSTER: tuple[DemoModel, ...] = (
     DemoModel("tessellate_3", "Tessellate 3", "Commercial", "tessellate-3", "zero_fill", 1.64, 2, 1, 6),
     DemoModel("halcyon_draw", "Halcyon Draw", "Commercial", "halcyon-draw", "zero_fill", 1.57, 1, 0, 3),
     DemoModel("marrowleaf", "Marrowleaf", "Commercial", "marrowleaf", "zero_fill", 1.48, 0, 0, 0),
-    DemoModel("emberline_flash", "Emberline Flash", "Commercial", "emberline-flash", "zero_fill", 1.51, 3, 2, 6),
+    DemoModel("emberline_flash", "Emberline Flash", "Commercial", "emberline-flash", "zero_fill", 1.54, 3, 2, 6),
     DemoModel("brushwell_7b", "Brushwell-7B", "Open", "brushwell-7b", "zero_fill", 0.95, 0, 0, 0),
     DemoModel("sketchloom_12b", "Sketchloom-12B", "Open", "sketchloom-12b", "zero_fill", 0.89, 0, 0, 0),
     DemoModel("sketchloom_4b", "Sketchloom-4B", "Open", "sketchloom-4b", "zero_fill", 0.85, 1, 0, 0),

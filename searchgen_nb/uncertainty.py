@@ -63,26 +63,26 @@ P_DECIMALS = 4
 class Draws:
     """The replicates of a release as chunks of a replicate × prompt count matrix.
 
-    ``leaf``: each prompt's leaf stratum (its ``search_type``), prompts in sample_id order.
+    ``leaf``, ``sample_ids``: each prompt's leaf stratum (its ``search_type``) and sample_id.
     Columns of :meth:`counts` are the prompts in *working order*: leaf-stratum-major
     (:data:`LEAF_STRATA` order), sample_id order inside a stratum; :attr:`column` maps a
     prompt index to its column. Raises ValueError for a leaf outside :data:`LEAF_STRATA`.
     """
 
-    def __init__(self, leaf: list[str], n_bootstrap: int, seed: int, chunk_bytes: int = CHUNK_BYTES) -> None:
+    def __init__(self, leaf: list[str], sample_ids: list[str], n_bootstrap: int, seed: int, chunk_bytes: int = CHUNK_BYTES) -> None:
         unknown = sorted(set(leaf) - set(LEAF_STRATA))
         if unknown:
             raise ValueError(f"bootstrap: unknown leaf strata {unknown}")
         self.n_bootstrap = n_bootstrap
         self.n_prompts = len(leaf)
-        members = [[i for i, s in enumerate(leaf) if s == name] for name in LEAF_STRATA]
-        self.order, self.column = working_order(leaf)
+        self.order, self.column = working_order(leaf, sample_ids)
         self.blocks: list[tuple[str, int, int]] = []  # (stratum, first column, n_s), non-empty only
         start = 0
-        for name, m in zip(LEAF_STRATA, members):
-            if m:
-                self.blocks.append((name, start, len(m)))
-            start += len(m)
+        for name in LEAF_STRATA:
+            n_s = leaf.count(name)
+            if n_s:
+                self.blocks.append((name, start, n_s))
+            start += n_s
         self.rows_per_chunk = max(1, min(max(n_bootstrap, 1), chunk_bytes // max(8 * self.n_prompts, 1)))
         self.chunks = [(a, min(a + self.rows_per_chunk, n_bootstrap)) for a in range(0, n_bootstrap, self.rows_per_chunk)]
         rng = np.random.default_rng(seed)
@@ -131,10 +131,12 @@ class Draws:
         return out
 
 
-def working_order(leaf: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """``(order, column)``: the prompts leaf-stratum-major (:data:`LEAF_STRATA` order, prompt
-    order inside), ``order[column] = prompt`` and ``column[prompt]``."""
-    order = np.array([i for name in LEAF_STRATA for i, s in enumerate(leaf) if s == name], dtype=np.int64)
+def working_order(leaf: list[str], sample_ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, column)``: the prompts leaf-stratum-major (:data:`LEAF_STRATA` order,
+    sample_id code-point order inside: SPEC §8's numbering), ``order[column] = prompt`` and
+    ``column[prompt]``, whatever the order of the prompts given."""
+    by_id = sorted(range(len(leaf)), key=lambda i: sample_ids[i])
+    order = np.array([i for name in LEAF_STRATA for i in by_id if leaf[i] == name], dtype=np.int64)
     column = np.empty(len(order), dtype=np.int64)
     column[order] = np.arange(len(order))
     return order, column
@@ -204,7 +206,7 @@ class Bootstrap:
 
     def __init__(self, table: ReleaseTable, zero_fill: np.ndarray, groups: list[GroupDef], settings: Settings) -> None:
         self.table, self.groups, self.settings = table, groups, settings
-        self.draws = Draws([p["search_type"] for p in table.prompts], settings.n_bootstrap, settings.seed)
+        self.draws = Draws(*_leaf_and_ids(table), settings.n_bootstrap, settings.seed)
         self.values = _Values(table, zero_fill, self.draws.order)
         n_models, b_total = table.n_models, settings.n_bootstrap
         y = self.values.stacked()
@@ -246,6 +248,10 @@ class Bootstrap:
         cols = self.groups[g].columns
         x, inc = self.values.x["overall_9"], self.values.inc["overall_9"]
         return bool(np.array_equal(x[cols, i], x[cols, j]) and np.array_equal(inc[cols, i], inc[cols, j]))
+
+
+def _leaf_and_ids(table: ReleaseTable) -> tuple[list[str], list[str]]:
+    return [p["search_type"] for p in table.prompts], [p["sample_id"] for p in table.prompts]
 
 
 def _span(columns: np.ndarray) -> tuple[int, int] | None:
@@ -490,7 +496,7 @@ def uncertainty(table: ReleaseTable, zero_fill: dict[str, bool], boards: dict, s
     }
     if settings.n_bootstrap == 0:
         return head
-    groups = bootstrap_groups(table, boards, slices, working_order([p["search_type"] for p in table.prompts])[1])
+    groups = bootstrap_groups(table, boards, slices, working_order(*_leaf_and_ids(table))[1])
     policy = np.array([zero_fill[m] for m in table.model_ids])
     boot = Bootstrap(table, policy, groups, settings)
     alpha = settings.alpha

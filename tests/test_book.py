@@ -79,7 +79,7 @@ def test_release_publishes_everything(fixture_release):
     _, site, outcome = fixture_release
     assert sorted(p.name for p in (site / "public" / "data").iterdir()) == [
         "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json", "leaderboard_by_slice.json", "leaderboard_by_stratum.json",
-        "leaderboard_overall.json", "manifest.json", "prompt_scores.jsonl", "schemas", "validation_report.json",
+        "leaderboard_overall.json", "manifest.json", "prompt_scores.jsonl", "schemas", "uncertainty.json", "validation_report.json",
     ]
     assert (site / "_build" / "html" / "index.html").exists()
     assert [p.name for p in outcome.notebooks] == [

@@ -1,0 +1,296 @@
+"""Uncertainty (SPEC §8): the pipeline's bootstrap and the validator's recomputation both equal
+a literal, exact implementation of the contract (plain fractions, one ``integers`` call per
+stratum, every replicate a Python list of prompts), on random small releases that include
+float traps, exact rounding ties, identical models (exact rank ties), nulls, both missing
+policies and empty strata."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_core import SLICES, manifest_of, one_group_table, overall9_only, tables
+
+import searchgen_nb.uncertainty as unc
+from searchgen_nb.aggregate import ModelMeta, leaderboards
+from searchgen_nb.config import UncertaintyConfig, config_from_dict
+from searchgen_nb.errors import ConfigError
+from searchgen_nb.slices import slice_members, slice_specs
+from searchgen_nb.validate import _Columns, _slice_prompts
+from searchgen_nb.validate_bootstrap import reconstruct_uncertainty
+
+LEAVES = ("NoSearch", "VisualSearch", "TextualSearch")
+
+
+# ---- the literal reference ----------------------------------------------------------------
+
+
+def half_up(x: Fraction, dec: int) -> float:
+    u = math.floor(abs(x) * 10**dec + Fraction(1, 2))
+    return float(Fraction(u if x >= 0 else -u, 10**dec))
+
+
+def reference(table, metas, boards, slices, cfg: UncertaintyConfig, dec: int = 1) -> dict:
+    """SPEC §8 read literally, in exact fractions."""
+    B, alpha = cfg.n_bootstrap, 1 - Fraction(cfg.confidence)
+    out = {"method": "stratified prompt bootstrap", "n_bootstrap": B, "seed": cfg.seed, "confidence": float(cfg.confidence),
+           "strata_order": list(LEAVES), "groups": {}, "pairs": {}}
+    if B == 0:
+        return out
+    order = sorted(range(table.n_prompts), key=lambda i: table.prompts[i]["sample_id"])
+    rng = np.random.default_rng(cfg.seed)
+    reps = [[] for _ in range(B)]
+    for leaf in LEAVES:
+        members = [i for i in order if table.prompts[i]["search_type"] == leaf]
+        if not members:
+            continue
+        idx = rng.integers(0, len(members), size=(B, len(members)))
+        for b in range(B):
+            reps[b] += [members[j] for j in idx[b]]
+    policy = {m.model_id: m.missing_policy for m in metas}
+
+    def value(b, group, m, col):
+        k = table.model_ids.index(m)
+        total, n = Fraction(0), 0
+        for p in reps[b]:
+            if p not in group:
+                continue
+            if table.status[k, p] == 0:
+                v = table.values[k, p, col]
+                if v == v:
+                    total += Fraction(float(v))
+                    n += 1
+            elif policy[m] == "zero_fill":
+                n += 1
+        return None if n == 0 else total / n * 100 / 3
+
+    def ends(vals):
+        vals = sorted(v for v in vals if v is not None)
+        if not vals:
+            return None
+        n = len(vals)
+        return [half_up(vals[max(math.ceil(alpha / 2 * n), 1) - 1], dec), half_up(vals[max(math.ceil((1 - alpha / 2) * n), 1) - 1], dec)]
+
+    def rank_ends(ranks):
+        ranks = sorted(ranks)
+        n = len(ranks)
+        return [ranks[max(math.ceil(alpha / 2 * n), 1) - 1], ranks[max(math.ceil((1 - alpha / 2) * n), 1) - 1]]
+
+    from searchgen_nb.aggregate import prompt_groups
+
+    pg = prompt_groups(table.prompts)
+    groups = [("all:All", pg["stratum"]["All"], boards["leaderboard_overall.json"])]
+    groups += [(f"stratum:{s}", pg["stratum"][s], boards["leaderboard_by_stratum.json"][s]) for s in ("NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")]
+    groups += [(f"domain:{t}", idx, None) for t, idx in pg["domain"].items()]
+    groups += [(f"failure_mode:{t}", idx, None) for t, idx in pg["failure_mode"].items()]
+    groups += [(f"slice:{n}", idx, boards["leaderboard_by_slice.json"][n]["overall"]) for n, idx in slices.items()]
+    for key, idx, rows in groups:
+        group = set(np.asarray(idx).tolist())
+        v9 = {m: [value(b, group, m, 11) for b in range(B)] for m in table.model_ids}
+        v10 = {m: [value(b, group, m, 10) for b in range(B)] for m in table.model_ids}
+        cells = {m: {"overall_9": ends(v9[m]), "overall_10": ends(v10[m]), "rank": None, "n_valid": sum(v is not None for v in v9[m])}
+                 for m in sorted(table.model_ids)}
+        if rows is not None and any(r["ranked"] for r in rows):
+            ranked = [r for r in rows if r["ranked"]]
+            ids = [r["model_id"] for r in ranked]
+            ranks = {m: [] for m in ids}
+            for b in range(B):
+                key_of = lambda m: (0 if v9[m][b] is None else 1, v9[m][b] or 0)  # noqa: E731 - none below any value
+                ordered = sorted(sorted(ids), key=key_of, reverse=True)  # stable: ties keep model_id order
+                for pos, m in enumerate(ordered, start=1):
+                    ranks[m].append(pos)
+            for m in ids:
+                cells[m]["rank"] = rank_ends(ranks[m])
+            pairs, ps = [], []
+            for i in range(len(ids)):
+                for j in range(i + 1, len(ids)):
+                    a, bb = ids[i], ids[j]
+                    d = [None if v9[a][b] is None or v9[bb][b] is None else v9[a][b] - v9[bb][b] for b in range(B)]
+                    le = sum(1 for x in d if x is not None and x <= 0)
+                    ge = sum(1 for x in d if x is not None and x >= 0)
+                    p = min(Fraction(1), Fraction(2 * min(1 + le, 1 + ge), B + 1))
+                    ps.append(p)
+                    diff = float(Decimal(repr(ranked[i]["overall_9"])) - Decimal(repr(ranked[j]["overall_9"])))
+                    pairs.append({"a": a, "b": bb, "diff": diff, "ci": ends(d)})
+            k = len(ps)
+            adj, best = [None] * k, Fraction(0)
+            for step, t in enumerate(sorted(range(k), key=lambda t: ps[t])):
+                best = max(best, min(Fraction(1), (k - step) * ps[t]))
+                adj[t] = best
+            for row, p, a in zip(pairs, ps, adj):
+                row.update(p=half_up(p, 4), p_holm=half_up(a, 4), separable=a <= alpha)
+            out["pairs"][key] = pairs
+        out["groups"][key] = cells
+    return out
+
+
+def run_both(table, metas, cfg, dec=1, min_cov=Decimal("0.5")):
+    members = slice_members(table.prompts, slice_specs(SLICES, table.n_prompts))
+    boards = leaderboards(table, metas, min_cov, dec, None, members)
+    zero_fill = {m.model_id: m.missing_policy == "zero_fill" for m in metas}
+    ours = unc.uncertainty(table, zero_fill, boards, members, cfg, dec)
+    manifest = manifest_of(metas, table)
+    manifest["scoring"]["public_rounding_decimals"] = dec
+    manifest["config"] = {"uncertainty": {"n_bootstrap": cfg.n_bootstrap, "seed": cfg.seed, "confidence": float(cfg.confidence)}}
+    cols = _Columns.from_records(manifest, list(table.records()))
+    theirs = reconstruct_uncertainty(manifest, cols, boards, _slice_prompts)
+    return ours, theirs, boards, members
+
+
+# ---- properties ---------------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(tables(), st.integers(0, 2**32), st.sampled_from([1, 2, 7, 40]), st.sampled_from(["0.95", "0.9", "0.5"]))
+def test_pipeline_and_validator_equal_the_literal_contract(case, seed, n_boot, conf):
+    table, metas = case
+    cfg = UncertaintyConfig(n_bootstrap=n_boot, seed=seed, confidence=Decimal(conf))
+    ours, theirs, boards, members = run_both(table, metas, cfg)
+    want = reference(table, metas, boards, members, cfg)
+    assert ours == want
+    assert theirs == want
+
+
+@settings(max_examples=25, deadline=None)
+@given(tables(), st.randoms(use_true_random=False))
+def test_no_figure_depends_on_prompt_or_model_order(case, rnd):
+    table, metas = case
+    cfg = UncertaintyConfig(n_bootstrap=30, seed=3)
+    ours, *_ = run_both(table, metas, cfg)
+    prompts, models = list(range(table.n_prompts)), list(range(table.n_models))
+    rnd.shuffle(prompts)
+    rnd.shuffle(models)
+    shuffled = table.permuted(prompts, models)
+    by_id = {m.model_id: m for m in metas}
+    again, *_ = run_both(shuffled, [by_id[m] for m in shuffled.model_ids], cfg)
+    assert again == ours
+
+
+def test_identical_models_tie_exactly_and_rank_by_model_id():
+    """Two models with the same scores tie in every replicate: the one whose id sorts first
+    is always ranked above; their difference is exactly 0 in every replicate (p = 1)."""
+    vals = [0.05, 0.7, 1.1, 0.7, 2.9, 2.4375, 1 / 3]
+    table = one_group_table({"twin_b": overall9_only(vals), "twin_a": overall9_only(vals), "other": overall9_only([1.0] * 7)})
+    metas = [ModelMeta(m, m, "Open", "zero_fill") for m in table.model_ids]
+    ours, theirs, boards, members = run_both(table, metas, UncertaintyConfig(n_bootstrap=200, seed=1))
+    assert ours == theirs == reference(table, metas, boards, members, UncertaintyConfig(n_bootstrap=200, seed=1))
+    assert ours["groups"]["all:All"]["twin_a"]["rank"][1] < ours["groups"]["all:All"]["twin_b"]["rank"][0] or (
+        ours["groups"]["all:All"]["twin_a"]["rank"] == [1, 2] and ours["groups"]["all:All"]["twin_b"]["rank"] == [2, 3])
+    twins = next(p for p in ours["pairs"]["all:All"] if {p["a"], p["b"]} == {"twin_a", "twin_b"})
+    assert twins["ci"] == [0.0, 0.0] and twins["p"] == 1.0 and twins["separable"] is False
+
+
+def test_rounding_tie_is_settled_exactly():
+    """A replicate mean of exactly 81.25 (raw 2.4375) is 81.3, never a float's 81.2."""
+    table = one_group_table({"m": overall9_only([2.4375] * 3)})
+    metas = [ModelMeta("m", "M", "Open", "exclude")]
+    ours, theirs, *_ = run_both(table, metas, UncertaintyConfig(n_bootstrap=5))
+    assert ours["groups"]["all:All"]["m"]["overall_9"] == [81.3, 81.3] == theirs["groups"]["all:All"]["m"]["overall_9"]
+
+
+# ---- the pieces -----------------------------------------------------------------------------
+
+
+def test_chunked_draws_equal_one_call_per_stratum():
+    """The count matrix made chunk by chunk (saved generator states) equals the contract's
+    single ``integers`` call per stratum, for any chunk size."""
+    leaf = ["VisualSearch", "NoSearch", "TextualSearch", "VisualSearch", "NoSearch", "VisualSearch", "VisualSearch"]
+    IDS = ["v9", "n2", "t1", "v1", "n1", "v3", "v2"]  # numbering inside a stratum: sample_id order
+    B = 23
+    rng = np.random.default_rng(5)
+    want = np.zeros((B, len(leaf)), dtype=np.int64)
+    for s in LEAVES:
+        members = sorted((i for i, x in enumerate(leaf) if x == s), key=lambda i: IDS[i])
+        idx = rng.integers(0, len(members), size=(B, len(members)))
+        for b in range(B):
+            for j in idx[b]:
+                want[b, members[j]] += 1
+    for chunk_bytes in (1, 8 * 7 * 5, 10**9):
+        draws = unc.Draws(leaf, IDS, B, 5, chunk_bytes=chunk_bytes)
+        got = np.vstack([draws.counts(c) for c in range(len(draws.chunks))])[:, draws.column]
+        assert np.array_equal(got, want), chunk_bytes
+        assert np.array_equal(draws.count_rows(np.array([22, 0, 7]))[:, draws.column], want[[22, 0, 7]])
+    assert len(unc.Draws(leaf, IDS, B, 5, chunk_bytes=1).chunks) == B
+
+
+def test_chunked_release_equals_one_chunk(monkeypatch):
+    table, metas = one_group_table({"a": overall9_only([0.1, 2.9, 1.5, 3.0]), "b": overall9_only([1.0, 2.0, None, 2.5])}), None
+    metas = [ModelMeta("a", "A", "Open", "zero_fill"), ModelMeta("b", "B", "Open", "exclude")]
+    cfg = UncertaintyConfig(n_bootstrap=50, seed=9)
+    whole, *_ = run_both(table, metas, cfg)
+    monkeypatch.setattr(unc, "CHUNK_BYTES", 8 * 4 * 3)  # three replicates per chunk
+    assert run_both(table, metas, cfg)[0] == whole
+
+
+@pytest.mark.parametrize("n,alpha,want", [(10_000, Fraction(1, 20), (249, 9749)), (40, Fraction(1, 20), (0, 38)), (1, Fraction(1, 20), (0, 0)), (7, Fraction(1, 2), (1, 5))])
+def test_percentile_positions(n, alpha, want):
+    """⌈(α/2)·n⌉ and ⌈(1−α/2)·n⌉, 1-based (numpy's inverted_cdf), as 0-based positions."""
+    assert unc.percentile_positions(n, alpha) == want
+    values = np.arange(n, dtype=float)
+    assert (np.percentile(values, float(alpha / 2) * 100, method="inverted_cdf"), np.percentile(values, float(1 - alpha / 2) * 100, method="inverted_cdf")) == want
+
+
+def test_holm_step_down_is_monotone_and_capped():
+    # p = 1/100, 4/100, 3/100 over K = 3: 3·0.01 = 0.03, 2·0.03 = 0.06, then max(0.06, 1·0.04) = 0.06
+    assert unc._holm([1, 4, 3], 100) == [3, 6, 6]
+    assert unc._holm([60, 50], 100) == [100, 100]  # 2·0.5 = 1 (capped), then max(1, 0.6)
+
+
+def test_p_value_rounding_and_smallest_p():
+    assert unc._p_value(2, 10_001) == 0.0002  # every replicate on one side: 2 / (B + 1)
+    assert unc._p_value(1, 8) == 0.125 and unc._p_value(1, 3) == 0.3333 and unc._p_value(2, 3) == 0.6667
+    assert unc._p_value(1, 20_000) == 0.0001  # 0.00005 → half-up
+
+
+def test_half_up_signed_rounds_halves_away_from_zero():
+    assert unc.half_up_signed(Fraction(-225, 100), 1) == -23 and unc.half_up_signed(Fraction(225, 100), 1) == 23
+    assert unc.half_up_signed(Fraction(-224, 100), 1) == -22
+
+
+def test_off_gives_the_header_only():
+    table = one_group_table({"a": overall9_only([1.0, 2.0])})
+    ours, theirs, *_ = run_both(table, [ModelMeta("a", "A", "Open", "exclude")], UncertaintyConfig(n_bootstrap=0))
+    assert ours == theirs and ours["groups"] == {} and ours["pairs"] == {} and ours["n_bootstrap"] == 0
+
+
+def test_empty_group_has_null_intervals():
+    """A stratum without prompts (here TextualSearch) has no replicate value: null, n_valid 0."""
+    table = one_group_table({"a": overall9_only([1.0, 2.0])})
+    ours, theirs, *_ = run_both(table, [ModelMeta("a", "A", "Open", "exclude")], UncertaintyConfig(n_bootstrap=20))
+    assert ours == theirs
+    assert ours["groups"]["stratum:TextualSearch"]["a"] == {"overall_9": None, "overall_10": None, "rank": None, "n_valid": 0}
+
+
+# ---- config -----------------------------------------------------------------------------------
+
+
+def _config(tmp_path, block):
+    raw = {"benchmark": "B", "dataset": "p.jsonl", "results_root": "r", "models": {"a": {"display_name": "A", "type": "Open", "source_id": "a"}}}
+    if block is not None:
+        raw["uncertainty"] = block
+    return config_from_dict(raw, tmp_path / "release.yml")
+
+
+def test_config_defaults_and_exact_confidence(tmp_path):
+    cfg = _config(tmp_path, None).uncertainty
+    assert (cfg.n_bootstrap, cfg.seed, cfg.confidence, cfg.alpha) == (10_000, 0, Decimal("0.95"), Fraction(1, 20))
+    assert _config(tmp_path, {"confidence": Decimal("0.9")}).uncertainty.alpha == Fraction(1, 10)  # not the binary 0.9
+
+
+@pytest.mark.parametrize("block,fragment", [
+    ({"confidence": Decimal("1")}, "uncertainty.confidence"),
+    ({"confidence": "0.95"}, "uncertainty.confidence"),
+    ({"n_bootstrap": -1}, "uncertainty.n_bootstrap"),
+    ({"n_bootstrap": 2.5}, "uncertainty.n_bootstrap"),
+    ({"seed": -3}, "uncertainty.seed"),
+    ({"replicates": 100}, "uncertainty.replicates"),
+])
+def test_config_rejects_bad_blocks(tmp_path, block, fragment):
+    with pytest.raises(ConfigError) as info:
+        _config(tmp_path, block)
+    assert fragment in str(info.value)
