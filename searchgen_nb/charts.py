@@ -242,9 +242,15 @@ def heatmap(
     show_values: bool = True,
     cell_size: int = 24,
     decimals: int = 1,
+    wide_interval: float | None = None,
+    confidence: str = "95%",
 ) -> HTMLFragment:
     """Model × tag heatmap of a 0–100 score (default Overall-9); cell labels show the
     published value with ``decimals`` places (the release's ``rounding_decimals``).
+
+    With an ``interval`` column (``[lo, hi]`` or None, SPEC §8) the tooltip gives each cell's
+    bootstrap interval, and a cell whose interval is wider than ``wide_interval`` points gets
+    a dashed outline (low confidence).
 
     ``df``: a DataFrame or records with columns ``model_id`` (or ``display_name``),
     ``display_name``, ``tag``, ``value`` (default ``overall_9``), ``n_total``, and optionally
@@ -279,6 +285,8 @@ def heatmap(
         n_scored = r.get("n_scored")
         cov = _number(r.get("coverage"))
         tname = r.get("tag_name") if not is_null(r.get("tag_name")) else tag_names.get(tag)
+        iv = r.get("interval")
+        iv = None if iv is None or (not isinstance(iv, (list, tuple)) and is_null(iv)) else iv
         if not is_null(n_total) and not is_null(n_scored):
             cov_text = f"{percent(int(n_scored), int(n_total))} ({int(n_scored)}/{int(n_total)})"
         elif cov is not None:
@@ -297,6 +305,8 @@ def heatmap(
                 "is_na": v is None,
                 "n_total": NA if is_null(n_total) else int(n_total),
                 "coverage_text": cov_text,
+                "interval_text": NA if iv is None else f"{_fmt(iv[0], decimals)}–{_fmt(iv[1], decimals)}",
+                "wide": bool(iv is not None and wide_interval is not None and float(iv[1]) - float(iv[0]) > wide_interval),
             }
         )
     tag_labels = {}
@@ -318,6 +328,8 @@ def heatmap(
                         "is_na": True,
                         "n_total": NA,
                         "coverage_text": NA,
+                        "interval_text": NA,
+                        "wide": False,
                     }
                 )
     x_sort = [tag_labels.get(t, tag_label(t, tag_names.get(t))) for t in tags]
@@ -330,6 +342,7 @@ def heatmap(
         alt.Tooltip("model:N", title="Model"),
         alt.Tooltip("tag_label:N", title="Tag"),
         alt.Tooltip("value_tip:N", title=value_title),
+        alt.Tooltip("interval_text:N", title=f"{confidence} interval"),
         alt.Tooltip("n_total:N", title="Prompts (n_total)"),
         alt.Tooltip("coverage_text:N", title="Coverage (scored)"),
     ]
@@ -349,6 +362,11 @@ def heatmap(
         tooltip=tooltip,
     )
     layers = [cells, na_cells]
+    if any(v["wide"] for v in values):
+        layers.append(
+            base.transform_filter("datum.wide").mark_rect(filled=False, stroke="#111111", strokeWidth=1.5, strokeDash=[3, 2])
+            .encode(x=x, y=y, tooltip=tooltip)
+        )
     if show_values:
         layers.append(
             base.mark_text(fontSize=8).encode(
@@ -453,6 +471,137 @@ def component_bars(
             subtitle=f"{NA} = component not applicable to any included prompt (no bar), not 0",
             anchor="start",
         ),
+    )
+    return embed(chart, name)
+
+
+# --------------------------------------------------------------------------- uncertainty
+
+def forest(
+    rows: Sequence[Mapping[str, Any]],
+    intervals: Mapping[str, Mapping[str, Any]],
+    name: str,
+    *,
+    title: str,
+    ties: Mapping[str, str] | None = None,
+    confidence: str = "95%",
+    decimals: int = 1,
+    row_height: int = 22,
+    width: int = 560,
+) -> HTMLFragment:
+    """Forest plot: per model (``rows`` order, leaderboard rows) the published Overall-9 as a
+    point and its bootstrap interval (``intervals[model_id]["overall_9"]``) as a line, 0–100.
+
+    Models without an interval show the point alone; unranked models are drawn hollow. The
+    tooltip gives Overall-9, the interval, the rank range and the tie group (``ties``)."""
+    alt = _alt()
+    ties = ties or {}
+    labels = _unique_labels([(str(r["model_id"]), str(r.get("display_name", r["model_id"]))) for r in rows])
+    values = []
+    for r in rows:
+        m = str(r["model_id"])
+        cell = intervals.get(m) or {}
+        iv, rk = cell.get("overall_9"), cell.get("rank")
+        v = _number(r.get("overall_9"))
+        if v is None:
+            continue
+        values.append({
+            "model": labels[m],
+            "value": v,
+            "value_text": _fmt(v, decimals),
+            "lo": None if iv is None else float(iv[0]),
+            "hi": None if iv is None else float(iv[1]),
+            "interval_text": NA if iv is None else f"{_fmt(iv[0], decimals)}–{_fmt(iv[1], decimals)}",
+            "rank_text": "unranked" if not r.get("ranked") else "–" if rk is None else (str(rk[0]) if rk[0] == rk[1] else f"{rk[0]}–{rk[1]}"),
+            "tie": ties.get(m, "–"),
+            "ranked": bool(r.get("ranked")),
+        })
+    order = [v["model"] for v in values]
+    lows = [v["lo"] for v in values if v["lo"] is not None] + [v["value"] for v in values]
+    highs = [v["hi"] for v in values if v["hi"] is not None] + [v["value"] for v in values]
+    domain = [max(0.0, 5 * math.floor(min(lows, default=0) / 5) - 5), min(100.0, 5 * math.ceil(max(highs, default=100) / 5) + 5)]
+    y = alt.Y("model:N", title=None, sort=order, axis=alt.Axis(labelLimit=260))
+    x_scale = alt.Scale(domain=domain, zero=False, nice=False)
+    tooltip = [
+        alt.Tooltip("model:N", title="Model"),
+        alt.Tooltip("value_text:N", title="Overall-9"),
+        alt.Tooltip("interval_text:N", title=f"{confidence} interval"),
+        alt.Tooltip("rank_text:N", title="Rank range"),
+        alt.Tooltip("tie:N", title="Tie group"),
+    ]
+    base = alt.Chart(alt.Data(values=values))
+    lines = base.transform_filter("datum.lo !== null").mark_rule(strokeWidth=2, color="#4c78a8").encode(
+        x=alt.X("lo:Q", title="Overall-9 (0–100)", scale=x_scale), x2="hi:Q", y=y, tooltip=tooltip
+    )
+    points = base.mark_point(filled=True, size=60, color="#1f3b5c").encode(
+        x=alt.X("value:Q", scale=x_scale), y=y, tooltip=tooltip,
+        opacity=alt.condition("datum.ranked", alt.value(1.0), alt.value(0.35)),
+    )
+    chart = alt.layer(lines, points).properties(
+        width=width,
+        height=max(row_height * len(values), 60),
+        title=alt.Title(title, subtitle=f"point = published Overall-9; line = {confidence} bootstrap interval (prompt sampling); faint = unranked", anchor="start"),
+    )
+    return embed(chart, name)
+
+
+def pairwise_heatmap(
+    pairs: Sequence[Mapping[str, Any]],
+    display_names: Mapping[str, str],
+    name: str,
+    *,
+    title: str,
+    confidence: str = "95%",
+    decimals: int = 1,
+    cell_size: int = 40,
+) -> HTMLFragment:
+    """Matrix of the ranked models of a group (rows and columns in rank order): the cell of
+    row a, column b is Overall-9(a) − Overall-9(b) (``pairs`` of ``uncertainty.json``, both
+    directions), coloured by the difference; pairs that cannot be separated (Holm-adjusted p
+    above α) are drawn pale with "≈". Tooltip: Δ, its interval, p and Holm-adjusted p."""
+    alt = _alt()
+    order: list[str] = []
+    for p in pairs:
+        for m in (p["a"], p["b"]):
+            if m not in order:
+                order.append(m)
+    labels = _unique_labels([(m, display_names.get(m, m)) for m in order])
+    values = []
+    for p in pairs:
+        for a, b, sign in ((p["a"], p["b"], 1), (p["b"], p["a"], -1)):
+            ci = p["ci"]
+            lo_hi = NA if ci is None else (f"{_fmt(ci[0], decimals)}–{_fmt(ci[1], decimals)}" if sign == 1 else f"{_fmt(-ci[1], decimals)}–{_fmt(-ci[0], decimals)}")
+            d = sign * float(p["diff"]) + 0.0
+            values.append({
+                "row": labels[a], "col": labels[b], "diff": d,
+                "text": ("≈" if not p["separable"] else "") + _fmt(d, decimals),
+                "interval_text": lo_hi, "p": _plain(p["p"]), "p_holm": _plain(p["p_holm"]),
+                "separable": "yes" if p["separable"] else "no (tie)",
+                "sep": bool(p["separable"]),
+            })
+    sort = [labels[m] for m in order]
+    span = max([abs(v["diff"]) for v in values], default=1.0) or 1.0
+    x = alt.X("col:N", title="minus (column)", sort=sort, axis=alt.Axis(labelAngle=-40, labelLimit=200, orient="top"))
+    y = alt.Y("row:N", title="Model (row)", sort=sort, axis=alt.Axis(labelLimit=220))
+    tooltip = [
+        alt.Tooltip("row:N", title="Model"), alt.Tooltip("col:N", title="minus"),
+        alt.Tooltip("text:N", title="Δ Overall-9"), alt.Tooltip("interval_text:N", title=f"{confidence} interval of Δ"),
+        alt.Tooltip("p:N", title="p"), alt.Tooltip("p_holm:N", title="Holm-adjusted p"), alt.Tooltip("separable:N", title="Separable"),
+    ]
+    base = alt.Chart(alt.Data(values=values))
+    cells = base.mark_rect(stroke="white", strokeWidth=1).encode(
+        x=x, y=y, tooltip=tooltip,
+        color=alt.Color("diff:Q", title="Δ Overall-9", scale=alt.Scale(scheme="redblue", domain=[-span, span]),
+                        legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=200)),
+        opacity=alt.condition("datum.sep", alt.value(1.0), alt.value(0.3)),
+    )
+    text = base.mark_text(fontSize=11).encode(
+        x=x, y=y, text="text:N", tooltip=tooltip,
+        color=alt.condition(f"abs(datum.diff) > {0.6 * span!r}", alt.value("white"), alt.value("black")),
+    )
+    chart = alt.layer(cells, text).properties(
+        width=cell_size * len(order), height=cell_size * len(order),
+        title=alt.Title(title, subtitle="row minus column, public 0–100 scale; pale with ≈ = not separable (Holm-adjusted p above α)", anchor="start"),
     )
     return embed(chart, name)
 

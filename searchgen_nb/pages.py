@@ -7,6 +7,7 @@ notebooks stay a parameters cell, a few calls and prose.
 from __future__ import annotations
 
 import json
+import math
 
 from searchgen_nb import charts, tables, views
 from searchgen_nb.assets import HTMLFragment
@@ -67,7 +68,8 @@ def with_legend(chart: HTMLFragment, text: str) -> HTMLFragment:
 _HEATMAP_LEGEND = (
     f'Colour: <a href="{METHODS}#overall-9">Overall-9</a> on the 0–100 scale, models in leaderboard order. '
     f'Grey “N/A”: no included prompt of that tag has a value (<a href="{METHODS}#null">not applicable, not 0</a>). '
-    f'Tooltip: value, prompts in the tag and the model\'s <a href="{METHODS}#coverage">coverage</a> there. '
+    f'Tooltip: value, its <a href="{METHODS}#uncertainty">bootstrap interval</a>, prompts in the tag and the model\'s '
+    f'<a href="{METHODS}#coverage">coverage</a> there. '
     f'Tags overlap (<a href="{METHODS}#multi-label">multi-label</a>).'
 )
 
@@ -94,8 +96,16 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
         title=f"Overall-9 by {kind.replace('_', ' ')} (0–100; grey = N/A)",
         cell_size=44 if df["tag"].nunique() <= 12 else 34,  # fill the page's width
         decimals=release.decimals,
+        wide_interval=views.wide_interval(release),
+        confidence=views.confidence_label(release),
     )
-    return with_legend(chart, _HEATMAP_LEGEND)
+    legend = _HEATMAP_LEGEND
+    if (width := views.wide_interval(release)) is not None:
+        legend += (f' Dashed outline: low confidence, the {views.confidence_label(release)} interval is wider than '
+                   f'{decimal_text(width)} points (a tag with few prompts).')
+    elif views.uncertainty_key(release, kind, "x") is None:
+        legend += " Intervals: computed for every prompt of the release only (see the figures above the slice sections)."
+    return with_legend(chart, legend)
 
 
 def tag_tables(release: Release, kind: str) -> HTMLFragment:
@@ -254,16 +264,69 @@ def slice_sections(release: Release, render) -> HTMLFragment:
     return fragment("".join(parts) or '<p class="sg-slice-note">This release publishes no slice besides the full set.</p>', "slices")
 
 
-def leaderboard_view(release: Release, group: str) -> HTMLFragment:
-    """The sortable leaderboard of one stratum group, captioned with its prompt count (from the data)."""
+def leaderboard_view(release: Release, group: str, forest: bool = True) -> HTMLFragment:
+    """The sortable leaderboard of one stratum group, captioned with its prompt count (from the
+    data), with each model's bootstrap interval, rank range and tie group when the release
+    has them (SPEC §8), followed by the group's forest plot (``forest``)."""
     for g, n, rows in views.stratum_views(release):
         if g == group:
-            return tables.leaderboard_table(
+            intervals = views.group_intervals(release, "stratum", group)
+            ties = views.tie_groups(rows, views.group_pairs(release, "stratum", group))
+            conf = views.confidence_label(release)
+            table = tables.leaderboard_table(
                 rows,
                 f"leaderboard-{group.lower()}{release.id_suffix}",
                 min_coverage=release.min_coverage,
                 methods_href=METHODS,
                 pending=release.pending,
                 caption=f"{group} · {n} prompts · {sum(r['ranked'] for r in rows)} of {len(rows)} models ranked · slice {release.slice_name}",
+                intervals=intervals,
+                ties=ties,
+                confidence=conf,
             )
+            if not forest or not any((c or {}).get("overall_9") for c in intervals.values()):
+                return table
+            plot = with_legend(
+                charts.forest(rows, intervals, f"forest-{group.lower()}{release.id_suffix}", title=f"Overall-9 with {conf} intervals, {group} · slice {release.slice_name}",
+                              ties=ties, confidence=conf, decimals=release.decimals),
+                f'Line: the <a href="{METHODS}#uncertainty">{conf} bootstrap interval</a> — the range of Overall-9 over resampled prompt sets; '
+                "it says how much the score depends on which prompts were drawn, not how noisy the judge is. "
+                "Overlapping lines do not by themselves mean a tie: the tie groups (≈ T1, …) come from the paired tests on the Compare page.",
+            )
+            return fragment(table.html + plot.html, f"leaderboard {group}")
     raise KeyError(f"no stratum group {group!r}")
+
+
+def pairwise(release: Release, group: str) -> list[HTMLFragment]:
+    """Every pair of ranked models of ``group`` (All or a stratum; in a slice view, All = the
+    whole slice): a matrix of Δ Overall-9 marking pairs that cannot be separated, and a
+    sortable table with Δ, its interval, p and Holm-adjusted p (SPEC §8)."""
+    if release.uncertainty is None or not release.uncertainty.get("groups"):
+        return [fragment('<p class="sg-slice-note">This release has no uncertainty section (<code>n_bootstrap: 0</code>).</p>')]
+    pairs = views.group_pairs(release, "stratum", group)
+    lead: list[HTMLFragment] = []
+    if not pairs and group != "All":
+        where = "All and the strata" if release.slice_name == release.output_slice else "the whole slice (All)"
+        lead = [fragment(f'<p class="sg-slice-note">Pairwise tests are computed for the ranked models of {where}; '
+                         f"group <code>{views.escape(group)}</code> has none, so this section shows All.</p>")]
+        group, pairs = "All", views.group_pairs(release, "stratum", "All")
+    if not pairs:
+        return [*lead, fragment('<p class="sg-slice-note">Fewer than two ranked models: no pair to test.</p>')]
+    u = release.uncertainty
+    conf = views.confidence_label(release)
+    names = {m: meta["display_name"] for m, meta in release.manifest["models"].items()}
+    chart = charts.pairwise_heatmap(pairs, names, f"pairs-{_safe_id(group)}{release.id_suffix}",
+                                    title=f"Δ Overall-9 between ranked models, {group} · slice {release.slice_name}",
+                                    confidence=conf, decimals=release.decimals)
+    k = len(pairs)
+    alpha = 1 - float(u["confidence"])
+    note = (f'<p>{k} pairs; p-values from {u["n_bootstrap"]:,} bootstrap replicates (seed {u["seed"]}), '
+            f'<a href="{METHODS}#uncertainty">Holm-adjusted</a> across the {k} pairs of the group; separable = adjusted p ≤ {decimal_text(alpha)}. '
+            "Not separable does not mean equal: the prompts do not tell the two apart at this level.</p>")
+    floor = 2 * k / alpha - 1
+    if u["n_bootstrap"] < floor:
+        note += (f'<p class="sg-warning">With {u["n_bootstrap"]:,} replicates the smallest possible p is 2/(B + 1) = '
+                 f'{decimal_text(2 / (u["n_bootstrap"] + 1))}: Holm cannot separate every pair of {k} unless B ≥ 2K/α − 1 ≈ {math.ceil(floor):,}.</p>')
+    table = tables.data_table(views.pairs_frame(release, "stratum", group), f"pairs-table-{_safe_id(group)}{release.id_suffix}",
+                              decimals={"p": 4, "Holm p": 4, "Δ Overall-9": release.decimals})
+    return [*lead, fragment(note, "pairs note"), chart, table]

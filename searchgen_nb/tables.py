@@ -46,6 +46,8 @@ METHOD_ANCHORS = {
     "overall_10": "overall-10",
     "coverage": "coverage",
     "missing_policy": "missing-policy",
+    "interval": "uncertainty",
+    "rank_range": "uncertainty",
     **{c: "component-" + c.replace("_", "-") for c in COMPONENT_LABELS},
 }
 
@@ -60,6 +62,10 @@ COLUMN_DEFINITIONS = {
     "overall_10": "Overall-10 (0–100, paper-compatible): prompt-macro mean of each prompt's mean "
     "over all ten components, text reference included.",
     "coverage": "Scored prompts / prompts in the group (n_scored/n_total).",
+    "interval": "Bootstrap interval of Overall-9: the range the score takes over resampled prompt sets "
+    "(stratified prompt bootstrap); prompt sampling only, not judge noise.",
+    "rank_range": "Bootstrap interval of the rank: the ranks the model takes over resampled prompt sets. "
+    "≈ T1: cannot be separated from its neighbour in rank (Holm-adjusted p above α); same label = one tie group.",
     "missing_policy": "How non-scored prompts count: zero_fill = as 0 in every score; "
     "exclude = left out (only scored prompts are averaged).",
     **{
@@ -205,8 +211,15 @@ def leaderboard_table(
     page_length: int | None = None,
     decimals: int | None = None,
     pending: frozenset[str] = frozenset(),
+    intervals: Mapping[str, Mapping[str, Any]] | None = None,
+    ties: Mapping[str, str] | None = None,
+    confidence: str = "95%",
 ) -> HTMLFragment:
     """Sortable leaderboard: one row per model (SPEC §6 rows), default order Overall-9 desc.
+
+    ``intervals``: ``{model_id: {"overall_9": [lo, hi], "rank": [lo, hi] or None}}`` from
+    ``uncertainty.json`` (SPEC §8): adds the columns "<confidence> interval" and "Rank range"
+    after Overall-9; ``ties``: ``{model_id: "T1"}`` tie-group badges in the rank-range cell.
 
     ``pending``: model_ids whose results are not in yet (config ``pending: true``): their rows
     carry a "pending" badge instead of the coverage one (they are never ranked).
@@ -226,6 +239,7 @@ def leaderboard_table(
         ("model", "Model", False),
         ("type", "Type", False),
         ("overall_9", "Overall-9", True),
+        *([("interval", f"{confidence} interval", True), ("rank_range", "Rank range", True)] if intervals else []),
         ("overall_10", "Overall-10 (paper-compatible)", True),
         ("coverage", "Coverage", True),
         ("missing_policy", "Missing policy", False),
@@ -277,6 +291,7 @@ def leaderboard_table(
             f'<td data-order="{_esc(name)}">{model_cell}</td>',
             _text_td(row.get("type")),
             _num_td(row.get("overall_9"), decimals),
+            *(_uncertainty_tds(intervals.get(row.get("model_id")) or {}, (ties or {}).get(row.get("model_id")), decimals) if intervals else []),
             _num_td(row.get("overall_10"), decimals),
             cov_td,
             _text_td(row.get("missing_policy")),
@@ -290,6 +305,23 @@ def leaderboard_table(
     return HTMLFragment(
         _table(table_id, header, body, options, caption, "sg-leaderboard"), f"leaderboard table {table_id}"
     )
+
+
+def _uncertainty_tds(cell: Mapping[str, Any], tie: str | None, decimals: int | None) -> list[str]:
+    """The interval and rank-range cells of one leaderboard row (N/A without a value)."""
+    iv, rk = cell.get("overall_9"), cell.get("rank")
+    if iv is None:
+        iv_td = f'<td class="sg-num sg-na" data-order="">{NA}</td>'
+    else:
+        lo, hi = (format_number(v, decimals)[0] for v in iv)
+        iv_td = f'<td class="sg-num sg-interval" data-order="{_esc(repr(float(iv[0])))}">{_esc(lo)}–{_esc(hi)}</td>'
+    if rk is None:
+        rk_td = '<td class="sg-num sg-na" data-order="">–</td>'
+    else:
+        text = str(rk[0]) if rk[0] == rk[1] else f"{rk[0]}–{rk[1]}"
+        badge = f' <span class="sg-badge sg-tie" title="cannot be separated from its neighbour in rank: tie group {_esc(tie)}">≈ {_esc(tie)}</span>' if tie else ""
+        rk_td = f'<td class="sg-num" data-order="{rk[0]}">{_esc(text)}{badge}</td>'
+    return [iv_td, rk_td]
 
 
 # --------------------------------------------------------------------------- generic

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from searchgen_nb.numeric import percent, scaled
+from searchgen_nb.numeric import decimal_text, percent, scaled
 from searchgen_nb.tables import NA
 from searchgen_nb.config import ReleaseConfig, find_config, load_config, work_root
 from searchgen_nb.errors import ConfigError
@@ -28,6 +28,7 @@ from searchgen_nb.constants import (
     OVERALL_9_COMPONENTS,
     STATUSES,
     STRATUM_GROUPS,
+    UNCERTAINTY,
     VALIDATION_REPORT,
 )
 
@@ -163,6 +164,12 @@ class Release:
         return view
 
     @cached_property
+    def uncertainty(self) -> dict | None:
+        """``uncertainty.json`` (SPEC §8), or None when the folder has none."""
+        p = self.folder / UNCERTAINTY
+        return json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
+
+    @cached_property
     def validation_report(self) -> dict | None:
         p = self.folder / VALIDATION_REPORT
         return json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
@@ -229,6 +236,7 @@ def tag_frame(release: Release, kind: str) -> pd.DataFrame:
     unranked = {r["model_id"] for r in release.boards["overall"] if not r["ranked"]}
     rows = []
     for tag, board in release.boards[kind].items():
+        intervals = group_intervals(release, kind, tag)
         for r in board:
             rows.append(
                 {
@@ -240,6 +248,7 @@ def tag_frame(release: Release, kind: str) -> pd.DataFrame:
                     "n_total": r["n_total"],
                     "n_scored": r["n_scored"],
                     "coverage": r["coverage"],
+                    "interval": (intervals.get(r["model_id"]) or {}).get("overall_9"),
                     **{c: r["components"][c] for c in OVERALL_9_COMPONENTS},
                 }
             )
@@ -295,6 +304,94 @@ def group_rows(release: Release, group: str) -> tuple[str, list[dict]]:
             return f"{kind.replace('_', ' ')} {group} · {label}", release.boards[kind][group]
     valid = [*release.boards["stratum"], *release.boards["domain"], *release.boards["failure_mode"]]
     raise KeyError(f"group {group!r} is not a stratum, domain or failure mode of this release (valid: {', '.join(valid)})")
+
+
+# ---- uncertainty (SPEC §8) ------------------------------------------------------------------
+
+
+def uncertainty_key(release: Release, kind: str, name: str) -> str | None:
+    """The ``uncertainty.json`` key of a group as this view shows it (``kind``: ``stratum``
+    — All and the strata —, ``domain`` or ``failure_mode``), or None when the file has no such
+    group: inside a named slice only the whole slice is bootstrapped (``slice:<name>``)."""
+    if release.slice_name != release.output_slice:
+        return f"slice:{release.slice_name}" if (kind, name) == ("stratum", "All") else None
+    if kind == "stratum":
+        return "all:All" if name == "All" else f"stratum:{name}"
+    return f"{kind}:{name}"
+
+
+def group_intervals(release: Release, kind: str, name: str) -> dict[str, dict]:
+    """``{model_id: {overall_9, overall_10, rank, n_valid}}`` of a group ({} when the release
+    has no uncertainty section or the view has no interval for the group)."""
+    u, key = release.uncertainty, uncertainty_key(release, kind, name)
+    return {} if u is None or key is None else u["groups"].get(key, {})
+
+
+def group_pairs(release: Release, kind: str, name: str) -> list[dict]:
+    """The pairwise tests of a group (ranked groups only), in published rank order."""
+    u, key = release.uncertainty, uncertainty_key(release, kind, name)
+    return [] if u is None or key is None else u["pairs"].get(key, [])
+
+
+def tie_groups(rows: list[dict], pairs: list[dict]) -> dict[str, str]:
+    """``{model_id: "T1"}`` for ranked models that cannot be separated from a neighbour in rank
+    order (Holm-adjusted p above α): maximal runs of adjacent non-separable pairs, numbered
+    from the top. Models separable from both neighbours get no label."""
+    sep = {(p["a"], p["b"]): p["separable"] for p in pairs}
+    ranked = [r["model_id"] for r in rows if r.get("ranked")]
+    out: dict[str, str] = {}
+    n = 0
+    for a, b in zip(ranked, ranked[1:]):
+        if sep.get((a, b)) is False:
+            if a not in out:
+                n += 1
+                out[a] = f"T{n}"
+            out[b] = out[a]
+    return out
+
+
+def wide_interval(release: Release) -> float | None:
+    """The config's ``uncertainty.low_confidence_width`` (public points): a cell whose interval
+    is wider is marked low-confidence; None without an uncertainty section."""
+    if not (release.uncertainty or {}).get("groups"):
+        return None
+    return float(((release.manifest.get("config") or {}).get("uncertainty") or {}).get("low_confidence_width", 20.0))
+
+
+def confidence_label(release: Release) -> str:
+    """"95%" for confidence 0.95 (the decimal written in the config)."""
+    c = (release.uncertainty or {}).get("confidence", 0.95)
+    return f"{scaled(c, 100):g}%"
+
+
+def interval_text(interval: list | None, decimals: int) -> str:
+    """``"74.1–77.0"`` (N/A when there is no interval)."""
+    if interval is None:
+        return NA
+    return f"{decimal_text(interval[0], decimals)}–{decimal_text(interval[1], decimals)}"
+
+
+def pairs_frame(release: Release, kind: str, name: str) -> pd.DataFrame:
+    """One row per pair of ranked models of a group: A, B, Δ Overall-9 (published), its
+    interval, p, Holm-adjusted p and whether the two are separable at the release's α."""
+    names = {m: meta["display_name"] for m, meta in release.manifest["models"].items()}
+    conf = confidence_label(release)
+    return pd.DataFrame(
+        [
+            {
+                "A": names.get(p["a"], p["a"]),
+                "B": names.get(p["b"], p["b"]),
+                "Δ Overall-9": p["diff"],
+                f"{conf} interval of Δ": interval_text(p["ci"], release.decimals),
+                "p": p["p"],
+                "Holm p": p["p_holm"],
+                "Separable": "yes" if p["separable"] else "no",
+            }
+            for p in group_pairs(release, kind, name)
+        ],
+        columns=["A", "B", "Δ Overall-9", f"{conf} interval of Δ", "p", "Holm p", "Separable"],
+        dtype=object,
+    )
 
 
 def compare_frame(release: Release, group: str, models: list[str]) -> pd.DataFrame:

@@ -138,7 +138,7 @@ def test_leaderboard_rows_sort_and_escape(fixture_release, browser):
 @pytest.mark.browser
 def test_every_chart_renders_with_na_and_escaped_names(fixture_release, browser):
     _, site, _ = fixture_release
-    expected = {"05_domains": 1, "06_failure_modes": 1, "07_compare": 1, "08_audit": 1}
+    expected = {"04_leaderboard": 5, "05_domains": 1, "06_failure_modes": 1, "07_compare": 2, "08_audit": 1}
     for name, n in expected.items():
         pg = Page(browser, page_path(site, name))
         assert pg.wait_for_charts() == n, name
@@ -148,6 +148,9 @@ def test_every_chart_renders_with_na_and_escaped_names(fixture_release, browser)
             assert "<script>" in svg_text  # model label drawn as text
         if name == "07_compare":
             assert "N/A" in svg_text  # text rendering applies to nothing
+            assert "Δ Overall-9 between ranked models" in svg_text  # the pairwise matrix
+        if name == "04_leaderboard":
+            assert "Overall-9 with 95% intervals, All" in svg_text  # one forest plot per group with values
         assert pg.dialogs == [] and pg.external == [], name
 
 
@@ -231,7 +234,7 @@ def test_demo_release_in_browser(browser, demo_release):
         ["All", "100 prompts", "slice testmini_easy"], ["NoSearch", "13 prompts", "slice testmini_easy"],
         ["All", "100 prompts", "slice testmini_hard"], ["NoSearch", "13 prompts", "slice testmini_hard"],
     ]
-    assert pg.page.locator("details.sg-slice summary").all_inner_texts() == [
+    assert pg.page.locator("details.sg-slice > summary").all_inner_texts() == [
         "Slice testmini · 200 prompts", "Slice testmini_easy · 100 prompts", "Slice testmini_hard · 100 prompts",
     ]
     assert "Synthetic demo data" in pg.page.inner_text("body")
@@ -241,7 +244,7 @@ def test_demo_release_in_browser(browser, demo_release):
         p.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
         charts += p.wait_for_charts()
         assert p.dialogs == [] and p.external == []
-    assert charts == 4 + 3 * 3  # domains, failure modes, compare: the full set and three slices each; audit
+    assert charts == 4 + 3 * 3 + 4  # domains, failure modes, compare: the full set and three slices each; audit; compare's pairwise matrix in each
     for page in ("intro", "methods"):
         assert "Synthetic demo data" in Page(browser, html / "book" / f"{page}.html").page.inner_text("body")
 

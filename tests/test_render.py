@@ -277,6 +277,7 @@ def test_heatmap_na_zero_tooltips_labels():
         "Model": "model",
         "Tag": "tag_label",
         "Overall-9": "value_tip",
+        "95% interval": "interval_text",
         "Prompts (n_total)": "n_total",
         "Coverage (scored)": "coverage_text",
     }

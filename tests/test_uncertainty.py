@@ -294,3 +294,150 @@ def test_config_rejects_bad_blocks(tmp_path, block, fragment):
     with pytest.raises(ConfigError) as info:
         _config(tmp_path, block)
     assert fragment in str(info.value)
+
+
+# ---- the gate ---------------------------------------------------------------------------------
+
+
+def _small_release(tmp_path, n_bootstrap=19):
+    from factory import make_release, model, prompt, result
+
+    prompts = [prompt(f"p{i:02d}{'_texthard' if i % 3 == 1 else ''}", subset="NoSearch" if i % 3 == 0 else "SearchIntensive",
+                      domains=["ART"] if i % 2 else ["HIS"], failure_modes=["EIK"] if i % 4 == 0 else []) for i in range(12)]
+    models = {"a": model("Model A"), "b": model("Model B", "exclude"), "c": model("Model C")}
+    results = {}
+    for k, m in enumerate(models):
+        for i, p in enumerate(prompts):
+            if (k, i) != (1, 5):
+                results[(m, p["sample_id"])] = result({"checklist:0": (i * (k + 2)) % 4, "rubric:image_quality": (i + k) % 3})
+    return make_release(tmp_path / "src", prompts, models, results, uncertainty={"n_bootstrap": n_bootstrap, "seed": 11})
+
+
+def test_gate_fails_when_one_replicate_is_shifted(tmp_path, monkeypatch):
+    """A bug that shifts one replicate (every prompt drawn in replicate 0 of the first stratum
+    moves to the next prompt) changes intervals; the validator, drawing on its own, names the
+    check, the group and the model, and nothing is published."""
+    from factory import read_artifacts
+
+    from searchgen_nb.config import load_config
+    from searchgen_nb.errors import ValidationFailed
+    from searchgen_nb.pipeline import run_data
+
+    cfg = load_config(_small_release(tmp_path))
+    out = tmp_path / "public" / "data"
+    run_data(cfg, out, progress=False)
+    before = read_artifacts(out)
+    original = unc.Draws.indices
+
+    def shifted(self, chunk, block):
+        idx = original(self, chunk, block)
+        if chunk == 0 and block == 0:
+            idx = idx.copy()
+            idx[0] = (idx[0] + 1) % self.blocks[0][2]
+        return idx
+
+    monkeypatch.setattr(unc.Draws, "indices", shifted)
+    with pytest.raises(ValidationFailed) as info:
+        run_data(cfg, out, progress=False)
+    msg = str(info.value)
+    assert "check uncertainty failed" in msg and "uncertainty.json: " in msg and "recomputed" in msg, msg
+    assert "group " in msg and "model_id " in msg or "pair " in msg, msg
+    assert read_artifacts(out) == before
+
+
+def test_validate_names_an_edited_interval(tmp_path):
+    """uncertainty.json edited after publication: the sha256 and the recomputation both fail."""
+    import json
+    import subprocess
+    import sys
+
+    from searchgen_nb.config import load_config
+    from searchgen_nb.pipeline import run_data
+
+    out = tmp_path / "public" / "data"
+    run_data(load_config(_small_release(tmp_path)), out, progress=False)
+    data = json.loads((out / "uncertainty.json").read_text())
+    lo, hi = data["groups"]["domain:ART"]["a"]["overall_9"]
+    data["groups"]["domain:ART"]["a"]["overall_9"] = [lo, hi + 0.1]
+    (out / "uncertainty.json").write_text(json.dumps(data))
+    proc = subprocess.run([sys.executable, "-m", "searchgen_nb", "validate", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "uncertainty.json: sha256 differs" in proc.stderr
+    assert f"uncertainty.json: overall_9 is [{lo}, {hi + 0.1}], recomputed [{lo}, {hi}] [file uncertainty.json, group domain:ART, model_id a]" in proc.stderr, proc.stderr
+
+
+# ---- the demo release and the book's views -----------------------------------------------------
+
+
+@pytest.mark.slow
+def test_demo_has_statistical_texture(demo_data):
+    """The demo shows what the book must: an adjacent pair in All that cannot be separated, one
+    that can, and a domain of at most six prompts whose intervals are visibly wide."""
+    import json
+
+    u = json.loads((demo_data / "uncertainty.json").read_text())
+    assert (u["n_bootstrap"], u["seed"], u["confidence"]) == (10_000, 0, 0.95)  # the defaults
+    overall = json.loads((demo_data / "leaderboard_overall.json").read_text())
+    ranked = [r["model_id"] for r in overall if r["ranked"]]
+    pairs = {(p["a"], p["b"]): p for p in u["pairs"]["all:All"]}
+    assert list(pairs) == [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1:]]  # published rank order
+    adjacent = [pairs[(a, b)] for a, b in zip(ranked, ranked[1:])]
+    tie = pairs[("marrowleaf", "emberline_flash")]
+    assert tie["separable"] is False and tie["diff"] == 0.3 and tie["ci"][0] < 0 < tie["ci"][1]
+    assert sum(p["separable"] for p in adjacent) == len(adjacent) - 1
+    assert u["groups"]["all:All"]["marrowleaf"]["rank"] == [7, 8] == u["groups"]["all:All"]["emberline_flash"]["rank"]
+    domains = json.loads((demo_data / "leaderboard_by_domain.json").read_text())
+    small = [t for t, rows in domains.items() if rows[0]["n_total"] <= 6]
+    assert small
+    widths = [hi - lo for t in small for c in u["groups"][f"domain:{t}"].values() if c["overall_9"] for lo, hi in [c["overall_9"]]]
+    assert sorted(widths)[len(widths) // 2] > 15 and max(widths) > 30  # All's are about 3 points wide
+    assert set(u["groups"]) >= {"all:All", "stratum:TextualSearch", "domain:PSY", "failure_mode:EIK", "slice:testmini_hard"}
+
+
+@pytest.mark.slow
+def test_documented_reproduction_recipe_matches(demo_data, tmp_path):
+    """The Methods page's "reproduce one interval by hand" snippet, run as printed on the demo's
+    published files, prints the published interval."""
+    import json
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    methods = (Path(__file__).resolve().parents[1] / "book" / "methods.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(import json, math.*?)```", methods, re.S).group(1)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=demo_data, capture_output=True, text=True, check=True)
+    lo, hi = json.loads((demo_data / "uncertainty.json").read_text())["groups"]["all:All"]["quillmark_ultra"]["overall_9"]
+    assert proc.stdout.split() == [str(lo), str(hi)]
+
+
+def test_tie_groups_chain_adjacent_non_separable_pairs():
+    from searchgen_nb.views import tie_groups
+
+    rows = [{"model_id": m, "ranked": True} for m in "abcdef"] + [{"model_id": "z", "ranked": False}]
+    pairs = [{"a": x, "b": y, "separable": (x, y) not in {("a", "b"), ("b", "c"), ("e", "f")}} for i, x in enumerate("abcdef") for y in "abcdef"[i + 1:]]
+    assert tie_groups(rows, pairs) == {"a": "T1", "b": "T1", "c": "T1", "e": "T2", "f": "T2"}
+    assert tie_groups(rows, []) == {}
+
+
+@pytest.mark.slow
+def test_leaderboard_and_heatmap_show_intervals(demo_data):
+    from searchgen_nb import charts, pages, views
+
+    release = views.Release(demo_data)
+    html = pages.leaderboard_view(release, "All").html
+    assert "95% interval" in html and "Rank range" in html
+    assert ">74.1–77.0<" in html  # quillmark_ultra's interval
+    assert html.count('class="sg-badge sg-tie"') == 2 and html.count(">≈ T1</span>") == 2  # marrowleaf and emberline_flash
+    assert "sg-chart-forest-all" in html
+    frame = views.tag_frame(release, "domain")
+    psy = frame[(frame["tag"] == "PSY") & (frame["model_id"] == "quillmark_ultra")].iloc[0]
+    assert psy["interval"] == release.uncertainty["groups"]["domain:PSY"]["quillmark_ultra"]["overall_9"]
+    spec = charts.heatmap(frame, "t", wide_interval=20.0).html
+    assert '"strokeDash": [3, 2]' in spec or '"strokeDash":[3,2]' in spec
+    pairs = views.pairs_frame(release, "stratum", "All")
+    assert len(pairs) == 66 and pairs.columns.tolist() == ["A", "B", "Δ Overall-9", "95% interval of Δ", "p", "Holm p", "Separable"]
+    slice_view = release.for_slice("testmini")
+    assert views.uncertainty_key(slice_view, "stratum", "All") == "slice:testmini"
+    assert views.uncertainty_key(slice_view, "stratum", "NoSearch") is None
+    assert "95% interval" not in pages.leaderboard_view(slice_view, "NoSearch").html  # no interval inside a slice's strata
