@@ -345,18 +345,21 @@ def _units_value(units: int, decimals: int) -> float:
 
 def _order_signs(boot: Bootstrap, g: int, models: list[int]) -> np.ndarray:
     """``sign(q_i − q_j)`` of the exact Overall-9 replicate values of ``models`` in group g:
-    int8 (B, R, R); NaN (no value) counts as below every value, two NaN as equal."""
-    q = boot.q["overall_9"][g][:, models]  # (B, R)
-    tol = boot.tolerance(g, np.nan_to_num(q))
-    valid = ~np.isnan(q)
-    qi, qj = q[:, :, None], q[:, None, :]
-    with np.errstate(invalid="ignore"):
-        d = qi - qj
-        sign = np.sign(np.nan_to_num(d)).astype(np.int8)
-    vi, vj = valid[:, :, None], valid[:, None, :]
-    sign = np.where(vi & ~vj, 1, np.where(~vi & vj, -1, np.where(~vi & ~vj, 0, sign))).astype(np.int8)
-    close = vi & vj & (np.abs(np.nan_to_num(d)) <= tol[:, :, None] + tol[:, None, :] + np.abs(np.nan_to_num(d)) * 2 * _U)
-    r = len(models)
+    int8 (B, R, R); NaN (no value) counts as below every value, two NaN as equal. Float
+    temporaries are made for blocks of replicates (about 8 MiB each)."""
+    q_all = boot.q["overall_9"][g][:, models]  # (B, R)
+    n_rep, r = q_all.shape
+    sign = np.empty((n_rep, r, r), dtype=np.int8)
+    close = np.zeros((n_rep, r, r), dtype=bool)
+    step = max(1, (8 * 2**20) // max(8 * r * r, 1))
+    for a in range(0, n_rep, step):
+        q = q_all[a : a + step]
+        tol = boot.tolerance(g, np.nan_to_num(q))
+        valid = ~np.isnan(q)
+        d = np.nan_to_num(q[:, :, None] - q[:, None, :]) if valid.all() else np.nan_to_num(np.where(valid[:, :, None] & valid[:, None, :], q[:, :, None] - q[:, None, :], 0.0))
+        vi, vj = valid[:, :, None], valid[:, None, :]
+        sign[a : a + step] = np.where(vi & ~vj, 1, np.where(~vi & vj, -1, np.where(~vi & ~vj, 0, np.sign(d)))).astype(np.int8)
+        close[a : a + step] = vi & vj & (np.abs(d) <= tol[:, :, None] + tol[:, None, :] + np.abs(d) * 2 * _U)
     for i in range(r):
         for j in range(i + 1, r):
             reps = np.flatnonzero(close[:, i, j])
@@ -365,9 +368,9 @@ def _order_signs(boot: Bootstrap, g: int, models: list[int]) -> np.ndarray:
             if boot.identical(g, models[i], models[j]):
                 s = np.zeros(len(reps), dtype=np.int8)
             else:
-                a = boot.exact("overall_9", g, models[i], reps)
-                b = boot.exact("overall_9", g, models[j], reps)
-                s = np.array([(x > y) - (x < y) for x, y in zip(a, b)], dtype=np.int8)
+                x = boot.exact("overall_9", g, models[i], reps)
+                y = boot.exact("overall_9", g, models[j], reps)
+                s = np.array([(u > v) - (u < v) for u, v in zip(x, y)], dtype=np.int8)
             sign[reps, i, j] = s
             sign[reps, j, i] = -s
     return sign
