@@ -81,14 +81,35 @@ def chart_id(name: str) -> str:
     return f"sg-chart-{name}"
 
 
-def dumps_script_json(obj: Any) -> str:
+def dumps_script_json(obj: Any, *, record_lines: bool = False) -> str:
     """JSON safe to inline in a ``<script>`` element (and in JS source).
 
-    Sorted keys, compact, UTF-8 kept, no NaN/Infinity; ``<``, ``>``, ``&`` and the JS line
-    separators U+2028/U+2029 are written as ``\\uXXXX`` escapes so data text such as
-    ``</script>`` or ``<!--`` cannot end or alter the script element.
+    Sorted keys, UTF-8 kept, no NaN/Infinity; ``<``, ``>``, ``&`` and the JS line separators
+    U+2028/U+2029 are written as ``\\uXXXX`` escapes so data text such as ``</script>`` or
+    ``<!--`` cannot end or alter the script element. Compact by default. ``record_lines``:
+    indented, and every data record (an object inside a ``values`` list or a top-level
+    ``datasets`` entry) on a line of its own — so that a committed notebook's diff shows a
+    changed figure as one short line naming its model and group.
     """
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    if not record_lines:
+        text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    else:
+        tables: list[list] = []
+
+        def lift(node: Any, key: str | None = None, top: bool = False) -> Any:
+            if isinstance(node, list) and node and all(isinstance(r, dict) for r in node) and key is not None and (key == "values" or top):
+                tables.append(node)
+                return f"\u0000sg-records-{len(tables) - 1}\u0000"
+            if isinstance(node, dict):
+                return {k: lift(v, k, top=(key == "datasets")) for k, v in node.items()}
+            if isinstance(node, list):
+                return [lift(v) for v in node]
+            return node
+
+        text = json.dumps(lift(obj), sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False)
+        for i, rows in enumerate(tables):
+            body = ",\n".join(json.dumps(r, sort_keys=True, separators=(", ", ": "), ensure_ascii=False, allow_nan=False) for r in rows)
+            text = text.replace(json.dumps(f"\u0000sg-records-{i}\u0000"), "[\n" + body + "\n]", 1)
     return (
         text.replace("<", "\\u003c")
         .replace(">", "\\u003e")
@@ -109,7 +130,7 @@ def chart_html(spec: Mapping[str, Any], name: str, *, embed_options: Mapping[str
         "(open the built book).</p></div>\n"
         "<script>(function(){"
         f"var el=document.getElementById({json.dumps(cid)});"
-        f"var spec={dumps_script_json(spec)};"
+        f"var spec={dumps_script_json(spec, record_lines=True)};\n"
         f"var opt={dumps_script_json(opts)};"
         "function go(){if(!window.vegaEmbed){return;}"
         'el.textContent="";'

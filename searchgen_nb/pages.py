@@ -257,11 +257,11 @@ def slice_sections(release: Release, render) -> HTMLFragment:
         view = release.for_slice(name)
         n = len(view.records)
         body = render(view)
-        html_text = "".join(f.html for f in (body if isinstance(body, list) else [body]))
+        html_text = "\n".join(f.html for f in (body if isinstance(body, list) else [body]))
         parts.append(
-            f'<details class="sg-slice" id="slice-{views.escape(name)}"><summary>Slice <code>{views.escape(name)}</code> · {n} prompts</summary>{html_text}</details>'
+            f'<details class="sg-slice" id="slice-{views.escape(name)}"><summary>Slice <code>{views.escape(name)}</code> · {n} prompts</summary>\n{html_text}\n</details>'
         )
-    return fragment("".join(parts) or '<p class="sg-slice-note">This release publishes no slice besides the full set.</p>', "slices")
+    return fragment("\n".join(parts) or '<p class="sg-slice-note">This release publishes no slice besides the full set.</p>', "slices")
 
 
 def leaderboard_view(release: Release, group: str, forest: bool = True) -> HTMLFragment:
@@ -293,7 +293,7 @@ def leaderboard_view(release: Release, group: str, forest: bool = True) -> HTMLF
                 "it says how much the score depends on which prompts were drawn, not how noisy the judge is. "
                 "Overlapping lines do not by themselves mean a tie: the tie groups (≈ T1, …) come from the paired tests on the Compare page.",
             )
-            return fragment(table.html + plot.html, f"leaderboard {group}")
+            return fragment(table.html + "\n" + plot.html, f"leaderboard {group}")
     raise KeyError(f"no stratum group {group!r}")
 
 

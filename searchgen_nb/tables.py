@@ -190,9 +190,9 @@ def _table(
     cls = "sg-table display compact" + (f" {extra_class}" if extra_class else "")
     cap = f"<caption>{_esc(caption)}</caption>" if caption else ""
     return (
-        f'<div class="sg-table-wrap" id="{table_id}-wrap">'
+        f'<div class="sg-table-wrap" id="{table_id}-wrap">\n'
         f'<table id="{table_id}" class="{cls}" data-sg-options="{_options_attr(options)}">'
-        f"{cap}<thead><tr>{''.join(header_cells)}</tr></thead>\n<tbody>\n"
+        f"{cap}<thead><tr>\n" + "\n".join(header_cells) + "\n</tr></thead>\n<tbody>\n"
         + "\n".join(body_rows)
         + "\n</tbody></table></div>"
     )

@@ -249,6 +249,22 @@ def test_demo_release_in_browser(browser, demo_release):
         assert "Synthetic demo data" in Page(browser, html / "book" / f"{page}.html").page.inner_text("body")
 
 
+@pytest.mark.slow
+def test_committed_outputs_diff_line_by_line(demo_release):
+    """No output line of an executed demo notebook exceeds 2,000 characters: chart data are
+    one record per line (naming model and group), table rows and header cells one per line."""
+    longest = []
+    for path in sorted((demo_release / "book" / "notebooks").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            for out in cell.get("outputs", []):
+                texts = [v for v in (out.get("data") or {}).values() if isinstance(v, str)] + [out.get("text", "")]
+                longest += [(len(line), path.name) for text in texts for line in text.split("\n")]
+    assert max(longest)[0] <= 2000, max(longest)
+    heat = (demo_release / "book" / "notebooks" / "05_domains.ipynb").read_text(encoding="utf-8")
+    assert '{\\"coverage_text\\": ' in heat and '\\"model\\": \\"Quillmark Ultra\\"' in heat  # one record per line
+
+
 def test_one_notebook_by_hand_with_papermill(tmp_path):
     """`papermill notebooks/NN.ipynb out.ipynb -f release.yml` runs alone, building what it reads."""
     import subprocess

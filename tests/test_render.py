@@ -111,7 +111,7 @@ def parse_table(fragment) -> dict:
 
 
 def spec_of(fragment) -> dict:
-    m = re.search(r"var spec=(.*?);var opt=", fragment.html)
+    m = re.search(r"var spec=(.*?);\nvar opt=", fragment.html, re.S)
     assert m, "no inlined spec"
     return json.loads(m.group(1))
 
