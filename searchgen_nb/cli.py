@@ -1,4 +1,4 @@
-"""Command line: ``searchgen-nb {demo,data,validate,release}`` (also ``python -m searchgen_nb``).
+"""Command line: ``searchgen-nb {demo,data,validate,diff,release}`` (also ``python -m searchgen_nb``).
 
 Every failure ends with a one-line (or one-block) message naming the step and the
 offending file / line / sample_id / model, and a non-zero exit code; never a bare traceback.
@@ -62,15 +62,45 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
 
 @cli.command()
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder for the synthetic release.")
-def demo(out_dir: str) -> None:
+@click.option("--changed", is_flag=True, help="Write the second, changed release instead (one model lower on 5 prompts of one domain, 2 results of another model lost).")
+@click.option("--previous", type=click.Path(file_okay=False, exists=True), default=None,
+              help="With --changed: the first release's published data folder, written into release.yml as previous_release.")
+def demo(out_dir: str, changed: bool, previous: str | None) -> None:
     """Write the deterministic synthetic demo release (prompts, results, release.yml, paper_table.json)."""
     from searchgen_nb.demo import write_demo
 
+    if previous is not None and not changed:
+        _fail("demo", RuntimeError("--previous goes with --changed (the first release has no previous one)"), 2)
     try:
-        summary = write_demo(Path(out_dir))
+        summary = write_demo(Path(out_dir), changed=changed, previous=None if previous is None else Path(previous))
     except (OSError, SearchGenError) as exc:
         _fail("demo", exc)
     click.echo(f"searchgen-nb demo: wrote {summary.get('n_prompts')} prompts and results to {out_dir} (config: {Path(out_dir) / 'release.yml'})")
+
+
+@cli.command()
+@click.argument("old_dir", type=click.Path(file_okay=False, exists=True))
+@click.argument("new_dir", type=click.Path(file_okay=False, exists=True))
+@click.option("--json", "as_json", is_flag=True, help="Print changes.json instead of the Markdown summary.")
+def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
+    """What changed from the release published in OLD_DIR to the one in NEW_DIR: Markdown for a
+    pull-request description (headline facts, then tables), or changes.json with --json."""
+    from searchgen_nb.artifacts import dumps
+    from searchgen_nb.changes import Published, check_previous, compare, markdown
+
+    try:
+        check_previous(Path(old_dir), "OLD_DIR")
+        check_previous(Path(new_dir), "NEW_DIR")
+        ch = compare(Path(old_dir), Path(new_dir))
+    except SearchGenError as exc:
+        _fail("diff", exc)
+    except (KeyError, ValueError, TypeError) as exc:
+        _fail("diff", RuntimeError(f"the folders are not releases this version can read: {type(exc).__name__}: {exc}"))
+    if as_json:
+        click.echo(dumps(ch), nl=False)
+        return
+    names = {m: meta["display_name"] for m, meta in Published(Path(new_dir)).manifest["models"].items()}
+    click.echo(markdown(ch, names), nl=False)
 
 
 @cli.command()

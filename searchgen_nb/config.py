@@ -146,6 +146,9 @@ class ReleaseConfig(BaseModel):
     expected: ExpectedConfig | None = None
     slices: dict[str, SliceConfig] | None = None
     uncertainty: UncertaintyConfig = Field(default_factory=UncertaintyConfig)
+    #: Folder of an earlier release's published data (``public/data``); ``changes.json`` and
+    #: the book's "What changed" page compare with it (SPEC §10).
+    previous_release: str | None = None
     data_origin: Literal["release", "synthetic-demo"] = "release"
     release_config: str | None = None
     # Filled in by load_config, never from the YAML.
@@ -206,6 +209,10 @@ class ReleaseConfig(BaseModel):
     @property
     def results_root_path(self) -> Path:
         return self.resolve(self.results_root)
+
+    @property
+    def previous_release_path(self) -> Path | None:
+        return None if self.previous_release is None else self.resolve(self.previous_release)
 
     @property
     def paper_table_path(self) -> Path | None:

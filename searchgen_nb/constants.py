@@ -73,9 +73,11 @@ ARTIFACTS = (
     "leaderboard_by_failure_mode.json",
     "leaderboard_by_slice.json",
     "uncertainty.json",
+    "changes.json",
 )
 MANIFEST = "manifest.json"
 UNCERTAINTY = "uncertainty.json"
+CHANGES = "changes.json"
 VALIDATION_REPORT = "validation_report.json"
 
 DEFAULT_RESULT_PATH = "{release_row}/{lane}/{source_id}/augmented_parsed_result_ffjudge_pp.json"

@@ -725,7 +725,8 @@ def _yaml_scalar(s: str) -> str:
     return json.dumps(s)  # a JSON string is a valid YAML double-quoted scalar
 
 
-def demo_config_text(base: str = "", release_config: str | None = None) -> str:
+def demo_config_text(base: str = "", release_config: str | None = None, n_scored: dict[str, int] | None = None,
+                     previous_release: str | None = None) -> str:
     """The demo's release config (YAML text), with data paths below ``base``.
 
     ``base`` is the data folder relative to the config file ("" when they sit together,
@@ -751,6 +752,7 @@ def demo_config_text(base: str = "", release_config: str | None = None) -> str:
         f"results_root: {_yaml_scalar(at('results'))}",
         f"result_path: {json.dumps(DEFAULT_RESULT_PATH)}",
         f"paper_table: {_yaml_scalar(at('paper_table.json'))}",
+        *([f"previous_release: {_yaml_scalar(previous_release)}  # the first release's published data (SPEC §10)"] if previous_release else []),
         "scoring:",
         "  missing_policy_default: zero_fill",
         "  min_ranking_coverage: 0.9",
@@ -775,7 +777,7 @@ def demo_config_text(base: str = "", release_config: str | None = None) -> str:
         f"  n_prompts: {N_PROMPTS}",
         f"  partition: {{{partition}}}",
         "  n_scored:  # coverage lock: the generated scored count per model",
-        *(f"    {m.model_id}: {m.n_scored}" for m in ROSTER),
+        *(f"    {m.model_id}: {(n_scored or {}).get(m.model_id, m.n_scored)}" for m in ROSTER),
     ]
     return "\n".join(lines) + "\n"
 
@@ -825,8 +827,26 @@ def _check_profiles() -> None:
         raise RuntimeError("demo: " + "; ".join(problems))
 
 
-def build_demo() -> DemoRelease:
-    """Generate every prompt, result and the paper table in memory (no file is written)."""
+#: The second, changed demo release (``searchgen-nb demo --changed``; SPEC §10): a judge re-run
+#: scores one model lower on a few prompts of one domain (every score −0.25, floor 0), and two
+#: NoSearch results of another model are lost (their images stay: missing_evaluation).
+CHANGED_LOWER = ("halcyon_draw", "FAS", 5, 0.25)
+CHANGED_LOST = ("pixelwright_2", 2)
+
+
+def changed_pairs(prompts: list[DemoPrompt], statuses: dict[str, dict[str, str]]) -> tuple[list[str], list[str]]:
+    """``(lowered, lost)`` sample_ids of the changed demo: the first scored prompts (sample_id
+    order) of :data:`CHANGED_LOWER`'s model in its domain, and the first scored NoSearch
+    prompts of :data:`CHANGED_LOST`'s model outside that domain."""
+    (m1, dom, k1, _), (m2, k2) = CHANGED_LOWER, CHANGED_LOST
+    lowered = [p.sample_id for p in prompts if dom in p.domains and statuses[m1][p.sample_id] == "scored"][:k1]
+    lost = [p.sample_id for p in prompts if dom not in p.domains and p.partition == "NoSearch" and statuses[m2][p.sample_id] == "scored"][:k2]
+    return lowered, lost
+
+
+def build_demo(changed: bool = False) -> DemoRelease:
+    """Generate every prompt, result and the paper table in memory (no file is written);
+    ``changed``: the second release of :data:`CHANGED_LOWER` / :data:`CHANGED_LOST`."""
     _check_profiles()
     prompts = build_prompts()
     line_order = list(prompts)
@@ -836,9 +856,13 @@ def build_demo() -> DemoRelease:
     statuses: dict[str, dict[str, str]] = {}
     paper_table: dict[str, float] = {}
     invalid_seen = 0
+    plans = {m.model_id: _status_plan(prompts, m, special.sample_id if m.model_id == TEXT_REFERENCE_ONLY_MODEL else None) for m in ROSTER}
+    lowered, lost = changed_pairs(prompts, {m: {p.sample_id: plan.get(p.sample_id, "scored") for p in prompts} for m, plan in plans.items()}) if changed else ([], [])
     for m in ROSTER:
         protected = special.sample_id if m.model_id == TEXT_REFERENCE_ONLY_MODEL else None
-        plan = _status_plan(prompts, m, protected)
+        plan = dict(plans[m.model_id])
+        if m.model_id == CHANGED_LOST[0]:
+            plan.update(dict.fromkeys(lost, "missing_evaluation"))
         rng = _rng("scores", m.model_id)
         shifts = _tag_shifts(m, prompts)
         scored: list[dict[str, float]] = []
@@ -848,6 +872,8 @@ def build_demo() -> DemoRelease:
             scores = _judge_scores(rng, m, p, shifts[p.sample_id])
             if p.sample_id == protected:
                 scores = {"text_reference_evaluation": scores["text_reference_evaluation"]}
+            if m.model_id == CHANGED_LOWER[0] and p.sample_id in lowered:
+                scores = {k: max(0.0, v - CHANGED_LOWER[3]) for k, v in scores.items()}
             status = statuses[m.model_id][p.sample_id] = plan.get(p.sample_id, "scored")
             if status == "missing_generation":
                 continue
@@ -863,7 +889,7 @@ def build_demo() -> DemoRelease:
                 text = _broken_result_text(INVALID_KINDS[invalid_seen % len(INVALID_KINDS)], good)
                 invalid_seen += 1
             files[f"{folder}/{RESULT_FILE}"] = text.encode("utf-8")
-        assert len(scored) == m.n_scored, (m.model_id, len(scored))
+        assert len(scored) == m.n_scored - (len(lost) if m.model_id == CHANGED_LOST[0] else 0), (m.model_id, len(scored))
         paper_table[m.model_id] = paper_overall_10(m, scored)
     return DemoRelease(prompts, line_order, files, statuses, paper_table)
 
@@ -912,8 +938,13 @@ def _sync_tree(root: Path, files: dict[str, bytes]) -> int:
     return written
 
 
-def write_demo(out_dir: Path) -> dict:
+def write_demo(out_dir: Path, changed: bool = False, previous: Path | None = None) -> dict:
     """Write the synthetic demo release into ``out_dir`` and return a summary.
+
+    ``changed``: the second, changed release instead (:data:`CHANGED_LOWER`,
+    :data:`CHANGED_LOST`; its coverage lock counts the lost results); ``previous``: the
+    published data folder of the first release, written into ``release.yml`` as
+    ``previous_release`` (relative to ``out_dir``) so that the release reports what changed.
 
     Files: ``prompts.jsonl``, ``results/…``, ``paper_table.json`` and ``release.yml`` (its
     ``release_config`` key is set when ``out_dir`` lies inside the project). A previous demo in
@@ -926,7 +957,7 @@ def write_demo(out_dir: Path) -> dict:
     """
     out_dir = Path(out_dir).resolve()
     _check_target(out_dir)
-    demo = build_demo()
+    demo = build_demo(changed)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "prompts.jsonl").write_text(demo.prompts_jsonl(), encoding="utf-8", newline="\n")
     n_written = _sync_tree(out_dir / "results", demo.files)
@@ -935,7 +966,9 @@ def write_demo(out_dir: Path) -> dict:
     root = project_root().resolve()
     config_path = out_dir / "release.yml"
     rel_config = Path(os.path.relpath(config_path, root)).as_posix() if config_path.is_relative_to(root) else None
-    config_path.write_text(demo_config_text("", rel_config), encoding="utf-8", newline="\n")
+    n_scored = {m.model_id: sum(s == "scored" for s in demo.statuses[m.model_id].values()) for m in ROSTER}
+    prev = None if previous is None else Path(os.path.relpath(Path(previous).resolve(), out_dir)).as_posix()
+    config_path.write_text(demo_config_text("", rel_config, n_scored=n_scored, previous_release=prev), encoding="utf-8", newline="\n")
 
     models = {}
     for m in ROSTER:

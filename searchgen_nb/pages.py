@@ -330,3 +330,38 @@ def pairwise(release: Release, group: str) -> list[HTMLFragment]:
     table = tables.data_table(views.pairs_frame(release, "stratum", group), f"pairs-table-{_safe_id(group)}{release.id_suffix}",
                               decimals={"p": 4, "Holm p": 4, "Δ Overall-9": release.decimals})
     return [*lead, fragment(note, "pairs note"), chart, table]
+
+
+def changes(release: Release) -> list[HTMLFragment]:
+    """The "What changed" page (SPEC §10): the headline facts (the Markdown of
+    ``searchgen-nb diff``), then rank movements, score changes with the paired interval of
+    each model's change, and every prompt × model whose status or score changed."""
+    from markdown_it import MarkdownIt
+
+    from searchgen_nb.changes import markdown
+
+    ch = release.changes
+    if ch is None or ch.get("first_release"):
+        return [fragment('<p class="sg-first-release">This is the first release: there is no previous release to compare with. '
+                         "A release config names one with <code>previous_release</code>.</p>", "first release")]
+    names = {m: meta["display_name"] for m, meta in release.manifest["models"].items()}
+    text = markdown(ch, names).split("\n### ")[0].replace("## What changed\n", "", 1)
+    prev = ch.get("previous") or {}
+    head = fragment(
+        f'<p class="sg-previous">Compared with the release generated {views.escape(prev.get("generated_at"))} '
+        f"({prev.get('n_prompts')} prompts).</p>\n" + MarkdownIt("commonmark", {"html": False}).render(text), "changes summary")
+    out = [head]
+    moves = views.rank_moves_frame(release)
+    if len(moves):
+        out.append(fragment("<h3>Rank movements</h3>", "h"))
+        out.append(tables.data_table(moves, "changes-ranks", decimals=release.decimals))
+    scores = views.score_changes_frame(release)
+    if len(scores):
+        out.append(fragment("<h3>Score changes</h3><p>Largest first. The interval of a change is computed for All on the prompts "
+                            f'common to both releases (<a href="{METHODS}#changes">paired bootstrap</a>).</p>', "h"))
+        out.append(tables.data_table(scores, "changes-scores", decimals={"Overall-9 before": release.decimals, "Overall-9 after": release.decimals, "Δ": release.decimals}, page_length=25))
+    pairs = views.status_changes_frame(release)
+    if len(pairs):
+        out.append(fragment("<h3>Prompts behind the changes</h3><p>Every prompt × model whose status or raw (0–3) Overall-9 changed.</p>", "h"))
+        out.append(tables.data_table(pairs, "changes-pairs", page_length=25))
+    return out

@@ -21,6 +21,7 @@ from pathlib import Path
 from searchgen_nb import __version__
 from searchgen_nb.aggregate import ModelMeta, leaderboards
 from searchgen_nb.artifacts import dumps, generated_at, promote, staging_dir, write_jsonl, write_text
+from searchgen_nb.changes import check_previous, compare, first_release
 from searchgen_nb.config import PROJECT_ENV, ReleaseConfig, project_root
 from searchgen_nb.constants import (
     ARTIFACTS,
@@ -31,6 +32,7 @@ from searchgen_nb.constants import (
     SCALE_PUBLIC,
     SCALE_RAW,
     SCHEMA_VERSION,
+    CHANGES,
     UNCERTAINTY,
     VALIDATION_REPORT,
     ZERO_FILL,
@@ -221,6 +223,7 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     bad result files become ``invalid_evaluation`` records.
     """
     folder = Path(folder)
+    previous_release(cfg)  # a wrong previous_release stops the release before any work
     folder.mkdir(parents=True, exist_ok=True)
     prompt_set = read_prompts(cfg.dataset_path)
     extraction = extract_records(cfg, prompt_set, progress)
@@ -280,7 +283,24 @@ def aggregate_stage(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None
     with watch.stage("uncertainty"):
         manifest["artifact_sha256"][UNCERTAINTY] = write_text(folder / UNCERTAINTY, dumps(uncertainty_table(cfg, table, boards)))
     write_text(folder / MANIFEST, dumps(manifest))
+    with watch.stage("changes"):
+        manifest["artifact_sha256"][CHANGES] = write_text(folder / CHANGES, dumps(changes_stage(cfg, folder)))
+    write_text(folder / MANIFEST, dumps(manifest))
     return boards
+
+
+def previous_release(cfg: ReleaseConfig) -> Path | None:
+    """The config's ``previous_release`` folder, checked to hold a published release; raises
+    :class:`ConfigError` naming the key when it does not (SPEC §10)."""
+    path = cfg.previous_release_path
+    return None if path is None else check_previous(path, f"config {cfg.config_path}: previous_release {cfg.previous_release}")
+
+
+def changes_stage(cfg: ReleaseConfig, folder: Path) -> dict:
+    """``changes.json`` of the release staged in ``folder``: compared with the config's
+    ``previous_release``, or the first-release document without one (SPEC §10)."""
+    prev = previous_release(cfg)
+    return first_release() if prev is None else compare(prev, folder)
 
 
 def write_release_files(cfg: ReleaseConfig, folder: Path, progress: bool | None = None, watch: _Stopwatch | None = None) -> Extraction:

@@ -39,6 +39,7 @@ SCHEMA_FILES = {
     "leaderboard_by_failure_mode.json": "leaderboard_by_failure_mode.schema.json",
     "leaderboard_by_slice.json": "leaderboard_by_slice.schema.json",
     "uncertainty.json": "uncertainty.schema.json",
+    "changes.json": "changes.schema.json",
     "manifest.json": "manifest.schema.json",
     "validation_report.json": "validation_report.schema.json",
 }

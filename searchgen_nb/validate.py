@@ -83,6 +83,7 @@ _BOARDS = (
 )
 _SLICE_KINDS = ("overall", "strata", "domains", "failure_modes")
 _UNCERTAINTY = "uncertainty.json"
+_CHANGES = "changes.json"
 _MAX_LISTED = 50  # failures listed per check; the count is always complete
 
 
@@ -190,8 +191,12 @@ def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
         boards[_UNCERTAINTY] = _strict_load(folder / _UNCERTAINTY)
     except (OSError, ValueError) as exc:
         report.fail(check, f"{_UNCERTAINTY}: {exc}", file=_UNCERTAINTY)
+    try:
+        _strict_load(folder / _CHANGES)  # its shape: the schema check; its figures: the published boards of two releases
+    except (OSError, ValueError) as exc:
+        report.fail(check, f"{_CHANGES}: {exc}", file=_CHANGES)
     hashes = manifest.get("artifact_sha256", {}) if isinstance(manifest, dict) else {}
-    for name in ("prompt_scores.jsonl", *_BOARDS, _UNCERTAINTY):
+    for name in ("prompt_scores.jsonl", *_BOARDS, _UNCERTAINTY, _CHANGES):
         p = folder / name
         if p.exists() and hashes.get(name) != _sha256_file(p):
             report.fail(check, f"{name}: sha256 differs from the manifest's artifact_sha256", file=name)

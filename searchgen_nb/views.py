@@ -28,6 +28,7 @@ from searchgen_nb.constants import (
     OVERALL_9_COMPONENTS,
     STATUSES,
     STRATUM_GROUPS,
+    CHANGES,
     UNCERTAINTY,
     VALIDATION_REPORT,
 )
@@ -95,7 +96,7 @@ def ensure_data(cfg: ReleaseConfig, staging: str | Path, upto: str = "aggregate"
     stale = manifest.exists() and json.loads(manifest.read_text(encoding="utf-8")).get("config") != cfg.public_dict()
     if stale or not (folder / "prompt_scores.jsonl").exists() or not manifest.exists():
         pipeline.extract_stage(cfg, folder, progress=False)
-    if upto == "aggregate" and (stale or not all((folder / f).exists() for f in BOARD_FILES.values())):
+    if upto == "aggregate" and (stale or not all((folder / f).exists() for f in (*BOARD_FILES.values(), UNCERTAINTY, CHANGES))):
         pipeline.aggregate_stage(cfg, folder)
     return folder
 
@@ -162,6 +163,12 @@ class Release:
         view = Release(self.folder, None if name == self.output_slice else name)
         view.__dict__["manifest"] = self.manifest
         return view
+
+    @cached_property
+    def changes(self) -> dict | None:
+        """``changes.json`` (SPEC §10), or None when the folder has none."""
+        p = self.folder / CHANGES
+        return json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
 
     @cached_property
     def uncertainty(self) -> dict | None:
@@ -391,6 +398,63 @@ def pairs_frame(release: Release, kind: str, name: str) -> pd.DataFrame:
         ],
         columns=["A", "B", "Δ Overall-9", f"{conf} interval of Δ", "p", "Holm p", "Separable"],
         dtype=object,
+    )
+
+
+# ---- changes since the previous release (SPEC §10) -----------------------------------------
+
+
+def group_label(key: str) -> str:
+    """``domain:FAS`` → "domain FAS · Fashion"; ``all:All`` → "All"; strata and slices by name."""
+    kind, _, name = key.partition(":")
+    if kind == "all":
+        return "All"
+    if kind in ("domain", "failure_mode"):
+        return f"{kind.replace('_', ' ')} {name} · {taxonomy()[tag_kind(kind)].get(name, name)}"
+    return name if kind == "stratum" else f"slice {name}"
+
+
+def rank_moves_frame(release: Release) -> pd.DataFrame:
+    """Every group × model whose rank changed: Group, Model, rank before, after, and an arrow."""
+    rows = []
+    names = {m: meta["display_name"] for m, meta in release.manifest["models"].items()}
+    for key, cells in (release.changes or {}).get("groups", {}).items():
+        for m, c in cells.items():
+            b, a = c["rank_before"], c["rank_after"]
+            if b != a:
+                arrow = "↑" if b is not None and a is not None and a < b else "↓" if b is not None and a is not None else "•"
+                rows.append({"Group": group_label(key), "Model": names.get(m, m), "Rank before": b, "Rank after": a, "Move": arrow,
+                             "Overall-9 before": c["overall_9_before"], "Overall-9 after": c["overall_9_after"]})
+    return pd.DataFrame(rows, columns=["Group", "Model", "Move", "Rank before", "Rank after", "Overall-9 before", "Overall-9 after"], dtype=object)
+
+
+def score_changes_frame(release: Release) -> pd.DataFrame:
+    """Every group × model whose Overall-9 changed, largest change first: Group, Model,
+    before, after, Δ, and for group All the paired bootstrap interval of the change."""
+    ch = release.changes or {}
+    boot = (ch.get("paired_bootstrap") or {}).get("models", {})
+    names = {m: meta["display_name"] for m, meta in release.manifest["models"].items()}
+    conf = confidence_label(release)
+    rows = []
+    for key, cells in ch.get("groups", {}).items():
+        for m, c in cells.items():
+            if c["overall_9_before"] != c["overall_9_after"]:
+                ci = (boot.get(m) or {}).get("ci") if key == "all:All" else None
+                rows.append({"Group": group_label(key), "Model": names.get(m, m), "Overall-9 before": c["overall_9_before"],
+                             "Overall-9 after": c["overall_9_after"], "Δ": c["delta"],
+                             f"{conf} interval of Δ (paired, common prompts)": interval_text(ci, release.decimals) if ci else "–"})
+    rows.sort(key=lambda r: (-abs(r["Δ"] or 0), r["Group"], r["Model"]))
+    return pd.DataFrame(rows, columns=["Group", "Model", "Overall-9 before", "Overall-9 after", "Δ", f"{conf} interval of Δ (paired, common prompts)"], dtype=object)
+
+
+def status_changes_frame(release: Release) -> pd.DataFrame:
+    """Every prompt × model whose status or raw Overall-9 changed."""
+    names = {m: meta["display_name"] for m, meta in release.manifest["models"].items()}
+    return pd.DataFrame(
+        [{"Model": names.get(p["model_id"], p["model_id"]), "sample_id": p["sample_id"], "Status before": p["status_before"],
+          "Status after": p["status_after"], "Raw Overall-9 before": p["overall_9_before"], "Raw Overall-9 after": p["overall_9_after"]}
+         for p in (release.changes or {}).get("pairs", [])],
+        columns=["Model", "sample_id", "Status before", "Status after", "Raw Overall-9 before", "Raw Overall-9 after"], dtype=object,
     )
 
 

@@ -1,0 +1,302 @@
+"""What changed between two releases (SPEC §10; data contract §14): ``changes.json`` and the
+Markdown summary of ``searchgen-nb diff``.
+
+Both releases are read from their published folders (``manifest.json``,
+``prompt_scores.jsonl``, the leaderboard files): the pipeline compares the staged release with
+the config's ``previous_release``, ``searchgen-nb diff OLD NEW`` any two folders. Figures are
+the published ones (public 0–100 scale); differences are exact decimal subtractions of the
+published values. The paired bootstrap of each model's change runs SPEC §8's draws on the
+prompts common to both releases (the new release's strata, ``sample_id`` order) with the new
+release's ``n_bootstrap``, ``seed`` and ``confidence``, through
+:class:`searchgen_nb.uncertainty.Bootstrap`: each replicate's change is the model's new
+Overall-9 minus its old Overall-9 on the same multiset of prompts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from searchgen_nb.config import UncertaintyConfig
+from searchgen_nb.constants import COMPONENTS, PARTITION_KEYS, STATUSES
+from searchgen_nb.errors import ConfigError
+from searchgen_nb.table import OVERALL_9, STATUS_CODE, ReleaseTable
+from searchgen_nb.uncertainty import Bootstrap, GroupDef, _intervals, half_up_signed, working_order
+
+#: Files a previous release's folder must hold.
+NEEDED = ("manifest.json", "prompt_scores.jsonl", "leaderboard_overall.json", "leaderboard_by_stratum.json",
+          "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json")
+#: Prompt fields that are not metadata (never reported as a metadata change).
+_NOT_METADATA = ("models", "prompt_index")
+
+
+@dataclass
+class Published:
+    """A published (or staged) release folder, read lazily."""
+
+    folder: Path
+
+    @cached_property
+    def manifest(self) -> dict:
+        return json.loads((self.folder / "manifest.json").read_text(encoding="utf-8"))
+
+    def board(self, name: str):
+        p = self.folder / name
+        return json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
+
+    @cached_property
+    def records(self) -> list[dict]:
+        with open(self.folder / "prompt_scores.jsonl", encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh]
+
+    @cached_property
+    def groups(self) -> dict[str, list[dict]]:
+        """``{"<kind>:<name>": rows}``: all, strata, domains, failure modes, slices."""
+        out = {"all:All": self.board("leaderboard_overall.json")}
+        strata = self.board("leaderboard_by_stratum.json")
+        out.update({f"stratum:{s}": strata[s] for s in PARTITION_KEYS if s in strata})
+        for kind, name in (("domain", "leaderboard_by_domain.json"), ("failure_mode", "leaderboard_by_failure_mode.json")):
+            out.update({f"{kind}:{t}": rows for t, rows in sorted(self.board(name).items())})
+        for s, boards in (self.board("leaderboard_by_slice.json") or {}).items():
+            out[f"slice:{s}"] = boards["overall"]
+        return out
+
+
+def check_previous(folder: Path, where: str) -> Path:
+    """``folder`` when it holds a published release, else :class:`ConfigError` naming
+    ``where`` (the config key) and what is missing."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ConfigError(f"{where}: {folder.name or folder} is not a folder")
+    missing = [n for n in NEEDED if not (folder / n).is_file()]
+    if missing:
+        raise ConfigError(f"{where}: {folder.name} is not a published release (missing {', '.join(missing)})")
+    return folder
+
+
+def _delta(after: float | None, before: float | None) -> float | None:
+    if after is None or before is None:
+        return None
+    return float(Decimal(repr(after)) - Decimal(repr(before)))
+
+
+def first_release() -> dict:
+    """``changes.json`` of a release without ``previous_release``."""
+    return {"first_release": True, "previous": None, "models": {"added": [], "removed": []},
+            "prompts": {"added": [], "removed": [], "metadata_changed": []}, "groups": {}, "pairs": [], "paired_bootstrap": None}
+
+
+def compare(old_folder: Path, new_folder: Path) -> dict:
+    """``changes.json`` (SPEC §10) from a previous release's folder to a new one.
+
+    ``groups[key][model_id]`` for every group of either release and every model of both:
+    ``overall_9_before``, ``overall_9_after``, ``delta`` (after − before, exact decimal; null
+    when one is null), ``rank_before``, ``rank_after``. ``pairs``: every prompt × model of
+    both releases whose status or raw Overall-9 differs (sorted by model_id, sample_id).
+    ``paired_bootstrap``: per model the change of Overall-9 on the common prompts with its
+    interval. Raises ``KeyError``/``ValueError`` only for folders that are not releases
+    (callers check with :func:`check_previous`)."""
+    old, new = Published(Path(old_folder)), Published(Path(new_folder))
+    om, nm = old.manifest, new.manifest
+    old_models, new_models = list(om["model_order"]), list(nm["model_order"])
+    common = [m for m in new_models if m in set(old_models)]
+    orec = {r["sample_id"]: r for r in old.records}
+    nrec = {r["sample_id"]: r for r in new.records}
+    shared = sorted(set(orec) & set(nrec))
+    retagged = []
+    for sid in shared:
+        a, b = orec[sid], nrec[sid]
+        fields = sorted(k for k in set(a) | set(b) if k not in _NOT_METADATA and a.get(k) != b.get(k))
+        if fields:
+            retagged.append({"sample_id": sid, "fields": fields})
+    pairs = []
+    for m in sorted(common):
+        for sid in shared:
+            a, b = orec[sid]["models"][m], nrec[sid]["models"][m]
+            if a["status"] != b["status"] or a["overall_9_raw"] != b["overall_9_raw"]:
+                pairs.append({"model_id": m, "sample_id": sid, "status_before": a["status"], "status_after": b["status"],
+                              "overall_9_before": a["overall_9_raw"], "overall_9_after": b["overall_9_raw"]})
+    groups: dict[str, dict] = {}
+    og, ng = old.groups, new.groups
+    for key in sorted(set(og) | set(ng)):
+        before = {r["model_id"]: r for r in og.get(key, [])}
+        after = {r["model_id"]: r for r in ng.get(key, [])}
+        cells = {}
+        for m in sorted(common):
+            b, a = before.get(m) or {}, after.get(m) or {}
+            cells[m] = {"overall_9_before": b.get("overall_9"), "overall_9_after": a.get("overall_9"),
+                        "delta": _delta(a.get("overall_9"), b.get("overall_9")), "rank_before": b.get("rank"), "rank_after": a.get("rank")}
+        groups[key] = cells
+    return {
+        "first_release": False,
+        "previous": {"generated_at": om.get("generated_at"), "schema_version": om.get("schema_version"),
+                     "n_prompts": om["dataset"]["n_prompts"], "results_sha256": om.get("inputs", {}).get("results_sha256")},
+        "models": {"added": [m for m in new_models if m not in set(old_models)], "removed": [m for m in old_models if m not in set(new_models)]},
+        "prompts": {"added": sorted(set(nrec) - set(orec)), "removed": sorted(set(orec) - set(nrec)), "metadata_changed": retagged},
+        "groups": groups,
+        "pairs": pairs,
+        "paired_bootstrap": paired_bootstrap(old, new, common, shared),
+    }
+
+
+def paired_bootstrap(old: Published, new: Published, models: list[str], shared: list[str]) -> dict:
+    """Each model's Overall-9 change (new − old) on the prompts common to both releases: the
+    point change and its interval over SPEC §8's replicates of those prompts (public scale,
+    halves away from zero). Settings from the new release's ``uncertainty`` config."""
+    cfg = UncertaintyConfig(**{k: v for k, v in (new.manifest.get("config", {}).get("uncertainty") or {}).items()
+                               if k in ("n_bootstrap", "seed")},
+                            confidence=Decimal(repr((new.manifest.get("config", {}).get("uncertainty") or {}).get("confidence", 0.95))))
+    decimals = new.manifest["scoring"]["public_rounding_decimals"]
+    head = {"n_bootstrap": cfg.n_bootstrap, "seed": cfg.seed, "confidence": float(cfg.confidence), "n_common_prompts": len(shared), "models": {}}
+    if not models or not shared:
+        return head
+    orec = {r["sample_id"]: r for r in old.records}
+    nrec = {r["sample_id"]: r for r in new.records}
+    prompts = [{k: v for k, v in nrec[s].items() if k != "models"} for s in shared]
+    ids = [f"{m}\u0000old" for m in models] + [f"{m}\u0000new" for m in models]
+    table = ReleaseTable.empty(prompts, ids, ["none"] * len(ids), ids, [[""] * len(shared) for _ in ids])
+    for k, m in enumerate(models):
+        for side, rec, row in ((0, orec, k), (1, nrec, len(models) + k)):
+            for p, sid in enumerate(shared):
+                e = rec[sid]["models"][m]
+                table.status[row, p] = STATUS_CODE[e["status"]]
+                if e["status"] == STATUSES[0]:
+                    comps = e["components_raw_0to3"]
+                    table.values[row, p] = [*(np.nan if comps[c] is None else comps[c] for c in COMPONENTS),
+                                            np.nan if e["overall_10_raw"] is None else e["overall_10_raw"],
+                                            np.nan if e["overall_9_raw"] is None else e["overall_9_raw"]]
+    zero_fill = np.array([old.manifest["models"][m]["missing_policy"] == "zero_fill" for m in models]
+                         + [new.manifest["models"][m]["missing_policy"] == "zero_fill" for m in models])
+    if cfg.n_bootstrap:
+        column = working_order([p["search_type"] for p in prompts], shared)[1]
+        boot = Bootstrap(table, zero_fill, [GroupDef("all:All", np.sort(column))], cfg)
+        q = boot.q["overall_9"][0]
+        n = len(models)
+        d = q[:, n:] - q[:, :n]
+        tol = boot.tolerance(0, np.nan_to_num(q[:, n:])) + boot.tolerance(0, np.nan_to_num(q[:, :n])) + np.abs(np.nan_to_num(d)) * 2.0**-52
+
+        def exact_d(k, reps):
+            return [a - b for a, b in zip(boot.exact("overall_9", 0, n + k, reps), boot.exact("overall_9", 0, k, reps))]
+
+        cis = _intervals(d, tol, cfg.alpha, decimals, exact_d)
+    else:
+        cis = [None] * len(models)
+    for k, m in enumerate(models):
+        means = []
+        for row in (k, len(models) + k):
+            scored = table.status[row] == 0
+            vals = table.values[row, :, OVERALL_9]
+            has = scored & ~np.isnan(vals)
+            n_inc = int(has.sum()) + (int((~scored).sum()) if zero_fill[row] else 0)
+            means.append(None if n_inc == 0 else sum(map(Fraction, vals[has].tolist()), Fraction(0)) / n_inc * 100 / 3)
+        delta = None if None in means else half_up_signed(means[1] - means[0], decimals) / 10**decimals
+        head["models"][m] = {"delta": delta, "ci": cis[k]}
+    return head
+
+
+# ---- the Markdown summary -------------------------------------------------------------
+
+
+def _fmt(x: float | None, signed: bool = False) -> str:
+    if x is None:
+        return "N/A"
+    text = f"{Decimal(repr(x)):f}"
+    return ("+" + text if signed and x > 0 else text.replace("-", "−"))
+
+
+def _group_label(key: str) -> str:
+    kind, _, name = key.partition(":")
+    return {"all": "All", "stratum": name, "domain": f"domain {name}", "failure_mode": f"failure mode {name}", "slice": f"slice {name}"}[kind] if kind != "all" else "All"
+
+
+def markdown(ch: dict, names: dict[str, str] | None = None, max_groups: int = 8, max_prompts: int = 10) -> str:
+    """The change as Markdown for a pull-request description: the headline facts first (models
+    and prompts added or removed, each changed model's score changes, rank changes, status
+    transitions with their prompts), then tables. Nothing is said about what did not change."""
+    names = names or {}
+
+    def who(m: str) -> str:
+        return f"**{names.get(m, m)}** (`{m}`)" if names.get(m, m) != m else f"`{m}`"
+
+    if ch["first_release"]:
+        return "## What changed\n\nThis is the first release: there is no previous release to compare with.\n"
+    lines = ["## What changed", ""]
+    mo, pr = ch["models"], ch["prompts"]
+    if mo["added"]:
+        lines.append(f"- Models added: {', '.join(who(m) for m in mo['added'])}")
+    if mo["removed"]:
+        lines.append(f"- Models removed: {', '.join(f'`{m}`' for m in mo['removed'])}")
+    for label, items in (("added", pr["added"]), ("removed", pr["removed"])):
+        if items:
+            shown = ", ".join(f"`{s}`" for s in items[:max_prompts]) + (f" and {len(items) - max_prompts} more" if len(items) > max_prompts else "")
+            lines.append(f"- {len(items)} prompt{'s' if len(items) != 1 else ''} {label}: {shown}")
+    if pr["metadata_changed"]:
+        shown = ", ".join(f"`{c['sample_id']}` ({', '.join(c['fields'])})" for c in pr["metadata_changed"][:max_prompts])
+        more = len(pr["metadata_changed"]) - max_prompts
+        lines.append(f"- {len(pr['metadata_changed'])} prompt(s) with changed metadata: {shown}" + (f" and {more} more" if more > 0 else ""))
+    changed: dict[str, list[tuple[str, dict]]] = {}
+    for key, cells in ch["groups"].items():
+        for m, c in cells.items():
+            if c["overall_9_before"] != c["overall_9_after"]:
+                changed.setdefault(m, []).append((key, c))
+    boot = (ch.get("paired_bootstrap") or {}).get("models", {})
+    conf = f"{Decimal(repr((ch.get('paired_bootstrap') or {}).get('confidence', 0.95))) * 100:f}".rstrip("0").rstrip(".") + "%"
+    for m in sorted(changed):
+        cells = dict(changed[m])
+        head = f"- {who(m)}: Overall-9 changed in {len(cells)} group{'s' if len(cells) != 1 else ''}"
+        if "all:All" in cells:
+            c = cells["all:All"]
+            b = boot.get(m) or {}
+            ci = f"; paired {conf} interval {_fmt(b['ci'][0], True)} to {_fmt(b['ci'][1], True)} on the {ch['paired_bootstrap']['n_common_prompts']} common prompts" if b.get("ci") else ""
+            head += f"; All {_fmt(c['overall_9_before'])} → {_fmt(c['overall_9_after'])} ({_fmt(c['delta'], True)}{ci})"
+        others = sorted(((k, c) for k, c in cells.items() if k != "all:All"), key=lambda kc: (-abs(kc[1]["delta"] or 0), kc[0]))
+        if others:
+            shown = ", ".join(f"{_group_label(k)} {_fmt(c['delta'], True)}" for k, c in others[:max_groups])
+            head += f": {shown}" + (f" and {len(others) - max_groups} more" if len(others) > max_groups else "")
+        lines.append(head)
+    for key, cells in ch["groups"].items():
+        moves = [(m, c) for m, c in cells.items() if c["rank_before"] != c["rank_after"]]
+        if moves:
+            def arrow(c):
+                b, a = c["rank_before"], c["rank_after"]
+                if b is None or a is None:
+                    return f"{b or 'unranked'} → {a or 'unranked'}"
+                return f"{b} → {a} {'↑' if a < b else '↓'}"
+            lines.append(f"- Rank change in {_group_label(key)}: " + ", ".join(f"{who(m)} {arrow(c)}" for m, c in sorted(moves, key=lambda mc: (mc[1]['rank_after'] or 1e9))))
+    transitions: dict[tuple[str, str, str], list[str]] = {}
+    score_only: dict[str, list[dict]] = {}
+    for p in ch["pairs"]:
+        if p["status_before"] != p["status_after"]:
+            transitions.setdefault((p["model_id"], p["status_before"], p["status_after"]), []).append(p["sample_id"])
+        else:
+            score_only.setdefault(p["model_id"], []).append(p)
+    for (m, a, b), sids in sorted(transitions.items()):
+        shown = ", ".join(f"`{s}`" for s in sids[:max_prompts]) + (f" and {len(sids) - max_prompts} more" if len(sids) > max_prompts else "")
+        lines.append(f"- {who(m)}: {len(sids)} result{'s' if len(sids) != 1 else ''} {a} → {b}: {shown}")
+    for m, ps in sorted(score_only.items()):
+        lower = sum(1 for p in ps if (p["overall_9_after"] or 0) < (p["overall_9_before"] or 0))
+        lines.append(f"- {who(m)}: Overall-9 of {len(ps)} scored prompt{'s' if len(ps) != 1 else ''} changed ({lower} lower, {len(ps) - lower} higher)")
+    if len(lines) == 2:
+        lines.append("- Nothing changed: same models, prompts, statuses and scores.")
+    if changed:
+        lines += ["", "### Score changes", "", "| group | model | Overall-9 before | after | Δ | rank before | rank after |", "|---|---|---:|---:|---:|---:|---:|"]
+        for m in sorted(changed):
+            for key, c in sorted(changed[m], key=lambda kc: (kc[0] != "all:All", -abs(kc[1]["delta"] or 0), kc[0])):
+                lines.append(f"| {_group_label(key)} | {names.get(m, m)} | {_fmt(c['overall_9_before'])} | {_fmt(c['overall_9_after'])} | {_fmt(c['delta'], True)} | "
+                             f"{c['rank_before'] if c['rank_before'] is not None else '–'} | {c['rank_after'] if c['rank_after'] is not None else '–'} |")
+    if ch["pairs"]:
+        lines += ["", "### Prompt × model changes", "", "| model | sample_id | status before | status after | raw Overall-9 before | after |", "|---|---|---|---|---:|---:|"]
+        for p in ch["pairs"]:
+            lines.append(f"| {names.get(p['model_id'], p['model_id'])} | `{p['sample_id']}` | {p['status_before']} | {p['status_after']} | "
+                         f"{_raw(p['overall_9_before'])} | {_raw(p['overall_9_after'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def _raw(x: float | None) -> str:
+    return "null" if x is None else f"{x:.4f}".rstrip("0").rstrip(".") if x != int(x) else f"{x:.1f}"
