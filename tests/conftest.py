@@ -27,7 +27,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 #: Session fixtures that make the full demo; a test that uses one must be marked ``slow``.
-SLOW_FIXTURES = ("demo_tree", "demo_data", "demo_release")
+SLOW_FIXTURES = ("demo_tree", "demo_data", "demo_release", "changed_data", "changed_release")
 
 #: ``SOURCE_DATE_EPOCH`` of every release a test makes (timestamps are then reproducible, and
 #: two releases of the same inputs compare byte for byte).
@@ -121,4 +121,36 @@ def demo_release(demo_tree, tmp_path_factory) -> Path:
             run_release(demo_tree.path / "release.yml", log=lambda m: None, output_root=folder / "site")
 
     folder, _ = built_once(tmp_path_factory, "demo-release", build)
+    return folder / "site"
+
+
+@pytest.fixture(scope="session")
+def changed_data(demo_data, tmp_path_factory) -> Path:
+    """The second, changed demo release (``searchgen-nb demo --changed``) with
+    ``previous_release`` = the demo's published data (``demo_data``), published by ``run_data``.
+    Its source tree is the folder's ``src``. Read only."""
+    from searchgen_nb.config import load_config
+    from searchgen_nb.demo import write_demo
+    from searchgen_nb.pipeline import run_data
+
+    def build(folder: Path) -> None:
+        write_demo(folder / "src", changed=True, previous=demo_data)
+        run_data(load_config(folder / "src" / "release.yml"), folder / "data", progress=False)
+
+    folder, _ = built_once(tmp_path_factory, "demo-changed", build)
+    return folder / "data"
+
+
+@pytest.fixture(scope="session")
+def changed_release(changed_data, tmp_path_factory) -> Path:
+    """The changed demo's whole release (book included) below a session folder; returns the
+    output root. Read only."""
+    from searchgen_nb.release import run_release
+
+    def build(folder: Path) -> None:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("SOURCE_DATE_EPOCH", TEST_EPOCH)
+            run_release(changed_data.parent / "src" / "release.yml", log=lambda m: None, output_root=folder / "site")
+
+    folder, _ = built_once(tmp_path_factory, "demo-changed-release", build)
     return folder / "site"

@@ -78,13 +78,13 @@ def page_path(site: Path, name: str) -> Path:
 def test_release_publishes_everything(fixture_release):
     _, site, outcome = fixture_release
     assert sorted(p.name for p in (site / "public" / "data").iterdir()) == [
-        "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json", "leaderboard_by_slice.json", "leaderboard_by_stratum.json",
+        "changes.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json", "leaderboard_by_slice.json", "leaderboard_by_stratum.json",
         "leaderboard_overall.json", "manifest.json", "prompt_scores.jsonl", "schemas", "uncertainty.json", "validation_report.json",
     ]
     assert (site / "_build" / "html" / "index.html").exists()
     assert [p.name for p in outcome.notebooks] == [
         "01_extract.ipynb", "02_aggregate.ipynb", "03_validate.ipynb", "04_leaderboard.ipynb",
-        "05_domains.ipynb", "06_failure_modes.ipynb", "07_compare.ipynb", "08_audit.ipynb",
+        "05_domains.ipynb", "06_failure_modes.ipynb", "07_compare.ipynb", "08_audit.ipynb", "09_changes.ipynb",
     ]
     assert external_references(site / "_build" / "html") == []
 
@@ -265,6 +265,22 @@ def test_committed_outputs_diff_line_by_line(demo_release):
     assert '{\\"coverage_text\\": ' in heat and '\\"model\\": \\"Quillmark Ultra\\"' in heat  # one record per line
 
 
+@pytest.mark.slow
+@pytest.mark.browser
+def test_what_changed_page_in_browser(changed_release, browser):
+    """The changed demo's "What changed" page: first in Results, with the rank swap and the two lost results."""
+    pg = Page(browser, changed_release / "_build" / "html" / "book" / "notebooks" / "09_changes.html")
+    text = pg.page.inner_text("main")
+    assert "Rank change in domain FAS" in text and "Tessellate 3 (tessellate_3) 6 → 5 ↑" in text
+    assert "sgb_nosearch_0017" in text and "sgb_nosearch_0020" in text
+    assert "scored → missing_evaluation" in text
+    ranks = pg.page.locator("table#changes-ranks tbody tr").all_inner_texts()
+    assert len(ranks) == 4 and any("Halcyon Draw" in r and "↓" in r for r in ranks)
+    nav = pg.page.locator("nav.bd-docs-nav a").all_inner_texts()
+    assert nav.index("What changed") < nav.index("Leaderboard")  # first in Results
+    assert pg.dialogs == [] and pg.external == []
+
+
 def test_one_notebook_by_hand_with_papermill(tmp_path):
     """`papermill notebooks/NN.ipynb out.ipynb -f release.yml` runs alone, building what it reads."""
     import subprocess
@@ -285,7 +301,7 @@ def test_one_notebook_by_hand_with_papermill(tmp_path):
     check_executed(nb, "05_domains.ipynb")
     html = "".join(o.get("data", {}).get("text/html", "") for c in nb.cells for o in c.get("outputs", []))
     assert 'id="sg-chart-heatmap-domain"' in html and "Multi-label" in html
-    assert sorted(p.name for p in (tmp_path / "staging").iterdir())[:2] == ["leaderboard_by_domain.json", "leaderboard_by_failure_mode.json"]
+    assert sorted(p.name for p in (tmp_path / "staging").iterdir())[:3] == ["changes.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json"]
 
 
 def test_missing_dataset_stops_before_any_notebook(tmp_path):

@@ -32,6 +32,7 @@ SCHEMA_FILE_NAMES = {
     "leaderboard_by_domain.schema.json",
     "leaderboard_by_failure_mode.schema.json",
     "uncertainty.schema.json",
+    "changes.schema.json",
     "leaderboard_by_slice.schema.json",
     "manifest.schema.json",
     "validation_report.schema.json",
@@ -86,7 +87,7 @@ def release(tmp_path_factory) -> Path:
 def docs(release) -> dict[str, object]:
     """Every artifact of the release as parsed JSON (prompt_scores.jsonl: list of records), plus
     a v1.1-ready manifest and a leaderboard_by_slice.json built from our own boards."""
-    out = {n: json.loads((release / n).read_text(encoding="utf-8")) for n in (*BOARDS, "uncertainty.json", "manifest.json", "validation_report.json")}
+    out = {n: json.loads((release / n).read_text(encoding="utf-8")) for n in (*BOARDS, "uncertainty.json", "changes.json", "manifest.json", "validation_report.json")}
     out["prompt_scores.jsonl"] = [json.loads(line) for line in (release / "prompt_scores.jsonl").read_text(encoding="utf-8").splitlines()]
     manifest = copy.deepcopy(out["manifest.json"])
     manifest.update(slice_keys(len(PROMPTS)), schema_version="1.1.0")  # the published v1.1 shape
@@ -134,7 +135,7 @@ def test_every_schema_file_is_valid_draft_2020_12():
 
 def test_load_schemas_keys_are_artifact_names():
     loaded = schemas.load_schemas()
-    assert set(loaded) == {*BOARDS, "prompt_scores.jsonl", "leaderboard_by_slice.json", "uncertainty.json", "manifest.json", "validation_report.json"}
+    assert set(loaded) == {*BOARDS, "prompt_scores.jsonl", "leaderboard_by_slice.json", "uncertainty.json", "changes.json", "manifest.json", "validation_report.json"}
     assert loaded["prompt_scores.jsonl"]["$id"].endswith("/prompt_scores.line.schema.json")
     with pytest.raises(KeyError):
         schemas.validator_for("results.csv")
@@ -151,7 +152,7 @@ def test_refs_resolve_offline_only():
 # ---- (b) our release validates -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", [*BOARDS, "uncertainty.json", "validation_report.json"])
+@pytest.mark.parametrize("name", [*BOARDS, "uncertainty.json", "changes.json", "validation_report.json"])
 def test_release_artifacts_validate(release, name):
     doc = json.loads((release / name).read_text(encoding="utf-8"))
     assert [e.message for e in errors(name, doc)] == []
@@ -359,6 +360,11 @@ MUTATIONS = {
         ("wrong type", ("n_bootstrap",), "10000", "/n_bootstrap"),
         ("missing key", ("groups", "all:All", "a", "n_valid"), None, "/groups/all:All/a"),
         ("extra key", ("groups", "all:All", "a", "width"), 2.5, "/groups/all:All/a"),
+    ],
+    "changes.json": [
+        ("wrong type", ("first_release",), "yes", "/first_release"),
+        ("missing key", ("prompts", "added"), None, "/prompts"),
+        ("extra key", ("models", "renamed"), [], "/models"),
     ],
     "validation_report.json": [
         ("wrong type", ("passed",), "true", "/passed"),

@@ -434,7 +434,7 @@ def test_leaderboard_and_heatmap_show_intervals(demo_data):
     psy = frame[(frame["tag"] == "PSY") & (frame["model_id"] == "quillmark_ultra")].iloc[0]
     assert psy["interval"] == release.uncertainty["groups"]["domain:PSY"]["quillmark_ultra"]["overall_9"]
     spec = charts.heatmap(frame, "t", wide_interval=20.0).html
-    assert '"strokeDash": [3, 2]' in spec or '"strokeDash":[3,2]' in spec
+    assert '"strokeDash": [\n' in spec and '"filter": "datum.wide"' in spec  # the dashed outline layer
     pairs = views.pairs_frame(release, "stratum", "All")
     assert len(pairs) == 66 and pairs.columns.tolist() == ["A", "B", "Δ Overall-9", "95% interval of Δ", "p", "Holm p", "Separable"]
     slice_view = release.for_slice("testmini")
