@@ -353,6 +353,11 @@ def heatmap(
                         "wide": False,
                     }
                 )
+    # Model-major records: one model's cells sit together, so a committed notebook's diff of a
+    # change to one model is one hunk (the chart sorts its axes itself).
+    model_pos = {m: i for i, (m, _) in enumerate(models)}
+    tag_pos = {t: i for i, t in enumerate(tags)}
+    values.sort(key=lambda v: (model_pos.get(v["model_id"], len(model_pos)), tag_pos.get(v["tag"], len(tag_pos)), v["tag"]))
     x_sort = [tag_labels.get(t, tag_label(t, tag_names.get(t))) for t in tags]
     y_sort = [labels.get(m, d) for m, d in models]
 
@@ -601,6 +606,8 @@ def pairwise_heatmap(
                 "sep": bool(p["separable"]),
             })
     sort = [labels[m] for m in order]
+    pos = {labels[m]: i for i, m in enumerate(order)}
+    values.sort(key=lambda v: (pos[v["row"]], pos[v["col"]]))  # row-major: one model's pairs together
     span = max([abs(v["diff"]) for v in values], default=1.0) or 1.0
     x = alt.X("col:N", title="minus (column)", sort=sort, axis=alt.Axis(labelAngle=-40, labelLimit=200, orient="top"))
     y = alt.Y("row:N", title="Model (row)", sort=sort, axis=alt.Axis(labelLimit=220))

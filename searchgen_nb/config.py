@@ -81,7 +81,9 @@ class UncertaintyConfig(BaseModel):
     """
 
     model_config = _STRICT
-    n_bootstrap: int = Field(default=10_000, ge=0, le=1_000_000)
+    #: capped: the replicate values of every group are kept for the percentiles
+    #: (groups × B × models × 16 bytes)
+    n_bootstrap: int = Field(default=10_000, ge=0, le=100_000)
     seed: int = Field(default=0, ge=0, le=2**63 - 1)
     confidence: Decimal = Field(default=Decimal("0.95"))
     low_confidence_width: Decimal = Field(default=Decimal("20"))

@@ -19,8 +19,9 @@ How it is computed here (the validator has its own code, :mod:`searchgen_nb.vali
 * The draws are regenerated chunk by chunk — the bit generator's state is saved at the start
   of every chunk of rows of every stratum (a chunked ``integers`` call continues the same
   stream as one call) — and turned into a replicate × prompt **count matrix** with
-  ``numpy.bincount``; memory is one chunk (≤ :data:`CHUNK_BYTES`) whatever B and the size
-  of the release.
+  ``numpy.bincount``; the count matrix takes one chunk (≤ :data:`CHUNK_BYTES`) whatever B and
+  the size of the release. The replicate values kept for the percentiles take
+  groups × B × models × 16 bytes (the demo at B = 10,000: 94 MB), hence the config's cap on B.
 * Prompts are laid out leaf-stratum-major, so ``All`` and the strata are contiguous column
   ranges; each group's replicate sums are one matrix product ``counts[:, group] @ Y[group]``
   with ``Y`` = per model the Overall-9 / Overall-10 numerators (0 where not included) and
@@ -304,9 +305,10 @@ def _intervals(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: i
         return []
     n_valid = np.count_nonzero(~np.isnan(values), axis=0)
     ordered = np.sort(values, axis=0)  # NaN last
-    a_num, a_den = alpha.numerator, alpha.denominator
-    lo = np.maximum((a_num * n_valid + 2 * a_den - 1) // (2 * a_den), 1) - 1  # ⌈(α/2)·n⌉, 0-based
-    hi = np.maximum(((2 * a_den - a_num) * n_valid + 2 * a_den - 1) // (2 * a_den), 1) - 1  # ⌈(1−α/2)·n⌉
+    # ⌈(α/2)·n⌉ and ⌈(1−α/2)·n⌉ (0-based) in Python integers: α may have a 15-digit denominator
+    ends_at = [percentile_positions(int(n), alpha) for n in n_valid.tolist()]
+    lo = np.array([a for a, _ in ends_at], dtype=np.int64)
+    hi = np.array([b for _, b in ends_at], dtype=np.int64)
     t = np.max(np.where(np.isnan(values), 0.0, tol), axis=0)
     cols = np.arange(values.shape[1])
     scale = float(10**decimals)

@@ -8,6 +8,7 @@ what it checks).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 
 
@@ -72,7 +73,17 @@ def reject_constant(token: str):
     raise ValueError(f"non-standard JSON constant {token}")
 
 
+def finite_float(token: str) -> float:
+    """``parse_float`` for :func:`json.loads`: a number too large for a double (``1e999``) would
+    read as Infinity, which is not JSON data either."""
+    value = float(token)
+    if value in (math.inf, -math.inf):
+        raise ValueError(f"number {excerpt(token, 40)} is out of range (it would read as Infinity)")
+    return value
+
+
 def strict_loads(text: str | bytes) -> object:
-    """:func:`json.loads` refusing NaN/Infinity (:func:`reject_constant`) and a repeated key
-    (:func:`no_duplicate_keys`); raises ``ValueError`` (``DuplicateKey`` for a repeated key)."""
-    return json.loads(text, parse_constant=reject_constant, object_pairs_hook=no_duplicate_keys)
+    """:func:`json.loads` refusing NaN/Infinity (:func:`reject_constant`), numbers that overflow
+    to Infinity (:func:`finite_float`) and a repeated key (:func:`no_duplicate_keys`); raises
+    ``ValueError`` (``DuplicateKey`` for a repeated key)."""
+    return json.loads(text, parse_constant=reject_constant, parse_float=finite_float, object_pairs_hook=no_duplicate_keys)

@@ -38,7 +38,7 @@ from array import array
 
 from searchgen_nb.schemas import check_document, check_folder
 from searchgen_nb.untrusted import strict_loads
-from searchgen_nb.validate_bootstrap import reconstruct_uncertainty
+from searchgen_nb.validate_bootstrap import SettingsError, reconstruct_uncertainty
 
 import numpy as np
 
@@ -752,14 +752,20 @@ def _compare_uncertainty(want: dict, got: object, report: Report) -> None:
             report.fail(check, f"{name}: pairs of the group {'missing' if h is None else 'not expected' if w is None else 'not a list'}", file=name, group=g)
             continue
         order = [(r.get("a"), r.get("b")) if isinstance(r, dict) else None for r in h]
-        if order != [(r["a"], r["b"]) for r in w]:
-            report.fail(check, f"{name}: pairs are not every pair of ranked models in published rank order", file=name, group=g)
+        expected = [(r["a"], r["b"]) for r in w]
+        if order != expected:
+            first = next((i for i, (x, y) in enumerate(zip(order, expected)) if x != y), min(len(order), len(expected)))
+            got_pair = order[first] if first < len(order) else "nothing"
+            want_pair = expected[first] if first < len(expected) else "nothing"
+            report.fail(check, f"{name}: pairs must be every pair of ranked models in published rank order ({len(expected)} pairs): "
+                               f"entry {first + 1} is {json.dumps(got_pair)}, expected {json.dumps(want_pair)}", file=name, group=g)
             continue
         for wr, hr in zip(w, h):
             for key, wv in wr.items():
                 hv = hr.get(key, "<missing>")
                 if not _same(wv, hv):
-                    report.fail(check, f"{name}: pair {wr['a']} vs {wr['b']}: {key} is {json.dumps(hv)}, recomputed {json.dumps(wv)}", file=name, group=g)
+                    report.fail(check, f"{name}: pair {wr['a']} vs {wr['b']}: {key} is {json.dumps(hv)}, recomputed {json.dumps(wv)}",
+                                file=name, group=g, model_id=f"{wr['a']} vs {wr['b']}")
 
 
 def _same(a, b) -> bool:
@@ -770,6 +776,8 @@ def _same(a, b) -> bool:
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)  # -0.0 prints apart from 0.0
     return a == b
 
 
@@ -913,7 +921,12 @@ def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = N
             for name in _BOARDS:
                 _compare(name, want[name], theirs[name], report, "order_invariance")
         if report.checks["aggregates"]["passed"]:
-            _compare_uncertainty(reconstruct_uncertainty(manifest, cols, boards, _slice_prompts), boards[_UNCERTAINTY], report)
+            try:
+                want_u = reconstruct_uncertainty(manifest, cols, boards, _slice_prompts)
+            except SettingsError as exc:
+                report.fail("uncertainty", str(exc), file="manifest.json")
+            else:
+                _compare_uncertainty(want_u, boards[_UNCERTAINTY], report)
         else:
             report.skip("uncertainty", "the leaderboards do not reconstruct; their rankings cannot be trusted")
     except (KeyError, TypeError, AttributeError, ValueError) as exc:

@@ -17,6 +17,7 @@ generator, seed and draw order — they must be); everything after them is done 
 
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
 
@@ -78,14 +79,36 @@ def _round(x: Fraction, dec: int) -> float:
     return float(Fraction(u if x >= 0 else -u, 10**dec))
 
 
+class SettingsError(ValueError):
+    """The manifest's ``config.uncertainty`` cannot say how the intervals were drawn."""
+
+
+def _settings(manifest: dict) -> tuple[int, int, float]:
+    """``(n_bootstrap, seed, confidence)`` from ``manifest.json``'s ``config.uncertainty``;
+    :class:`SettingsError` naming the key when one is missing or not a valid value."""
+    cfg = (manifest.get("config") or {}).get("uncertainty") if isinstance(manifest.get("config"), dict) else None
+    where = "manifest.json config.uncertainty"
+    if not isinstance(cfg, dict):
+        raise SettingsError(f"{where} is missing or not an object: the draws cannot be repeated")
+
+    def whole(key: str, top: int) -> int:
+        v = cfg.get(key)
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
+            raise SettingsError(f"{where}.{key} is {json.dumps(v)}: expected a whole number in 0–{top}")
+        return v
+
+    conf = cfg.get("confidence")
+    if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 < conf < 1:
+        raise SettingsError(f"{where}.confidence is {json.dumps(conf)}: expected a number strictly between 0 and 1")
+    return whole("n_bootstrap", 100_000), whole("seed", 2**63 - 1), float(conf)
+
+
 class Recompute:
     """Every figure of ``uncertainty.json`` from the validator's columns."""
 
     def __init__(self, manifest: dict, cols, boards: dict, slice_prompts) -> None:
-        cfg = manifest["config"]["uncertainty"]
-        self.n_boot, self.seed = int(cfg["n_bootstrap"]), int(cfg["seed"])
-        self.confidence = float(cfg["confidence"])
-        self.alpha = 1 - Fraction(str(cfg["confidence"]))
+        self.n_boot, self.seed, self.confidence = _settings(manifest)
+        self.alpha = 1 - Fraction(repr(self.confidence))
         self.dec = int(manifest["scoring"]["public_rounding_decimals"])
         self.models = list(manifest["model_order"])
         self.ids = sorted(self.models)
@@ -149,15 +172,25 @@ class Recompute:
                     out[kind][:, start : start + rows, m0 : m0 + len(ms)] = q.transpose(2, 0, 1)
         return out
 
+    def _scaled(self, kind: str, m: int) -> tuple[np.ndarray, int]:
+        """Model m's values of ``kind`` as exact integers ``x · 2**shift`` (Python ints)."""
+        key = ("ints", kind, m)
+        if key not in self._exact:
+            fr = [Fraction(v) for v in self.x[kind][m].tolist()]
+            shift = max((f.denominator.bit_length() - 1 for f in fr), default=0)
+            self._exact[key] = (np.array([f.numerator * ((1 << shift) // f.denominator) for f in fr] + [None], dtype=object)[:-1], shift)
+        return self._exact[key]
+
     def exact(self, kind: str, g: int, m: int, b: int) -> Fraction | None:
         """The exact public-scale value (mean × 100 / 3) of model m in group g, replicate b."""
         key = (kind, g, m, b)
         if key not in self._exact:
             c = self.reps.row(b)
-            idx = np.flatnonzero(self.masks[:, g] & (c > 0))
-            den = int(sum(int(c[i]) for i in idx if self.w[kind][m, i]))
-            num = sum((int(c[i]) * Fraction(float(self.x[kind][m, i])) for i in idx if self.w[kind][m, i]), Fraction(0))
-            self._exact[key] = None if den == 0 else num / den * 100 / 3
+            idx = np.flatnonzero(self.masks[:, g] & (c > 0) & (self.w[kind][m] > 0))
+            ints, shift = self._scaled(kind, m)
+            den = int(c[idx].sum())
+            num = int(np.dot(c[idx].astype(object), ints[idx])) if len(idx) else 0
+            self._exact[key] = None if den == 0 else Fraction(num * 100, (3 * den) << shift)
         return self._exact[key]
 
     def _bound(self, g: int, v) -> float:

@@ -441,3 +441,45 @@ def test_leaderboard_and_heatmap_show_intervals(demo_data):
     assert views.uncertainty_key(slice_view, "stratum", "All") == "slice:testmini"
     assert views.uncertainty_key(slice_view, "stratum", "NoSearch") is None
     assert "95% interval" not in pages.leaderboard_view(slice_view, "NoSearch").html  # no interval inside a slice's strata
+
+
+def test_fifteen_digit_confidence_keeps_exact_positions():
+    """α with a 15-digit denominator: positions in Python integers (an int64 product overflowed)."""
+    table = one_group_table({"a": overall9_only([0.0, 1.0, 2.0, 3.0]), "b": overall9_only([1.0, 1.0, 2.0, 2.5])})
+    metas = [ModelMeta("a", "A", "Open", "zero_fill"), ModelMeta("b", "B", "Open", "zero_fill")]
+    cfg = UncertaintyConfig(n_bootstrap=200, seed=2, confidence=Decimal("0.999999999999999"))
+    ours, theirs, boards, members = run_both(table, metas, cfg)
+    assert ours == theirs == reference(table, metas, boards, members, cfg)
+    assert ours["groups"]["all:All"]["a"]["overall_9"] == [0.0, 100.0]  # the extremes of 200 replicates of 4 prompts
+
+
+@pytest.mark.parametrize("edit,fragment", [
+    (lambda u: u.pop("seed"), "manifest.json config.uncertainty.seed is null"),
+    (lambda u: u.update(n_bootstrap=200.7), "manifest.json config.uncertainty.n_bootstrap is 200.7: expected a whole number"),
+    (lambda u: u.update(confidence="0.95"), "manifest.json config.uncertainty.confidence is \"0.95\""),
+])
+def test_validator_names_bad_bootstrap_settings(tmp_path, edit, fragment):
+    import json
+
+    from searchgen_nb.config import load_config
+    from searchgen_nb.pipeline import run_data
+    from searchgen_nb.validate import validate_folder
+
+    out = tmp_path / "public" / "data"
+    run_data(load_config(_small_release(tmp_path)), out, progress=False)
+    manifest = json.loads((out / "manifest.json").read_text())
+    edit(manifest["config"]["uncertainty"])
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    report = validate_folder(out)
+    failures = report.checks["uncertainty"]["failures"]
+    assert [f["message"] for f in failures if fragment in f["message"]], failures
+
+
+def test_strict_json_refuses_overflow_and_keeps_negative_zero_apart():
+    from searchgen_nb.untrusted import strict_loads
+    from searchgen_nb.validate import _same
+
+    with pytest.raises(ValueError, match="out of range"):
+        strict_loads('{"x": 1e999}')
+    assert strict_loads('{"x": 1e308}') == {"x": 1e308}
+    assert not _same(-0.0, 0.0) and _same(0.0, 0.0)
