@@ -328,7 +328,7 @@ def pairwise(release: Release, group: str) -> list[HTMLFragment]:
         note += (f'<p class="sg-warning">With {u["n_bootstrap"]:,} replicates the smallest possible p is 2/(B + 1) = '
                  f'{decimal_text(2 / (u["n_bootstrap"] + 1))}: Holm cannot separate every pair of {k} unless B ≥ 2K/α − 1 ≈ {math.ceil(floor):,}.</p>')
     table = tables.data_table(views.pairs_frame(release, "stratum", group), f"pairs-table-{_safe_id(group)}{release.id_suffix}",
-                              decimals={"p": 4, "Holm p": 4, "Δ Overall-9": release.decimals})
+                              decimals={"p": 4, "Holm p": 4, "Δ Overall-9": release.decimals}, page_length=20)
     return [*lead, fragment(note, "pairs note"), chart, table]
 
 
