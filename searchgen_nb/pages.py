@@ -142,8 +142,11 @@ def _safe_id(model_id: str) -> str:
 
 
 def compare(release: Release, group: str, models: list[str] | None) -> list[HTMLFragment]:
-    """Comparison of ``models`` (default: top three overall) on the nine components in ``group``."""
-    chosen = list(models) if models else views.top_models(release, 3)
+    """Comparison of ``models`` (default: top three overall; ids or display names, any case)
+    on the nine components in ``group`` (a code or name, any case). Raises ``ValueError`` with
+    one line listing the valid values for anything else."""
+    chosen = views.resolve_models(release, list(models)) if models else views.top_models(release, 3)
+    group = views.resolve_group(release, group)
     label, rows = views.group_rows(release, group)
     chosen_rows = [r for r in rows if r["model_id"] in chosen]
     missing = [m for m in chosen if m not in {r["model_id"] for r in rows}]
@@ -303,6 +306,7 @@ def pairwise(release: Release, group: str) -> list[HTMLFragment]:
     sortable table with Δ, its interval, p and Holm-adjusted p (SPEC §8)."""
     if release.uncertainty is None or not release.uncertainty.get("groups"):
         return [fragment('<p class="sg-slice-note">This release has no uncertainty section (<code>n_bootstrap: 0</code>).</p>')]
+    group = views.resolve_group(release, group)
     pairs = views.group_pairs(release, "stratum", group)
     lead: list[HTMLFragment] = []
     if not pairs and group != "All":

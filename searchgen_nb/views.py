@@ -294,6 +294,42 @@ def top_models(release: Release, k: int = 3) -> list[str]:
     return [r["model_id"] for r in release.boards["overall"][:k]]
 
 
+def resolve_models(release: Release, wanted: list) -> list[str]:
+    """Model ids from what a reader typed: ids or display names, any case (an id like ``007``
+    stays text). Raises ``ValueError`` with one line listing the valid values."""
+    by_key: dict[str, str] = {}
+    for m in release.model_order:
+        by_key.setdefault(m.casefold(), m)
+        by_key.setdefault(release.display_name(m).casefold(), m)
+    out = []
+    for item in wanted:
+        key = str(item).strip().casefold()
+        if key not in by_key:
+            valid = ", ".join(f"{m} ({release.display_name(m)})" for m in release.model_order)
+            raise ValueError(f"compare_models: {str(item)!r} is not a model of this release; valid (id or display name, any case): {valid}")
+        out.append(by_key[key])
+    return list(dict.fromkeys(out))
+
+
+def resolve_group(release: Release, group) -> str:
+    """The group name from what a reader typed: All, a stratum or search type, a domain or
+    failure-mode code or its name, any case. Raises ``ValueError`` with one line listing the
+    valid values."""
+    tax = taxonomy()
+    names: dict[str, str] = {}
+    for g in release.boards["stratum"]:
+        names.setdefault(g.casefold(), g)
+    for kind in ("domain", "failure_mode"):
+        for tag in release.boards[kind]:
+            names.setdefault(tag.casefold(), tag)
+            names.setdefault(tax[tag_kind(kind)].get(tag, tag).casefold(), tag)
+    key = str(group).strip().casefold()
+    if key not in names:
+        valid = ", ".join([*release.boards["stratum"], *release.boards["domain"], *release.boards["failure_mode"]])
+        raise ValueError(f"compare_group: {str(group)!r} is not a group of this release; valid (code or name, any case): {valid}")
+    return names[key]
+
+
 def group_rows(release: Release, group: str) -> tuple[str, list[dict]]:
     """Rows of a named group: ``All``/a stratum, else a domain tag, else a failure-mode tag.
 

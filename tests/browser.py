@@ -43,6 +43,7 @@ class Page:
         self.page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "blob:", "about:")) else self.external.append(r.url))
         self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("console", lambda m: self.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
         self.page.goto(path.resolve().as_uri())
         self.page.wait_for_load_state("load")
 

@@ -281,6 +281,22 @@ def test_what_changed_page_in_browser(changed_release, browser):
     assert pg.dialogs == [] and pg.external == []
 
 
+@pytest.mark.slow
+@pytest.mark.browser
+def test_no_console_error_on_any_page(browser, demo_release):
+    """Every page of the demo book, opened fresh from disk: no script error, no console error
+    (the theme used to log "Got invalid theme mode" on each)."""
+    html = demo_release / "_build" / "html"
+    pages = sorted(p for p in html.rglob("*.html") if "_static" not in p.parts and p.name not in ("search.html", "genindex.html"))
+    assert len(pages) >= 11
+    for path in pages:
+        pg = Page(browser, path)
+        if pg.page.locator(".sg-chart").count():
+            pg.wait_for_charts()
+        assert pg.errors == [], (path.name, pg.errors)
+        pg.page.close()
+
+
 def test_one_notebook_by_hand_with_papermill(tmp_path):
     """`papermill notebooks/NN.ipynb out.ipynb -f release.yml` runs alone, building what it reads."""
     import subprocess

@@ -483,3 +483,21 @@ def test_strict_json_refuses_overflow_and_keeps_negative_zero_apart():
         strict_loads('{"x": 1e999}')
     assert strict_loads('{"x": 1e308}') == {"x": 1e308}
     assert not _same(-0.0, 0.0) and _same(0.0, 0.0)
+
+
+@pytest.mark.slow
+def test_compare_accepts_display_names_and_tag_names_any_case(demo_data):
+    from searchgen_nb import pages, views
+
+    release = views.Release(demo_data)
+    assert views.resolve_models(release, ["quillmark ULTRA", "pixelwright_2", "Pixelwright 2"]) == ["quillmark_ultra", "pixelwright_2"]
+    assert views.resolve_group(release, "art") == "ART" and views.resolve_group(release, "art & design") == "ART"
+    assert views.resolve_group(release, "nosearch") == "NoSearch"
+    html = "".join(f.html for f in pages.compare(release, "fashion", ["Marrowleaf", "emberline flash"]))
+    assert "domain FAS" in html and "Marrowleaf" in html
+    with pytest.raises(ValueError) as info:
+        views.resolve_models(release, [7])
+    assert str(info.value).startswith("compare_models: '7' is not a model of this release; valid (id or display name, any case): quillmark_ultra (Quillmark Ultra)")
+    assert "\n" not in str(info.value)
+    with pytest.raises(ValueError, match=r"^compare_group: 'Artz' is not a group of this release; valid \(code or name, any case\): All, "):
+        views.resolve_group(release, "Artz")

@@ -49,7 +49,7 @@ def test_group_rows_and_compare_errors(release):
     assert views.group_rows(release, "EIK")[0].startswith("failure mode EIK")
     with pytest.raises(KeyError, match="group 'XYZ' is not a stratum, domain or failure mode"):
         views.group_rows(release, "XYZ")
-    with pytest.raises(KeyError, match="unknown model_id"):
+    with pytest.raises(ValueError, match=r"^compare_models: 'nope' is not a model of this release; valid \(id or display name, any case\): a \("):
         pages.compare(release, "All", ["a", "nope"])
     assert views.top_models(release, 1) == ["a"]
 
