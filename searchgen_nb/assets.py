@@ -264,6 +264,33 @@ table.sg-table th[data-sg-col="overall_9"] { white-space: nowrap; }
 table.sg-table th[data-sg-col="overall_10"] { min-width: 7.5em; }
 details.sg-model-tags > summary { cursor: pointer; padding: 0.2em 0; }
 table.sg-table thead th { white-space: normal; }
+/* leaderboards: the model column stays put while the numbers scroll */
+table.sg-leaderboard > thead > tr > th:nth-child(2),
+table.sg-leaderboard > tbody > tr > td:nth-child(2) {
+  position: sticky; left: 0; z-index: 1; background: var(--pst-color-background, #fff);
+}
+table.sg-leaderboard > tbody > tr.sg-unranked > td:nth-child(2) { background: var(--pst-color-surface, #f3f3f3); }
+/* phones: rank, model and Overall-9 fit the screen (type and the model id give way) */
+@media (max-width: 640px) {
+  table.sg-leaderboard > thead > tr > th:nth-child(3),
+  table.sg-leaderboard > tbody > tr > td:nth-child(3) { display: none; }
+  table.sg-leaderboard .sg-model-id { display: none; }
+  table.sg-leaderboard .sg-badge { white-space: normal; }
+  .bd-main .bd-content .bd-article-container { padding-left: 0.4rem; padding-right: 0.4rem; }
+}
+/* print: tables wrap instead of scrolling, controls are hidden, the demo banner stays */
+@media print {
+  .sg-table-wrap, .sg-chart { overflow: visible !important; }
+  table.sg-table { font-size: 7pt !important; width: 100% !important; }
+  table.sg-table td.sg-num, table.sg-table td.sg-nowrap, table.sg-table th { white-space: normal !important; }
+  table.sg-leaderboard > thead > tr > th:nth-child(2), table.sg-leaderboard > tbody > tr > td:nth-child(2) { position: static; }
+  .dt-search, .dt-length, .dt-paging, .dt-info, .dataTables_filter, .dataTables_length, .dataTables_paginate, .dataTables_info,
+  details.hide.above-input, .cell_input, .toggle-details, button.toggle-button, .vega-embed details, a.sg-help,
+  .bd-header, .bd-sidebar-primary, .bd-sidebar-secondary, .header-article, .prev-next-area, .bd-footer, .bd-footer-content,
+  .search-button, .theme-switch-button { display: none !important; }
+  .bd-header-announcement, .sg-demo-banner { display: block !important; position: static !important; visibility: visible !important; }
+  details.sg-slice, details.sg-model-tags { display: block; }
+}
 """
 
 

@@ -17,6 +17,16 @@ from searchgen_nb.views import Release
 
 #: The Methods page as seen from an executed notebook (book/notebooks/NN.html → book/methods.html).
 METHODS = "../methods.html"
+#: The book's root as seen from an executed notebook (its downloads are in <root>/downloads/).
+ROOT = "../../"
+
+
+def downloads(*names: str) -> HTMLFragment:
+    """A "Download: …" line linking the given artifacts (and their CSVs) in the built book."""
+    from searchgen_nb.downloads import CSV_FILES, links_html
+
+    files = [f for n in names for f in ([CSV_FILES[n]] if n in CSV_FILES else []) + [n]]
+    return fragment(links_html(files, ROOT), "downloads")
 
 _COMPONENT_TITLES = {COMPONENT_LABELS[c]: tables.COLUMN_DEFINITIONS[c] for c in OVERALL_9_COMPONENTS}
 _TAG_TITLES = {
@@ -100,12 +110,13 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
         confidence=views.confidence_label(release),
     )
     legend = _HEATMAP_LEGEND
+    board_file = f"leaderboard_by_{kind}.json" if release.slice_name == release.output_slice else "leaderboard_by_slice.json"
     if (width := views.wide_interval(release)) is not None:
         legend += (f' Dashed outline: low confidence, the {views.confidence_label(release)} interval is wider than '
                    f'{decimal_text(width)} points (a tag with few prompts).')
     elif views.uncertainty_key(release, kind, "x") is None:
         legend += " Intervals: computed for every prompt of the release only (see the figures above the slice sections)."
-    return with_legend(chart, legend)
+    return fragment(with_legend(chart, legend).html + "\n" + downloads(board_file).html, f"{kind} heatmap")
 
 
 def tag_tables(release: Release, kind: str) -> HTMLFragment:
@@ -204,7 +215,7 @@ def audit_status(release: Release) -> list[HTMLFragment]:
         f'Segments: the four <a href="{METHODS}#status">statuses</a>; label: <a href="{METHODS}#coverage">coverage</a>; '
         f'dashed line: the coverage needed to be <a href="{METHODS}#ranking">ranked</a>.',
     )
-    return [chart, status_table(release, "status-counts")]
+    return [chart, status_table(release, "status-counts"), downloads("prompt_scores.jsonl")]
 
 
 def audit_invalid(release: Release) -> HTMLFragment:
@@ -235,7 +246,7 @@ def audit_manifest(release: Release) -> list[HTMLFragment]:
     table = tables.data_table(views.manifest_summary(release), "manifest-summary")
     full = json.dumps(release.manifest, indent=2, sort_keys=True, ensure_ascii=False)
     raw = fragment(f"<details><summary>Full manifest.json</summary><pre>{views.escape(full)}</pre></details>", "manifest")
-    return [table, raw]
+    return [table, raw, downloads("manifest.json", "validation_report.json")]
 
 
 def slice_note(release: Release) -> HTMLFragment:
@@ -287,6 +298,8 @@ def leaderboard_view(release: Release, group: str, forest: bool = True) -> HTMLF
                 ties=ties,
                 confidence=conf,
             )
+            board_file = "leaderboard_by_stratum.json" if release.slice_name == release.output_slice else "leaderboard_by_slice.json"
+            table = fragment(table.html + "\n" + downloads(board_file).html, f"leaderboard {group}")
             if not forest or not any((c or {}).get("overall_9") for c in intervals.values()):
                 return table
             plot = with_legend(
@@ -333,7 +346,7 @@ def pairwise(release: Release, group: str) -> list[HTMLFragment]:
                  f'{decimal_text(2 / (u["n_bootstrap"] + 1))}: Holm cannot separate every pair of {k} unless B ≥ 2K/α − 1 ≈ {math.ceil(floor):,}.</p>')
     table = tables.data_table(views.pairs_frame(release, "stratum", group), f"pairs-table-{_safe_id(group)}{release.id_suffix}",
                               decimals={"p": 4, "Holm p": 4, "Δ Overall-9": release.decimals}, page_length=20)
-    return [*lead, fragment(note, "pairs note"), chart, table]
+    return [*lead, fragment(note, "pairs note"), chart, table, downloads("uncertainty.json")]
 
 
 def changes(release: Release) -> list[HTMLFragment]:
@@ -354,7 +367,7 @@ def changes(release: Release) -> list[HTMLFragment]:
     head = fragment(
         f'<p class="sg-previous">Compared with the release generated {views.escape(prev.get("generated_at"))} '
         f"({prev.get('n_prompts')} prompts).</p>\n" + MarkdownIt("commonmark", {"html": False}).render(text), "changes summary")
-    out = [head]
+    out = [head, downloads("changes.json")]
     moves = views.rank_moves_frame(release)
     if len(moves):
         out.append(fragment("<h3>Rank movements</h3>", "h"))

@@ -297,6 +297,62 @@ def test_no_console_error_on_any_page(browser, demo_release):
         pg.page.close()
 
 
+@pytest.mark.slow
+def test_every_download_link_resolves(demo_release):
+    """Every artifact and a CSV of each leaderboard are in the built book; every link to them
+    (intro, tables, heatmaps, pairs, audit) points at a file that exists, from disk."""
+    import csv
+    import re
+
+    html = demo_release / "_build" / "html"
+    links = 0
+    for page in html.rglob("*.html"):
+        for href in re.findall(r'href="([^"#]*downloads/[^"#]*)"', page.read_text(encoding="utf-8")):
+            target = (page.parent / href).resolve()
+            assert target.exists(), (page.name, href)
+            links += 1
+    assert links >= 40
+    names = {p.name for p in (html / "downloads").iterdir()}
+    assert {"leaderboard_overall.csv", "leaderboard_by_slice.csv", "prompt_scores.jsonl", "uncertainty.json", "changes.json", "schemas"} <= names
+    assert (html / "downloads" / "leaderboard_by_domain.json").read_bytes() == (demo_release / "public" / "data" / "leaderboard_by_domain.json").read_bytes()
+    rows = list(csv.DictReader((html / "downloads" / "leaderboard_overall.csv").open(encoding="utf-8")))
+    assert len(rows) == 13 and rows[0]["model_id"] == "quillmark_ultra" and rows[0]["overall_9"] == "75.6"
+    unranked = next(r for r in rows if r["model_id"] == "dimlight_mini")
+    assert unranked["rank"] == "" and unranked["ranked"] == "false"  # null is an empty cell, never 0
+    intro = (html / "book" / "intro.html").read_text(encoding="utf-8")
+    assert 'href="../downloads/leaderboard_overall.csv"' in intro
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_phone_width_and_print(browser, demo_release):
+    """At 390 px the first row's Overall-9 is on screen without scrolling sideways; printed,
+    the intro keeps the synthetic-data banner and hides the table controls."""
+    html = demo_release / "_build" / "html"
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto((html / "book" / "notebooks" / "04_leaderboard.html").as_uri())
+    page.wait_for_load_state("load")
+    top = page.evaluate("document.querySelector('table#leaderboard-all').getBoundingClientRect().top + window.scrollY")
+    page.evaluate(f"window.scrollTo(0, {top} - 100)")
+    cell = page.locator("table#leaderboard-all tbody tr").first.locator("td").nth(3)
+    box = cell.bounding_box()
+    assert cell.inner_text() == "75.6" and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    page.close()
+    page = browser.new_page(viewport={"width": 1000, "height": 1400})
+    page.goto((html / "book" / "intro.html").as_uri())
+    page.emulate_media(media="print")
+    assert page.locator(".bd-header-announcement").first.is_visible()
+    assert "Synthetic demo data" in page.locator(".bd-header-announcement").first.inner_text()
+    assert page.pdf()[:4] == b"%PDF"
+    page.emulate_media(media="screen")
+    page.goto((html / "book" / "notebooks" / "04_leaderboard.html").as_uri())
+    page.wait_for_load_state("load")
+    assert page.locator(".dt-search").first.is_visible()  # the table's search box on screen …
+    page.emulate_media(media="print")
+    assert not page.locator(".dt-search").first.is_visible()  # … not on paper
+    page.close()
+
+
 def test_one_notebook_by_hand_with_papermill(tmp_path):
     """`papermill notebooks/NN.ipynb out.ipynb -f release.yml` runs alone, building what it reads."""
     import subprocess
