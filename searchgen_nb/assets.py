@@ -200,6 +200,49 @@ _GLUE_JS = r"""/* searchgen-nb: table initialisation and an "N/A last" numeric s
     }
   });
 
+  // The prompt explorer: filters from the page's URL (?domain=FAS&model=m&status=scored), so a
+  // link from any heatmap or table cell opens exactly that cell's prompts and can be shared.
+  var FILTERS = { stratum: "stratum", domain: "domains", failure_mode: "failure_modes", slice: "slices" };
+  function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+  function columnIndex(table) {  // read before DataTables removes the hidden columns' headers
+    var cols = {};
+    table.querySelectorAll("thead th").forEach(function (th, i) { cols[th.getAttribute("data-sg-col")] = i; });
+    return cols;
+  }
+  function filterFromUrl(table, api, cols) {
+    var params = new URLSearchParams(window.location.search);
+    var said = [];
+    Object.keys(FILTERS).forEach(function (key) {
+      var value = params.get(key);
+      if (value && cols[FILTERS[key]] !== undefined) {
+        api.column(cols[FILTERS[key]]).search("(^|\\s)" + escapeRe(value) + "(\\s|$)", true, false);
+        said.push(key.replace("_", " ") + " " + value);
+      }
+    });
+    var model = params.get("model"), status = params.get("status");
+    if (model && cols["m:" + model] !== undefined) {
+      api.column(cols["m:" + model]).nodes().each(function (td) { td.classList.add("sg-highlight"); });
+      said.push("model " + model);
+      if (status) {
+        api.column(cols["statuses"]).search("(^|\\s)" + escapeRe(model + "=" + status) + "(\\s|$)", true, false);
+        said.push("status " + status);
+      }
+    }
+    api.draw();
+    var n = api.rows({ search: "applied" }).count();
+    table.setAttribute("data-sg-shown", String(n));
+    var note = document.getElementById(table.id + "-filter");
+    if (note) {
+      note.textContent = said.length ? "Showing the " + n + " prompts of: " + said.join(", ") + ". " : "";
+      if (said.length) {
+        var a = document.createElement("a");
+        a.href = window.location.pathname;
+        a.textContent = "Show every prompt";
+        note.appendChild(a);
+      }
+    }
+  }
+
   function initTables() {
     if (lib.set_or_remove_dark_class) {
       try { lib.set_or_remove_dark_class(); } catch (e) { /* theme detection is cosmetic */ }
@@ -212,10 +255,13 @@ _GLUE_JS = r"""/* searchgen-nb: table initialisation and an "N/A last" numeric s
       // (desc, then asc), text and ranks asc first; no third "unsorted" click state.
       opts.columnDefs = (opts.columnDefs || []).concat([
         { targets: "sg-asc-first", orderSequence: ["asc", "desc"] },
+        { targets: "sg-hidden", visible: false },
         { targets: "sg-num", type: "sg-num-na", orderSequence: ["desc", "asc"] },
         { targets: "_all", orderSequence: ["asc", "desc"] }
       ]);
-      new DataTable(table, opts);
+      var cols = columnIndex(table);
+      var api = new DataTable(table, opts);
+      if (table.hasAttribute("data-sg-explorer")) { filterFromUrl(table, api, cols); }
       // A help link inside a header opens the Methods page instead of re-sorting the table.
       table.querySelectorAll("thead a.sg-help").forEach(function (a) {
         a.addEventListener("click", function (ev) { ev.stopPropagation(); });
@@ -264,6 +310,8 @@ table.sg-table th[data-sg-col="overall_9"] { white-space: nowrap; }
 table.sg-table th[data-sg-col="overall_10"] { min-width: 7.5em; }
 details.sg-model-tags > summary { cursor: pointer; padding: 0.2em 0; }
 table.sg-table thead th { white-space: normal; }
+table.sg-explorer td.sg-highlight { background: rgba(255, 214, 102, 0.35); font-weight: bold; }
+.sg-explorer-filter { font-weight: bold; }
 /* leaderboards: the model column stays put while the numbers scroll */
 table.sg-leaderboard > thead > tr > th:nth-child(2),
 table.sg-leaderboard > tbody > tr > td:nth-child(2) {

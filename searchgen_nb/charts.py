@@ -265,9 +265,19 @@ def heatmap(
     decimals: int = 1,
     wide_interval: float | None = None,
     confidence: str = "95%",
+    relative_to: Mapping[str, float | None] | None = None,
+    href: str | None = None,
+    subtitle: str | None = None,
 ) -> HTMLFragment:
     """Model × tag heatmap of a 0–100 score (default Overall-9); cell labels show the
-    published value with ``decimals`` places (the release's ``rounding_decimals``).
+    published value with ``decimals`` places (the release's ``rounding_decimals``), 11 px.
+
+    ``relative_to``: ``{model_id: the model's overall score}`` — the cells then show the tag's
+    value minus it (diverging colours centred on 0: a model's strengths and weak spots, not its
+    overall rank); the tooltip keeps the absolute value. The best value of each column is
+    outlined in black (absolute view). ``href``: a URL template with ``{tag}`` and
+    ``{model_id}`` (e.g. the prompt explorer filtered to the cell's prompts); a cell is then a
+    link.
 
     With an ``interval`` column (``[lo, hi]`` or None, SPEC §8) the tooltip gives each cell's
     bootstrap interval, and a cell whose interval is wider than ``wide_interval`` points gets
@@ -330,6 +340,27 @@ def heatmap(
                 "wide": bool(iv is not None and wide_interval is not None and float(iv[1]) - float(iv[0]) > wide_interval),
             }
         )
+        if href is not None:
+            from urllib.parse import quote
+
+            values[-1]["href"] = href.format(tag=quote(tag), model_id=quote(mid))
+    if relative_to is not None:
+        for v in values:
+            base_v = relative_to.get(v["model_id"])
+            if v["value"] is None or base_v is None:
+                v["shown"], v["shown_text"] = None, NA
+            else:
+                # exact decimal difference of two published values
+                from decimal import Decimal
+
+                d = float(Decimal(repr(v["value"])) - Decimal(repr(float(base_v))))
+                v["shown"], v["shown_text"] = d, ("+" if d > 0 else "") + _fmt(d, decimals)
+    best: dict[str, float] = {}
+    for v in values:
+        if v["value"] is not None:
+            best[v["tag"]] = max(best.get(v["tag"], v["value"]), v["value"])
+    for v in values:
+        v["best"] = v["value"] is not None and v["value"] == best.get(v["tag"])
     tag_labels = {}
     for rec in values:
         tag_labels.setdefault(rec["tag"], rec["tag_label"])
@@ -351,6 +382,8 @@ def heatmap(
                         "coverage_text": NA,
                         "interval_text": NA,
                         "wide": False,
+                        "best": False,
+                        **({"shown": None, "shown_text": NA} if relative_to is not None else {}),
                     }
                 )
     # Model-major records: one model's cells sit together, so a committed notebook's diff of a
@@ -362,8 +395,8 @@ def heatmap(
     y_sort = [labels.get(m, d) for m, d in models]
 
     # Bottom axis, labels at -45°: they extend down-left, so the chart never grows to the right.
-    x = alt.X("tag_label:N", title=None, sort=x_sort, axis=alt.Axis(labelAngle=-45, labelLimit=220, orient="bottom"))
-    y = alt.Y("model:N", title=None, sort=y_sort, axis=alt.Axis(labelLimit=260))
+    x = alt.X("tag_label:N", title=None, sort=x_sort, axis=alt.Axis(labelAngle=-45, labelLimit=220, orient="bottom", labelFontSize=11))
+    y = alt.Y("model:N", title=None, sort=y_sort, axis=alt.Axis(labelLimit=260, labelFontSize=11))
     tooltip = [
         alt.Tooltip("model:N", title="Model"),
         alt.Tooltip("tag_label:N", title="Tag"),
@@ -376,31 +409,43 @@ def heatmap(
     na_cells = base.transform_filter("datum.is_na").mark_rect(color=NA_COLOR, stroke="white", strokeWidth=1).encode(
         x=x, y=y, tooltip=tooltip
     )
-    cells = base.transform_filter("!datum.is_na").mark_rect(stroke="white", strokeWidth=1).encode(
-        x=x,
-        y=y,
-        color=alt.Color(
-            "value:Q",
-            title=value_title,
-            scale=alt.Scale(scheme=SCORE_SCHEME, domain=[0, 100], clamp=True),
-            legend=alt.Legend(orient="top", direction="horizontal", gradientLength=200, titleOrient="left"),
-        ),
-        tooltip=tooltip,
+    if relative_to is not None:
+        span = max([abs(v["shown"]) for v in values if v.get("shown") is not None], default=1.0) or 1.0
+        colour = alt.Color("shown:Q", title=f"{value_title} − the model's overall",
+                           scale=alt.Scale(scheme="redblue", domain=[-span, span]),
+                           legend=alt.Legend(orient="top", direction="horizontal", gradientLength=200, titleOrient="left"))
+        tooltip.insert(3, alt.Tooltip("shown_text:N", title="vs the model's overall"))
+    else:
+        colour = alt.Color("value:Q", title=value_title, scale=alt.Scale(scheme=SCORE_SCHEME, domain=[0, 100], clamp=True),
+                           legend=alt.Legend(orient="top", direction="horizontal", gradientLength=200, titleOrient="left"))
+    extra = {"href": alt.Href("href:N")} if href is not None else {}
+    cells = base.transform_filter("!datum.is_na").mark_rect(stroke="white", strokeWidth=1, cursor="pointer" if href else "default").encode(
+        x=x, y=y, color=colour, tooltip=tooltip, **extra,
     )
     layers = [cells, na_cells]
+    if relative_to is None and any(v["best"] for v in values):
+        layers.append(
+            base.transform_filter("datum.best").mark_rect(filled=False, stroke="#000000", strokeWidth=2.5)
+            .encode(x=x, y=y, tooltip=tooltip, **extra)
+        )
     if any(v["wide"] for v in values):
         layers.append(
             base.transform_filter("datum.wide").mark_rect(filled=False, stroke="#111111", strokeWidth=1.5, strokeDash=[3, 2])
             .encode(x=x, y=y, tooltip=tooltip)
         )
     if show_values:
+        if relative_to is not None:
+            text_colour = alt.condition(f"datum.shown !== null && abs(datum.shown) > {0.6 * span!r}", alt.value("white"), alt.value("black"))
+        else:
+            text_colour = alt.condition("datum.value === null || datum.value >= 60", alt.value("black"), alt.value("white"))
         layers.append(
-            base.mark_text(fontSize=8).encode(
+            base.mark_text(fontSize=11).encode(
                 x=x,
                 y=y,
-                text="value_text:N",
-                color=alt.condition("datum.value === null || datum.value >= 60", alt.value("black"), alt.value("white")),
+                text="shown_text:N" if relative_to is not None else "value_text:N",
+                color=text_colour,
                 tooltip=tooltip,
+                **extra,
             )
         )
     chart = alt.layer(*layers).properties(
@@ -408,7 +453,7 @@ def heatmap(
         height=max(cell_size * len(y_sort), 60),
         title=alt.Title(
             title or f"{value_title} by model and tag",
-            subtitle=f"0–100; grey cells labelled {NA} = not applicable (no value), not 0",
+            subtitle=subtitle or f"0–100; grey cells labelled {NA} = not applicable (no value), not 0",
             anchor="start",
         ),
     )

@@ -93,22 +93,30 @@ def _no_tags(release: Release, kind: str) -> HTMLFragment | None:
 
 
 def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
-    """Model × tag heatmap of Overall-9 with value, prompt count and coverage in the tooltip."""
+    """Two model × tag heatmaps of Overall-9 — absolute (best of each column outlined) and
+    relative to each model's overall score (its strengths and weak spots) — columns ordered by
+    prompt count; tooltips with value, interval, prompts and coverage; each cell links to the
+    prompt explorer filtered to the cell's prompts."""
     if (empty := _no_tags(release, kind)) is not None:
         return empty
     df = views.tag_frame(release, kind)
     order = [r["model_id"] for r in release.boards["overall"]]
-    chart = charts.heatmap(
-        df,
-        f"heatmap-{kind}{release.id_suffix}",
-        tag_names=views.taxonomy()[views.tag_kind(kind)],
-        model_order=order,
-        title=f"Overall-9 by {kind.replace('_', ' ')} (0–100; grey = N/A)",
-        cell_size=44 if df["tag"].nunique() <= 12 else 34,  # fill the page's width
-        decimals=release.decimals,
-        wide_interval=views.wide_interval(release),
-        confidence=views.confidence_label(release),
+    sizes = {t: rows[0]["n_total"] for t, rows in release.boards[kind].items() if rows}
+    tag_order = sorted(sizes, key=lambda t: (-sizes[t], t))
+    link = EXPLORER + "?" + kind + "={tag}&model={model_id}"
+    if release.slice_name != release.output_slice:
+        link += "&slice=" + release.slice_name
+    common = dict(
+        tag_names=views.taxonomy()[views.tag_kind(kind)], model_order=order, tag_order=tag_order,
+        cell_size=46 if len(tag_order) <= 12 else 40, decimals=release.decimals,
+        wide_interval=views.wide_interval(release), confidence=views.confidence_label(release), href=link,
     )
+    word = kind.replace("_", " ")
+    chart = charts.heatmap(df, f"heatmap-{kind}{release.id_suffix}", title=f"Overall-9 by {word} (0–100; grey = N/A)",
+                           subtitle="columns by prompt count, largest first; black outline = best of the column; click a cell for its prompts", **common)
+    overall = {r["model_id"]: r["overall_9"] for r in release.boards["overall"]}
+    relative = charts.heatmap(df, f"heatmap-{kind}-relative{release.id_suffix}", title=f"Overall-9 by {word}, relative to each model's overall score",
+                              subtitle="tag score minus the model's Overall-9 on all prompts: blue = a strength, red = a weak spot", relative_to=overall, **common)
     legend = _HEATMAP_LEGEND
     board_file = f"leaderboard_by_{kind}.json" if release.slice_name == release.output_slice else "leaderboard_by_slice.json"
     if (width := views.wide_interval(release)) is not None:
@@ -116,7 +124,9 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
                    f'{decimal_text(width)} points (a tag with few prompts).')
     elif views.uncertainty_key(release, kind, "x") is None:
         legend += " Intervals: computed for every prompt of the release only (see the figures above the slice sections)."
-    return fragment(with_legend(chart, legend).html + "\n" + downloads(board_file).html, f"{kind} heatmap")
+    rel_legend = ("The same cells against each model's own Overall-9 on all prompts (exact differences of published values): "
+                  "colour shows where a model does better or worse than its average, whatever its rank.")
+    return fragment(with_legend(chart, legend).html + "\n" + with_legend(relative, rel_legend).html + "\n" + downloads(board_file).html, f"{kind} heatmap")
 
 
 def tag_tables(release: Release, kind: str) -> HTMLFragment:
@@ -382,3 +392,40 @@ def changes(release: Release) -> list[HTMLFragment]:
         out.append(fragment("<h3>Prompts behind the changes</h3><p>Every prompt × model whose status or raw (0–3) Overall-9 changed.</p>", "h"))
         out.append(tables.data_table(pairs, "changes-pairs", page_length=25))
     return out
+
+
+#: The prompt explorer as seen from another executed notebook.
+EXPLORER = "10_prompts.html"
+
+
+def explorer_link(**filters: str) -> str:
+    """URL of the prompt explorer filtered to a group's prompts (``domain=FAS``, ``model=…``)."""
+    from urllib.parse import urlencode
+
+    return EXPLORER + ("?" + urlencode(filters) if filters else "")
+
+
+def prompt_explorer(release: Release) -> list[HTMLFragment]:
+    """The prompt explorer: every prompt with its strata, tags, slices, difficulty, spread
+    and each model's Overall-9 or status; filtered from the URL (links from the heatmaps and
+    tables), searchable and sortable; then the hardest and the most discriminating prompts."""
+    rows = views.prompt_rows(release)
+    models = [(m, release.display_name(m)) for m in [r["model_id"] for r in release.boards["overall"]]]
+    table = tables.prompt_table(rows, models, "prompt-explorer", decimals=release.decimals, status_short=views.STATUS_SHORT)
+    scored = [r for r in rows if r["difficulty"] is not None]
+
+    def short_list(title: str, picked: list[dict], table_id: str, what: str) -> HTMLFragment:
+        frame = [{"sample_id": r["sample_id"], "Stratum": r["stratum"], "Domains": " ".join(r["domains"]),
+                  "Difficulty": r["difficulty"], "Spread": r["spread"]} for r in picked]
+        body = tables.data_table(frame, table_id, decimals=release.decimals)
+        return fragment(f"<h3>{views.escape(title)}</h3><p>{what}</p>\n{body.html}", table_id)
+
+    hardest = sorted(scored, key=lambda r: (r["difficulty"], r["sample_id"]))[:10]
+    spread = sorted(scored, key=lambda r: (-(r["spread"] or 0), r["sample_id"]))[:10]
+    return [
+        table,
+        downloads("prompt_scores.jsonl"),
+        short_list("Hardest prompts", hardest, "hardest-prompts", "The ten prompts with the lowest mean Overall-9 across models."),
+        short_list("Most discriminating prompts", spread, "discriminating-prompts",
+                   "The ten prompts whose Overall-9 differs most between the best and the worst model."),
+    ]

@@ -324,6 +324,62 @@ def _uncertainty_tds(cell: Mapping[str, Any], tie: str | None, decimals: int | N
     return [iv_td, rk_td]
 
 
+# --------------------------------------------------------------------------- prompt explorer
+
+#: URL parameters of the prompt explorer and the column each one filters (a whole word of it).
+EXPLORER_FILTERS = {"stratum": "stratum", "domain": "domains", "failure_mode": "failure_modes", "slice": "slices"}
+
+
+def prompt_table(
+    rows: Sequence[Mapping[str, Any]],
+    models: Sequence[tuple[str, str]],
+    table_id: str,
+    *,
+    decimals: int | None = None,
+    page_length: int = 50,
+    status_short: Mapping[str, str] | None = None,
+) -> HTMLFragment:
+    """The prompt explorer's table: one row per prompt (``views.prompt_rows``), searchable, and
+    filtered from the page's URL (``?domain=FAS&model=m&status=missing_evaluation``; see
+    :data:`EXPLORER_FILTERS`) by the book's script. ``models``: ``(model_id, display name)``
+    in column order. A model's cell shows its Overall-9, or its status when it has none; a
+    hidden column holds ``model_id=status`` words for the status filter."""
+    _check_id(table_id)
+    short = dict(status_short or {})
+    header = [
+        _th("sample_id", title="The prompt's id.", href=None, numeric=False, key="sample_id"),
+        _th("Stratum", title="Search type: NoSearch, VisualSearch or TextualSearch.", href=None, numeric=False, key="stratum"),
+        _th("Domains", title="Domain tags (multi-label).", href=None, numeric=False, key="domains"),
+        _th("Failure modes", title="Failure-mode tags (multi-label).", href=None, numeric=False, key="failure_modes"),
+        _th("Slices", title="Published evaluation slices holding the prompt.", href=None, numeric=False, key="slices"),
+        _th("Difficulty", title="Mean Overall-9 (0–100) of the models with a value on this prompt: low = hard.", href=None, numeric=True, key="difficulty"),
+        _th("Spread", title="Highest minus lowest Overall-9 across models: high = the prompt tells models apart.", href=None, numeric=True, key="spread"),
+        *[_th(name, title=f"{name} ({m}): Overall-9 on this prompt, or its status when it has none.", href=None, numeric=True, key=f"m:{m}") for m, name in models],
+        '<th class="sg-text sg-hidden" data-sg-col="statuses">statuses</th>',
+    ]
+    body = []
+    for r in rows:
+        cells = [
+            f'<td>{_esc(r["sample_id"])}</td>',
+            _text_td(r["stratum"]),
+            f'<td>{_esc(" ".join(r["domains"]))}</td>',
+            f'<td>{_esc(" ".join(r["failure_modes"]))}</td>',
+            f'<td>{_esc(" ".join(r["slices"]))}</td>',
+            _num_td(r["difficulty"], decimals),
+            _num_td(r["spread"], decimals),
+        ]
+        for m, _ in models:
+            v, st = r["scores"][m], r["statuses"][m]
+            cells.append(_num_td(v, decimals) if v is not None else _num_td(None, na=short.get(st, NA)))
+        words = " ".join(f"{m}={r['statuses'][m]}" for m, _ in models)
+        cells.append(f"<td>{_esc(words)}</td>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    options = {"autoWidth": False, "order": [[0, "asc"]], "pageLength": page_length, "paging": True}
+    html = _table(table_id, header, body, options, None, "sg-explorer")
+    note = f'<p class="sg-explorer-filter" id="{table_id}-filter" aria-live="polite"></p>'
+    return HTMLFragment(note + "\n" + html.replace(f'<table id="{table_id}"', f'<table id="{table_id}" data-sg-explorer="1"', 1), f"prompt table {table_id}")
+
+
 # --------------------------------------------------------------------------- generic
 
 def data_table(

@@ -494,6 +494,47 @@ def status_changes_frame(release: Release) -> pd.DataFrame:
     )
 
 
+# ---- the prompt explorer ---------------------------------------------------------------------
+
+#: Short status words of the explorer's cells (a scored pair shows its Overall-9).
+STATUS_SHORT = {"invalid_evaluation": "invalid", "missing_evaluation": "no eval", "missing_generation": "no image"}
+
+
+def prompt_rows(release: Release) -> list[dict]:
+    """One dict per prompt of this view (sample_id order): ``sample_id``, ``stratum`` (its
+    search type), ``domains``, ``failure_modes``, ``slices`` (the published slices holding it),
+    ``difficulty`` (mean public Overall-9 across the models with a value), ``spread`` (highest
+    minus lowest), and per model ``scores[model_id]`` (public Overall-9, None = no value) and
+    ``statuses[model_id]``. Public values are half-up to the release's decimals (SPEC §5)."""
+    from fractions import Fraction
+
+    from searchgen_nb.numeric import to_public
+
+    members: dict[str, set[str]] = {}
+    if len(release.slices) > 1:
+        for name in release.slices:
+            members[name] = {r["sample_id"] for r in release.for_slice(name).records}
+    out = []
+    dec = release.decimals
+    for r in release.records:
+        scores, statuses, raws = {}, {}, []
+        for m in release.model_order:
+            e = r["models"][m]
+            statuses[m] = e["status"]
+            raw = e["overall_9_raw"] if e["status"] == "scored" else None
+            scores[m] = None if raw is None else to_public(Fraction(raw), dec)
+            if raw is not None:
+                raws.append(Fraction(raw))
+        mean = to_public(sum(raws, Fraction(0)) / len(raws), dec) if raws else None
+        spread = None if not raws else to_public(max(raws) - min(raws), dec)
+        out.append({
+            "sample_id": r["sample_id"], "stratum": r["search_type"], "domains": list(r["domains"]),
+            "failure_modes": list(r["failure_modes"]), "slices": [n for n in release.slices if r["sample_id"] in members.get(n, {r["sample_id"]})],
+            "difficulty": mean, "spread": spread, "scores": scores, "statuses": statuses,
+        })
+    return out
+
+
 def compare_frame(release: Release, group: str, models: list[str]) -> pd.DataFrame:
     """Long frame for the comparison chart: model × component with its 0–100 value (None = N/A)."""
     _, rows = group_rows(release, group)

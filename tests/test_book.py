@@ -84,7 +84,7 @@ def test_release_publishes_everything(fixture_release):
     assert (site / "_build" / "html" / "index.html").exists()
     assert [p.name for p in outcome.notebooks] == [
         "01_extract.ipynb", "02_aggregate.ipynb", "03_validate.ipynb", "04_leaderboard.ipynb",
-        "05_domains.ipynb", "06_failure_modes.ipynb", "07_compare.ipynb", "08_audit.ipynb", "09_changes.ipynb",
+        "05_domains.ipynb", "06_failure_modes.ipynb", "07_compare.ipynb", "08_audit.ipynb", "09_changes.ipynb", "10_prompts.ipynb",
     ]
     assert external_references(site / "_build" / "html") == []
 
@@ -138,7 +138,7 @@ def test_leaderboard_rows_sort_and_escape(fixture_release, browser):
 @pytest.mark.browser
 def test_every_chart_renders_with_na_and_escaped_names(fixture_release, browser):
     _, site, _ = fixture_release
-    expected = {"04_leaderboard": 5, "05_domains": 1, "06_failure_modes": 1, "07_compare": 2, "08_audit": 1}
+    expected = {"04_leaderboard": 5, "05_domains": 2, "06_failure_modes": 2, "07_compare": 2, "08_audit": 1}
     for name, n in expected.items():
         pg = Page(browser, page_path(site, name))
         assert pg.wait_for_charts() == n, name
@@ -244,7 +244,7 @@ def test_demo_release_in_browser(browser, demo_release):
         p.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
         charts += p.wait_for_charts()
         assert p.dialogs == [] and p.external == []
-    assert charts == 4 + 3 * 3 + 4  # domains, failure modes, compare: the full set and three slices each; audit; compare's pairwise matrix in each
+    assert charts == 2 * 4 + 2 * 4 + 2 * 4 + 1  # domains, failure modes (absolute and relative), compare (components and pairs): the full set and three slices each; audit
     for page in ("intro", "methods"):
         assert "Synthetic demo data" in Page(browser, html / "book" / f"{page}.html").page.inner_text("body")
 
@@ -262,7 +262,7 @@ def test_committed_outputs_diff_line_by_line(demo_release):
                 longest += [(len(line), path.name) for text in texts for line in text.split("\n")]
     assert max(longest)[0] <= 2000, max(longest)
     heat = (demo_release / "book" / "notebooks" / "05_domains.ipynb").read_text(encoding="utf-8")
-    assert '{\\"coverage_text\\": ' in heat and '\\"model\\": \\"Quillmark Ultra\\"' in heat  # one record per line
+    assert '{\\"best\\": ' in heat and '\\"model\\": \\"Quillmark Ultra\\"' in heat  # one record per line
 
 
 @pytest.mark.slow
@@ -382,3 +382,42 @@ def test_missing_dataset_stops_before_any_notebook(tmp_path):
     with pytest.raises(ReleaseError, match=r"dataset .*prompts.jsonl does not exist \(make the demo first"):
         run_release(cfg, log=lambda m: None, output_root=tmp_path / "site")
     assert not (tmp_path / "site" / "public").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_prompt_explorer_opens_a_cells_prompts(browser, demo_release):
+    """A domain heatmap cell links to the explorer filtered to exactly that cell's prompts; the
+    status filter of a model works; the page stays light."""
+    import json
+    import re
+
+    html = demo_release / "_build" / "html" / "book" / "notebooks"
+    page_text = (html / "05_domains.html").read_text(encoding="utf-8")
+    spec = re.search(r'var spec=(\{.*?\});\nvar opt=', page_text, re.S).group(1).replace("\\u003c", "<").replace("\\u003e", ">").replace("\\u0026", "&")
+    def found(node):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == "values" and isinstance(v, list):
+                    yield from v
+                else:
+                    yield from found(v)
+        elif isinstance(node, list):
+            for v in node:
+                yield from found(v)
+
+    records = list(found(json.loads(spec)))
+    cell = next(r for r in records if r.get("tag") == "FAS" and r.get("model_id") == "halcyon_draw")
+    assert cell["href"] == "10_prompts.html?domain=FAS&model=halcyon_draw"
+    pg = Page(browser, html / "05_domains.html")
+    pg.page.goto((html / cell["href"].split("?")[0]).as_uri() + "?" + cell["href"].split("?")[1])
+    pg.page.wait_for_selector("table#prompt-explorer[data-sg-shown]")
+    assert pg.page.get_attribute("table#prompt-explorer", "data-sg-shown") == str(cell["n_total"]) == "23"
+    assert pg.page.inner_text("#prompt-explorer-filter").startswith("Showing the 23 prompts of: domain FAS, model halcyon_draw.")
+    shown = pg.page.locator("table#prompt-explorer tbody tr").all_inner_texts()
+    assert len(shown) == 23 and all("FAS" in row for row in shown)
+    pg.page.goto((html / "10_prompts.html").as_uri() + "?model=pixelwright_2&status=invalid_evaluation")
+    pg.page.wait_for_selector("table#prompt-explorer[data-sg-shown]")
+    assert pg.page.get_attribute("table#prompt-explorer", "data-sg-shown") == "3"  # its three invalid evaluations
+    assert pg.errors == [] and pg.external == []
+    assert (html / "10_prompts.html").stat().st_size < 3_000_000

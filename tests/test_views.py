@@ -80,3 +80,18 @@ def test_release_without_any_tag_of_a_kind_says_so(tmp_path):
     assert note in pages.tag_heatmap(rel, "failure_mode")._repr_html_()
     assert note in pages.tag_tables(rel, "failure_mode")._repr_html_()
     assert "The 0 failure-mode tags carry 0 prompt memberships for 2 prompts (2 prompts have no failure-mode tag)" in pages.multilabel_note(rel, "failure_mode")._repr_html_()
+
+
+def test_prompt_rows_difficulty_and_spread(release):
+    rows = {r["sample_id"]: r for r in views.prompt_rows(release)}
+    some = next(iter(rows.values()))
+    assert set(some) == {"sample_id", "stratum", "domains", "failure_modes", "slices", "difficulty", "spread", "scores", "statuses"}
+    for r in rows.values():
+        values = [v for v in r["scores"].values() if v is not None]
+        if values:
+            assert min(values) - 0.05 <= r["difficulty"] <= max(values) + 0.05
+            assert abs(r["spread"] - (max(values) - min(values))) <= 0.1
+        else:
+            assert r["difficulty"] is None and r["spread"] is None
+        for m, st in r["statuses"].items():
+            assert (r["scores"][m] is None) or st == "scored"
