@@ -132,7 +132,12 @@ def chart_html(spec: Mapping[str, Any], name: str, *, embed_options: Mapping[str
         f"var el=document.getElementById({json.dumps(cid)});"
         f"var spec={dumps_script_json(spec, record_lines=True)};\n"
         f"var opt={dumps_script_json(opts)};"
+        # a dark page (the book's theme switch, or the system's preference in "auto") gets
+        # vega's dark theme; read when the chart is drawn
         "function go(){if(!window.vegaEmbed){return;}"
+        "var t=document.documentElement.dataset.theme;"
+        'if(!t||t==="auto"){t=window.matchMedia&&window.matchMedia("(prefers-color-scheme: dark)").matches?"dark":"light";}'
+        'if(t==="dark"){opt.theme="dark";}'
         'el.textContent="";'
         "window.vegaEmbed(el,spec,opt).then(function(){el.setAttribute(\"data-sg-rendered\",\"1\");})"
         '.catch(function(e){el.textContent="Chart error: "+e;});}'

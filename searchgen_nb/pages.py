@@ -137,9 +137,12 @@ def tag_tables(release: Release, kind: str) -> HTMLFragment:
     parts = []
     for r in release.boards["overall"]:
         m = r["model_id"]
+        frame = views.model_tag_table(release, kind, m)
+        slice_part = _slice_filter(release)
         table = tables.data_table(
-            views.model_tag_table(release, kind, m),
+            frame,
             f"tags-{kind.replace('_', '-')}-{_safe_id(m)}{release.id_suffix}",
+            row_links={"Prompts": [explorer_link(**{kind: code}, **slice_part, model=m) for code in frame["Tag"].str.split(" · ").str[0]]},
             decimals={"Coverage %": 2},
             titles=_TAG_TITLES,
             links=_TAG_LINKS,
@@ -307,6 +310,7 @@ def leaderboard_view(release: Release, group: str, forest: bool = True) -> HTMLF
                 intervals=intervals,
                 ties=ties,
                 confidence=conf,
+                prompts_href=explorer_link(**({} if group == "All" else {"stratum": group}), **_slice_filter(release), model="@").replace("model=%40", "model={model_id}"),
             )
             board_file = "leaderboard_by_stratum.json" if release.slice_name == release.output_slice else "leaderboard_by_slice.json"
             table = fragment(table.html + "\n" + downloads(board_file).html, f"leaderboard {group}")
@@ -396,6 +400,11 @@ def changes(release: Release) -> list[HTMLFragment]:
 
 #: The prompt explorer as seen from another executed notebook.
 EXPLORER = "10_prompts.html"
+
+
+def _slice_filter(release: Release) -> dict[str, str]:
+    """The explorer's slice filter of a slice view ({} for the full set)."""
+    return {} if release.slice_name == release.output_slice else {"slice": release.slice_name}
 
 
 def explorer_link(**filters: str) -> str:

@@ -214,9 +214,12 @@ def leaderboard_table(
     intervals: Mapping[str, Mapping[str, Any]] | None = None,
     ties: Mapping[str, str] | None = None,
     confidence: str = "95%",
+    prompts_href: str | None = None,
 ) -> HTMLFragment:
     """Sortable leaderboard: one row per model (SPEC §6 rows), default order Overall-9 desc.
 
+    ``prompts_href``: a URL template with ``{model_id}`` (the prompt explorer filtered to the
+    group and the model): the coverage cell links to it.
     ``intervals``: ``{model_id: {"overall_9": [lo, hi], "rank": [lo, hi] or None}}`` from
     ``uncertainty.json`` (SPEC §8): adds the columns "<confidence> interval" and "Rank range"
     after Overall-9; ``ties``: ``{model_id: "T1"}`` tie-group badges in the rank-range cell.
@@ -280,7 +283,13 @@ def leaderboard_table(
                 repr(int(n_scored) / int(n_total)) if int(n_total) else ""
             )
             cov_text = f"{int(n_scored)}/{int(n_total)} ({percent(int(n_scored), int(n_total))})"
-            cov_td = f'<td class="sg-num" data-order="{_esc(cov_key)}">{_esc(cov_text)}</td>'
+            cov_inner = _esc(cov_text)
+            if prompts_href and row.get("model_id") is not None:
+                from urllib.parse import quote
+
+                link = prompts_href.format(model_id=quote(str(row["model_id"])))
+                cov_inner = f'<a href="{_esc(link)}" title="the prompts of this group and model">{cov_inner}</a>'
+            cov_td = f'<td class="sg-num" data-order="{_esc(cov_key)}">{cov_inner}</td>'
         rank_td = (
             f'<td class="sg-num sg-na" data-order="" title="unranked: coverage below {_esc(threshold)}">–</td>'
             if unranked
@@ -361,7 +370,7 @@ def prompt_table(
     for r in rows:
         cells = [
             f'<td>{_esc(r["sample_id"])}</td>',
-            _text_td(r["stratum"]),
+            f'<td data-search="{_esc(r["stratum"] + ("" if r["stratum"] == "NoSearch" else " SearchIntensive"))}">{_esc(r["stratum"])}</td>',
             f'<td>{_esc(" ".join(r["domains"]))}</td>',
             f'<td>{_esc(" ".join(r["failure_modes"]))}</td>',
             f'<td>{_esc(" ".join(r["slices"]))}</td>',
@@ -395,6 +404,7 @@ def data_table(
     caption: str | None = None,
     page_length: int | None = None,
     index: bool = False,
+    row_links: Mapping[str, Sequence[str | None]] | None = None,
 ) -> HTMLFragment:
     """Any DataFrame (or list of dicts) as a sortable table with every row.
 
@@ -403,6 +413,7 @@ def data_table(
     column or ``{column: int}``; default shows floats as stored. ``titles``/``links``/``labels``
     give per-column header tooltips, help links and display names. ``order``: e.g.
     ``[("n", "desc")]`` (default: the row order given). ``index=True`` adds the index first.
+    ``row_links``: ``{column: [href per row or None]}``: those cells' text becomes a link.
     """
     import pandas as pd
 
@@ -431,11 +442,17 @@ def data_table(
         return decimals
 
     body = []
-    for r in records:
+    row_links = dict(row_links or {})
+    for i, r in enumerate(records):
         cells = []
         for j, c in enumerate(columns):
             v = r[j]
-            cells.append(_num_td(v, dec(c), na) if numeric[j] else _text_td(v, na))
+            td = _num_td(v, dec(c), na) if numeric[j] else _text_td(v, na)
+            href = row_links[c][i] if c in row_links else None
+            if href:
+                head, _, rest = td.partition(">")
+                td = f'{head}><a href="{_esc(href)}">{rest[: -len("</td>")]}</a></td>'
+            cells.append(td)
         body.append(f"<tr>{''.join(cells)}</tr>")
     options: dict[str, Any] = {"autoWidth": False, **_paging_options(len(records), page_length)}
     if order:

@@ -419,5 +419,28 @@ def test_prompt_explorer_opens_a_cells_prompts(browser, demo_release):
     pg.page.goto((html / "10_prompts.html").as_uri() + "?model=pixelwright_2&status=invalid_evaluation")
     pg.page.wait_for_selector("table#prompt-explorer[data-sg-shown]")
     assert pg.page.get_attribute("table#prompt-explorer", "data-sg-shown") == "3"  # its three invalid evaluations
+    # a leaderboard's coverage cell: the group's prompts (SearchIntensive = Visual + Textual)
+    board = (html / "04_leaderboard.html").read_text(encoding="utf-8")
+    href = re.search(r'href="(10_prompts\.html\?stratum=SearchIntensive&amp;model=halcyon_draw)"', board).group(1).replace("&amp;", "&")
+    pg.page.goto((html / "10_prompts.html").as_uri() + "?" + href.split("?")[1])
+    pg.page.wait_for_selector("table#prompt-explorer[data-sg-shown]")
+    assert pg.page.get_attribute("table#prompt-explorer", "data-sg-shown") == "651"
+    tags = (html / "05_domains.html").read_text(encoding="utf-8")
+    assert 'href="10_prompts.html?domain=FAS&amp;model=halcyon_draw"' in tags  # the per-model tag tables link too
     assert pg.errors == [] and pg.external == []
     assert (html / "10_prompts.html").stat().st_size < 3_000_000
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_charts_follow_the_dark_theme(browser, demo_release):
+    page_path = demo_release / "_build" / "html" / "book" / "notebooks" / "05_domains.html"
+    backgrounds = {}
+    for scheme in ("dark", "light"):
+        ctx = browser.new_context(color_scheme=scheme)
+        page = ctx.new_page()
+        page.goto(page_path.as_uri())
+        page.wait_for_function("() => [...document.querySelectorAll('.sg-chart')].every(d => d.querySelector('svg'))", timeout=15000)
+        backgrounds[scheme] = page.evaluate("() => document.querySelector('#sg-chart-heatmap-domain svg').style.backgroundColor")
+        ctx.close()
+    assert backgrounds == {"dark": "rgb(51, 51, 51)", "light": "white"}
