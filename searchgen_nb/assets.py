@@ -243,6 +243,27 @@ _GLUE_JS = r"""/* searchgen-nb: table initialisation and an "N/A last" numeric s
     }
   }
 
+  // A leaderboard's tools: filter by model type; hide or show the component columns as a group.
+  function wireTools(table, api, cols) {
+    var tools = document.querySelector('.sg-table-tools[data-sg-for="' + table.id + '"]');
+    if (!tools) { return; }
+    tools.querySelectorAll("select[data-sg-filter-col]").forEach(function (sel) {
+      var idx = cols[sel.getAttribute("data-sg-filter-col")];
+      sel.addEventListener("change", function () {
+        api.column(idx).search(sel.value ? "^" + sel.value + "$" : "", true, false).draw();
+      });
+    });
+    tools.querySelectorAll("button[data-sg-toggle]").forEach(function (btn) {
+      var which = api.columns("." + btn.getAttribute("data-sg-toggle"));
+      btn.addEventListener("click", function () {
+        var hide = btn.getAttribute("aria-pressed") !== "true";
+        which.visible(!hide);
+        btn.setAttribute("aria-pressed", hide ? "true" : "false");
+        btn.textContent = hide ? "Show the components" : "Hide the components";
+      });
+    });
+  }
+
   function initTables() {
     if (lib.set_or_remove_dark_class) {
       try { lib.set_or_remove_dark_class(); } catch (e) { /* theme detection is cosmetic */ }
@@ -262,6 +283,7 @@ _GLUE_JS = r"""/* searchgen-nb: table initialisation and an "N/A last" numeric s
       var cols = columnIndex(table);
       var api = new DataTable(table, opts);
       if (table.hasAttribute("data-sg-explorer")) { filterFromUrl(table, api, cols); }
+      wireTools(table, api, cols);
       // A help link inside a header opens the Methods page instead of re-sorting the table.
       table.querySelectorAll("thead a.sg-help").forEach(function (a) {
         a.addEventListener("click", function (ev) { ev.stopPropagation(); });
@@ -312,6 +334,9 @@ details.sg-model-tags > summary { cursor: pointer; padding: 0.2em 0; }
 table.sg-table thead th { white-space: normal; }
 table.sg-explorer td.sg-highlight { background: rgba(255, 214, 102, 0.35); font-weight: bold; }
 .sg-explorer-filter { font-weight: bold; }
+.sg-table-tools { margin: 0.3em 0; font-size: 0.85em; display: flex; gap: 1em; align-items: center; flex-wrap: wrap; }
+.sg-table-tools select, .sg-table-tools button { font-size: 1em; padding: 0.1em 0.4em; }
+@media print { .sg-table-tools { display: none !important; } }
 /* leaderboards: the model column stays put while the numbers scroll */
 table.sg-leaderboard > thead > tr > th:nth-child(2),
 table.sg-leaderboard > tbody > tr > td:nth-child(2) {

@@ -62,6 +62,7 @@ COLUMN_DEFINITIONS = {
     "overall_10": "Overall-10 (0–100, paper-compatible): prompt-macro mean of each prompt's mean "
     "over all ten components, text reference included.",
     "coverage": "Scored prompts / prompts in the group (n_scored/n_total).",
+    "gap": "Overall-9 minus the next ranked model's (published values); – for the last ranked and unranked models.",
     "interval": "Bootstrap interval of Overall-9: the range the score takes over resampled prompt sets "
     "(stratified prompt bootstrap); prompt sampling only, not judge noise.",
     "rank_range": "Bootstrap interval of the rank: the ranks the model takes over resampled prompt sets. "
@@ -242,6 +243,7 @@ def leaderboard_table(
         ("model", "Model", False),
         ("type", "Type", False),
         ("overall_9", "Overall-9", True),
+        ("gap", "Gap to next", True),
         *([("interval", f"{confidence} interval", True), ("rank_range", "Rank range", True)] if intervals else []),
         ("overall_10", "Overall-10 (paper-compatible)", True),
         ("coverage", "Coverage", True),
@@ -259,6 +261,13 @@ def leaderboard_table(
         )
         for key, label, numeric in cols
     ]
+    header = [h.replace('class="sg-num"', 'class="sg-num sg-component"', 1) if f'data-sg-col="{c}"' in h else h
+              for h in header for c in [next((k for k in components if f'data-sg-col="{k}"' in h), "")]]
+    ranked_rows = [r for r in rows if r.get("ranked") and not is_null(r.get("overall_9"))]
+    ranked_rows.sort(key=lambda r: r.get("rank") or 0)
+    gaps = {}
+    for a, b in zip(ranked_rows, ranked_rows[1:]):
+        gaps[a.get("model_id")] = float(Decimal(repr(float(a["overall_9"]))) - Decimal(repr(float(b["overall_9"]))))
     body = []
     for row in rows:
         ranked = row.get("ranked")
@@ -300,6 +309,7 @@ def leaderboard_table(
             f'<td data-order="{_esc(name)}">{model_cell}</td>',
             _text_td(row.get("type")),
             _num_td(row.get("overall_9"), decimals),
+            _num_td(gaps.get(row.get("model_id")), decimals, na="–"),
             *(_uncertainty_tds(intervals.get(row.get("model_id")) or {}, (ties or {}).get(row.get("model_id")), decimals) if intervals else []),
             _num_td(row.get("overall_10"), decimals),
             cov_td,
@@ -311,8 +321,15 @@ def leaderboard_table(
         tr_id = f' data-model-id="{_esc(mid)}"' if mid is not None else ""
         body.append(f"<tr{tr_cls}{tr_id}>{''.join(cells)}</tr>")
     options = {"order": [[3, "desc"]], "autoWidth": False, **_paging_options(len(rows), page_length)}
+    tools = (
+        f'<div class="sg-table-tools" data-sg-for="{table_id}">'
+        '<label>Type <select data-sg-filter-col="type"><option value="">all</option>'
+        '<option value="Open">Open</option><option value="Commercial">Commercial</option></select></label> '
+        '<button type="button" class="sg-toggle-components" data-sg-toggle="sg-component" aria-pressed="false">Hide the components</button>'
+        "</div>"
+    )
     return HTMLFragment(
-        _table(table_id, header, body, options, caption, "sg-leaderboard"), f"leaderboard table {table_id}"
+        tools + "\n" + _table(table_id, header, body, options, caption, "sg-leaderboard"), f"leaderboard table {table_id}"
     )
 
 

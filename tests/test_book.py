@@ -444,3 +444,21 @@ def test_charts_follow_the_dark_theme(browser, demo_release):
         backgrounds[scheme] = page.evaluate("() => document.querySelector('#sg-chart-heatmap-domain svg').style.backgroundColor")
         ctx.close()
     assert backgrounds == {"dark": "rgb(51, 51, 51)", "light": "white"}
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_leaderboard_type_filter_and_component_toggle(browser, demo_release):
+    pg = Page(browser, demo_release / "_build" / "html" / "book" / "notebooks" / "04_leaderboard.html")
+    pg.page.wait_for_selector("table#leaderboard-all[data-sg-ready]")
+    tools = pg.page.locator('.sg-table-tools[data-sg-for="leaderboard-all"]')
+    heads = pg.page.locator("table#leaderboard-all thead th").count()
+    tools.locator("select").select_option("Open")
+    rows = pg.page.locator("table#leaderboard-all tbody tr").all_inner_texts()
+    assert len(rows) == 4 and all("\tOpen\t" in r for r in rows)  # Brushwell, Sketchloom ×2, Driftpaint
+    tools.locator("button").click()
+    assert pg.page.locator("table#leaderboard-all thead th").count() == heads - 9  # the nine components, as a group
+    assert pg.page.locator('table#leaderboard-all thead th[data-sg-col="overall_9"]').count() == 1
+    tools.locator("button").click()
+    assert pg.page.locator("table#leaderboard-all thead th").count() == heads
+    assert pg.errors == []

@@ -9,6 +9,7 @@ The last test opens a page built from these fragments from ``file://`` in headle
 from __future__ import annotations
 
 import copy
+from decimal import Decimal
 import json
 import math
 import os
@@ -402,8 +403,10 @@ def test_format_number():
 def test_leaderboard_columns_headers_links(rows):
     t = parse_table(tables.leaderboard_table(rows, "lb", methods_href="methods.html"))
     keys = [c["attrs"]["data-sg-col"] for c in t["head"]]
-    assert keys == ["rank", "model", "type", "overall_9", "overall_10", "coverage", "missing_policy", *OVERALL_9_COMPONENTS]
+    assert keys == ["rank", "model", "type", "overall_9", "gap", "overall_10", "coverage", "missing_policy", *OVERALL_9_COMPONENTS]
     head = {c["attrs"]["data-sg-col"]: c for c in t["head"]}
+    assert all("sg-component" in head[c]["attrs"]["class"].split() for c in OVERALL_9_COMPONENTS)  # one group to hide
+    assert "sg-component" not in head["overall_9"]["attrs"]["class"] and "sg-component" not in head["coverage"]["attrs"]["class"]
     assert "Overall-10 (paper-compatible)" in head["overall_10"]["text"]
     assert head["overall_9"]["links"] == ["methods.html#overall-9"]
     assert "nine public components" in head["overall_9"]["attrs"]["title"]
@@ -548,3 +551,15 @@ def test_page_from_file_url_in_chromium(vendor, tmp_path, rows):
             assert not dialogs and not errors and not external
         finally:
             browser.close()
+
+
+def test_leaderboard_gap_to_next(rows):
+    t = parse_table(tables.leaderboard_table(rows, "lb"))
+    keys = [c["attrs"]["data-sg-col"] for c in t["head"]]
+    cells = [dict(zip(keys, r["cells"])) for r in t["rows"]]
+    ranked = sorted((r for r in rows if r["ranked"]), key=lambda r: r["rank"])
+    by_model = {r["model_id"]: c for r, c in zip(rows, cells)}
+    for a, b in zip(ranked, ranked[1:]):
+        want = Decimal(repr(a["overall_9"])) - Decimal(repr(b["overall_9"]))
+        assert Decimal(by_model[a["model_id"]]["gap"]["attrs"]["data-order"]) == want
+    assert by_model[ranked[-1]["model_id"]]["gap"]["text"] == "–"
