@@ -128,7 +128,7 @@ def release(config: str, output_root: str | None, project: str | None) -> None:
 
     Nothing is published unless every notebook, the validation and the book build succeed.
     """
-    from searchgen_nb.release import run_release
+    from searchgen_nb.book.release import run_release
 
     try:
         outcome = run_release(config, log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True), output_root=output_root, project=project)

@@ -22,7 +22,7 @@ from searchgen_nb import __version__
 from searchgen_nb.aggregate import ModelMeta, leaderboards
 from searchgen_nb.artifacts import dumps, generated_at, promote, staging_dir, write_jsonl, write_text
 from searchgen_nb.changes import check_previous, compare, first_release
-from searchgen_nb.config import PROJECT_ENV, ReleaseConfig, project_root
+from searchgen_nb.config import PROJECT_ENV, ReleaseConfig, project_root, work_root
 from searchgen_nb.constants import (
     ARTIFACTS,
     COMPONENTS,
@@ -335,6 +335,35 @@ def gate(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None) ->
     if not report.passed:
         raise ValidationFailed("release checks failed:\n" + report.summary(), report.as_dict())
     return report
+
+
+def resolve_work_path(path: str | Path) -> Path:
+    """A notebook parameter path: absolute as given, else relative to the work root (the
+    release's output root during ``searchgen-nb release``, else the project root; never the cwd)."""
+    p = Path(path)
+    return p if p.is_absolute() else work_root() / p
+
+
+#: What the aggregate stage leaves in a staging folder.
+AGGREGATE_FILES = tuple(a for a in ARTIFACTS if a != "prompt_scores.jsonl")
+
+
+def ensure_staged(cfg: ReleaseConfig, staging: str | Path, upto: str = "aggregate") -> Path:
+    """Make sure ``staging`` holds the artifacts a notebook reads, running the stages whose
+    outputs are absent or were made from another config; returns the staging folder.
+
+    Lets each notebook run alone (``papermill notebooks/05_domains.ipynb out.ipynb -f
+    releases/demo.yml``); during ``searchgen-nb release`` every stage has run already and this
+    only checks. ``upto``: ``extract`` or ``aggregate``.
+    """
+    folder = resolve_work_path(staging)
+    manifest = folder / MANIFEST
+    stale = manifest.exists() and json.loads(manifest.read_text(encoding="utf-8")).get("config") != cfg.public_dict()
+    if stale or not (folder / "prompt_scores.jsonl").exists() or not manifest.exists():
+        extract_stage(cfg, folder, progress=False)
+    if upto == "aggregate" and (stale or not all((folder / f).exists() for f in AGGREGATE_FILES)):
+        aggregate_stage(cfg, folder)
+    return folder
 
 
 def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = None) -> DataRelease:

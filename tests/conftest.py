@@ -113,7 +113,7 @@ def demo_data(demo_tree, tmp_path_factory) -> Path:
 def demo_release(demo_tree, tmp_path_factory) -> Path:
     """The whole demo release (notebooks → book → publish) below a session folder; returns
     that output root (``public/data/``, ``_build/html/``, ``book/notebooks/``). Read only."""
-    from searchgen_nb.release import run_release
+    from searchgen_nb.book.release import run_release
 
     def build(folder: Path) -> None:
         with pytest.MonkeyPatch.context() as mp:
@@ -145,7 +145,7 @@ def changed_data(demo_data, tmp_path_factory) -> Path:
 def changed_release(changed_data, tmp_path_factory) -> Path:
     """The changed demo's whole release (book included) below a session folder; returns the
     output root. Read only."""
-    from searchgen_nb.release import run_release
+    from searchgen_nb.book.release import run_release
 
     def build(folder: Path) -> None:
         with pytest.MonkeyPatch.context() as mp:

@@ -18,7 +18,7 @@ from conftest import TEST_EPOCH, built_once
 from factory import IMAGE, make_release, model, prompt, read_artifacts, result
 
 from searchgen_nb.errors import ReleaseError
-from searchgen_nb.release import check_executed, external_references, run_release
+from searchgen_nb.book.release import check_executed, external_references, run_release
 
 EVIL = '<script>alert("x")</script> Evil'
 PROMPTS = [
@@ -461,4 +461,23 @@ def test_leaderboard_type_filter_and_component_toggle(browser, demo_release):
     assert pg.page.locator('table#leaderboard-all thead th[data-sg-col="overall_9"]').count() == 1
     tools.locator("button").click()
     assert pg.page.locator("table#leaderboard-all thead th").count() == heads
+    assert pg.errors == []
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_compare_any_models_in_the_built_book(browser, demo_release):
+    """The Compare page's picker: every group is in the page; choosing one and adding a model
+    in the legend redraws without rerunning anything."""
+    pg = Page(browser, demo_release / "_build" / "html" / "book" / "notebooks" / "07_compare.html")
+    pg.wait_for_charts()
+    bars = "() => document.querySelectorAll('#sg-chart-compare-picker .role-mark.layer_1_marks path').length"
+    assert pg.page.evaluate(bars) == 3 * 9  # the top three, nine components
+    chart = pg.page.locator("#sg-chart-compare-picker")
+    options = chart.locator("select option").all_inner_texts()
+    assert options[0] == "All" and "domain FAS · Fashion" in options and len(options) == 5 + 22 + 12
+    chart.locator("select").select_option(label="domain FAS · Fashion")
+    chart.locator("g.role-legend-symbol path, g.role-legend-label text").filter(has_text="Driftpaint").first.click(modifiers=["Shift"])
+    pg.page.wait_for_timeout(300)
+    assert pg.page.evaluate(bars) == 4 * 9
     assert pg.errors == []

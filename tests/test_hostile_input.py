@@ -321,7 +321,7 @@ def test_notebook_without_release_config_stops_naming_it(tmp_path):
 
 
 def test_notebook_parameters_of_another_release_are_refused():
-    from searchgen_nb.views import open_config
+    from searchgen_nb.book.views import open_config
 
     cfg = yaml.safe_load((ROOT / "releases" / "demo.yml").read_text())
     with pytest.raises(ConfigError, match=r"notebook parameter `scoring` differs from `scoring` in releases/demo.yml"):

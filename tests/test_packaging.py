@@ -160,3 +160,40 @@ def test_wheel_ships_modules_data_and_metadata(tmp_path):
     requires = {canonicalize_name(Requirement(r).name) for r in meta.get_all("Requires-Dist") or [] if "extra ==" not in r}
     declared = {canonicalize_name(Requirement(r).name) for r in _pyproject()["project"]["dependencies"]}
     assert requires == declared
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module a file imports, at any depth (lazy imports inside functions too)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: set[str] = set()
+    pkg = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(pkg.split(".")[: len(pkg.split(".")) - node.level + 1] + ([base] if base else []))
+            out.add(base)
+            out |= {f"{base}.{a.name}" for a in node.names}
+    return out
+
+
+def test_the_book_side_imports_the_data_layer_never_the_reverse():
+    """``searchgen_nb/book/`` (views, formatting, tables, charts, pages, the Sphinx extension,
+    downloads, the release) reads the data layer; no data-layer module imports it, and no book
+    module runs a pipeline stage itself."""
+    package = ROOT / "searchgen_nb"
+    book = sorted((package / "book").glob("*.py"))
+    data = sorted(p for p in package.rglob("*.py") if "book" not in p.relative_to(package).parts and p.name not in ("cli.py", "__main__.py"))
+    assert {p.name for p in book} >= {"views.py", "fmt.py", "tables.py", "charts.py", "pages.py", "sphinx_ext.py", "assets.py", "release.py"}
+    offenders = [f"{p.relative_to(ROOT)} imports {m}" for p in data for m in sorted(_imports(p)) if m == "searchgen_nb.book" or m.startswith("searchgen_nb.book.")]
+    assert offenders == []
+    uses_data = {p.name for p in book if any(m.startswith("searchgen_nb.") and not m.startswith("searchgen_nb.book") for m in _imports(p))}
+    assert {"views.py", "pages.py", "release.py"} <= uses_data
+    stage_calls = [p.name for p in book if any(f"{s}(" in p.read_text(encoding="utf-8") for s in ("extract_stage", "aggregate_stage", "ensure_staged", "run_data"))]
+    assert stage_calls == []
+    static = {p.name for p in (package / "book" / "static").iterdir()}
+    assert static == {"searchgen-nb.js", "searchgen-nb.css"}  # real files, shipped as package data

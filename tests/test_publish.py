@@ -122,7 +122,7 @@ def test_first_publish_and_previous_is_kept(tmp_path):
 
 
 def test_second_release_into_the_same_root_stops_naming_the_first(tmp_path):
-    from searchgen_nb.release import run_release
+    from searchgen_nb.book.release import run_release
 
     cfg = make_release(tmp_path / "src", [prompt("p1")], {"a": model("A")}, {("a", "p1"): result({"checklist:0": 1})})
     with release_lock(tmp_path / "site", "first.yml"):

@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from searchgen_nb import assets, charts, tables
+from searchgen_nb.book import assets, charts, sphinx_ext, tables
 from searchgen_nb.constants import COMPONENTS, OVERALL_9_COMPONENTS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,7 +184,7 @@ def test_vendor_refuses_static_folder(tmp_path):
 
 def test_sphinx_config_snippet():
     snip = assets.sphinx_config_snippet("vendor")
-    assert snip["extra_extensions"] == ["searchgen_nb.assets"]
+    assert snip["extra_extensions"] == ["searchgen_nb.book.sphinx_ext"]
     cfg = snip["config"]
     assert cfg["html_static_path"] == ["vendor"]
     assert cfg["html_js_files"] == list(assets.VENDOR_JS)
@@ -203,7 +203,7 @@ def test_page_guard_dedupes_and_flags_web_assets(caplog):
     ]
     ctx = {"script_files": files, "css_files": []}
     with caplog.at_level("WARNING"):
-        assets._page_assets_guard(None, "page", "page.html", ctx, None)
+        sphinx_ext._page_assets_guard(None, "page", "page.html", ctx, None)
     assert [getattr(f, "filename") for f in ctx["script_files"]] == ["_static/a.js", "", "https://cdn.example.org/mathjax.js"]
     assert "cdn.example.org" in caplog.text and "_static/a.js" not in caplog.text
 
@@ -366,7 +366,7 @@ def test_charts_deterministic_in_process(rows):
 _SNIPPET = """
 import hashlib, sys
 sys.path.insert(0, {root!r})
-from searchgen_nb import charts, tables
+from searchgen_nb.book import charts, tables
 recs = [{{"model_id": "m", "display_name": "M", "tag": "ART", "overall_9": None, "n_total": 3, "n_scored": 1, "coverage": 0.3333}},
         {{"model_id": "n", "display_name": "N", "tag": "ART", "overall_9": 0.0, "n_total": 3, "n_scored": 3, "coverage": 1.0}}]
 out = charts.heatmap(recs, "h").html + tables.data_table(recs, "t").html

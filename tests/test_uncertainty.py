@@ -412,7 +412,7 @@ def test_documented_reproduction_recipe_matches(demo_data, tmp_path):
 
 
 def test_tie_groups_chain_adjacent_non_separable_pairs():
-    from searchgen_nb.views import tie_groups
+    from searchgen_nb.book.views import tie_groups
 
     rows = [{"model_id": m, "ranked": True} for m in "abcdef"] + [{"model_id": "z", "ranked": False}]
     pairs = [{"a": x, "b": y, "separable": (x, y) not in {("a", "b"), ("b", "c"), ("e", "f")}} for i, x in enumerate("abcdef") for y in "abcdef"[i + 1:]]
@@ -422,7 +422,7 @@ def test_tie_groups_chain_adjacent_non_separable_pairs():
 
 @pytest.mark.slow
 def test_leaderboard_and_heatmap_show_intervals(demo_data):
-    from searchgen_nb import charts, pages, views
+    from searchgen_nb.book import charts, pages, views
 
     release = views.Release(demo_data)
     html = pages.leaderboard_view(release, "All").html
@@ -487,7 +487,7 @@ def test_strict_json_refuses_overflow_and_keeps_negative_zero_apart():
 
 @pytest.mark.slow
 def test_compare_accepts_display_names_and_tag_names_any_case(demo_data):
-    from searchgen_nb import pages, views
+    from searchgen_nb.book import pages, views
 
     release = views.Release(demo_data)
     assert views.resolve_models(release, ["quillmark ULTRA", "pixelwright_2", "Pixelwright 2"]) == ["quillmark_ultra", "pixelwright_2"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from factory import IMAGE, make_release, model, prompt, result
 
-from searchgen_nb import pages, views
+from searchgen_nb.book import pages, views
 from searchgen_nb.config import load_config
 from searchgen_nb.pipeline import run_data
 

@@ -25,8 +25,8 @@ import yaml
 
 from searchgen_nb.artifacts import source_date_epoch
 from searchgen_nb.config import PROJECT_ENV, WORK_ROOT_ENV, find_config, load_config, project_root
-from searchgen_nb.downloads import FOLDER as DOWNLOADS
-from searchgen_nb.downloads import write_downloads
+from searchgen_nb.book.downloads import FOLDER as DOWNLOADS
+from searchgen_nb.book.downloads import write_downloads
 from searchgen_nb.errors import ReleaseError, ReleaseInterrupted
 from searchgen_nb.publish import RELEASES, current_version, publish, release_lock
 
@@ -179,7 +179,7 @@ def stage_book_sources(root: Path, dest: Path, demo: bool) -> None:
             shutil.copy2(src, dest / name)
     cfg = yaml.safe_load((dest / "_config.yml").read_text(encoding="utf-8"))
     sphinx = cfg.setdefault("sphinx", {}).setdefault("config", {})
-    # the downloads (searchgen_nb.downloads): book/extra/downloads/ lands in _build/html/downloads/
+    # the downloads (searchgen_nb.book.downloads): book/extra/downloads/ lands in _build/html/downloads/
     sphinx["html_extra_path"] = [*sphinx.get("html_extra_path", []), EXTRA]
     if demo:
         html = sphinx.setdefault("html_theme_options", {})  # keeps the file's options
@@ -249,8 +249,8 @@ def run_release(config: str | os.PathLike, log=print, output_root: str | os.Path
 
 
 def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float) -> ReleaseOutcome:
-    from searchgen_nb import assets
-    from searchgen_nb.views import Release
+    from searchgen_nb.book import assets
+    from searchgen_nb.book.views import Release
 
     timings: dict[str, float] = {}
     work = out / BUILD

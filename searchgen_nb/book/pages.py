@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import math
 
-from searchgen_nb import charts, tables, views
-from searchgen_nb.assets import HTMLFragment
+from searchgen_nb.book import charts, tables, views
+from searchgen_nb.book.assets import HTMLFragment
 from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 from searchgen_nb.numeric import decimal_text
-from searchgen_nb.views import Release
+from searchgen_nb.book.views import Release
 
 #: The Methods page as seen from an executed notebook (book/notebooks/NN.html → book/methods.html).
 METHODS = "../methods.html"
@@ -23,7 +23,7 @@ ROOT = "../../"
 
 def downloads(*names: str) -> HTMLFragment:
     """A "Download: …" line linking the given artifacts (and their CSVs) in the built book."""
-    from searchgen_nb.downloads import CSV_FILES, links_html
+    from searchgen_nb.book.downloads import CSV_FILES, links_html
 
     files = [f for n in names for f in ([CSV_FILES[n]] if n in CSV_FILES else []) + [n]]
     return fragment(links_html(files, ROOT), "downloads")
@@ -438,3 +438,25 @@ def prompt_explorer(release: Release) -> list[HTMLFragment]:
         short_list("Most discriminating prompts", spread, "discriminating-prompts",
                    "The ten prompts whose Overall-9 differs most between the best and the worst model."),
     ]
+
+
+def compare_picker(release: Release) -> HTMLFragment:
+    """Any models on the nine components in any group, picked in the built page (SPEC §6
+    rows of every group precomputed: All, strata, search types, domain and failure-mode tags)."""
+    tax = views.taxonomy()
+    groups: list[tuple[str, list[dict]]] = [(g, rows) for g, rows in release.boards["stratum"].items() if rows and rows[0]["n_total"]]
+    for kind in ("domain", "failure_mode"):
+        names = tax[views.tag_kind(kind)]
+        groups += [(f"{kind.replace('_', ' ')} {t} · {names.get(t, t)}", rows) for t, rows in release.boards[kind].items()]
+    models = [r["display_name"] for r in release.boards["overall"]]
+    records = []
+    for label, rows in groups:
+        for r in rows:
+            for c in OVERALL_9_COMPONENTS:
+                v = r["components"][c]
+                records.append({"group": label, "model": r["display_name"], "component": COMPONENT_LABELS[c], "value": v,
+                                "value_text": "N/A" if v is None else decimal_text(v, release.decimals)})
+    chart = charts.compare_picker(records, [g for g, _ in groups], models, f"compare-picker{release.id_suffix}",
+                                  initial_models=models[:3], title="Compare any models, in any group")
+    return with_legend(chart, "Every group and model of the release is in the page: nothing is recomputed when you choose. "
+                       f'Values are the published components (<a href="{METHODS}#components">0–100</a>).')

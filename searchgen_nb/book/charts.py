@@ -1,7 +1,7 @@
 """Charts for the book: altair specs rendered as ``<div>`` + inline ``vegaEmbed(...)``.
 
 Every chart output is plain ``text/html``: a ``<div id="sg-chart-NAME">`` and a ``<script>``
-that calls ``vegaEmbed`` (from the vendored bundle, see :mod:`searchgen_nb.assets`) with the
+that calls ``vegaEmbed`` (from the vendored bundle, see :mod:`searchgen_nb.book.assets`) with the
 Vega-Lite spec inlined. The element id comes from the caller's ``name``; the spec is dumped with
 sorted keys; data are built as explicit records (no pandas dtype surprises, no 5,000-row data
 transformer): the same input gives byte-identical HTML.
@@ -20,9 +20,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .assets import HTMLFragment
-from .numeric import decimal_text, percent, scaled
-from .tables import NA, is_null
-from .constants import (
+from searchgen_nb.numeric import decimal_text, percent, scaled
+from .fmt import NA, is_null
+from searchgen_nb.constants import (
     COMPONENT_LABELS,
     INVALID,
     MISSING_EVALUATION,
@@ -680,6 +680,50 @@ def pairwise_heatmap(
     chart = alt.layer(cells, text).properties(
         width=cell_size * len(order), height=cell_size * len(order),
         title=alt.Title(title, subtitle="row minus column, public 0–100 scale; pale with ≈ = not separable (Holm-adjusted p above α)", anchor="start"),
+    )
+    return embed(chart, name)
+
+
+# --------------------------------------------------------------------------- compare any models
+
+def compare_picker(
+    records: Sequence[Mapping[str, Any]],
+    groups: Sequence[str],
+    models: Sequence[str],
+    name: str,
+    *,
+    initial_models: Sequence[str],
+    title: str,
+    width: int = 680,
+    height: int = 280,
+) -> HTMLFragment:
+    """Components of any models in any group, chosen in the page: a drop-down picks the group,
+    the legend picks the models (click one, shift-click to add). ``records``: one per group ×
+    model × component with ``group``, ``model`` (display name), ``component``, ``value``
+    (public 0–100, None = N/A) and ``value_text``; everything is precomputed, nothing reruns."""
+    alt = _alt()
+    group_pick = alt.param(name="group_pick", value=groups[0], bind=alt.binding_select(options=list(groups), name="Group "))
+    model_pick = alt.selection_point(name="model_pick", fields=["model"], bind="legend", value=[{"model": m} for m in initial_models])
+    comp_order = list(dict.fromkeys(r["component"] for r in records))
+    colour = alt.Color("model:N", title="Models (click; shift-click to add)", scale=alt.Scale(domain=list(models)),
+                       legend=alt.Legend(orient="bottom", columns=4, symbolLimit=0))
+    base = alt.Chart(alt.Data(values=list(records))).transform_filter("datum.group === group_pick")
+    picker = base.mark_point(opacity=0).encode(x=alt.X("component:N", sort=comp_order, title=None), color=colour).add_params(model_pick)
+    tooltip = [alt.Tooltip("model:N", title="Model"), alt.Tooltip("component:N", title="Component"), alt.Tooltip("value_text:N", title="Score (0–100)")]
+    bars = (
+        base.transform_filter(model_pick).transform_filter("datum.value !== null")
+        .mark_bar()
+        .encode(
+            x=alt.X("component:N", sort=comp_order, title=None, axis=alt.Axis(labelAngle=-30, labelLimit=200, labelFontSize=11)),
+            xOffset=alt.XOffset("model:N", sort=list(models)),
+            y=alt.Y("value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100])),
+            color=alt.Color("model:N", scale=alt.Scale(domain=list(models)), legend=None),
+            tooltip=tooltip,
+        )
+    )
+    chart = alt.layer(picker, bars).add_params(group_pick).properties(
+        width=width, height=height,
+        title=alt.Title(title, subtitle=f"pick a group above the chart and models in the legend; {NA} components draw no bar", anchor="start"),
     )
     return embed(chart, name)
 

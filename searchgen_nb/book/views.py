@@ -1,7 +1,7 @@
 """What the book's notebooks show, as plain data: release loading and table/chart frames.
 
 Notebooks stay thin: they call these functions and hand the frames to
-:mod:`searchgen_nb.tables` and :mod:`searchgen_nb.charts`. Values are public 0–100 figures
+:mod:`searchgen_nb.book.tables` and :mod:`searchgen_nb.book.charts`. Values are public 0–100 figures
 read from the aggregate files (never recomputed here); ``None`` stays ``None`` (N/A).
 """
 
@@ -18,7 +18,7 @@ import pandas as pd
 import yaml
 
 from searchgen_nb.numeric import decimal_text, percent, scaled
-from searchgen_nb.tables import NA
+from searchgen_nb.book.fmt import NA
 from searchgen_nb.config import ReleaseConfig, find_config, load_config, work_root
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.constants import (
@@ -49,10 +49,11 @@ def taxonomy() -> dict[str, dict[str, str]]:
 
 
 def resolve(path: str | Path) -> Path:
-    """A notebook parameter path: absolute as given, else relative to the work root (the
-    release's output root during ``searchgen-nb release``, else the project root; never the cwd)."""
-    p = Path(path)
-    return p if p.is_absolute() else work_root() / p
+    """A notebook parameter path: absolute as given, else relative to the work root (see
+    :func:`searchgen_nb.pipeline.resolve_work_path`)."""
+    from searchgen_nb.pipeline import resolve_work_path
+
+    return resolve_work_path(path)
 
 
 def open_config(release_config: str | None, given: dict | None = None) -> ReleaseConfig:
@@ -80,25 +81,6 @@ def open_config(release_config: str | None, given: dict | None = None) -> Releas
                     "`release_config`): the parameters describe another release; give that release's own path as `release_config`"
                 )
     return cfg
-
-
-def ensure_data(cfg: ReleaseConfig, staging: str | Path, upto: str = "aggregate") -> Path:
-    """Make sure ``staging`` holds the artifacts a notebook reads, building what is missing.
-
-    Lets each notebook run alone (``papermill notebooks/05_domains.ipynb out.ipynb -f
-    releases/demo.yml``): stages ``extract`` and ``aggregate`` run only when their outputs
-    are absent. Returns the staging folder.
-    """
-    from searchgen_nb import pipeline
-
-    folder = resolve(staging)
-    manifest = folder / MANIFEST
-    stale = manifest.exists() and json.loads(manifest.read_text(encoding="utf-8")).get("config") != cfg.public_dict()
-    if stale or not (folder / "prompt_scores.jsonl").exists() or not manifest.exists():
-        pipeline.extract_stage(cfg, folder, progress=False)
-    if upto == "aggregate" and (stale or not all((folder / f).exists() for f in (*BOARD_FILES.values(), UNCERTAINTY, CHANGES))):
-        pipeline.aggregate_stage(cfg, folder)
-    return folder
 
 
 @dataclass
@@ -614,8 +596,13 @@ def validation_frame(report: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def manifest_summary(release: Release) -> pd.DataFrame:
-    """Key facts of the manifest as a two-column table (hashes, versions, config)."""
+#: The facts the Extraction page shows (by name, never by position).
+EXTRACTION_FACTS = ("Dataset", "Dataset sha256 (canonical)", "Result files read", "Results sha256", "Result path", "Extractor")
+
+
+def manifest_summary(release: Release, fields: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """Key facts of the manifest as a two-column table (hashes, versions, config); ``fields``:
+    only those facts, in that order (KeyError naming an unknown one)."""
     m = release.manifest
     facts = [
         ("Benchmark", m["benchmark"]),
@@ -637,6 +624,12 @@ def manifest_summary(release: Release) -> pd.DataFrame:
         ("Rounding", f"{m['scoring']['public_rounding_decimals']} decimal(s), {m['scoring']['rounding']}"),
     ]
     facts += [(f"sha256 {name}", sha) for name, sha in sorted(m["artifact_sha256"].items())]
+    if fields is not None:
+        by_name = dict(facts)
+        unknown = [f for f in fields if f not in by_name]
+        if unknown:
+            raise KeyError(f"manifest_summary: unknown fact(s) {unknown} (known: {', '.join(by_name)})")
+        facts = [(f, by_name[f]) for f in fields]
     return pd.DataFrame(facts, columns=["Field", "Value"], dtype=object)
 
 

@@ -1,4 +1,4 @@
-"""Sortable HTML tables for the book (DataTables, vendored; see :mod:`searchgen_nb.assets`).
+"""Sortable HTML tables for the book (DataTables, vendored; see :mod:`searchgen_nb.book.assets`).
 
 Each table is complete static HTML: every row is in the page (no downsampling, readable
 without JavaScript). The vendored ``searchgen-nb.js`` turns every ``table.sg-table`` into a
@@ -21,8 +21,11 @@ from decimal import Decimal
 from typing import Any
 
 from .assets import HTMLFragment
-from .constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
-from .numeric import decimal_text, percent
+from .fmt import NA, format_number, is_null
+from .fmt import esc as _esc
+from .fmt import is_number as _is_number
+from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
+from searchgen_nb.numeric import decimal_text, percent
 
 __all__ = [
     "COLUMN_DEFINITIONS",
@@ -33,7 +36,6 @@ __all__ = [
     "leaderboard_table",
 ]
 
-NA = "N/A"
 _ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
 #: Anchor (on the Methods page) that each leaderboard column links to. The Methods page must
@@ -75,61 +77,6 @@ COLUMN_DEFINITIONS = {
         for c, label in COMPONENT_LABELS.items()
     },
 }
-
-
-# --------------------------------------------------------------------------- formatting
-
-def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def is_null(value: Any) -> bool:
-    """True for None, NaN and pandas NA/NaT scalars: shown as N/A, never as 0 or blank."""
-    if value is None:
-        return True
-    if isinstance(value, (str, bytes, bool, Mapping, list, tuple, dict)):
-        return False
-    try:
-        import pandas as pd
-
-        result = pd.isna(value)
-    except Exception:  # pragma: no cover
-        return False
-    return result is True or (getattr(result, "shape", None) == () and bool(result))
-
-
-def _is_number(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, (int, float)):
-        return True
-    try:
-        import numpy as np
-
-        return isinstance(value, np.number) and not isinstance(value, np.bool_)
-    except Exception:  # pragma: no cover
-        return False
-
-
-def format_number(value: Any, decimals: int | None = None, na: str = NA) -> tuple[str, str]:
-    """(display text, sort key) of a number; null/NaN -> (``na``, "").
-
-    ``decimals=None`` shows the value as stored (shortest round-trip form, never exponent
-    notation: 72.2 -> "72.2", 0.0 -> "0.0", 70 -> "70"); an int stays an int. With ``decimals``
-    the stored decimal value is rounded half-up (72.25 -> "72.3" at 1 decimal).
-    """
-    if is_null(value):
-        return na, ""
-    if not _is_number(value):
-        raise TypeError(f"not a number: {value!r}")
-    if isinstance(value, float) or (hasattr(value, "dtype") and getattr(value.dtype, "kind", "") == "f"):
-        x = float(value)
-        if math.isinf(x):
-            raise ValueError(f"infinite value: {value!r}")
-        text = decimal_text(x, decimals)
-        return text, repr(x)
-    n = int(value)
-    return str(n), str(n)
 
 
 def _check_id(table_id: str) -> str:

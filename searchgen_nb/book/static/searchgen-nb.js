@@ -1,0 +1,129 @@
+/* searchgen-nb: table initialisation and an "N/A last" numeric sort type. */
+(function () {
+  "use strict";
+  var lib = window.__DTGLOBAL__;
+  if (!lib || !lib.DataTable) { return; }
+  var DataTable = lib.DataTable;
+
+  function num(v) {
+    if (v === null || v === undefined) { return null; }
+    var s = String(v).trim();
+    if (s === "") { return null; }
+    var x = parseFloat(s);
+    return isNaN(x) ? null : x;
+  }
+  // Numbers from the cells' data-order attribute; empty (N/A) sorts last in BOTH directions.
+  DataTable.type("sg-num-na", {
+    className: "dt-type-numeric",
+    order: {
+      pre: num,
+      asc: function (a, b) {
+        if (a === null) { return b === null ? 0 : 1; }
+        if (b === null) { return -1; }
+        return a < b ? -1 : (a > b ? 1 : 0);
+      },
+      desc: function (a, b) {
+        if (a === null) { return b === null ? 0 : 1; }
+        if (b === null) { return -1; }
+        return a < b ? 1 : (a > b ? -1 : 0);
+      }
+    }
+  });
+
+  // The prompt explorer: filters from the page's URL (?domain=FAS&model=m&status=scored), so a
+  // link from any heatmap or table cell opens exactly that cell's prompts and can be shared.
+  var FILTERS = { stratum: "stratum", domain: "domains", failure_mode: "failure_modes", slice: "slices" };
+  function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+  function columnIndex(table) {  // read before DataTables removes the hidden columns' headers
+    var cols = {};
+    table.querySelectorAll("thead th").forEach(function (th, i) { cols[th.getAttribute("data-sg-col")] = i; });
+    return cols;
+  }
+  function filterFromUrl(table, api, cols) {
+    var params = new URLSearchParams(window.location.search);
+    var said = [];
+    Object.keys(FILTERS).forEach(function (key) {
+      var value = params.get(key);
+      if (value && cols[FILTERS[key]] !== undefined) {
+        api.column(cols[FILTERS[key]]).search("(^|\\s)" + escapeRe(value) + "(\\s|$)", true, false);
+        said.push(key.replace("_", " ") + " " + value);
+      }
+    });
+    var model = params.get("model"), status = params.get("status");
+    if (model && cols["m:" + model] !== undefined) {
+      api.column(cols["m:" + model]).nodes().each(function (td) { td.classList.add("sg-highlight"); });
+      said.push("model " + model);
+      if (status) {
+        api.column(cols["statuses"]).search("(^|\\s)" + escapeRe(model + "=" + status) + "(\\s|$)", true, false);
+        said.push("status " + status);
+      }
+    }
+    api.draw();
+    var n = api.rows({ search: "applied" }).count();
+    table.setAttribute("data-sg-shown", String(n));
+    var note = document.getElementById(table.id + "-filter");
+    if (note) {
+      note.textContent = said.length ? "Showing the " + n + " prompts of: " + said.join(", ") + ". " : "";
+      if (said.length) {
+        var a = document.createElement("a");
+        a.href = window.location.pathname;
+        a.textContent = "Show every prompt";
+        note.appendChild(a);
+      }
+    }
+  }
+
+  // A leaderboard's tools: filter by model type; hide or show the component columns as a group.
+  function wireTools(table, api, cols) {
+    var tools = document.querySelector('.sg-table-tools[data-sg-for="' + table.id + '"]');
+    if (!tools) { return; }
+    tools.querySelectorAll("select[data-sg-filter-col]").forEach(function (sel) {
+      var idx = cols[sel.getAttribute("data-sg-filter-col")];
+      sel.addEventListener("change", function () {
+        api.column(idx).search(sel.value ? "^" + sel.value + "$" : "", true, false).draw();
+      });
+    });
+    tools.querySelectorAll("button[data-sg-toggle]").forEach(function (btn) {
+      var which = api.columns("." + btn.getAttribute("data-sg-toggle"));
+      btn.addEventListener("click", function () {
+        var hide = btn.getAttribute("aria-pressed") !== "true";
+        which.visible(!hide);
+        btn.setAttribute("aria-pressed", hide ? "true" : "false");
+        btn.textContent = hide ? "Show the components" : "Hide the components";
+      });
+    });
+  }
+
+  function initTables() {
+    if (lib.set_or_remove_dark_class) {
+      try { lib.set_or_remove_dark_class(); } catch (e) { /* theme detection is cosmetic */ }
+    }
+    document.querySelectorAll("table.sg-table").forEach(function (table) {
+      if (DataTable.isDataTable(table)) { return; }
+      var opts = {};
+      try { opts = JSON.parse(table.getAttribute("data-sg-options") || "{}"); } catch (e) { opts = {}; }
+      // DataTables applies columnDefs so that EARLIER entries win. Numbers sort best-first
+      // (desc, then asc), text and ranks asc first; no third "unsorted" click state.
+      opts.columnDefs = (opts.columnDefs || []).concat([
+        { targets: "sg-asc-first", orderSequence: ["asc", "desc"] },
+        { targets: "sg-hidden", visible: false },
+        { targets: "sg-num", type: "sg-num-na", orderSequence: ["desc", "asc"] },
+        { targets: "_all", orderSequence: ["asc", "desc"] }
+      ]);
+      var cols = columnIndex(table);
+      var api = new DataTable(table, opts);
+      if (table.hasAttribute("data-sg-explorer")) { filterFromUrl(table, api, cols); }
+      wireTools(table, api, cols);
+      // A help link inside a header opens the Methods page instead of re-sorting the table.
+      table.querySelectorAll("thead a.sg-help").forEach(function (a) {
+        a.addEventListener("click", function (ev) { ev.stopPropagation(); });
+      });
+      table.setAttribute("data-sg-ready", "1");
+    });
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", initTables);
+  } else {
+    initTables();
+  }
+})();
