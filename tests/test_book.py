@@ -343,7 +343,11 @@ def test_phone_width_and_print(browser, demo_release):
     page.emulate_media(media="print")
     assert page.locator(".bd-header-announcement").first.is_visible()
     assert "Synthetic demo data" in page.locator(".bd-header-announcement").first.inner_text()
-    assert page.pdf()[:4] == b"%PDF"
+    pdf = page.pdf()
+    assert pdf[:4] == b"%PDF"
+    # … and every printed page of the demo book carries the marking in its top margin
+    assert "searchgen-demo-print.css" in (html / "book" / "intro.html").read_text(encoding="utf-8")
+    assert "@top-center" in (html / "_static" / "searchgen-demo-print.css").read_text(encoding="utf-8")
     page.emulate_media(media="screen")
     page.goto((html / "book" / "notebooks" / "04_leaderboard.html").as_uri())
     page.wait_for_load_state("load")
@@ -481,3 +485,17 @@ def test_compare_any_models_in_the_built_book(browser, demo_release):
     pg.page.wait_for_timeout(300)
     assert pg.page.evaluate(bars) == 4 * 9
     assert pg.errors == []
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_dark_theme_keeps_outputs_dark(browser, demo_release):
+    ctx = browser.new_context(color_scheme="dark")
+    page = ctx.new_page()
+    page.goto((demo_release / "_build" / "html" / "book" / "notebooks" / "04_leaderboard.html").as_uri())
+    page.wait_for_selector("table#leaderboard-all[data-sg-ready]")
+    box = page.evaluate("() => getComputedStyle(document.querySelector('.sg-table-tools').parentElement).backgroundColor")
+    right = page.evaluate("() => [document.querySelector('.dt-search input').getBoundingClientRect().right, document.querySelector('#leaderboard-all-wrap').getBoundingClientRect().right]")
+    ctx.close()
+    assert box == "rgba(0, 0, 0, 0)"  # no light box around every table
+    assert right[0] <= right[1]  # the search box stays inside its table
