@@ -61,14 +61,20 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
 
 
 @cli.command()
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder for the synthetic release.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Folder for the synthetic release.")
+@click.option("--print-config", is_flag=True, help="Print the text releases/demo.yml must hold (the demo's config reading from data/demo) and exit.")
 @click.option("--changed", is_flag=True, help="Write the second, changed release instead (one model lower on 5 prompts of one domain, 2 results of another model lost).")
 @click.option("--previous", type=click.Path(file_okay=False, exists=True), default=None,
               help="With --changed: the first release's published data folder, written into release.yml as previous_release.")
-def demo(out_dir: str, changed: bool, previous: str | None) -> None:
+def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str | None) -> None:
     """Write the deterministic synthetic demo release (prompts, results, release.yml, paper_table.json)."""
-    from searchgen_nb.demo import write_demo
+    from searchgen_nb.demo import committed_config_text, write_demo
 
+    if print_config:
+        click.echo(committed_config_text(), nl=False)
+        return
+    if out_dir is None:
+        _fail("demo", RuntimeError("--out is required (the folder for the synthetic release)"), 2)
     if previous is not None and not changed:
         _fail("demo", RuntimeError("--previous goes with --changed (the first release has no previous one)"), 2)
     try:

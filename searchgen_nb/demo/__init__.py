@@ -52,7 +52,8 @@ Building everything in memory (:func:`build_demo`) takes about a second; writing
 files (9,400 results, 9,400 images) is then bound by the file system's speed, and
 regenerating an unchanged demo rewrites nothing.
 
-Usage: ``write_demo(project_root() / "data/demo")``, or ``python -m searchgen_nb.demo``.
+Usage: ``write_demo(project_root() / "data/demo")``, or ``searchgen-nb demo --out data/demo``.
+The fictional models and their profiles are data: ``roster.json`` beside this module.
 ``releases/demo.yml`` is :func:`demo_config_text` with paths into ``data/demo``.
 """
 
@@ -63,11 +64,7 @@ import math
 import os
 import posixpath
 import random
-import sys
-import time
 from dataclasses import dataclass, field
-from decimal import Decimal
-from fractions import Fraction
 from pathlib import Path
 
 import yaml
@@ -104,21 +101,18 @@ class DemoModel:
 
 N_PROMPTS = 751
 
-#: Display order for ties = this order. Two models use ``exclude`` (as two did in v1.0).
-ROSTER: tuple[DemoModel, ...] = (
-    DemoModel("quillmark_ultra", "Quillmark Ultra", "Commercial", "quillmark-ultra", "zero_fill", 2.49, 6, 4, 20),
-    DemoModel("pixelwright_2", "Pixelwright 2", "Commercial", "pixelwright-2.0", "zero_fill", 2.14, 3, 2, 6),
-    DemoModel("glintframe_pro", "Glintframe Pro", "Commercial", "glintframe-pro", "exclude", 1.96, 9, 5, 20),
-    DemoModel("vistacraft_x", "Vistacraft X", "Commercial", "vistacraft-x", "exclude", 1.71, 4, 1, 4),
-    DemoModel("tessellate_3", "Tessellate 3", "Commercial", "tessellate-3", "zero_fill", 1.64, 2, 1, 6),
-    DemoModel("halcyon_draw", "Halcyon Draw", "Commercial", "halcyon-draw", "zero_fill", 1.57, 1, 0, 3),
-    DemoModel("marrowleaf", "Marrowleaf", "Commercial", "marrowleaf", "zero_fill", 1.48, 0, 0, 0),
-    DemoModel("emberline_flash", "Emberline Flash", "Commercial", "emberline-flash", "zero_fill", 1.54, 3, 2, 6),
-    DemoModel("brushwell_7b", "Brushwell-7B", "Open", "brushwell-7b", "zero_fill", 0.95, 0, 0, 0),
-    DemoModel("sketchloom_12b", "Sketchloom-12B", "Open", "sketchloom-12b", "zero_fill", 0.89, 0, 0, 0),
-    DemoModel("sketchloom_4b", "Sketchloom-4B", "Open", "sketchloom-4b", "zero_fill", 0.85, 1, 0, 0),
-    DemoModel("driftpaint", "Driftpaint", "Open", "driftpaint", "zero_fill", 0.65, 0, 0, 0),
-    DemoModel("dimlight_mini", "Dimlight Mini", "Commercial", "dimlight-mini", "zero_fill", 0.46, 5, 12, 269),
+def _roster_data() -> list[dict]:
+    """The models of ``roster.json`` (package data beside this module)."""
+    from importlib import resources
+
+    return json.loads(resources.files("searchgen_nb.demo").joinpath("roster.json").read_text(encoding="utf-8"))["models"]
+
+
+#: Display order for ties = this order (``roster.json``). Two models use ``exclude`` (as two did in v1.0).
+ROSTER: tuple[DemoModel, ...] = tuple(
+    DemoModel(m["model_id"], m["display_name"], m["type"], m["source_id"], m["missing_policy"], m["skill"],
+              m["statuses"]["invalid_evaluation"], m["statuses"]["missing_evaluation"], m["statuses"]["missing_generation"])
+    for m in _roster_data()
 )
 
 #: The (model, prompt) result whose only component is the text reference: this model, on the
@@ -270,44 +264,10 @@ class DemoProfile:
         return self.offsets.get("text_rendering", 0.0) + penalty
 
 
-_CL, _RA, _PF, _IQ = "checklist", "rubric_adaptive", "prompt_faithfulness", "image_quality"
-_TR, _AN, _CA, _PP = "text_rendering", "ai_naturalness", "composition_and_aesthetics", "physical_plausibility"
-_VR, _TF = "visual_reference_evaluation", "text_reference_evaluation"
-
-#: One profile per roster model (same keys, same order).
+#: One profile per roster model (same keys, same order), from ``roster.json``.
 PROFILES: dict[str, DemoProfile] = {
-    # Search-grounded flagship: knows entities and facts, images a little plain.
-    "quillmark_ultra": DemoProfile({_CL: 0.10, _RA: 0.15, _VR: 0.20, _TF: 0.20, _IQ: -0.15, _AN: -0.20, _CA: -0.35},
-                                   knowledge=0.5, weak_domain="SPO"),
-    # The typographer: best text rendering by far, shaky physics.
-    "pixelwright_2": DemoProfile({_TR: 0.55, _PF: 0.10, _PP: -0.45, _AN: -0.15}, knowledge=0.9, weak_domain="PEO"),
-    # Beautiful images, weaker on the checklist and on knowledge.
-    "glintframe_pro": DemoProfile({_CA: 0.35, _IQ: 0.35, _AN: 0.20, _CL: -0.20, _RA: -0.20, _VR: -0.15},
-                                  knowledge=1.2, weak_domain="MED"),
-    # Photorealist: natural, physically plausible images; poor text.
-    "vistacraft_x": DemoProfile({_AN: 0.50, _PP: 0.45, _IQ: 0.20, _TR: -0.45, _CA: -0.10}, weak_domain="GAM"),
-    # Literal and well informed (it searches), not pretty.
-    "tessellate_3": DemoProfile({_PF: 0.35, _CL: 0.30, _RA: 0.30, _VR: 0.25, _TF: 0.15, _CA: -0.30, _IQ: -0.20},
-                                knowledge=0.6, weak_domain="ART"),
-    # Painterly: strong composition, weak text and facts.
-    "halcyon_draw": DemoProfile({_CA: 0.45, _IQ: 0.25, _TR: -0.40, _CL: -0.15}, knowledge=1.2, weak_domain="SCI"),
-    # Retrieval-augmented: follows visual references closely, rougher rendering.
-    "marrowleaf": DemoProfile({_VR: 0.45, _RA: 0.20, _CL: 0.15, _TF: 0.20, _IQ: -0.30, _AN: -0.25},
-                              knowledge=0.7, weak_domain="CUL"),
-    # Fast model: decent text and instruction following, rough images.
-    "emberline_flash": DemoProfile({_TR: 0.30, _PF: 0.20, _IQ: -0.30, _PP: -0.30, _AN: -0.10}, weak_domain="HIS"),
-    # Open aesthetic model: great looks, poor checklist and knowledge.
-    "brushwell_7b": DemoProfile({_CA: 0.60, _IQ: 0.45, _AN: 0.30, _CL: -0.30, _RA: -0.30, _VR: -0.25},
-                                knowledge=1.5, weak_domain="TEC"),
-    # Open model trained on documents: good text for its size, plain composition.
-    "sketchloom_12b": DemoProfile({_TR: 0.45, _PF: 0.20, _PP: 0.30, _CA: -0.25}, knowledge=1.3, weak_domain="ARC"),
-    # Its small sibling: the same profile, weaker.
-    "sketchloom_4b": DemoProfile({_TR: 0.30, _PP: 0.20, _IQ: -0.20}, knowledge=1.4, weak_domain="COM"),
-    # Open photo model: natural images, follows little of the prompt.
-    "driftpaint": DemoProfile({_AN: 0.55, _PP: 0.30, _CL: -0.25, _TR: -0.20}, knowledge=1.5, weak_domain="EDU"),
-    # Small budget model (and many failed generations): clean but generic images.
-    "dimlight_mini": DemoProfile({_IQ: 0.30, _CL: -0.20}, knowledge=1.3, weak_domain="INF"),
-}  # fmt: skip
+    m["model_id"]: DemoProfile(dict(m["profile"]["offsets"]), m["profile"]["knowledge"], m["profile"]["weak_domain"]) for m in _roster_data()
+}
 
 #: Raw shift every model gets on a prompt per tag it carries (before ``knowledge``, the text
 #: dependence and the per-model jitter). Food and art are easy, medicine, science and history
@@ -334,7 +294,7 @@ WEAK_DOMAIN_SHIFT = -0.40
 #: Each model's effect of each tag is jittered by a uniform draw in ±this.
 TAG_JITTER = 0.10
 #: Tags are about content: they shift content components fully, how the image looks less.
-LOOKS_COMPONENTS = frozenset({_IQ, _AN, _CA, _PP})
+LOOKS_COMPONENTS = frozenset({"image_quality", "ai_naturalness", "composition_and_aesthetics", "physical_plausibility"})
 LOOKS_TAG_WEIGHT = 0.5
 
 #: Broken result files (status ``invalid_evaluation``), cycled over all invalid pairs.
@@ -357,7 +317,6 @@ PNG_BYTES = bytes.fromhex(
     "3b0000000049454e44ae426082"
 )
 
-_GENERIC = set(GENERIC_RUBRIC)
 
 
 # ---------------------------------------------------------------------------------------
@@ -685,101 +644,73 @@ def text_reference_only_prompt(prompts: list[DemoPrompt]) -> DemoPrompt:
 # ---------------------------------------------------------------------------------------
 # The paper table (independent exact recomputation, SPEC §2/§4/§5 for Overall-10)
 # ---------------------------------------------------------------------------------------
-def _overall_10(scores: dict[str, float]) -> Fraction:
-    """Overall-10 of one scored result: the exact mean of its non-null components."""
-
-    def mean(values: list[float]) -> Fraction | None:
-        return sum(map(Fraction, values), Fraction(0)) / len(values) if values else None
-
-    checklist = [v for k, v in scores.items() if k.startswith("checklist:")]
-    adaptive = [v for k, v in scores.items() if k.startswith("rubric:") and k.split(":", 1)[1] not in _GENERIC]
-    values = {"checklist": mean(checklist), "rubric_adaptive": mean(adaptive)}
-    for dim in GENERIC_RUBRIC:
-        values[dim] = mean([scores[f"rubric:{dim}"]] if f"rubric:{dim}" in scores else [])
-    for ref in ("visual_reference_evaluation", "text_reference_evaluation"):
-        values[ref] = mean([scores[ref]] if ref in scores else [])
-    present = [values[c] for c in COMPONENTS if values[c] is not None]
-    return sum(present, Fraction(0)) / len(present)
-
-
-def _public(raw: Fraction, decimals: int = 1) -> float:
-    """``raw × 100 / 3`` rounded half-up to ``decimals`` (exact rational rounding)."""
-    units = math.floor(raw * 100 * 10**decimals / 3 + Fraction(1, 2))
-    return float(Decimal(units).scaleb(-decimals))
-
-
 def paper_overall_10(model: DemoModel, scored: list[dict[str, float]]) -> float:
-    """Group Overall-10 on the 0–100 scale over all prompts for ``model``'s policy."""
-    total = sum((_overall_10(s) for s in scored), Fraction(0))
+    """The paper table's Overall-10 (0–100) of ``model`` over all prompts under its policy:
+    each scored result through the package's own extractor and per-prompt means
+    (:func:`searchgen_nb.extract.extract_components`, :func:`searchgen_nb.records.prompt_overalls`),
+    then the exact group mean rounded half-up (:mod:`searchgen_nb.numeric`) — the demo keeps
+    no scoring rule of its own."""
+    from searchgen_nb.extract import extract_components
+    from searchgen_nb.numeric import exact_mean, to_public
+    from searchgen_nb.records import prompt_overalls
+
+    per_prompt = [prompt_overalls(extract_components({"scores": s}))[0] for s in scored]
     n = N_PROMPTS if model.missing_policy == "zero_fill" else len(scored)
-    return _public(total / n)
+    return to_public(exact_mean([v for v in per_prompt if v is not None], n), 1)
 
 
 # ---------------------------------------------------------------------------------------
 # The release config
 # ---------------------------------------------------------------------------------------
-def _yaml_scalar(s: str) -> str:
-    """``s`` as a YAML scalar: plain when YAML reads it back unchanged, else double-quoted."""
-    if s == s.strip() and yaml.safe_load(f"k: {s}") == {"k": s}:
-        return s
-    return json.dumps(s)  # a JSON string is a valid YAML double-quoted scalar
-
-
 def demo_config_text(base: str = "", release_config: str | None = None, n_scored: dict[str, int] | None = None,
                      previous_release: str | None = None) -> str:
-    """The demo's release config (YAML text), with data paths below ``base``.
+    """The demo's release config (YAML text, written by the YAML library), with data paths
+    below ``base``.
 
     ``base`` is the data folder relative to the config file ("" when they sit together,
     ``"../data/demo"`` for ``releases/demo.yml``); ``release_config`` is the config's own
-    path from the project root, or None to leave the key out. Depends only on the roster, so
-    the committed ``releases/demo.yml`` can be checked against it without generating data.
+    path from the project root, or None to leave the key out; ``n_scored`` overrides the
+    coverage lock (the changed demo); ``previous_release`` is written when given. Depends only
+    on the roster, so the committed ``releases/demo.yml`` can be checked against it without
+    generating data.
     """
 
     def at(name: str) -> str:
         return posixpath.join(base, name) if base else name
 
-    lines = [
-        "# Synthetic SearchGen-Bench demo release written by searchgen_nb.demo; do not edit by hand.",
-        "# Data: `python -m searchgen_nb.demo`; releases/demo.yml: `python -m searchgen_nb.demo --print-config`.",
-        "# Every model name and score in it is invented.",
-    ]
+    cfg: dict = {}
     if release_config is not None:
-        lines.append(f"release_config: {_yaml_scalar(release_config)}")
-    lines += [
-        "benchmark: SearchGen-Bench",
-        "data_origin: synthetic-demo",
-        f"dataset: {_yaml_scalar(at('prompts.jsonl'))}",
-        f"results_root: {_yaml_scalar(at('results'))}",
-        f"result_path: {json.dumps(DEFAULT_RESULT_PATH)}",
-        f"paper_table: {_yaml_scalar(at('paper_table.json'))}",
-        *([f"previous_release: {_yaml_scalar(previous_release)}  # the first release's published data (SPEC §10)"] if previous_release else []),
-        "scoring:",
-        "  missing_policy_default: zero_fill",
-        "  min_ranking_coverage: 0.9",
-        "  rounding_decimals: 1",
-        "models:  # order = display order for ties",
-    ]
-    for m in ROSTER:
-        lines += [
-            f"  {m.model_id}:",
-            f"    display_name: {_yaml_scalar(m.display_name)}",
-            f"    type: {m.type}",
-            f"    source_id: {_yaml_scalar(m.source_id)}",
-            f"    lane: {LANE}",
-            f"    missing_policy: {m.missing_policy}",
-        ]
-    lines += ["slices:  # the published v1.1 evaluation slices (SPEC §9)", f"  full_{N_PROMPTS}:", "    include: []", "    match: all", f"    expected_rows: {N_PROMPTS}"]
+        cfg["release_config"] = release_config
+    cfg.update({
+        "benchmark": "SearchGen-Bench",
+        "data_origin": "synthetic-demo",
+        "dataset": at("prompts.jsonl"),
+        "results_root": at("results"),
+        "result_path": DEFAULT_RESULT_PATH,
+        "paper_table": at("paper_table.json"),
+    })
+    if previous_release:
+        cfg["previous_release"] = previous_release
+    cfg["scoring"] = {"missing_policy_default": "zero_fill", "min_ranking_coverage": 0.9, "rounding_decimals": 1}
+    cfg["models"] = {
+        m.model_id: {"display_name": m.display_name, "type": m.type, "source_id": m.source_id, "lane": LANE, "missing_policy": m.missing_policy}
+        for m in ROSTER
+    }
+    cfg["slices"] = {f"full_{N_PROMPTS}": {"include": [], "match": "all", "expected_rows": N_PROMPTS}}
     for name, n in DEMO_SLICES.items():
-        lines += [f"  {name}:", "    field: eval_slices", f"    include: [{name}]", "    match: any", f"    expected_rows: {n}"]
-    partition = ", ".join(f"{k}: {v}" for k, v in EXPECTED_PARTITION.items())
-    lines += [
-        "expected:",
-        f"  n_prompts: {N_PROMPTS}",
-        f"  partition: {{{partition}}}",
-        "  n_scored:  # coverage lock: the generated scored count per model",
-        *(f"    {m.model_id}: {(n_scored or {}).get(m.model_id, m.n_scored)}" for m in ROSTER),
+        cfg["slices"][name] = {"field": "eval_slices", "include": [name], "match": "any", "expected_rows": n}
+    cfg["expected"] = {
+        "n_prompts": N_PROMPTS,
+        "partition": dict(EXPECTED_PARTITION),
+        "n_scored": {m.model_id: (n_scored or {}).get(m.model_id, m.n_scored) for m in ROSTER},
+    }
+    header = [
+        "# Synthetic SearchGen-Bench demo release written by searchgen_nb.demo; do not edit by hand.",
+        "# Data: `searchgen-nb demo --out data/demo`; this file: `searchgen-nb demo --print-config`.",
+        "# Every model name and score in it is invented. Models: display order for ties; slices: the",
+        "# published v1.1 evaluation slices; expected.n_scored: the coverage lock (scored count per model).",
     ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(header) + "\n" + yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True, width=120)
 
 
 def committed_config_text() -> str:
@@ -987,30 +918,3 @@ def write_demo(out_dir: Path, changed: bool = False, previous: Path | None = Non
         "n_result_files_written": n_written,
         "models": models,
     }
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m searchgen_nb.demo [OUT_DIR]`` writes the demo (default ``data/demo``).
-
-    ``--print-config`` prints the text that ``releases/demo.yml`` must hold instead.
-    """
-    args = sys.argv[1:] if argv is None else argv
-    if args == ["--print-config"]:
-        sys.stdout.write(committed_config_text())
-        return 0
-    if len(args) > 1 or (args and args[0].startswith("-")):
-        sys.stderr.write("usage: python -m searchgen_nb.demo [OUT_DIR | --print-config]\n")
-        return 2
-    out_dir = Path(args[0]) if args else project_root() / "data" / "demo"
-    start = time.perf_counter()
-    summary = write_demo(out_dir)
-    seconds = time.perf_counter() - start
-    written = summary["n_result_files_written"]
-    print(f"demo: {summary['n_files']} files in {out_dir} ({written} result files written) in {seconds:.1f} s")
-    for model_id, s in summary["models"].items():
-        print(f"  {model_id:<16} scored {s['n_scored']:>3}/{N_PROMPTS}  Overall-10 {s['overall_10']:5.1f}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
