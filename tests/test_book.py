@@ -138,7 +138,7 @@ def test_leaderboard_rows_sort_and_escape(fixture_release, browser):
 @pytest.mark.browser
 def test_every_chart_renders_with_na_and_escaped_names(fixture_release, browser):
     _, site, _ = fixture_release
-    expected = {"04_leaderboard": 5, "05_domains": 2, "06_failure_modes": 2, "07_compare": 2, "08_audit": 1}
+    expected = {"04_leaderboard": 5, "05_domains": 2, "06_failure_modes": 2, "07_compare": 3, "08_audit": 1}
     for name, n in expected.items():
         pg = Page(browser, page_path(site, name))
         assert pg.wait_for_charts() == n, name
@@ -244,7 +244,7 @@ def test_demo_release_in_browser(browser, demo_release):
         p.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
         charts += p.wait_for_charts()
         assert p.dialogs == [] and p.external == []
-    assert charts == 2 * 4 + 2 * 4 + 2 * 4 + 1  # domains, failure modes (absolute and relative), compare (components and pairs): the full set and three slices each; audit
+    assert charts == 2 * 4 + 2 * 4 + 2 * 4 + 1 + 1  # domains, failure modes (absolute and relative), compare (components and pairs): the full set and three slices each; audit; the compare picker
     for page in ("intro", "methods"):
         assert "Synthetic demo data" in Page(browser, html / "book" / f"{page}.html").page.inner_text("body")
 

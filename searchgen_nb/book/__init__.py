@@ -1,8 +1,8 @@
 """The presentation side: the audit book.
 
 It reads a staged or published release (``views``), formats numbers (``fmt``), renders HTML
-tables (``tables``) and charts (``charts``), composes page sections (``pages``), ships the
-offline JS/CSS (``static/``, vendored by ``assets``) with a Sphinx extension that refuses
+tables (``tables``) and charts (``charts``), composes page sections (``pages``) of display
+fragments (``display``), ships the offline JS/CSS (``static/``, vendored by ``assets``) with a Sphinx extension that refuses
 anything loaded from the web (``sphinx_ext``), copies the downloads (``downloads``) and runs
 the release — notebooks, book, publication (``release``).
 

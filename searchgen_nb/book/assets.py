@@ -1,4 +1,4 @@
-"""Offline front-end assets for the book, and the display object the notebooks emit.
+"""Offline front-end assets for the book (the display object the notebooks emit: :mod:`.display`).
 
 The book must work opened from disk (``file://``) with no network, so every script and style
 sheet a page needs is written once into a vendor folder (``book/vendor/``) at build time and
@@ -33,7 +33,6 @@ from pathlib import Path
 
 __all__ = [
     "DATATABLES_GLOBAL",
-    "HTMLFragment",
     "VENDOR_CSS",
     "VENDOR_JS",
     "datatables_bundle",
@@ -57,34 +56,6 @@ DATATABLES_GLOBAL = "SearchgenDataTables"
 PROVENANCE_FILE = "VENDOR.txt"
 
 
-class HTMLFragment:
-    """A notebook display object that only emits ``text/html`` (plus a fixed plain-text label).
-
-    Deterministic: no memory addresses in ``repr``, no random ids, no extra mime types (in
-    particular no ``application/vnd.vegalite...`` bundle pointing at a CDN).
-    """
-
-    def __init__(self, html_text: str, label: str) -> None:
-        self.html = html_text
-        self.label = label
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/html": self.html, "text/plain": f"<{self.label}>"}
-
-    def _repr_html_(self) -> str:
-        return self.html
-
-    def __repr__(self) -> str:
-        return f"<{self.label}>"
-
-    def __str__(self) -> str:
-        return self.html
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, HTMLFragment) and (self.html, self.label) == (other.html, other.label)
-
-    def __hash__(self) -> int:
-        return hash((self.html, self.label))
 
 
 # --------------------------------------------------------------------------- bundles

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .assets import HTMLFragment
+from .display import HTMLFragment
 from searchgen_nb.numeric import decimal_text, percent, scaled
 from .fmt import NA, is_null
 from searchgen_nb.constants import (

@@ -10,7 +10,7 @@ import json
 import math
 
 from searchgen_nb.book import charts, tables, views
-from searchgen_nb.book.assets import HTMLFragment
+from searchgen_nb.book.display import HTMLFragment
 from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 from searchgen_nb.numeric import decimal_text
 from searchgen_nb.book.views import Release

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from .assets import HTMLFragment
+from .display import HTMLFragment
 from .fmt import NA, format_number, is_null
 from .fmt import esc as _esc
 from .fmt import is_number as _is_number
