@@ -15,6 +15,7 @@ Overall-9 minus its old Overall-9 on the same multiset of prompts.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -63,20 +64,69 @@ class Published:
         out.update({f"stratum:{s}": strata[s] for s in PARTITION_KEYS if s in strata})
         for kind, name in (("domain", "leaderboard_by_domain.json"), ("failure_mode", "leaderboard_by_failure_mode.json")):
             out.update({f"{kind}:{t}": rows for t, rows in sorted(self.board(name).items())})
+        full = self.manifest.get("output_slice")
         for s, boards in (self.board("leaderboard_by_slice.json") or {}).items():
-            out[f"slice:{s}"] = boards["overall"]
+            if s != full:  # the slice of every prompt is group All again (and its name holds the prompt count)
+                out[f"slice:{s}"] = boards["overall"]
         return out
 
 
 def check_previous(folder: Path, where: str) -> Path:
-    """``folder`` when it holds a published release, else :class:`ConfigError` naming
-    ``where`` (the config key) and what is missing."""
+    """``folder`` when it holds a readable published release, else :class:`ConfigError`
+    naming ``where`` (the config key or the argument), the folder and the file (and line).
+
+    Checked before any work: the files exist; every JSON artifact parses as strict JSON (no
+    NaN/Infinity, no repeated key); the ones the manifest hashes still have their sha256;
+    ``prompt_scores.jsonl`` has ``n_prompts`` records with unique sample_ids, each holding
+    every model of ``model_order``."""
+    import hashlib
+
+    from searchgen_nb.untrusted import excerpt, strict_loads
+
     folder = Path(folder)
+    shown = str(folder)
     if not folder.is_dir():
-        raise ConfigError(f"{where}: {folder.name or folder} is not a folder")
+        raise ConfigError(f"{where}: {shown} is not a folder")
     missing = [n for n in NEEDED if not (folder / n).is_file()]
     if missing:
-        raise ConfigError(f"{where}: {folder.name} is not a published release (missing {', '.join(missing)})")
+        raise ConfigError(f"{where}: {shown} is not a published release (missing {', '.join(missing)})")
+
+    def fail(name: str, why: str) -> ConfigError:
+        return ConfigError(f"{where}: {shown}/{name}: {why}")
+
+    parsed = {}
+    for name in NEEDED[:1] + NEEDED[2:] + ("leaderboard_by_slice.json",):
+        if not (folder / name).is_file():
+            continue
+        try:
+            parsed[name] = strict_loads((folder / name).read_bytes().decode("utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise fail(name, f"not readable as strict JSON ({excerpt(str(exc), 120)})") from None
+    manifest = parsed["manifest.json"]
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("model_order"), list) or not isinstance(manifest.get("models"), dict) \
+            or not isinstance((manifest.get("dataset") or {}).get("n_prompts"), int):
+        raise fail("manifest.json", "not a release manifest (model_order, models and dataset.n_prompts are required)")
+    seen: set[str] = set()
+    with open(folder / "prompt_scores.jsonl", "rb") as fh:
+        for line_no, raw in enumerate(fh, start=1):
+            try:
+                rec = strict_loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError) as exc:
+                raise fail("prompt_scores.jsonl", f"line {line_no} is not strict JSON ({excerpt(str(exc), 120)})") from None
+            sid = rec.get("sample_id") if isinstance(rec, dict) else None
+            if not isinstance(sid, str) or sid in seen:
+                raise fail("prompt_scores.jsonl", f"line {line_no}: {'repeated' if sid in seen else 'no'} sample_id {excerpt(sid, 60) if sid else ''}".rstrip())
+            lacking = [m for m in manifest["model_order"] if m not in (rec.get("models") or {})]
+            if lacking:
+                raise fail("prompt_scores.jsonl", f"line {line_no} (sample_id {excerpt(sid, 60)}) has no record of model {excerpt(lacking[0], 60)}")
+            seen.add(sid)
+    if len(seen) != manifest["dataset"]["n_prompts"]:
+        raise fail("prompt_scores.jsonl", f"{len(seen)} prompts, the manifest says {manifest['dataset']['n_prompts']}")
+    hashes = manifest.get("artifact_sha256") if isinstance(manifest.get("artifact_sha256"), dict) else {}
+    for name, want in sorted(hashes.items()):
+        path = folder / name
+        if path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() != want:
+            raise fail(name, "sha256 differs from the manifest's artifact_sha256 (edited or damaged)")
     return folder
 
 
@@ -86,9 +136,25 @@ def _delta(after: float | None, before: float | None) -> float | None:
     return float(Decimal(repr(after)) - Decimal(repr(before)))
 
 
+#: Model metadata whose change is reported (a new display name, type or missing policy).
+_MODEL_FIELDS = ("display_name", "type", "missing_policy")
+
+
+def _model_changes(old_manifest: dict, new_manifest: dict, models: list[str]) -> list[dict]:
+    """``[{model_id, fields: {field: [before, after]}}]`` for models of both releases whose
+    display name, type or missing policy changed (a policy change moves scores and ranks)."""
+    out = []
+    for m in sorted(models):
+        a, b = old_manifest["models"].get(m) or {}, new_manifest["models"].get(m) or {}
+        fields = {f: [a.get(f), b.get(f)] for f in _MODEL_FIELDS if a.get(f) != b.get(f)}
+        if fields:
+            out.append({"model_id": m, "fields": fields})
+    return out
+
+
 def first_release() -> dict:
     """``changes.json`` of a release without ``previous_release``."""
-    return {"first_release": True, "previous": None, "models": {"added": [], "removed": []},
+    return {"first_release": True, "previous": None, "models": {"added": [], "removed": [], "changed": []},
             "prompts": {"added": [], "removed": [], "metadata_changed": []}, "groups": {}, "pairs": [], "paired_bootstrap": None}
 
 
@@ -137,7 +203,8 @@ def compare(old_folder: Path, new_folder: Path) -> dict:
         "first_release": False,
         "previous": {"generated_at": om.get("generated_at"), "schema_version": om.get("schema_version"),
                      "n_prompts": om["dataset"]["n_prompts"], "results_sha256": om.get("inputs", {}).get("results_sha256")},
-        "models": {"added": [m for m in new_models if m not in set(old_models)], "removed": [m for m in old_models if m not in set(new_models)]},
+        "models": {"added": [m for m in new_models if m not in set(old_models)], "removed": [m for m in old_models if m not in set(new_models)],
+                   "changed": _model_changes(om, nm, common)},
         "prompts": {"added": sorted(set(nrec) - set(orec)), "removed": sorted(set(orec) - set(nrec)), "metadata_changed": retagged},
         "groups": groups,
         "pairs": pairs,
@@ -203,6 +270,23 @@ def paired_bootstrap(old: Published, new: Published, models: list[str], shared: 
 # ---- the Markdown summary -------------------------------------------------------------
 
 
+def _esc(text: object) -> str:
+    """Text safe in Markdown prose and table cells: ``\\ | * _ ` < > [ ]`` are escaped."""
+    out = str(text)
+    for ch in "\\|*_`<>[]":
+        out = out.replace(ch, "\\" + ch)
+    return out
+
+
+def _code(text: object) -> str:
+    """A code span holding ``text`` whatever its backticks; ``|`` escaped for tables."""
+    t = str(text).replace("|", "\\|")
+    run = max((len(r) for r in re.findall("`+", t)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if t.startswith("`") or t.endswith("`") else ""
+    return f"{fence}{pad}{t}{pad}{fence}"
+
+
 def _fmt(x: float | None, signed: bool = False) -> str:
     if x is None:
         return "N/A"
@@ -222,7 +306,7 @@ def markdown(ch: dict, names: dict[str, str] | None = None, max_groups: int = 8,
     names = names or {}
 
     def who(m: str) -> str:
-        return f"**{names.get(m, m)}** (`{m}`)" if names.get(m, m) != m else f"`{m}`"
+        return f"**{_esc(names.get(m, m))}** ({_code(m)})" if names.get(m, m) != m else _code(m)
 
     if ch["first_release"]:
         return "## What changed\n\nThis is the first release: there is no previous release to compare with.\n"
@@ -231,19 +315,23 @@ def markdown(ch: dict, names: dict[str, str] | None = None, max_groups: int = 8,
     if mo["added"]:
         lines.append(f"- Models added: {', '.join(who(m) for m in mo['added'])}")
     if mo["removed"]:
-        lines.append(f"- Models removed: {', '.join(f'`{m}`' for m in mo['removed'])}")
+        lines.append(f"- Models removed: {', '.join(_code(m) for m in mo['removed'])}")
+    for c in mo.get("changed", []):
+        lines.append(f"- {who(c['model_id'])}: " + "; ".join(f"{f.replace('_', ' ')} {_esc(a)} → {_esc(b)}" for f, (a, b) in c["fields"].items()))
     for label, items in (("added", pr["added"]), ("removed", pr["removed"])):
         if items:
-            shown = ", ".join(f"`{s}`" for s in items[:max_prompts]) + (f" and {len(items) - max_prompts} more" if len(items) > max_prompts else "")
+            shown = ", ".join(_code(s) for s in items[:max_prompts]) + (f" and {len(items) - max_prompts} more" if len(items) > max_prompts else "")
             lines.append(f"- {len(items)} prompt{'s' if len(items) != 1 else ''} {label}: {shown}")
     if pr["metadata_changed"]:
-        shown = ", ".join(f"`{c['sample_id']}` ({', '.join(c['fields'])})" for c in pr["metadata_changed"][:max_prompts])
+        shown = ", ".join(f"{_code(c['sample_id'])} ({', '.join(c['fields'])})" for c in pr["metadata_changed"][:max_prompts])
         more = len(pr["metadata_changed"]) - max_prompts
         lines.append(f"- {len(pr['metadata_changed'])} prompt(s) with changed metadata: {shown}" + (f" and {more} more" if more > 0 else ""))
     changed: dict[str, list[tuple[str, dict]]] = {}
+    both = {k for k, cells in ch["groups"].items() if any(c["overall_9_before"] is not None or c["rank_before"] is not None for c in cells.values())
+            and any(c["overall_9_after"] is not None or c["rank_after"] is not None for c in cells.values())}
     for key, cells in ch["groups"].items():
         for m, c in cells.items():
-            if c["overall_9_before"] != c["overall_9_after"]:
+            if key in both and c["overall_9_before"] != c["overall_9_after"]:
                 changed.setdefault(m, []).append((key, c))
     boot = (ch.get("paired_bootstrap") or {}).get("models", {})
     conf = f"{Decimal(repr((ch.get('paired_bootstrap') or {}).get('confidence', 0.95))) * 100:f}".rstrip("0").rstrip(".") + "%"
@@ -261,7 +349,7 @@ def markdown(ch: dict, names: dict[str, str] | None = None, max_groups: int = 8,
             head += f": {shown}" + (f" and {len(others) - max_groups} more" if len(others) > max_groups else "")
         lines.append(head)
     for key, cells in ch["groups"].items():
-        moves = [(m, c) for m, c in cells.items() if c["rank_before"] != c["rank_after"]]
+        moves = [(m, c) for m, c in cells.items() if key in both and c["rank_before"] != c["rank_after"]]
         if moves:
             def arrow(c):
                 b, a = c["rank_before"], c["rank_after"]
@@ -277,7 +365,7 @@ def markdown(ch: dict, names: dict[str, str] | None = None, max_groups: int = 8,
         else:
             score_only.setdefault(p["model_id"], []).append(p)
     for (m, a, b), sids in sorted(transitions.items()):
-        shown = ", ".join(f"`{s}`" for s in sids[:max_prompts]) + (f" and {len(sids) - max_prompts} more" if len(sids) > max_prompts else "")
+        shown = ", ".join(_code(s) for s in sids[:max_prompts]) + (f" and {len(sids) - max_prompts} more" if len(sids) > max_prompts else "")
         lines.append(f"- {who(m)}: {len(sids)} result{'s' if len(sids) != 1 else ''} {a} → {b}: {shown}")
     for m, ps in sorted(score_only.items()):
         lower = sum(1 for p in ps if (p["overall_9_after"] or 0) < (p["overall_9_before"] or 0))
@@ -288,15 +376,17 @@ def markdown(ch: dict, names: dict[str, str] | None = None, max_groups: int = 8,
         lines += ["", "### Score changes", "", "| group | model | Overall-9 before | after | Δ | rank before | rank after |", "|---|---|---:|---:|---:|---:|---:|"]
         for m in sorted(changed):
             for key, c in sorted(changed[m], key=lambda kc: (kc[0] != "all:All", -abs(kc[1]["delta"] or 0), kc[0])):
-                lines.append(f"| {_group_label(key)} | {names.get(m, m)} | {_fmt(c['overall_9_before'])} | {_fmt(c['overall_9_after'])} | {_fmt(c['delta'], True)} | "
+                lines.append(f"| {_esc(_group_label(key))} | {_esc(names.get(m, m))} | {_fmt(c['overall_9_before'])} | {_fmt(c['overall_9_after'])} | {_fmt(c['delta'], True)} | "
                              f"{c['rank_before'] if c['rank_before'] is not None else '–'} | {c['rank_after'] if c['rank_after'] is not None else '–'} |")
     if ch["pairs"]:
         lines += ["", "### Prompt × model changes", "", "| model | sample_id | status before | status after | raw Overall-9 before | after |", "|---|---|---|---|---:|---:|"]
         for p in ch["pairs"]:
-            lines.append(f"| {names.get(p['model_id'], p['model_id'])} | `{p['sample_id']}` | {p['status_before']} | {p['status_after']} | "
+            lines.append(f"| {_esc(names.get(p['model_id'], p['model_id']))} | {_code(p['sample_id'])} | {p['status_before']} | {p['status_after']} | "
                          f"{_raw(p['overall_9_before'])} | {_raw(p['overall_9_after'])} |")
     return "\n".join(lines) + "\n"
 
 
 def _raw(x: float | None) -> str:
-    return "null" if x is None else f"{x:.4f}".rstrip("0").rstrip(".") if x != int(x) else f"{x:.1f}"
+    if x is None:
+        return "null"
+    return f"{x:.4f}".rstrip("0").rstrip(".") if x != int(x) else f"{x:.1f}"

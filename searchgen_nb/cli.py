@@ -75,6 +75,13 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
         return
     if out_dir is None:
         _fail("demo", RuntimeError("--out is required (the folder for the synthetic release)"), 2)
+    if previous is not None:
+        from searchgen_nb.changes import check_previous
+
+        try:
+            check_previous(Path(previous), "--previous")
+        except SearchGenError as exc:
+            _fail("demo", exc, 2)
     if previous is not None and not changed:
         _fail("demo", RuntimeError("--previous goes with --changed (the first release has no previous one)"), 2)
     try:

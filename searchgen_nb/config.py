@@ -150,7 +150,7 @@ class ReleaseConfig(BaseModel):
     uncertainty: UncertaintyConfig = Field(default_factory=UncertaintyConfig)
     #: Folder of an earlier release's published data (``public/data``); ``changes.json`` and
     #: the book's "What changed" page compare with it (SPEC §10).
-    previous_release: str | None = None
+    previous_release: str | None = Field(default=None, min_length=1)
     data_origin: Literal["release", "synthetic-demo"] = "release"
     release_config: str | None = None
     # Filled in by load_config, never from the YAML.

@@ -374,6 +374,12 @@ def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = No
     byte-for-byte as it was and the staging folder is removed.
     """
     out_dir = Path(out_dir).resolve()
+    prev = cfg.previous_release_path
+    if prev is not None and prev.resolve() == out_dir:
+        raise ConfigError(
+            f"config {cfg.config_path}: previous_release {cfg.previous_release} is the folder this release replaces (--out): "
+            "compare with a copy of the last release, or publish into another folder"
+        )
     staging = staging_dir(out_dir)
     watch = _Stopwatch()
     try:

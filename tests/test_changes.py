@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from decimal import Decimal
@@ -36,9 +37,9 @@ def test_diff_summary_names_every_fact_and_nothing_else(demo_data, changed_data)
     assert head[:2] == ["## What changed", ""]
     facts = head[2:]
     assert len(facts) == 6, facts
-    assert facts[0].startswith("- **Halcyon Draw** (`halcyon_draw`): Overall-9 changed in 21 groups; All 53.3 → 53.2 (−0.1; paired 95% interval ")
+    assert facts[0].startswith("- **Halcyon Draw** (`halcyon_draw`): Overall-9 changed in 20 groups; All 53.3 → 53.2 (−0.1; paired 95% interval ")
     assert ": domain FAS −1.8, " in facts[0]
-    assert facts[1].startswith("- **Pixelwright 2** (`pixelwright_2`): Overall-9 changed in 11 groups; All 68.2 → 68.0 (−0.2; paired 95% interval ")
+    assert facts[1].startswith("- **Pixelwright 2** (`pixelwright_2`): Overall-9 changed in 10 groups; All 68.2 → 68.0 (−0.2; paired 95% interval ")
     assert ": domain INF −2.6, NoSearch −1.6, " in facts[1]
     assert facts[2] == "- Rank change in domain FAS: **Tessellate 3** (`tessellate_3`) 6 → 5 ↑, **Halcyon Draw** (`halcyon_draw`) 5 → 6 ↓"
     assert facts[3] == "- Rank change in failure mode CS: **Marrowleaf** (`marrowleaf`) 7 → 6 ↑, **Halcyon Draw** (`halcyon_draw`) 6 → 7 ↓"
@@ -49,7 +50,7 @@ def test_diff_summary_names_every_fact_and_nothing_else(demo_data, changed_data)
         assert quiet not in "\n".join(facts)
     tables = proc.stdout.split("\n### ")[1:]
     assert [t.splitlines()[0] for t in tables] == ["Score changes", "Prompt × model changes"]
-    assert len([line for line in tables[0].splitlines() if line.startswith("| ") and "group" not in line]) == 21 + 11
+    assert len([line for line in tables[0].splitlines() if line.startswith("| ") and "group" not in line]) == 20 + 10  # the slice of every prompt is All again: not repeated
     assert sorted(line.split("`")[1] for line in tables[1].splitlines() if "`" in line) == sorted(LOWERED + LOST)
     as_json = _diff(demo_data, changed_data, "--json")
     assert json.loads(as_json.stdout) == json.loads((changed_data / "changes.json").read_text())
@@ -61,7 +62,7 @@ def test_changes_json_of_the_changed_demo(demo_data, changed_data):
     first = json.loads((demo_data / "changes.json").read_text())
     assert first["first_release"] is True and first["groups"] == {} and first["previous"] is None
     assert ch["first_release"] is False and ch["previous"]["n_prompts"] == 751
-    assert ch["models"] == {"added": [], "removed": []}
+    assert ch["models"] == {"added": [], "removed": [], "changed": []}
     assert ch["prompts"] == {"added": [], "removed": [], "metadata_changed": []}
     assert [(p["model_id"], p["sample_id"], p["status_after"]) for p in ch["pairs"]] == [
         *(("halcyon_draw", s, "scored") for s in LOWERED), *(("pixelwright_2", s, "missing_evaluation") for s in LOST)]
@@ -117,7 +118,7 @@ def test_models_added_and_removed(tmp_path):
                            {(m, s["sample_id"]): result({"checklist:0": 3}) for m in ("a", "fresh") for s in p})
     run_data(load_config(new_cfg), tmp_path / "new-data", progress=False)
     ch = compare(tmp_path / "old-data", tmp_path / "new-data")
-    assert ch["models"] == {"added": ["fresh"], "removed": ["gone"]}
+    assert ch["models"] == {"added": ["fresh"], "removed": ["gone"], "changed": []}
     assert set(ch["groups"]["all:All"]) == {"a"}  # only models of both releases
     assert ch["groups"]["all:All"]["a"]["delta"] == 66.7  # 33.3 → 100.0
     text = markdown(ch, {"fresh": "Fresh"})
@@ -186,7 +187,7 @@ def test_previous_release_must_be_a_release(tmp_path):
     assert "not a published release (missing prompt_scores.jsonl" in str(info.value)
     assert not (tmp_path / "out").exists()  # stopped before any work
     proc = _diff(tmp_path / "half", tmp_path / "half")
-    assert proc.returncode == 1 and "searchgen-nb diff: FAILED: OLD_DIR: half is not a published release" in proc.stderr
+    assert proc.returncode == 1 and "searchgen-nb diff: FAILED: OLD_DIR: " in proc.stderr and "half is not a published release" in proc.stderr
 
 
 def test_identical_releases_change_nothing(tmp_path):
@@ -199,3 +200,57 @@ def test_identical_releases_change_nothing(tmp_path):
     assert {m: v["ci"] for m, v in ch["paired_bootstrap"]["models"].items()} == {"a": [0.0, 0.0], "b": [0.0, 0.0]}
     assert markdown(ch).splitlines()[2] == "- Nothing changed: same models, prompts, statuses and scores."
     assert Decimal(repr(ch["groups"]["all:All"]["a"]["overall_9_after"])) == Decimal("50.0")
+
+
+def test_previous_release_is_read_strictly_before_any_work(tmp_path):
+    """A damaged or edited previous release is refused naming the file (and line), before the
+    new release is extracted; the folder being replaced cannot be its own previous release."""
+    p = [prompt("p1"), prompt("p2", subset="NoSearch")]
+    res = {(m, s["sample_id"]): result({"checklist:0": 2}) for m in "ab" for s in p}
+    _, old = _release(tmp_path, "old", p, res, uncertainty={"n_bootstrap": 20})
+    lines = (old / "prompt_scores.jsonl").read_text().splitlines()
+    cases = {
+        "truncated": lambda d: (d / "prompt_scores.jsonl").write_text(lines[0] + "\n" + lines[1][:40] + "\n"),
+        "edited": lambda d: (d / "leaderboard_overall.json").write_text((old / "leaderboard_overall.json").read_text().replace('"rank": 1', '"rank": 2', 1)),
+        "nan": lambda d: (d / "prompt_scores.jsonl").write_text(lines[0] + "\n" + lines[1].replace('"overall_9_raw":2.0', '"overall_9_raw":NaN', 1) + "\n"),
+    }
+    want = {"truncated": "prompt_scores.jsonl: line 2 is not strict JSON", "edited": "leaderboard_overall.json: sha256 differs",
+            "nan": "prompt_scores.jsonl: line 2 is not strict JSON"}
+    import shutil
+
+    for name, damage in cases.items():
+        prev = tmp_path / f"prev-{name}"
+        shutil.copytree(old, prev)
+        damage(prev)
+        cfg = make_release(tmp_path / f"src-{name}", p, {"a": model("Model A"), "b": model("Model B", "exclude")}, res, previous_release=f"../prev-{name}")
+        with pytest.raises(ConfigError) as info:
+            run_data(load_config(cfg), tmp_path / f"out-{name}", progress=False)
+        assert want[name] in str(info.value) and "previous_release" in str(info.value), (name, str(info.value))
+        assert not (tmp_path / f"out-{name}").exists()
+    cfg = make_release(tmp_path / "self", p, {"a": model("Model A"), "b": model("Model B", "exclude")}, res, previous_release="../old-data")
+    with pytest.raises(ConfigError, match="is the folder this release replaces"):
+        run_data(load_config(cfg), old, progress=False)
+
+
+def test_policy_change_and_markdown_escaping(tmp_path):
+    """A model whose missing policy changed is reported; names and ids with Markdown
+    characters cannot break the summary's tables or inject markup."""
+    p = [prompt("p|pipe"), prompt("p`tick", subset="NoSearch")]
+    res = {(m, s["sample_id"]): result({"checklist:0": 2}) for m in "ab" for s in p}
+    res[("a", "p`tick")] = IMAGE
+    old_models = {"a": model("A | *bold* <script>x</script>"), "b": model("Model B")}
+    make_release(tmp_path / "old", p, old_models, res, uncertainty={"n_bootstrap": 20})
+    run_data(load_config(tmp_path / "old" / "release.yml"), tmp_path / "old-data", progress=False)
+    new_models = {"a": model("A | *bold* <script>x</script>", "exclude", source_id="a-model-a"), "b": model("Model B")}
+    new_models["a"]["source_id"] = old_models["a"]["source_id"]
+    cfg = make_release(tmp_path / "new", p, new_models, res, uncertainty={"n_bootstrap": 20}, previous_release="../old-data")
+    run_data(load_config(cfg), tmp_path / "new-data", progress=False)
+    ch = json.loads((tmp_path / "new-data" / "changes.json").read_text())
+    assert ch["models"]["changed"] == [{"model_id": "a", "fields": {"missing_policy": ["zero_fill", "exclude"]}}]
+    text = markdown(ch, {"a": "A | *bold* <script>x</script>", "b": "Model B"})
+    assert "missing policy zero\\_fill → exclude" in text
+    assert "<script>" not in text and "\\<script\\>" in text
+    for line in text.splitlines():
+        if line.startswith("| ") and not line.startswith("|---"):
+            cells = [c for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            assert len(cells) in (6, 7), line  # escaped pipes do not split a cell
