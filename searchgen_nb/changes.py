@@ -18,17 +18,17 @@ import json
 import re
 from dataclasses import dataclass
 from decimal import Decimal
-from fractions import Fraction
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from searchgen_nb.config import UncertaintyConfig
-from searchgen_nb.constants import COMPONENTS, PARTITION_KEYS, STATUSES
+from searchgen_nb.constants import PARTITION_KEYS
 from searchgen_nb.errors import ConfigError
-from searchgen_nb.table import OVERALL_9, STATUS_CODE, ReleaseTable
-from searchgen_nb.uncertainty import Bootstrap, GroupDef, _intervals, half_up_signed, working_order
+from searchgen_nb.numeric import exact_mean
+from searchgen_nb.table import OVERALL_9, ReleaseTable
+from searchgen_nb.uncertainty import Bootstrap, GroupDef, _intervals, half_up_signed
 
 #: Files a previous release's folder must hold.
 NEEDED = ("manifest.json", "prompt_scores.jsonl", "leaderboard_overall.json", "leaderboard_by_stratum.json",
@@ -53,8 +53,9 @@ class Published:
 
     @cached_property
     def records(self) -> list[dict]:
-        with open(self.folder / "prompt_scores.jsonl", encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh]
+        from searchgen_nb.pipeline import read_records  # the pipeline imports this module
+
+        return read_records(self.folder)
 
     @cached_property
     def groups(self) -> dict[str, list[dict]]:
@@ -71,8 +72,9 @@ class Published:
         return out
 
 
-def check_previous(folder: Path, where: str) -> Path:
-    """``folder`` when it holds a readable published release, else :class:`ConfigError`
+def check_previous(folder: Path, where: str) -> Published:
+    """The release in ``folder``, read once (its manifest and records kept for
+    :func:`compare`), when it is a readable published release; else :class:`ConfigError`
     naming ``where`` (the config key or the argument), the folder and the file (and line).
 
     Checked before any work: the files exist; every JSON artifact parses as strict JSON (no
@@ -107,6 +109,7 @@ def check_previous(folder: Path, where: str) -> Path:
             or not isinstance((manifest.get("dataset") or {}).get("n_prompts"), int):
         raise fail("manifest.json", "not a release manifest (model_order, models and dataset.n_prompts are required)")
     seen: set[str] = set()
+    records = []
     with open(folder / "prompt_scores.jsonl", "rb") as fh:
         for line_no, raw in enumerate(fh, start=1):
             try:
@@ -120,6 +123,7 @@ def check_previous(folder: Path, where: str) -> Path:
             if lacking:
                 raise fail("prompt_scores.jsonl", f"line {line_no} (sample_id {excerpt(sid, 60)}) has no record of model {excerpt(lacking[0], 60)}")
             seen.add(sid)
+            records.append(rec)
     if len(seen) != manifest["dataset"]["n_prompts"]:
         raise fail("prompt_scores.jsonl", f"{len(seen)} prompts, the manifest says {manifest['dataset']['n_prompts']}")
     hashes = manifest.get("artifact_sha256") if isinstance(manifest.get("artifact_sha256"), dict) else {}
@@ -127,7 +131,9 @@ def check_previous(folder: Path, where: str) -> Path:
         path = folder / name
         if path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() != want:
             raise fail(name, "sha256 differs from the manifest's artifact_sha256 (edited or damaged)")
-    return folder
+    release = Published(folder)
+    release.__dict__.update(manifest=manifest, records=records)  # what was just read and checked
+    return release
 
 
 def _delta(after: float | None, before: float | None) -> float | None:
@@ -158,7 +164,7 @@ def first_release() -> dict:
             "prompts": {"added": [], "removed": [], "metadata_changed": []}, "groups": {}, "pairs": [], "paired_bootstrap": None}
 
 
-def compare(old_folder: Path, new_folder: Path) -> dict:
+def compare(old_folder: Path | Published, new_folder: Path | Published) -> dict:
     """``changes.json`` (SPEC §10) from a previous release's folder to a new one.
 
     ``groups[key][model_id]`` for every group of either release and every model of both:
@@ -168,7 +174,7 @@ def compare(old_folder: Path, new_folder: Path) -> dict:
     ``paired_bootstrap``: per model the change of Overall-9 on the common prompts with its
     interval. Raises ``KeyError``/``ValueError`` only for folders that are not releases
     (callers check with :func:`check_previous`)."""
-    old, new = Published(Path(old_folder)), Published(Path(new_folder))
+    old, new = (r if isinstance(r, Published) else Published(Path(r)) for r in (old_folder, new_folder))
     om, nm = old.manifest, new.manifest
     old_models, new_models = list(om["model_order"]), list(nm["model_order"])
     common = [m for m in new_models if m in set(old_models)]
@@ -225,24 +231,17 @@ def paired_bootstrap(old: Published, new: Published, models: list[str], shared: 
         return head
     orec = {r["sample_id"]: r for r in old.records}
     nrec = {r["sample_id"]: r for r in new.records}
-    prompts = [{k: v for k, v in nrec[s].items() if k != "models"} for s in shared]
+    # both releases' columns of the common prompts side by side: models m\0old, then m\0new
+    before = ReleaseTable.from_records([orec[s] for s in shared], models)
+    after = ReleaseTable.from_records([nrec[s] for s in shared], models)
     ids = [f"{m}\u0000old" for m in models] + [f"{m}\u0000new" for m in models]
-    table = ReleaseTable.empty(prompts, ids, ["none"] * len(ids), ids, [[""] * len(shared) for _ in ids])
-    for k, m in enumerate(models):
-        for side, rec, row in ((0, orec, k), (1, nrec, len(models) + k)):
-            for p, sid in enumerate(shared):
-                e = rec[sid]["models"][m]
-                table.status[row, p] = STATUS_CODE[e["status"]]
-                if e["status"] == STATUSES[0]:
-                    comps = e["components_raw_0to3"]
-                    table.values[row, p] = [*(np.nan if comps[c] is None else comps[c] for c in COMPONENTS),
-                                            np.nan if e["overall_10_raw"] is None else e["overall_10_raw"],
-                                            np.nan if e["overall_9_raw"] is None else e["overall_9_raw"]]
+    prompts = after.prompts
+    table = ReleaseTable(prompts, ids, before.lanes + after.lanes, ids, np.concatenate([before.status, after.status]),
+                         np.concatenate([before.values, after.values]), before.result_files + after.result_files)
     zero_fill = np.array([old.manifest["models"][m]["missing_policy"] == "zero_fill" for m in models]
                          + [new.manifest["models"][m]["missing_policy"] == "zero_fill" for m in models])
     if cfg.n_bootstrap:
-        column = working_order([p["search_type"] for p in prompts], shared)[1]
-        boot = Bootstrap(table, zero_fill, [GroupDef("all:All", np.sort(column))], cfg)
+        boot = Bootstrap(table, zero_fill, [GroupDef("all:All", np.arange(len(shared)))], cfg)  # every common prompt
         q = boot.q["overall_9"][0]
         n = len(models)
         d = q[:, n:] - q[:, :n]
@@ -261,7 +260,7 @@ def paired_bootstrap(old: Published, new: Published, models: list[str], shared: 
             vals = table.values[row, :, OVERALL_9]
             has = scored & ~np.isnan(vals)
             n_inc = int(has.sum()) + (int((~scored).sum()) if zero_fill[row] else 0)
-            means.append(None if n_inc == 0 else sum(map(Fraction, vals[has].tolist()), Fraction(0)) / n_inc * 100 / 3)
+            means.append(None if n_inc == 0 else exact_mean(vals[has].tolist(), n_inc) * 100 / 3)
         delta = None if None in means else half_up_signed(means[1] - means[0], decimals) / 10**decimals
         head["models"][m] = {"delta": delta, "ci": cis[k]}
     return head

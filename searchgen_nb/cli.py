@@ -99,12 +99,12 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
     """What changed from the release published in OLD_DIR to the one in NEW_DIR: Markdown for a
     pull-request description (headline facts, then tables), or changes.json with --json."""
     from searchgen_nb.artifacts import dumps
-    from searchgen_nb.changes import Published, check_previous, compare, markdown
+    from searchgen_nb.changes import check_previous, compare, markdown
 
     try:
-        check_previous(Path(old_dir), "OLD_DIR")
-        check_previous(Path(new_dir), "NEW_DIR")
-        ch = compare(Path(old_dir), Path(new_dir))
+        old = check_previous(Path(old_dir), "OLD_DIR")
+        new = check_previous(Path(new_dir), "NEW_DIR")
+        ch = compare(old, new)
     except SearchGenError as exc:
         _fail("diff", exc)
     except (KeyError, ValueError, TypeError) as exc:
@@ -112,7 +112,7 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
     if as_json:
         click.echo(dumps(ch), nl=False)
         return
-    names = {m: meta["display_name"] for m, meta in Published(Path(new_dir)).manifest["models"].items()}
+    names = {m: meta["display_name"] for m, meta in new.manifest["models"].items()}
     click.echo(markdown(ch, names), nl=False)
 
 

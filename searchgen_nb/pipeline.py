@@ -21,7 +21,7 @@ from pathlib import Path
 from searchgen_nb import __version__
 from searchgen_nb.aggregate import ModelMeta, leaderboards
 from searchgen_nb.artifacts import dumps, generated_at, promote, staging_dir, write_jsonl, write_text
-from searchgen_nb.changes import check_previous, compare, first_release
+from searchgen_nb.changes import Published, check_previous, compare, first_release
 from searchgen_nb.config import PROJECT_ENV, ReleaseConfig, project_root, work_root
 from searchgen_nb.constants import (
     ARTIFACTS,
@@ -289,9 +289,9 @@ def aggregate_stage(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None
     return boards
 
 
-def previous_release(cfg: ReleaseConfig) -> Path | None:
-    """The config's ``previous_release`` folder, checked to hold a published release; raises
-    :class:`ConfigError` naming the key when it does not (SPEC §10)."""
+def previous_release(cfg: ReleaseConfig) -> Published | None:
+    """The release in the config's ``previous_release`` folder, read and checked once; raises
+    :class:`ConfigError` naming the key when it is not a readable published release (SPEC §10)."""
     path = cfg.previous_release_path
     return None if path is None else check_previous(path, f"config {cfg.config_path}: previous_release {cfg.previous_release}")
 

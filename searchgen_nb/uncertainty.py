@@ -121,6 +121,10 @@ class Draws:
         self._cache = (chunk, out)
         return out
 
+    def drop_cache(self) -> None:
+        """Free the chunk kept by :meth:`counts` (regenerated on demand)."""
+        self._cache = None
+
     def count_rows(self, replicates: np.ndarray) -> np.ndarray:
         """Counts of the given replicates (any order): int64 (len, n_prompts), working order."""
         replicates = np.asarray(replicates, dtype=np.int64)
@@ -205,9 +209,11 @@ class Bootstrap:
     (``name``), NaN where the replicate has no value; models in the table's order.
     """
 
-    def __init__(self, table: ReleaseTable, zero_fill: np.ndarray, groups: list[GroupDef], settings: Settings) -> None:
+    def __init__(self, table: ReleaseTable, zero_fill: np.ndarray, groups: list[GroupDef], settings: Settings, draws: "Draws | None" = None) -> None:
+        """``draws``: the table's :class:`Draws` when the caller made them (for the groups'
+        columns); else made here."""
         self.table, self.groups, self.settings = table, groups, settings
-        self.draws = Draws(*_leaf_and_ids(table), settings.n_bootstrap, settings.seed)
+        self.draws = draws or Draws(*_leaf_and_ids(table), settings.n_bootstrap, settings.seed)
         self.values = _Values(table, zero_fill, self.draws.order)
         n_models, b_total = table.n_models, settings.n_bootstrap
         y = self.values.stacked()
@@ -225,7 +231,7 @@ class Bootstrap:
                     den = sums[:, (2 * j + 1) * n_models : (2 * j + 2) * n_models]
                     with np.errstate(divide="ignore", invalid="ignore"):
                         self.q[name][g][a:b] = np.where(den > 0, num / den * 100.0 / 3.0, np.nan)
-        self.draws._cache = None
+        self.draws.drop_cache()
 
     def tolerance(self, g: int, q: np.ndarray) -> np.ndarray:
         """Error bound of float values ``q`` of group g: a sum of k non-negative terms in any
@@ -501,9 +507,10 @@ def uncertainty(table: ReleaseTable, zero_fill: dict[str, bool], boards: dict, s
     }
     if settings.n_bootstrap == 0:
         return head
-    groups = bootstrap_groups(table, boards, slices, working_order(*_leaf_and_ids(table))[1])
+    draws = Draws(*_leaf_and_ids(table), settings.n_bootstrap, settings.seed)
+    groups = bootstrap_groups(table, boards, slices, draws.column)
     policy = np.array([zero_fill[m] for m in table.model_ids])
-    boot = Bootstrap(table, policy, groups, settings)
+    boot = Bootstrap(table, policy, groups, settings, draws)
     alpha = settings.alpha
     index = {m: k for k, m in enumerate(table.model_ids)}
     for g, group in enumerate(groups):

@@ -17,6 +17,7 @@ generator, seed and draw order — they must be); everything after them is done 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from fractions import Fraction
@@ -54,7 +55,7 @@ class _Replicates:
             return self._last[1]
         rows = min(self.step, self.n_boot - start)
         counts = np.zeros((rows, self.n), dtype=np.int32)
-        row_ids = np.repeat(np.arange(rows), 1)
+        row_ids = np.arange(rows)
         for k, (pos, _) in enumerate(self.blocks):
             gen = np.random.Generator(np.random.PCG64())
             gen.bit_generator.state = self.states[(k, start)]
@@ -242,7 +243,6 @@ class Recompute:
         with np.errstate(invalid="ignore"):
             close = np.abs(np.diff(sv, axis=1)) <= tol  # -inf − -inf is NaN: not close (both none: tied by id)
         for b in np.flatnonzero(close.any(axis=1)).tolist():
-            import functools
 
             def before(i, j, b=b):  # i before j: higher exact value, then smaller model_id
                 s = self._cmp(g, members[i], members[j], b)

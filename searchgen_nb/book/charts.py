@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from decimal import Decimal
+from urllib.parse import quote
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -346,18 +348,13 @@ def heatmap(
             }
         )
         if href is not None:
-            from urllib.parse import quote
-
             values[-1]["href"] = href.format(tag=quote(tag), model_id=quote(mid))
     if relative_to is not None:
         for v in values:
             base_v = relative_to.get(v["model_id"])
             if v["value"] is None or base_v is None:
                 v["shown"], v["shown_text"] = None, NA
-            else:
-                # exact decimal difference of two published values
-                from decimal import Decimal
-
+            else:  # exact decimal difference of two published values
                 d = float(Decimal(repr(v["value"])) - Decimal(repr(float(base_v))))
                 v["shown"], v["shown_text"] = d, ("+" if d > 0 else "") + _fmt(d, decimals)
     best: dict[str, float] = {}

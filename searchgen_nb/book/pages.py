@@ -310,7 +310,7 @@ def leaderboard_view(release: Release, group: str, forest: bool = True) -> HTMLF
                 intervals=intervals,
                 ties=ties,
                 confidence=conf,
-                prompts_href=explorer_link(**({} if group == "All" else {"stratum": group}), **_slice_filter(release), model="@").replace("model=%40", "model={model_id}"),
+                prompts_href=explorer_link(True, **({} if group == "All" else {"stratum": group}), **_slice_filter(release)),
             )
             board_file = "leaderboard_by_stratum.json" if release.slice_name == release.output_slice else "leaderboard_by_slice.json"
             table = fragment(table.html + "\n" + downloads(board_file).html, f"leaderboard {group}")
@@ -407,11 +407,13 @@ def _slice_filter(release: Release) -> dict[str, str]:
     return {} if release.slice_name == release.output_slice else {"slice": release.slice_name}
 
 
-def explorer_link(**filters: str) -> str:
-    """URL of the prompt explorer filtered to a group's prompts (``domain=FAS``, ``model=…``)."""
+def explorer_link(model_template: bool = False, **filters: str) -> str:
+    """URL of the prompt explorer filtered to a group's prompts (``domain=FAS``, ``model=…``);
+    ``model_template``: end with ``model={model_id}``, a template a table fills per row."""
     from urllib.parse import urlencode
 
-    return EXPLORER + ("?" + urlencode(filters) if filters else "")
+    query = "&".join(q for q in (urlencode(filters), "model={model_id}" if model_template else "") if q)
+    return EXPLORER + ("?" + query if query else "")
 
 
 def prompt_explorer(release: Release) -> list[HTMLFragment]:

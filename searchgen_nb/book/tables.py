@@ -101,8 +101,11 @@ def _href(methods_href: str | None, anchor: str | None) -> str | None:
     return f"{methods_href}#{anchor}"
 
 
-def _th(label: str, *, title: str | None, href: str | None, numeric: bool, key: str, asc_first: bool = False) -> str:
+def _th(label: str, *, title: str | None, href: str | None, numeric: bool, key: str, asc_first: bool = False, group: str | None = None) -> str:
+    """A header cell; ``group``: a class naming a set of columns shown or hidden together."""
     classes = ["sg-num"] if numeric else ["sg-text"]
+    if group:
+        classes.append(group)
     if asc_first:
         classes.append("sg-asc-first")
     attrs = [f'class="{" ".join(classes)}"', f'data-sg-col="{_esc(key)}"']
@@ -205,11 +208,10 @@ def leaderboard_table(
             numeric=numeric,
             key=key,
             asc_first=key == "rank",
+            group="sg-component" if key in components else None,
         )
         for key, label, numeric in cols
     ]
-    header = [h.replace('class="sg-num"', 'class="sg-num sg-component"', 1) if f'data-sg-col="{c}"' in h else h
-              for h in header for c in [next((k for k in components if f'data-sg-col="{k}"' in h), "")]]
     ranked_rows = [r for r in rows if r.get("ranked") and not is_null(r.get("overall_9"))]
     ranked_rows.sort(key=lambda r: r.get("rank") or 0)
     gaps = {}

@@ -106,19 +106,30 @@ class Release:
         return {"overall": b["overall"], "stratum": b["strata"], "domain": b["domains"], "failure_mode": b["failure_modes"], "slice": by_slice}
 
     @cached_property
-    def records(self) -> list[dict]:
-        """The records of ``prompt_scores.jsonl`` (of this slice's prompts)."""
+    def all_records(self) -> list[dict]:
+        """Every record of ``prompt_scores.jsonl`` (read once, shared by the slice views)."""
         from searchgen_nb.pipeline import read_records
 
-        records = read_records(self.folder)
-        if self.slice is None or self.slice == self.output_slice:
-            return records
+        return read_records(self.folder)
+
+    def in_slice(self, name: str):
+        """``record -> bool``: whether a record's prompt is in the published slice ``name``."""
+        if name == self.output_slice:
+            return lambda r: True
         from searchgen_nb.config import SliceConfig
         from searchgen_nb.slices import field_values, in_slice
 
-        spec = self.manifest["evaluation_slices"]["named"][self.slice]
+        spec = self.manifest["evaluation_slices"]["named"][name]
         cfg = SliceConfig(field=spec.get("field", "subset"), include=spec["include_tags"], match=spec["match"])
-        return [r for r in records if in_slice(field_values(r, cfg.field), cfg)]
+        return lambda r: in_slice(field_values(r, cfg.field), cfg)
+
+    @cached_property
+    def records(self) -> list[dict]:
+        """The records of ``prompt_scores.jsonl`` (of this slice's prompts)."""
+        if self.slice is None or self.slice == self.output_slice:
+            return self.all_records
+        keep = self.in_slice(self.slice)
+        return [r for r in self.all_records if keep(r)]
 
     @property
     def output_slice(self) -> str:
@@ -144,6 +155,7 @@ class Release:
         """The same release seen through one named slice (its boards, its records)."""
         view = Release(self.folder, None if name == self.output_slice else name)
         view.__dict__["manifest"] = self.manifest
+        view.__dict__["all_records"] = self.all_records  # one read of prompt_scores.jsonl for every slice
         return view
 
     @cached_property
@@ -492,10 +504,7 @@ def prompt_rows(release: Release) -> list[dict]:
 
     from searchgen_nb.numeric import to_public
 
-    members: dict[str, set[str]] = {}
-    if len(release.slices) > 1:
-        for name in release.slices:
-            members[name] = {r["sample_id"] for r in release.for_slice(name).records}
+    tests = {name: release.in_slice(name) for name in release.slices}
     out = []
     dec = release.decimals
     for r in release.records:
@@ -511,7 +520,7 @@ def prompt_rows(release: Release) -> list[dict]:
         spread = None if not raws else to_public(max(raws) - min(raws), dec)
         out.append({
             "sample_id": r["sample_id"], "stratum": r["search_type"], "domains": list(r["domains"]),
-            "failure_modes": list(r["failure_modes"]), "slices": [n for n in release.slices if r["sample_id"] in members.get(n, {r["sample_id"]})],
+            "failure_modes": list(r["failure_modes"]), "slices": [n for n, test in tests.items() if test(r)],
             "difficulty": mean, "spread": spread, "scores": scores, "statuses": statuses,
         })
     return out
