@@ -380,6 +380,30 @@ def test_one_notebook_by_hand_with_papermill(tmp_path):
     assert sorted(p.name for p in (tmp_path / "staging").iterdir())[:3] == ["changes.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json"]
 
 
+@pytest.mark.slow
+def test_shared_kernel_starts_each_notebook_empty(tmp_path):
+    """A release runs its notebooks in one kernel; the second notebook must not see the first's
+    names (it would fail when run alone) and counts its executions from 1."""
+    from searchgen_nb.book.release import execute_notebook, release_kernel, reset_namespace
+
+    first = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import json\nleft_over = 41")])
+    second = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("'json' in dir(), 'left_over' in dir()")])
+    third = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("left_over + 1")])
+    for name, nb in (("a", first), ("b", second), ("c", third)):
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nbformat.write(nb, tmp_path / f"{name}.ipynb")
+    with release_kernel(tmp_path) as km:
+        execute_notebook(tmp_path / "a.ipynb", tmp_path / "a.out.ipynb", {}, tmp_path, km=km)
+        reset_namespace(km)
+        execute_notebook(tmp_path / "b.ipynb", tmp_path / "b.out.ipynb", {}, tmp_path, km=km)
+        reset_namespace(km)
+        with pytest.raises(ReleaseError, match=r"notebook c.ipynb: cell 0 .*raised NameError: name 'left_over' is not defined"):
+            execute_notebook(tmp_path / "c.ipynb", tmp_path / "c.out.ipynb", {}, tmp_path, km=km)
+    cell = nbformat.read(tmp_path / "b.out.ipynb", as_version=4).cells[0]
+    assert cell.execution_count == 1
+    assert cell.outputs[0]["data"]["text/plain"] == "(False, False)"
+
+
 def test_missing_dataset_stops_before_any_notebook(tmp_path):
     cfg = make_release(tmp_path / "src", PROMPTS, MODELS, {}, data_origin="synthetic-demo")
     (tmp_path / "src" / "prompts.jsonl").unlink()
