@@ -5,7 +5,8 @@ validator read from ``prompt_scores.jsonl`` and the manifest, and shares no code
 pipeline's :mod:`searchgen_nb.uncertainty`. The draws are the contract's (the same
 generator, seed and draw order — they must be); everything after them is done another way:
 
-* counts per replicate and prompt with ``numpy.add.at`` (the pipeline: ``bincount``);
+* counts per replicate and prompt in sample_id order, one ``bincount`` over every draw's
+  (replicate, prompt) cell (the pipeline counts in its stratum-major layout);
 * model-major sums: for each model, counts × (prompt × group membership × the model's
   values) — every group in one product (the pipeline gathers each group's prompts);
 * ranks by sorting each replicate (``lexsort`` on value, then model_id) and re-ranking a
@@ -55,12 +56,14 @@ class _Replicates:
             return self._last[1]
         rows = min(self.step, self.n_boot - start)
         counts = np.zeros((rows, self.n), dtype=np.int32)
-        row_ids = np.arange(rows)
+        row_ids = np.arange(rows, dtype=np.int64)
         for k, (pos, _) in enumerate(self.blocks):
             gen = np.random.Generator(np.random.PCG64())
             gen.bit_generator.state = self.states[(k, start)]
             drawn = gen.integers(0, len(pos), size=(rows, len(pos)))
-            np.add.at(counts, (np.broadcast_to(row_ids[:, None], drawn.shape), pos[drawn]), 1)
+            # the cell (replicate, prompt) of every draw, in this module's sample_id layout
+            cells = (row_ids[:, None] * self.n + pos[drawn]).ravel()
+            counts += np.bincount(cells, minlength=rows * self.n).reshape(rows, self.n).astype(np.int32)
         self._last = (start, counts)
         return counts
 
