@@ -54,6 +54,11 @@ def _reject_constant(token: str):
 
 def _unpublishable(row: dict) -> str | None:
     """Why a metadata line cannot be published as UTF-8 JSON (a lone surrogate), or None."""
+    try:  # the common case in one C pass: every string of the line encodes as UTF-8
+        json.dumps(row, ensure_ascii=False).encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        pass
     for where, s in strings(row):
         if any(is_surrogate(c) for c in s):
             return f"{where} holds a lone surrogate ({excerpt(s, 60)}): not valid Unicode"
