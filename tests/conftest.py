@@ -29,6 +29,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 #: Session fixtures that make the full demo; a test that uses one must be marked ``slow``.
 SLOW_FIXTURES = ("demo_tree", "demo_data", "demo_release", "changed_data", "changed_release")
 
+#: Every chart a test builds — in this process and in the kernels of the releases the tests
+#: run — is checked against the Vega-Lite schema (a plain release skips the check for speed;
+#: searchgen_nb.book.charts.VALIDATE_ENV).
+os.environ["SEARCHGEN_VALIDATE_CHARTS"] = "1"
+
 #: ``SOURCE_DATE_EPOCH`` of every release a test makes (timestamps are then reproducible, and
 #: two releases of the same inputs compare byte for byte).
 TEST_EPOCH = "1780000000"

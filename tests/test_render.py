@@ -563,3 +563,20 @@ def test_leaderboard_gap_to_next(rows):
         want = Decimal(repr(a["overall_9"])) - Decimal(repr(b["overall_9"]))
         assert Decimal(by_model[a["model_id"]]["gap"]["attrs"]["data-order"]) == want
     assert by_model[ranked[-1]["model_id"]]["gap"]["text"] == "–"
+
+
+def test_schema_check_of_charts_is_a_switch(monkeypatch):
+    """The tests build every chart with altair's Vega-Lite schema check (conftest); a release
+    skips it, and the chart is the same either way."""
+    import altair as alt
+
+    assert charts.validating_specs()
+    checked = charts.heatmap(_heat_records(), "heat").html
+    with alt.utils.schemapi.debug_mode(False):  # altair would refuse it while building
+        bad = alt.Chart(alt.Data(values=[{"a": 1}]), width="wide").mark_point().encode(x="a:Q")
+    with pytest.raises(alt.utils.schemapi.SchemaValidationError):
+        charts.embed(bad, "bad")
+    monkeypatch.delenv(charts.VALIDATE_ENV)
+    assert not charts.validating_specs()
+    assert charts.heatmap(_heat_records(), "heat").html == checked
+    assert 'width":"wide"' in charts.embed(bad, "bad").html.replace(" ", "")  # unchecked: passed through

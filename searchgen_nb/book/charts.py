@@ -13,8 +13,10 @@ is a value like any other.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import os
 import re
 from decimal import Decimal
 from urllib.parse import quote
@@ -72,6 +74,30 @@ STATUS_COLORS = {
 }
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+
+#: Set to ``1`` to check every chart against the Vega-Lite schema while it is built (altair's
+#: debug mode and ``to_dict(validate=True)``). Off by default: a chart's structure is fixed by
+#: this module's code, the data a release puts in it are free-form to the schema, and the check
+#: (jsonschema in pure Python over every inlined record) took about a quarter of the notebooks'
+#: time. The tests switch it on for the chart unit tests and for the whole demo release.
+VALIDATE_ENV = "SEARCHGEN_VALIDATE_CHARTS"
+
+
+def validating_specs() -> bool:
+    """Whether charts are checked against the Vega-Lite schema (:data:`VALIDATE_ENV`)."""
+    return os.environ.get(VALIDATE_ENV) == "1"
+
+
+def _chart_builder(build):
+    """Build the chart with altair's construction-time schema checks on or off as
+    :func:`validating_specs` says (altair's own default is on)."""
+
+    @functools.wraps(build)
+    def wrapper(*args, **kwargs):
+        with _alt().utils.schemapi.debug_mode(validating_specs()):
+            return build(*args, **kwargs)
+
+    return wrapper
 
 
 # --------------------------------------------------------------------------- embedding
@@ -150,7 +176,7 @@ def chart_html(spec: Mapping[str, Any], name: str, *, embed_options: Mapping[str
 
 def embed(chart: Any, name: str, *, embed_options: Mapping[str, Any] | None = None) -> HTMLFragment:
     """Turn an altair chart (or a Vega-Lite dict) into a text/html-only display object."""
-    spec = chart if isinstance(chart, Mapping) else chart.to_dict()
+    spec = chart if isinstance(chart, Mapping) else chart.to_dict(validate=validating_specs())
     return HTMLFragment(chart_html(spec, name, embed_options=embed_options), f"chart {chart_id(name)}")
 
 
@@ -257,6 +283,7 @@ def heatmap_records(
     return out
 
 
+@_chart_builder
 def heatmap(
     df: Any,
     name: str,
@@ -464,6 +491,7 @@ def heatmap(
 
 # --------------------------------------------------------------------------- component bars
 
+@_chart_builder
 def component_bars(
     rows: Any,
     name: str,
@@ -550,6 +578,7 @@ def component_bars(
 
 # --------------------------------------------------------------------------- uncertainty
 
+@_chart_builder
 def forest(
     rows: Sequence[Mapping[str, Any]],
     intervals: Mapping[str, Mapping[str, Any]],
@@ -618,6 +647,7 @@ def forest(
     return embed(chart, name)
 
 
+@_chart_builder
 def pairwise_heatmap(
     pairs: Sequence[Mapping[str, Any]],
     display_names: Mapping[str, str],
@@ -683,6 +713,7 @@ def pairwise_heatmap(
 
 # --------------------------------------------------------------------------- compare any models
 
+@_chart_builder
 def compare_picker(
     records: Sequence[Mapping[str, Any]],
     groups: Sequence[str],
@@ -727,6 +758,7 @@ def compare_picker(
 
 # --------------------------------------------------------------------------- coverage
 
+@_chart_builder
 def coverage_bars(
     df: Any,
     name: str,
