@@ -105,6 +105,23 @@ def test_executed_notebooks_are_normalized(fixture_release):
 
 
 @pytest.mark.slow
+def test_release_made_elsewhere_publishes_the_same_bytes(fixture_release, tmp_path):
+    """The same release made from another folder (other absolute paths for its sources, the
+    staging and the book build; same layout) publishes the same bytes: book, notebooks, data."""
+    import shutil
+
+    cfg, site, _ = fixture_release
+    shutil.copytree(cfg.parent, tmp_path / "src", symlinks=True)
+    run_release(tmp_path / "src" / cfg.name, log=lambda m: None, output_root=tmp_path / "site")
+    for sub in ("public/data", "_build/html", "book/notebooks"):
+        a, b = site / sub, tmp_path / "site" / sub
+        files = sorted(str(p.relative_to(a)) for p in a.rglob("*") if p.is_file())
+        assert files == sorted(str(p.relative_to(b)) for p in b.rglob("*") if p.is_file())
+        assert ".buildinfo" not in files and len(files) > 9
+        assert [f for f in files if (a / f).read_bytes() != (b / f).read_bytes()] == [], sub
+
+
+@pytest.mark.slow
 @pytest.mark.browser
 def test_leaderboard_rows_sort_and_escape(fixture_release, browser):
     _, site, _ = fixture_release

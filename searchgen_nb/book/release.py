@@ -344,6 +344,9 @@ def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float) -> Rel
     write_downloads(work / "data", work / "src" / EXTRA / DOWNLOADS)
     log("building the book …")
     html = build_book(work / "src")
+    # Sphinx's incremental-build record: a hash of the configuration, which holds the absolute
+    # paths of this build; not part of the book (two checkouts would publish different bytes)
+    (html / ".buildinfo").unlink(missing_ok=True)
     leaks = external_references(html)
     if leaks:
         raise ReleaseError("book references external URLs (it must open offline):\n  " + "\n  ".join(leaks[:20]))
