@@ -504,6 +504,8 @@ def test_compare_any_models_in_the_built_book(browser, demo_release):
     pg.wait_for_charts()
     bars = "() => document.querySelectorAll('#sg-chart-compare-picker .role-mark.layer_1_marks path').length"
     assert pg.page.evaluate(bars) == 3 * 9  # the top three, nine components
+    swatches = "() => [...document.querySelectorAll('#sg-chart-compare-picker g.role-legend-symbol path')].map(p => p.getAttribute('opacity'))"
+    assert pg.page.evaluate(swatches)[:4] == ["1", "1", "1", "0.35"]  # the picked models show their colour
     chart = pg.page.locator("#sg-chart-compare-picker")
     options = chart.locator("select option").all_inner_texts()
     assert options[0] == "All" and "domain FAS · Fashion" in options and len(options) == 5 + 22 + 12

@@ -78,6 +78,12 @@ def test_changes_json_of_the_changed_demo(demo_data, changed_data):
     assert pb["models"]["quillmark_ultra"] == {"delta": 0.0, "ci": [0.0, 0.0]}  # unchanged: exactly 0 in every replicate
     lo, hi = pb["models"]["pixelwright_2"]["ci"]
     assert lo < 0 and hi <= 0 and pb["models"]["pixelwright_2"]["delta"] == -0.2
+    # the page's table of pairs shows raw values to four decimals (changes.json keeps them exact)
+    from searchgen_nb.book import pages, views
+
+    html = "".join(f.html for f in pages.changes(views.Release(changed_data)))
+    first_pair = ch["pairs"][0]["overall_9_before"]
+    assert f">{first_pair!r}<" not in html and f">{first_pair:.4f}</td>" in html  # (sorting keeps the exact value)
 
 
 # ---- small hand-made pairs ------------------------------------------------------------------

@@ -580,3 +580,12 @@ def test_schema_check_of_charts_is_a_switch(monkeypatch):
     assert not charts.validating_specs()
     assert charts.heatmap(_heat_records(), "heat").html == checked
     assert 'width":"wide"' in charts.embed(bad, "bad").html.replace(" ", "")  # unchecked: passed through
+
+
+def test_a_page_length_outside_the_menu_joins_it():
+    """A table paged by 20 offers 20 among the entries-per-page choices (DataTables' menu is
+    10/25/50/100: the box showed no choice); a length of the menu leaves the menu as it is."""
+    recs = [{"x": i} for i in range(30)]
+    assert "&quot;lengthMenu&quot;:[10,20,25,50,100]" in tables.data_table(recs, "p20", page_length=20).html
+    html = tables.data_table(recs, "p25", page_length=25).html
+    assert "&quot;pageLength&quot;:25" in html and "lengthMenu" not in html

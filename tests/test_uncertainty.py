@@ -501,3 +501,13 @@ def test_compare_accepts_display_names_and_tag_names_any_case(demo_data):
     assert "\n" not in str(info.value)
     with pytest.raises(ValueError, match=r"^compare_group: 'Artz' is not a group of this release; valid \(code or name, any case\): All, "):
         views.resolve_group(release, "Artz")
+    # the page's slice sections: a slice with no prompt in the group says so (it stopped the
+    # notebook with the printed example `compare_group: fashion`); a typo still stops it
+    hard = release.for_slice("testmini_hard")
+    assert "FAS" not in hard.boards["domain"]
+    (note,) = pages.compare(hard, "fashion", ["Marrowleaf"])
+    assert note.html == '<p class="sg-slice-note">No prompt of slice <code>testmini_hard</code> is in group <code>FAS</code>.</p>'
+    with pytest.raises(ValueError, match="^compare_group: 'Artz' is not a group of this release"):
+        pages.compare(hard, "Artz", None)
+    pairs_note = "".join(f.html for f in pages.pairwise(release, "All"))
+    assert "separable = adjusted p ≤ 0.05." in pairs_note

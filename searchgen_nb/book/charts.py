@@ -734,7 +734,7 @@ def compare_picker(
     model_pick = alt.selection_point(name="model_pick", fields=["model"], bind="legend", value=[{"model": m} for m in initial_models])
     comp_order = list(dict.fromkeys(r["component"] for r in records))
     colour = alt.Color("model:N", title="Models (click; shift-click to add)", scale=alt.Scale(domain=list(models)),
-                       legend=alt.Legend(orient="bottom", columns=4, symbolLimit=0))
+                       legend=alt.Legend(orient="bottom", columns=4, symbolLimit=0, symbolOpacity=1))  # the picked models: full swatches (not the invisible picker mark's opacity)
     base = alt.Chart(alt.Data(values=list(records))).transform_filter("datum.group === group_pick")
     picker = base.mark_point(opacity=0).encode(x=alt.X("component:N", sort=comp_order, title=None), color=colour).add_params(model_pick)
     tooltip = [alt.Tooltip("model:N", title="Model"), alt.Tooltip("component:N", title="Component"), alt.Tooltip("value_text:N", title="Score (0–100)")]
@@ -751,7 +751,7 @@ def compare_picker(
     )
     chart = alt.layer(picker, bars).add_params(group_pick).properties(
         width=width, height=height,
-        title=alt.Title(title, subtitle=f"pick a group above the chart and models in the legend; {NA} components draw no bar", anchor="start"),
+        title=alt.Title(title, subtitle=f"pick models in the legend and a group in the menu below the chart; {NA} components draw no bar", anchor="start"),
     )
     return embed(chart, name)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 
 from searchgen_nb.book import charts, tables, views
 from searchgen_nb.book.display import HTMLFragment
@@ -170,7 +171,16 @@ def compare(release: Release, group: str, models: list[str] | None) -> list[HTML
     on the nine components in ``group`` (a code or name, any case). Raises ``ValueError`` with
     one line listing the valid values for anything else."""
     chosen = views.resolve_models(release, list(models)) if models else views.top_models(release, 3)
-    group = views.resolve_group(release, group)
+    try:
+        group = views.resolve_group(release, group)
+    except ValueError:
+        if release.slice_name == release.output_slice:
+            raise
+        # a slice section: a group of the release (else this raises, naming the valid ones)
+        # that no prompt of the slice belongs to
+        named = views.resolve_group(release.for_slice(release.output_slice), group)
+        return [fragment(f'<p class="sg-slice-note">No prompt of slice <code>{views.escape(release.slice_name)}</code> '
+                         f"is in group <code>{views.escape(named)}</code>.</p>", "group")]
     label, rows = views.group_rows(release, group)
     chosen_rows = [r for r in rows if r["model_id"] in chosen]
     missing = [m for m in chosen if m not in {r["model_id"] for r in rows}]
@@ -350,7 +360,7 @@ def pairwise(release: Release, group: str) -> list[HTMLFragment]:
                                     title=f"Δ Overall-9 between ranked models, {group} · slice {release.slice_name}",
                                     confidence=conf, decimals=release.decimals)
     k = len(pairs)
-    alpha = 1 - float(u["confidence"])
+    alpha = 1 - Decimal(repr(float(u["confidence"])))  # as written: 1 − 0.95 is 0.05, not 0.050000000000000044
     note = (f'<p>{k} pairs; p-values from {u["n_bootstrap"]:,} bootstrap replicates (seed {u["seed"]}), '
             f'<a href="{METHODS}#uncertainty">Holm-adjusted</a> across the {k} pairs of the group; separable = adjusted p ≤ {decimal_text(alpha)}. '
             "Not separable does not mean equal: the prompts do not tell the two apart at this level.</p>")
@@ -393,8 +403,9 @@ def changes(release: Release) -> list[HTMLFragment]:
         out.append(tables.data_table(scores, "changes-scores", decimals={"Overall-9 before": release.decimals, "Overall-9 after": release.decimals, "Δ": release.decimals}, page_length=25))
     pairs = views.status_changes_frame(release)
     if len(pairs):
-        out.append(fragment("<h3>Prompts behind the changes</h3><p>Every prompt × model whose status or raw (0–3) Overall-9 changed.</p>", "h"))
-        out.append(tables.data_table(pairs, "changes-pairs", page_length=25))
+        out.append(fragment("<h3>Prompts behind the changes</h3><p>Every prompt × model whose status or raw (0–3) Overall-9 changed; "
+                            "raw values to four decimals (exact in <code>changes.json</code>).</p>", "h"))
+        out.append(tables.data_table(pairs, "changes-pairs", decimals={"Raw Overall-9 before": 4, "Raw Overall-9 after": 4}, page_length=25))
     return out
 
 

@@ -89,10 +89,17 @@ def _options_attr(options: Mapping[str, Any]) -> str:
     return _esc(json.dumps(options, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False))
 
 
+#: DataTables' own "entries per page" choices.
+_LENGTH_MENU = (10, 25, 50, 100)
+
+
 def _paging_options(n_rows: int, page_length: int | None) -> dict:
     if page_length is None:
         return {"paging": False}
-    return {"paging": True, "pageLength": int(page_length)}
+    options = {"paging": True, "pageLength": int(page_length)}
+    if int(page_length) not in _LENGTH_MENU:  # else the "entries per page" box shows no choice
+        options["lengthMenu"] = sorted({*_LENGTH_MENU, int(page_length)})
+    return options
 
 
 def _href(methods_href: str | None, anchor: str | None) -> str | None:
