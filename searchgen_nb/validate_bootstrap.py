@@ -28,6 +28,7 @@ import numpy as np
 _LEAVES = ("NoSearch", "VisualSearch", "TextualSearch")
 _STRATA = ("NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
 _BYTES = 48 * 2**20  # per chunk of counts / per block of the model-major matrix
+_UNSET = object()
 
 
 class _Replicates:
@@ -152,7 +153,10 @@ class Recompute:
             self.x[kind] = np.where(has, v, 0.0)  # (M, n)
             self.w[kind] = (has | (zero[:, None] & ~scored)).astype(np.float64)
         self.reps = _Replicates(leaf, self.n_boot, self.seed) if self.n_boot else None
+        self._inside = [np.flatnonzero(self.masks[:, g]) for g in range(self.masks.shape[1])]  # each group's prompts
         self._exact: dict = {}
+        self._by_pattern: dict = {}
+        self._same: dict = {}
 
     # -- replicate values ----------------------------------------------------------------
 
@@ -186,16 +190,27 @@ class Recompute:
         return self._exact[key]
 
     def exact(self, kind: str, g: int, m: int, b: int) -> Fraction | None:
-        """The exact public-scale value (mean × 100 / 3) of model m in group g, replicate b."""
+        """The exact public-scale value (mean × 100 / 3) of model m in group g, replicate b.
+
+        It depends only on how often replicate b drew each prompt of the group, so values are
+        kept by that count pattern too: a small group (a tag with a few prompts) has few
+        patterns, however many of its replicates need settling."""
         key = (kind, g, m, b)
-        if key not in self._exact:
-            c = self.reps.row(b)
-            idx = np.flatnonzero(self.masks[:, g] & (c > 0) & (self.w[kind][m] > 0))
-            ints, shift = self._scaled(kind, m)
-            den = int(c[idx].sum())
-            num = int(np.dot(c[idx].astype(object), ints[idx])) if len(idx) else 0
-            self._exact[key] = None if den == 0 else Fraction(num * 100, (3 * den) << shift)
-        return self._exact[key]
+        value = self._exact.get(key, _UNSET)
+        if value is _UNSET:
+            inside = self._inside[g]
+            counts = self.reps.row(b)[inside]
+            pattern = (kind, g, m, counts.tobytes())
+            value = self._by_pattern.get(pattern, _UNSET)
+            if value is _UNSET:
+                drawn = np.flatnonzero((counts > 0) & (self.w[kind][m][inside] > 0))
+                ints, shift = self._scaled(kind, m)
+                den = int(counts[drawn].sum())
+                num = int(np.dot(counts[drawn].astype(object), ints[inside[drawn]])) if len(drawn) else 0
+                value = None if den == 0 else Fraction(num * 100, (3 * den) << shift)
+                self._by_pattern[pattern] = value
+            self._exact[key] = value
+        return value
 
     def _bound(self, g: int, v) -> float:
         return float(np.nanmax(np.abs(v))) * (int(self.masks[:, g].sum()) + 16) * 2.0**-50 if np.size(v) else 0.0
@@ -222,8 +237,15 @@ class Recompute:
         return out
 
     def _same_inputs(self, g: int, i: int, j: int) -> bool:
-        m = self.masks[:, g]
-        return bool(np.array_equal(self.x["o9"][i][m], self.x["o9"][j][m]) and np.array_equal(self.w["o9"][i][m], self.w["o9"][j][m]))
+        """Whether models i and j have the same Overall-9 inputs in group g (then they tie in
+        every replicate, without arithmetic); kept per group and pair."""
+        key = (g, min(i, j), max(i, j))
+        same = self._same.get(key)
+        if same is None:
+            m = self.masks[:, g]
+            same = bool(np.array_equal(self.x["o9"][i][m], self.x["o9"][j][m]) and np.array_equal(self.w["o9"][i][m], self.w["o9"][j][m]))
+            self._same[key] = same
+        return same
 
     def _cmp(self, g: int, i: int, j: int, b: int) -> int:
         """Exact sign of value(i) − value(j) in replicate b (None ranks below any value)."""
@@ -245,14 +267,23 @@ class Recompute:
         tol = self._bound(g, q[:, members][~np.isnan(q[:, members])]) * 2
         with np.errstate(invalid="ignore"):
             close = np.abs(np.diff(sv, axis=1)) <= tol  # -inf − -inf is NaN: not close (both none: tied by id)
+        # Neighbours farther apart than the error bound are in their exact order already; each
+        # run of close neighbours is sorted exactly (higher value first, then model_id)
         for b in np.flatnonzero(close.any(axis=1)).tolist():
+            row = order[b].tolist()
+            start = 0
+            for t in range(1, len(members) + 1):
+                if t < len(members) and close[b, t - 1]:
+                    continue
+                if t - start > 1:
 
-            def before(i, j, b=b):  # i before j: higher exact value, then smaller model_id
-                s = self._cmp(g, members[i], members[j], b)
-                return -s if s else (-1 if id_rank[i] < id_rank[j] else 1)
+                    def before(i, j, b=b):
+                        s = self._cmp(g, members[i], members[j], b)
+                        return -s if s else (-1 if id_rank[i] < id_rank[j] else 1)
 
-            exact_order = sorted(range(len(members)), key=functools.cmp_to_key(before))
-            ranks[b, exact_order] = np.arange(1, len(members) + 1)
+                    row[start:t] = sorted(row[start:t], key=functools.cmp_to_key(before))
+                start = t
+            ranks[b, row] = np.arange(1, len(members) + 1)
         return ranks
 
     # -- the artifact --------------------------------------------------------------------
