@@ -247,6 +247,10 @@ def test_demo_release_in_browser(browser, demo_release):
         p.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
         charts += p.wait_for_charts()
         assert p.dialogs == [] and p.external == []
+        if name == "05_domains":  # 22 domain columns fit a 1280 px window, without sideways scrolling
+            p.page.set_viewport_size({"width": 1280, "height": 1000})
+            svg, box = p.page.evaluate("() => { const c = document.querySelector('#sg-chart-heatmap-domain'); return [c.querySelector('svg').getBoundingClientRect().width, c.clientWidth]; }")
+            assert 0 < svg <= box, (svg, box)
     assert charts == 2 * 4 + 2 * 4 + 2 * 4 + 1 + 1  # domains, failure modes (absolute and relative), compare (components and pairs): the full set and three slices each; audit; the compare picker
     for page in ("intro", "methods"):
         assert "Synthetic demo data" in Page(browser, html / "book" / f"{page}.html").page.inner_text("body")

@@ -109,7 +109,8 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
         link += "&slice=" + release.slice_name
     common = dict(
         tag_names=views.taxonomy()[views.tag_kind(kind)], model_order=order, tag_order=tag_order,
-        cell_size=46 if len(tag_order) <= 12 else 40, decimals=release.decimals,
+        cell_size=46 if len(tag_order) <= 12 else 40 if len(tag_order) <= 18 else 36,  # 22 domains fit a 960 px page
+        decimals=release.decimals,
         wide_interval=views.wide_interval(release), confidence=views.confidence_label(release), href=link,
     )
     word = kind.replace("_", " ")
