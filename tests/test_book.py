@@ -411,6 +411,20 @@ def test_shared_kernel_starts_each_notebook_empty(tmp_path):
     assert cell.outputs[0]["data"]["text/plain"] == "(False, False)"
 
 
+def test_kernel_that_cannot_start_is_a_named_release_error(monkeypatch, tmp_path):
+    from jupyter_client.manager import AsyncKernelManager
+
+    from searchgen_nb.book.release import release_kernel
+
+    async def refuse(self, **kw):
+        raise RuntimeError("no python3 kernelspec")
+
+    monkeypatch.setattr(AsyncKernelManager, "start_kernel", refuse)
+    with pytest.raises(ReleaseError, match=r"^could not start the notebooks' python3 kernel: RuntimeError: no python3 kernelspec$"):
+        with release_kernel(tmp_path):
+            pass
+
+
 def test_missing_dataset_stops_before_any_notebook(tmp_path):
     cfg = make_release(tmp_path / "src", PROMPTS, MODELS, {}, data_origin="synthetic-demo")
     (tmp_path / "src" / "prompts.jsonl").unlink()

@@ -164,7 +164,10 @@ def release_kernel(cwd: Path):
     from jupyter_core.utils import run_sync
 
     km = AsyncKernelManager(kernel_name="python3")
-    run_sync(km.start_kernel)(cwd=str(cwd))
+    try:
+        run_sync(km.start_kernel)(cwd=str(cwd))
+    except Exception as exc:  # noqa: BLE001 - no kernelspec, a kernel that dies at start, …
+        raise ReleaseError(f"could not start the notebooks' python3 kernel: {type(exc).__name__}: {_clean(str(exc))}") from None
     try:
         yield km
     finally:
@@ -193,7 +196,12 @@ def reset_namespace(km) -> None:
         finally:
             kc.stop_channels()
 
-    run_sync(reset)()
+    try:
+        run_sync(reset)()
+    except ReleaseError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the kernel died between two notebooks, …
+        raise ReleaseError(f"could not reset the notebooks' kernel between two notebooks: {type(exc).__name__}: {_clean(str(exc))}") from None
 
 
 def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path, km=None) -> None:
