@@ -29,6 +29,7 @@ _LEAVES = ("NoSearch", "VisualSearch", "TextualSearch")
 _STRATA = ("NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
 _BYTES = 48 * 2**20  # per chunk of counts / per block of the model-major matrix
 _UNSET = object()
+_PATTERN_PROMPTS = 256  # groups up to this many prompts keep exact values by count pattern
 
 
 class _Replicates:
@@ -193,14 +194,16 @@ class Recompute:
         """The exact public-scale value (mean × 100 / 3) of model m in group g, replicate b.
 
         It depends only on how often replicate b drew each prompt of the group, so values are
-        kept by that count pattern too: a small group (a tag with a few prompts) has few
-        patterns, however many of its replicates need settling."""
+        kept by that count pattern too (groups of up to :data:`_PATTERN_PROMPTS` prompts): a
+        small group (a tag with a few prompts) has few patterns, however many of its replicates
+        need settling."""
         key = (kind, g, m, b)
         value = self._exact.get(key, _UNSET)
         if value is _UNSET:
             inside = self._inside[g]
             counts = self.reps.row(b)[inside]
-            pattern = (kind, g, m, counts.tobytes())
+            # (a large group's patterns hardly repeat: not kept, so memory stays small)
+            pattern = (kind, g, m, counts.tobytes()) if len(inside) <= _PATTERN_PROMPTS else None
             value = self._by_pattern.get(pattern, _UNSET)
             if value is _UNSET:
                 drawn = np.flatnonzero((counts > 0) & (self.w[kind][m][inside] > 0))
@@ -208,7 +211,8 @@ class Recompute:
                 den = int(counts[drawn].sum())
                 num = int(np.dot(counts[drawn].astype(object), ints[inside[drawn]])) if len(drawn) else 0
                 value = None if den == 0 else Fraction(num * 100, (3 * den) << shift)
-                self._by_pattern[pattern] = value
+                if pattern is not None:
+                    self._by_pattern[pattern] = value
             self._exact[key] = value
         return value
 
