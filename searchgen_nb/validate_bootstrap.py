@@ -169,13 +169,17 @@ class Recompute:
         for start in self.reps.starts:
             counts = self.reps.chunk(start).astype(np.float64)
             rows = counts.shape[0]
-            for kind in ("o9", "o10"):
-                for m0 in range(0, n_models, per_block):
-                    ms = range(m0, min(n_models, m0 + per_block))
+            for m0 in range(0, n_models, per_block):
+                ms = range(m0, min(n_models, m0 + per_block))
+                # Overall-10 mostly includes exactly the prompts Overall-9 includes: then the
+                # replicate weights (denominators) are the same product, made once
+                same_weights = all(np.array_equal(self.w["o9"][m], self.w["o10"][m]) for m in ms)
+                den = None
+                for kind in ("o9", "o10"):
                     num = counts @ np.hstack([self.masks * self.x[kind][m][:, None] for m in ms])  # (rows, G·k)
-                    den = counts @ np.hstack([self.masks * self.w[kind][m][:, None] for m in ms])
                     num = num.reshape(rows, len(ms), n_groups)
-                    den = den.reshape(rows, len(ms), n_groups)
+                    if den is None or not same_weights:
+                        den = (counts @ np.hstack([self.masks * self.w[kind][m][:, None] for m in ms])).reshape(rows, len(ms), n_groups)
                     with np.errstate(divide="ignore", invalid="ignore"):
                         q = np.where(den > 0, num / den * 100 / 3, np.nan)
                     out[kind][:, start : start + rows, m0 : m0 + len(ms)] = q.transpose(2, 0, 1)
