@@ -411,6 +411,17 @@ def test_shared_kernel_starts_each_notebook_empty(tmp_path):
     assert cell.outputs[0]["data"]["text/plain"] == "(False, False)"
 
 
+def test_kernel_dying_in_a_notebook_is_a_named_release_error(tmp_path):
+    from searchgen_nb.book.release import execute_notebook, release_kernel
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\nos._exit(3)")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "dies.ipynb")
+    with pytest.raises(ReleaseError, match=r"^notebook dies.ipynb: could not be executed: DeadKernelError"):
+        with release_kernel(tmp_path) as km:
+            execute_notebook(tmp_path / "dies.ipynb", tmp_path / "out.ipynb", {}, tmp_path, km=km)
+
+
 def test_kernel_that_cannot_start_is_a_named_release_error(monkeypatch, tmp_path):
     from jupyter_client.manager import AsyncKernelManager
 
