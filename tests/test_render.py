@@ -589,3 +589,10 @@ def test_a_page_length_outside_the_menu_joins_it():
     assert "&quot;lengthMenu&quot;:[10,20,25,50,100]" in tables.data_table(recs, "p20", page_length=20).html
     html = tables.data_table(recs, "p25", page_length=25).html
     assert "&quot;pageLength&quot;:25" in html and "lengthMenu" not in html
+
+
+def test_negative_numbers_show_the_minus_sign():
+    """Δ columns write −1.8 as the change summaries do; sorting keeps the plain number."""
+    assert tables.format_number(-1.75, 1) == ("\u22121.8", "-1.75")
+    assert tables.format_number(-3) == ("\u22123", "-3")
+    assert tables.format_number(0.0, 1) == ("0.0", "0.0") and tables.format_number(2.5) == ("2.5", "2.5")

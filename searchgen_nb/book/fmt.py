@@ -53,7 +53,8 @@ def format_number(value: Any, decimals: int | None = None, na: str = NA) -> tupl
 
     ``decimals=None`` shows the value as stored (shortest round-trip form, never exponent
     notation: 72.2 -> "72.2", 0.0 -> "0.0", 70 -> "70"); an int stays an int. With ``decimals``
-    the stored decimal value is rounded half-up (72.25 -> "72.3" at 1 decimal).
+    the stored decimal value is rounded half-up (72.25 -> "72.3" at 1 decimal). A negative
+    number shows U+2212 (−1.8), its sort key the plain float.
     """
     if is_null(value):
         return na, ""
@@ -63,7 +64,12 @@ def format_number(value: Any, decimals: int | None = None, na: str = NA) -> tupl
         x = float(value)
         if math.isinf(x):
             raise ValueError(f"infinite value: {value!r}")
-        text = decimal_text(x, decimals)
-        return text, repr(x)
+        return _minus(decimal_text(x, decimals)), repr(x)
     n = int(value)
-    return str(n), str(n)
+    return _minus(str(n)), str(n)
+
+
+def _minus(text: str) -> str:
+    """A negative number shown with the minus sign (U+2212), as the change summaries write it;
+    the sort key keeps the plain number."""
+    return "\u2212" + text[1:] if text.startswith("-") else text
