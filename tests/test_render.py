@@ -274,15 +274,18 @@ def test_heatmap_na_zero_tooltips_labels():
     assert colored["encoding"]["color"]["scale"]["domain"] == [0, 100]  # 0.0 is the low end, not "missing"
     assert grey["transform"] == [{"filter": "datum.is_na"}] and grey["mark"]["color"] == charts.NA_COLOR
     tips = {t["title"]: t["field"] for t in colored["encoding"]["tooltip"]}
-    assert tips == {
+    assert tips == {  # no interval was computed for these cells: no interval line
         "Model": "model",
         "Tag": "tag_label",
         "Overall-9": "value_tip",
-        "95% interval": "interval_text",
         "Prompts (n_total)": "n_total",
         "Coverage (scored)": "coverage_text",
     }
     assert grey["encoding"]["tooltip"] == colored["encoding"]["tooltip"]
+    with_iv = [dict(r, interval=[50.0, 60.0]) if r["overall_9"] == 55.25 else r for r in _heat_records()]
+    layer = spec_of(charts.heatmap(with_iv, "heat-iv"))["layer"][0]
+    assert [t["title"] for t in layer["encoding"]["tooltip"]][3] == "95% interval"
+    assert {(v["model_id"], v["tag"]): v["interval_text"] for v in layer_values(spec_of(charts.heatmap(with_iv, "heat-iv")))}[("m2", "ART")] == "50.0–60.0"
     assert spec["layer"][0]["encoding"]["x"]["sort"] == ["ABS · Abstract", "ART · Art & Design"]
 
 

@@ -511,3 +511,21 @@ def test_compare_accepts_display_names_and_tag_names_any_case(demo_data):
         pages.compare(hard, "Artz", None)
     pairs_note = "".join(f.html for f in pages.pairwise(release, "All"))
     assert "separable = adjusted p ≤ 0.05." in pairs_note
+
+
+@pytest.mark.slow
+def test_slice_heatmaps_claim_no_interval_they_lack(demo_data):
+    """Inside a named slice only the whole slice is bootstrapped: its tag heatmaps carry no
+    interval tooltip, no dashed-outline legend, and the relative view names its baseline."""
+    from searchgen_nb.book import pages, views
+
+    release = views.Release(demo_data)
+    full = pages.tag_heatmap(release, "domain").html
+    tip = '"field": "interval_text"'  # the tooltip line of the interval
+    assert tip in full and "Dashed outline" in full and "bootstrap interval</a>, prompts" in full
+    assert "Overall-9 on all prompts (exact differences" in full
+    part = pages.tag_heatmap(release.for_slice("testmini"), "domain").html
+    assert tip not in part and "Dashed outline" not in part and "bootstrap interval</a>, prompts" not in part
+    assert "Intervals: computed for every prompt of the release only" in part
+    assert "Overall-9 on all prompts of slice testmini (exact differences" in part
+    assert "minus the model's Overall-9 on all prompts of slice testmini" in part

@@ -430,7 +430,8 @@ def heatmap(
         alt.Tooltip("model:N", title="Model"),
         alt.Tooltip("tag_label:N", title="Tag"),
         alt.Tooltip("value_tip:N", title=value_title),
-        alt.Tooltip("interval_text:N", title=f"{confidence} interval"),
+        # no interval line where none was computed (a slice's tags): "N/A" would read as "not applicable"
+        *([alt.Tooltip("interval_text:N", title=f"{confidence} interval")] if any(r.get("interval") is not None for r in recs) else []),
         alt.Tooltip("n_total:N", title="Prompts (n_total)"),
         alt.Tooltip("coverage_text:N", title="Coverage (scored)"),
     ]

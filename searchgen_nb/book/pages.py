@@ -76,13 +76,16 @@ def with_legend(chart: HTMLFragment, text: str) -> HTMLFragment:
     return fragment(f'{chart.html}\n<p class="sg-chart-legend">{text}</p>', chart.label)
 
 
-_HEATMAP_LEGEND = (
-    f'Colour: <a href="{METHODS}#overall-9">Overall-9</a> on the 0–100 scale, models in leaderboard order. '
-    f'Grey “N/A”: no included prompt of that tag has a value (<a href="{METHODS}#null">not applicable, not 0</a>). '
-    f'Tooltip: value, its <a href="{METHODS}#uncertainty">bootstrap interval</a>, prompts in the tag and the model\'s '
-    f'<a href="{METHODS}#coverage">coverage</a> there. '
-    f'Tags overlap (<a href="{METHODS}#multi-label">multi-label</a>).'
-)
+def _heatmap_legend(intervals: bool) -> str:
+    """The heatmap's legend note; ``intervals``: the tooltips carry bootstrap intervals."""
+    tip = (f'Tooltip: value, its <a href="{METHODS}#uncertainty">bootstrap interval</a>, prompts in the tag and the model\'s '
+           if intervals else "Tooltip: value, prompts in the tag and the model's ")
+    return (
+        f'Colour: <a href="{METHODS}#overall-9">Overall-9</a> on the 0–100 scale, models in leaderboard order. '
+        f'Grey “N/A”: no included prompt of that tag has a value (<a href="{METHODS}#null">not applicable, not 0</a>). '
+        f'{tip}<a href="{METHODS}#coverage">coverage</a> there. '
+        f'Tags overlap (<a href="{METHODS}#multi-label">multi-label</a>).'
+    )
 
 
 def _no_tags(release: Release, kind: str) -> HTMLFragment | None:
@@ -107,26 +110,30 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
     link = EXPLORER + "?" + kind + "={tag}&model={model_id}"
     if release.slice_name != release.output_slice:
         link += "&slice=" + release.slice_name
+    # inside a named slice only the whole slice is bootstrapped (SPEC §9): its tag cells have no interval
+    intervals = views.uncertainty_key(release, kind, tag_order[0]) is not None and bool((release.uncertainty or {}).get("groups"))
+    width = views.wide_interval(release) if intervals else None
     common = dict(
         tag_names=views.taxonomy()[views.tag_kind(kind)], model_order=order, tag_order=tag_order,
         cell_size=46 if len(tag_order) <= 12 else 40 if len(tag_order) <= 18 else 36,  # 22 domains fit a 960 px page
         decimals=release.decimals,
-        wide_interval=views.wide_interval(release), confidence=views.confidence_label(release), href=link,
+        wide_interval=width, confidence=views.confidence_label(release), href=link,
     )
     word = kind.replace("_", " ")
+    base = "all prompts" if release.slice_name == release.output_slice else f"all prompts of slice {release.slice_name}"
     chart = charts.heatmap(df, f"heatmap-{kind}{release.id_suffix}", title=f"Overall-9 by {word} (0–100; grey = N/A)",
                            subtitle="columns by prompt count, largest first; black outline = best of the column; click a cell for its prompts", **common)
     overall = {r["model_id"]: r["overall_9"] for r in release.boards["overall"]}
     relative = charts.heatmap(df, f"heatmap-{kind}-relative{release.id_suffix}", title=f"Overall-9 by {word}, relative to each model's overall score",
-                              subtitle="tag score minus the model's Overall-9 on all prompts: blue = a strength, red = a weak spot", relative_to=overall, **common)
-    legend = _HEATMAP_LEGEND
+                              subtitle=f"tag score minus the model's Overall-9 on {base}: blue = a strength, red = a weak spot", relative_to=overall, **common)
+    legend = _heatmap_legend(intervals)
     board_file = f"leaderboard_by_{kind}.json" if release.slice_name == release.output_slice else "leaderboard_by_slice.json"
-    if (width := views.wide_interval(release)) is not None:
+    if width is not None:
         legend += (f' Dashed outline: low confidence, the {views.confidence_label(release)} interval is wider than '
                    f'{decimal_text(width)} points (a tag with few prompts).')
-    elif views.uncertainty_key(release, kind, "x") is None:
+    elif release.uncertainty and release.slice_name != release.output_slice:
         legend += " Intervals: computed for every prompt of the release only (see the figures above the slice sections)."
-    rel_legend = ("The same cells against each model's own Overall-9 on all prompts (exact differences of published values): "
+    rel_legend = (f"The same cells against each model's own Overall-9 on {base} (exact differences of published values): "
                   "colour shows where a model does better or worse than its average, whatever its rank.")
     return fragment(with_legend(chart, legend).html + "\n" + with_legend(relative, rel_legend).html + "\n" + downloads(board_file).html, f"{kind} heatmap")
 

@@ -63,7 +63,7 @@
     table.setAttribute("data-sg-shown", String(n));
     var note = document.getElementById(table.id + "-filter");
     if (note) {
-      note.textContent = said.length ? "Showing the " + n + " prompts of: " + said.join(", ") + ". " : "";
+      note.textContent = said.length ? "Showing the " + (n === 1 ? "1 prompt" : n + " prompts") + " of: " + said.join(", ") + ". " : "";
       if (said.length) {
         var a = document.createElement("a");
         a.href = window.location.pathname;
