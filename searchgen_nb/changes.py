@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
 from pathlib import Path
@@ -42,14 +42,18 @@ class Published:
     """A published (or staged) release folder, read lazily."""
 
     folder: Path
+    #: JSON artifacts already parsed (by :func:`check_previous`), by file name; None = absent.
+    parsed: dict = field(default_factory=dict)
 
     @cached_property
     def manifest(self) -> dict:
-        return json.loads((self.folder / "manifest.json").read_text(encoding="utf-8"))
+        return self.board("manifest.json")
 
     def board(self, name: str):
-        p = self.folder / name
-        return json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
+        if name not in self.parsed:
+            p = self.folder / name
+            self.parsed[name] = json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
+        return self.parsed[name]
 
     @cached_property
     def records(self) -> list[dict]:
@@ -96,22 +100,26 @@ def check_previous(folder: Path, where: str) -> Published:
     def fail(name: str, why: str) -> ConfigError:
         return ConfigError(f"{where}: {shown}/{name}: {why}")
 
-    parsed = {}
+    parsed, digests = {}, {}
     for name in NEEDED[:1] + NEEDED[2:] + ("leaderboard_by_slice.json",):
         if not (folder / name).is_file():
             continue
         try:
-            parsed[name] = strict_loads((folder / name).read_bytes().decode("utf-8"))
+            data = (folder / name).read_bytes()
+            parsed[name] = strict_loads(data.decode("utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise fail(name, f"not readable as strict JSON ({excerpt(str(exc), 120)})") from None
+        digests[name] = hashlib.sha256(data).hexdigest()
     manifest = parsed["manifest.json"]
     if not isinstance(manifest, dict) or not isinstance(manifest.get("model_order"), list) or not isinstance(manifest.get("models"), dict) \
             or not isinstance((manifest.get("dataset") or {}).get("n_prompts"), int):
         raise fail("manifest.json", "not a release manifest (model_order, models and dataset.n_prompts are required)")
     seen: set[str] = set()
     records = []
+    sha = hashlib.sha256()
     with open(folder / "prompt_scores.jsonl", "rb") as fh:
         for line_no, raw in enumerate(fh, start=1):
+            sha.update(raw)
             try:
                 rec = strict_loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, ValueError) as exc:
@@ -126,13 +134,16 @@ def check_previous(folder: Path, where: str) -> Published:
             records.append(rec)
     if len(seen) != manifest["dataset"]["n_prompts"]:
         raise fail("prompt_scores.jsonl", f"{len(seen)} prompts, the manifest says {manifest['dataset']['n_prompts']}")
+    digests["prompt_scores.jsonl"] = sha.hexdigest()
     hashes = manifest.get("artifact_sha256") if isinstance(manifest.get("artifact_sha256"), dict) else {}
     for name, want in sorted(hashes.items()):
         path = folder / name
-        if path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() != want:
+        if name not in digests and path.is_file():  # hashed but not read above
+            digests[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+        if name in digests and digests[name] != want:
             raise fail(name, "sha256 differs from the manifest's artifact_sha256 (edited or damaged)")
-    release = Published(folder)
-    release.__dict__.update(manifest=manifest, records=records)  # what was just read and checked
+    release = Published(folder, parsed)  # what was just read and checked: nothing is read twice
+    release.__dict__["records"] = records
     return release
 
 
