@@ -278,17 +278,17 @@ class Recompute:
         # Neighbours farther apart than the error bound are in their exact order already; each
         # run of close neighbours is sorted exactly (higher value first, then model_id)
         for b in np.flatnonzero(close.any(axis=1)).tolist():
+
+            def before(i, j, b=b):  # i before j: higher exact value, then smaller model_id
+                s = self._cmp(g, members[i], members[j], b)
+                return -s if s else (-1 if id_rank[i] < id_rank[j] else 1)
+
             row = order[b].tolist()
             start = 0
             for t in range(1, len(members) + 1):
                 if t < len(members) and close[b, t - 1]:
                     continue
                 if t - start > 1:
-
-                    def before(i, j, b=b):
-                        s = self._cmp(g, members[i], members[j], b)
-                        return -s if s else (-1 if id_rank[i] < id_rank[j] else 1)
-
                     row[start:t] = sorted(row[start:t], key=functools.cmp_to_key(before))
                 start = t
             ranks[b, row] = np.arange(1, len(members) + 1)

@@ -25,7 +25,7 @@ from typing import Any
 
 from .display import HTMLFragment
 from searchgen_nb.numeric import decimal_text, percent, scaled
-from .fmt import NA, is_null
+from .fmt import NA, format_number, interval_text, is_null
 from searchgen_nb.constants import (
     COMPONENT_LABELS,
     INVALID,
@@ -195,8 +195,9 @@ def _number(value: Any) -> float | None:
 
 
 def _fmt(value: float | None, decimals: int) -> str:
-    """A published value with the release's ``rounding_decimals`` (N/A for null)."""
-    return NA if value is None else decimal_text(value, decimals)
+    """A published value with the release's ``rounding_decimals`` as the tables write it
+    (:func:`~searchgen_nb.book.fmt.format_number`: N/A for null, U+2212 for a negative)."""
+    return format_number(None if value is None else float(value), decimals)[0]
 
 
 def _plain(value: float | None) -> str:
@@ -370,7 +371,7 @@ def heatmap(
                 "is_na": v is None,
                 "n_total": NA if is_null(n_total) else int(n_total),
                 "coverage_text": cov_text,
-                "interval_text": NA if iv is None else f"{_fmt(iv[0], decimals)}–{_fmt(iv[1], decimals)}",
+                "interval_text": interval_text(iv, decimals),
                 "wide": bool(iv is not None and wide_interval is not None and float(iv[1]) - float(iv[0]) > wide_interval),
             }
         )
@@ -439,15 +440,14 @@ def heatmap(
     na_cells = base.transform_filter("datum.is_na").mark_rect(color=NA_COLOR, stroke="white", strokeWidth=1).encode(
         x=x, y=y, tooltip=tooltip
     )
+    legend = alt.Legend(orient="top", direction="horizontal", gradientLength=200, titleOrient="left")
     if relative_to is not None:
         span = max([abs(v["shown"]) for v in values if v.get("shown") is not None], default=1.0) or 1.0
         colour = alt.Color("shown:Q", title=f"{value_title} − the model's overall",
-                           scale=alt.Scale(scheme="redblue", domain=[-span, span]),
-                           legend=alt.Legend(orient="top", direction="horizontal", gradientLength=200, titleOrient="left"))
+                           scale=alt.Scale(scheme="redblue", domain=[-span, span]), legend=legend)
         tooltip.insert(3, alt.Tooltip("shown_text:N", title="vs the model's overall"))
     else:
-        colour = alt.Color("value:Q", title=value_title, scale=alt.Scale(scheme=SCORE_SCHEME, domain=[0, 100], clamp=True),
-                           legend=alt.Legend(orient="top", direction="horizontal", gradientLength=200, titleOrient="left"))
+        colour = alt.Color("value:Q", title=value_title, scale=alt.Scale(scheme=SCORE_SCHEME, domain=[0, 100], clamp=True), legend=legend)
     extra = {"href": alt.Href("href:N")} if href is not None else {}
     cells = base.transform_filter("!datum.is_na").mark_rect(stroke="white", strokeWidth=1, cursor="pointer" if href else "default").encode(
         x=x, y=y, color=colour, tooltip=tooltip, **extra,
@@ -614,7 +614,7 @@ def forest(
             "value_text": _fmt(v, decimals),
             "lo": None if iv is None else float(iv[0]),
             "hi": None if iv is None else float(iv[1]),
-            "interval_text": NA if iv is None else f"{_fmt(iv[0], decimals)}–{_fmt(iv[1], decimals)}",
+            "interval_text": interval_text(iv, decimals),
             "rank_text": "unranked" if not r.get("ranked") else "–" if rk is None else (str(rk[0]) if rk[0] == rk[1] else f"{rk[0]}–{rk[1]}"),
             "tie": ties.get(m, "–"),
             "ranked": bool(r.get("ranked")),
@@ -674,7 +674,7 @@ def pairwise_heatmap(
     for p in pairs:
         for a, b, sign in ((p["a"], p["b"], 1), (p["b"], p["a"], -1)):
             ci = p["ci"]
-            lo_hi = NA if ci is None else (f"{_fmt(ci[0], decimals)}–{_fmt(ci[1], decimals)}" if sign == 1 else f"{_fmt(-ci[1], decimals)}–{_fmt(-ci[0], decimals)}")
+            lo_hi = interval_text(None if ci is None else ci if sign == 1 else [-ci[1], -ci[0]], decimals)
             d = sign * float(p["diff"]) + 0.0
             values.append({
                 "row": labels[a], "col": labels[b], "diff": d,

@@ -73,3 +73,12 @@ def _minus(text: str) -> str:
     """A negative number shown with the minus sign (U+2212), as the change summaries write it;
     the sort key keeps the plain number."""
     return "\u2212" + text[1:] if text.startswith("-") else text
+
+
+def interval_text(interval: Any, decimals: int | None) -> str:
+    """``"74.1–77.0"``: an interval's ends as :func:`format_number` writes them (a negative end
+    with U+2212), joined by an en dash; N/A when there is no interval."""
+    if interval is None:
+        return NA
+    lo, hi = (format_number(float(v), decimals)[0] for v in interval)
+    return f"{lo}–{hi}"

@@ -210,11 +210,10 @@ def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path, km=Non
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    extra = {} if km is None else {"km": km}
     try:
         papermill.execute_notebook(
             str(src), str(dest), parameters=parameters, kernel_name="python3", cwd=str(root), progress_bar=False, log_output=False,
-            **extra,
+            km=km,  # None: papermill's own kernel for this notebook
         )
     except PapermillExecutionError as exc:
         raise ReleaseError(f"notebook {src.name}: cell {exc.cell_index} (execution {exc.exec_count}) raised {exc.ename}: {_clean(exc.evalue)}") from None

@@ -12,20 +12,18 @@ data is HTML-escaped. Table ids are given by the caller: the output is determini
 
 from __future__ import annotations
 
-import html
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
 from .display import HTMLFragment
-from .fmt import NA, format_number, is_null
+from .fmt import NA, format_number, interval_text, is_null
 from .fmt import esc as _esc
 from .fmt import is_number as _is_number
 from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
-from searchgen_nb.numeric import decimal_text, percent
+from searchgen_nb.numeric import percent
 
 __all__ = [
     "COLUMN_DEFINITIONS",
@@ -144,12 +142,14 @@ def _table(
     options: Mapping[str, Any],
     caption: str | None,
     extra_class: str = "",
+    extra_attrs: str = "",
 ) -> str:
+    """The table's HTML; ``extra_attrs``: more attributes of the ``<table>`` (ready, escaped)."""
     cls = "sg-table display compact" + (f" {extra_class}" if extra_class else "")
     cap = f"<caption>{_esc(caption)}</caption>" if caption else ""
     return (
         f'<div class="sg-table-wrap" id="{table_id}-wrap">\n'
-        f'<table id="{table_id}" class="{cls}" data-sg-options="{_options_attr(options)}">'
+        f'<table id="{table_id}"{extra_attrs} class="{cls}" data-sg-options="{_options_attr(options)}">'
         f"{cap}<thead><tr>\n" + "\n".join(header_cells) + "\n</tr></thead>\n<tbody>\n"
         + "\n".join(body_rows)
         + "\n</tbody></table></div>"
@@ -295,8 +295,7 @@ def _uncertainty_tds(cell: Mapping[str, Any], tie: str | None, decimals: int | N
     if iv is None:
         iv_td = f'<td class="sg-num sg-na" data-order="">{NA}</td>'
     else:
-        lo, hi = (format_number(v, decimals)[0] for v in iv)
-        iv_td = f'<td class="sg-num sg-interval" data-order="{_esc(repr(float(iv[0])))}">{_esc(lo)}–{_esc(hi)}</td>'
+        iv_td = f'<td class="sg-num sg-interval" data-order="{_esc(repr(float(iv[0])))}">{_esc(interval_text(iv, decimals))}</td>'
     if rk is None:
         rk_td = '<td class="sg-num sg-na" data-order="">–</td>'
     else:
@@ -357,9 +356,9 @@ def prompt_table(
         cells.append(f"<td>{_esc(words)}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     options = {"autoWidth": False, "order": [[0, "asc"]], "pageLength": page_length, "paging": True}
-    html = _table(table_id, header, body, options, None, "sg-explorer")
     note = f'<p class="sg-explorer-filter" id="{table_id}-filter" aria-live="polite"></p>'
-    return HTMLFragment(note + "\n" + html.replace(f'<table id="{table_id}"', f'<table id="{table_id}" data-sg-explorer="1"', 1), f"prompt table {table_id}")
+    table = _table(table_id, header, body, options, None, "sg-explorer", extra_attrs=' data-sg-explorer="1"')
+    return HTMLFragment(note + "\n" + table, f"prompt table {table_id}")
 
 
 # --------------------------------------------------------------------------- generic

@@ -17,9 +17,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from searchgen_nb.numeric import decimal_text, percent, scaled
-from searchgen_nb.book.fmt import NA
-from searchgen_nb.config import ReleaseConfig, find_config, load_config, work_root
+from searchgen_nb.numeric import percent, scaled
+from searchgen_nb.book.fmt import NA, interval_text
+from searchgen_nb.config import ReleaseConfig, find_config, load_config
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.constants import (
     COMPONENT_LABELS,
@@ -46,14 +46,6 @@ def taxonomy() -> dict[str, dict[str, str]]:
     """Tag names: ``{"domains": {code: name}, "failure_modes": {code: name}}`` (SearchGen-Bench taxonomy)."""
     data = json.loads(resources.files("searchgen_nb").joinpath("data/taxonomy.json").read_text(encoding="utf-8"))
     return {kind: {code: v["name"] for code, v in data[kind].items()} for kind in ("domains", "failure_modes")}
-
-
-def resolve(path: str | Path) -> Path:
-    """A notebook parameter path: absolute as given, else relative to the work root (see
-    :func:`searchgen_nb.pipeline.resolve_work_path`)."""
-    from searchgen_nb.pipeline import resolve_work_path
-
-    return resolve_work_path(path)
 
 
 def open_config(release_config: str | None, given: dict | None = None) -> ReleaseConfig:
@@ -399,13 +391,6 @@ def confidence_label(release: Release) -> str:
     """"95%" for confidence 0.95 (the decimal written in the config)."""
     c = (release.uncertainty or {}).get("confidence", 0.95)
     return f"{scaled(c, 100):g}%"
-
-
-def interval_text(interval: list | None, decimals: int) -> str:
-    """``"74.1–77.0"`` (N/A when there is no interval)."""
-    if interval is None:
-        return NA
-    return f"{decimal_text(interval[0], decimals)}–{decimal_text(interval[1], decimals)}"
 
 
 def pairs_frame(release: Release, kind: str, name: str) -> pd.DataFrame:
