@@ -108,11 +108,15 @@ def _roster_data() -> list[dict]:
     return json.loads(resources.files("searchgen_nb.demo").joinpath("roster.json").read_text(encoding="utf-8"))["models"]
 
 
+#: ``roster.json``'s models, read once: the roster and the profiles below both come from it.
+_ROSTER_DATA = _roster_data()
+
+
 #: Display order for ties = this order (``roster.json``). Two models use ``exclude`` (as two did in v1.0).
 ROSTER: tuple[DemoModel, ...] = tuple(
     DemoModel(m["model_id"], m["display_name"], m["type"], m["source_id"], m["missing_policy"], m["skill"],
               m["statuses"]["invalid_evaluation"], m["statuses"]["missing_evaluation"], m["statuses"]["missing_generation"])
-    for m in _roster_data()
+    for m in _ROSTER_DATA
 )
 
 #: The (model, prompt) result whose only component is the text reference: this model, on the
@@ -266,7 +270,7 @@ class DemoProfile:
 
 #: One profile per roster model (same keys, same order), from ``roster.json``.
 PROFILES: dict[str, DemoProfile] = {
-    m["model_id"]: DemoProfile(dict(m["profile"]["offsets"]), m["profile"]["knowledge"], m["profile"]["weak_domain"]) for m in _roster_data()
+    m["model_id"]: DemoProfile(dict(m["profile"]["offsets"]), m["profile"]["knowledge"], m["profile"]["weak_domain"]) for m in _ROSTER_DATA
 }
 
 #: Raw shift every model gets on a prompt per tag it carries (before ``knowledge``, the text
