@@ -399,13 +399,13 @@ def test_shared_kernel_starts_each_notebook_empty(tmp_path):
     for name, nb in (("a", first), ("b", second), ("c", third)):
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         nbformat.write(nb, tmp_path / f"{name}.ipynb")
-    with release_kernel(tmp_path) as km:
-        execute_notebook(tmp_path / "a.ipynb", tmp_path / "a.out.ipynb", {}, tmp_path, km=km)
-        reset_namespace(km)
-        execute_notebook(tmp_path / "b.ipynb", tmp_path / "b.out.ipynb", {}, tmp_path, km=km)
-        reset_namespace(km)
+    with release_kernel(tmp_path) as kernel:
+        execute_notebook(tmp_path / "a.ipynb", tmp_path / "a.out.ipynb", {}, tmp_path, kernel=kernel)
+        reset_namespace(kernel)
+        execute_notebook(tmp_path / "b.ipynb", tmp_path / "b.out.ipynb", {}, tmp_path, kernel=kernel)
+        reset_namespace(kernel)
         with pytest.raises(ReleaseError, match=r"notebook c.ipynb: cell 0 .*raised NameError: name 'left_over' is not defined"):
-            execute_notebook(tmp_path / "c.ipynb", tmp_path / "c.out.ipynb", {}, tmp_path, km=km)
+            execute_notebook(tmp_path / "c.ipynb", tmp_path / "c.out.ipynb", {}, tmp_path, kernel=kernel)
     cell = nbformat.read(tmp_path / "b.out.ipynb", as_version=4).cells[0]
     assert cell.execution_count == 1
     assert cell.outputs[0]["data"]["text/plain"] == "(False, False)"
@@ -418,8 +418,8 @@ def test_kernel_dying_in_a_notebook_is_a_named_release_error(tmp_path):
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, tmp_path / "dies.ipynb")
     with pytest.raises(ReleaseError, match=r"^notebook dies.ipynb: could not be executed: DeadKernelError"):
-        with release_kernel(tmp_path) as km:
-            execute_notebook(tmp_path / "dies.ipynb", tmp_path / "out.ipynb", {}, tmp_path, km=km)
+        with release_kernel(tmp_path) as kernel:
+            execute_notebook(tmp_path / "dies.ipynb", tmp_path / "out.ipynb", {}, tmp_path, kernel=kernel)
 
 
 def test_kernel_that_cannot_start_is_a_named_release_error(monkeypatch, tmp_path):

@@ -27,6 +27,7 @@ byte-identical files. The folder must NOT be called ``_static`` (Jupyter Book 1 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from pathlib import Path
@@ -73,8 +74,12 @@ def _vl_version() -> str | None:
     return wanted if wanted in vlc.get_vegalite_versions() else None
 
 
+@functools.cache
 def vega_bundle() -> str:
     """Vega + Vega-Lite + vega-embed (with vega-tooltip) as one classic script.
+
+    vl-convert bundles it anew on each call (about a second); it only depends on the installed
+    vl-convert and altair, so it is made once per process.
 
     ``vl_convert.javascript_bundle()`` already ends with ``window.vegaEmbed=...``; its many
     top-level ``const`` declarations would clash with other scripts if loaded bare, so it is
@@ -106,6 +111,7 @@ def _itables_html_dir() -> Path:
     return Path(itables.__file__).resolve().parent / "html"
 
 
+@functools.cache
 def datatables_bundle() -> tuple[str, str]:
     """(js, css): itables' offline DataTables bundle, converted from ES module to classic script."""
     folder = _itables_html_dir()

@@ -152,26 +152,48 @@ def kernel_stderr_to(log_path: Path):
             os.close(saved)
 
 
+@dataclass
+class SharedKernel:
+    """The release's one running kernel (``km``) and its one ready client (``kc``)."""
+
+    km: object
+    kc: object
+
+
 @contextlib.contextmanager
 def release_kernel(cwd: Path):
-    """One ``python3`` kernel (of this environment) for all of a release's notebooks.
+    """One ``python3`` kernel (of this environment) and one client for all of a release's
+    notebooks; yields a :class:`SharedKernel`.
 
     Starting a kernel and importing pandas, altair and the book package costs about a second
-    per notebook; a release runs ten. The kernel starts in ``cwd`` and is shut down on exit.
-    Each notebook still starts from an empty namespace (:func:`reset_namespace`), so a notebook
-    can only use what it imports and computes itself, as when it is run alone."""
+    per notebook; a release runs ten. Making a client ready costs another 0.2 s each time
+    (``wait_for_ready`` drains IOPub with a 0.2 s timeout), so the client is made once too and
+    every notebook runs on it (:class:`SharedKernelEngine`). The kernel starts in ``cwd`` and
+    is shut down on exit. Each notebook still starts from an empty namespace
+    (:func:`reset_namespace`), so a notebook can only use what it imports and computes itself,
+    as when it is run alone. Raises :class:`ReleaseError` when the kernel cannot start."""
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_core.utils import run_sync
 
     km = AsyncKernelManager(kernel_name="python3")
+    kc = None
     try:
         run_sync(km.start_kernel)(cwd=str(cwd))
+        kc = km.client()
+        kc.start_channels()
+        run_sync(kc.wait_for_ready)(timeout=60)
+        kc.allow_stdin = False
     except Exception as exc:  # noqa: BLE001 - no kernelspec, a kernel that dies at start, …
+        with contextlib.suppress(Exception):
+            if kc is not None:
+                kc.stop_channels()
+            run_sync(km.shutdown_kernel)(now=True)
         raise ReleaseError(f"could not start the notebooks' python3 kernel: {type(exc).__name__}: {_clean(str(exc))}") from None
     try:
-        yield km
+        yield SharedKernel(km, kc)
     finally:
         with contextlib.suppress(Exception):
+            kc.stop_channels()
             run_sync(km.shutdown_kernel)(now=True)
 
 
@@ -180,46 +202,67 @@ def release_kernel(cwd: Path):
 RESET_CODE = "get_ipython().reset(new_session=True)"
 
 
-def reset_namespace(km) -> None:
-    """Empty the kernel's user namespace (:data:`RESET_CODE`, not itself counted as an
-    execution): the next notebook starts as in a new kernel, execution counts from 1."""
+def reset_namespace(kernel: SharedKernel) -> None:
+    """Empty the shared kernel's user namespace (:data:`RESET_CODE`, not itself counted as an
+    execution): the next notebook starts as in a new kernel, execution counts from 1.
+    Raises :class:`ReleaseError` when the kernel died or the reset failed."""
     from jupyter_core.utils import run_sync
 
-    async def reset() -> None:
-        kc = km.client()
-        kc.start_channels()
-        try:
-            await kc.wait_for_ready(timeout=60)
-            reply = await kc.execute_interactive(RESET_CODE, store_history=False, timeout=60, output_hook=lambda msg: None)
-            if reply["content"].get("status") != "ok":
-                raise ReleaseError(f"kernel namespace reset failed: {reply['content'].get('ename', '?')}")
-        finally:
-            kc.stop_channels()
-
     try:
-        run_sync(reset)()
-    except ReleaseError:
-        raise
+        reply = run_sync(kernel.kc.execute_interactive)(RESET_CODE, store_history=False, timeout=60, output_hook=lambda msg: None)
     except Exception as exc:  # noqa: BLE001 - the kernel died between two notebooks, …
         raise ReleaseError(f"could not reset the notebooks' kernel between two notebooks: {type(exc).__name__}: {_clean(str(exc))}") from None
+    if reply["content"].get("status") != "ok":
+        raise ReleaseError(f"kernel namespace reset failed: {reply['content'].get('ename', '?')}")
 
 
-def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path, km=None) -> None:
-    """Run one notebook with papermill (kernel ``python3`` of this environment, or the running
-    kernel ``km`` of :func:`release_kernel`), check and normalise it."""
+def _shared_kernel_engine():
+    """papermill's nbclient engine, running the notebook on a :class:`SharedKernel`'s ready
+    client instead of making (and waiting for) a new client per notebook. Registered with
+    papermill as :data:`SHARED_KERNEL_ENGINE` on first use."""
+    from papermill.clientwrap import PapermillNotebookClient
+    from papermill.engines import NBClientEngine, papermill_engines
+    from papermill.log import logger
+
+    class SharedKernelEngine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, log_output=False, stdout_file=None, stderr_file=None,
+                                     start_timeout=60, execution_timeout=None, shared_kernel=None, **kwargs):
+            kwargs.pop("input_path", None)
+            client = PapermillNotebookClient(
+                nb_man, km=shared_kernel.km, kernel_name=kernel_name, log=logger, log_output=log_output,
+                stdout_file=stdout_file, stderr_file=stderr_file, startup_timeout=start_timeout, timeout=execution_timeout, **kwargs,
+            )
+            client.kc = shared_kernel.kc  # ready: nbclient neither makes nor stops a client it is given
+            return client.execute()
+
+    papermill_engines.register(SHARED_KERNEL_ENGINE, SharedKernelEngine)
+
+
+SHARED_KERNEL_ENGINE = "searchgen-shared-kernel"
+
+
+def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path, kernel: SharedKernel | None = None) -> None:
+    """Run one notebook with papermill (kernel ``python3`` of this environment started for it,
+    or the running ``kernel`` of :func:`release_kernel`), check and normalise it, write it to
+    ``dest`` once. Raises :class:`ReleaseError` naming the notebook and cell."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
+    engine = {}
+    if kernel is not None:
+        _shared_kernel_engine()
+        engine = {"engine_name": SHARED_KERNEL_ENGINE, "shared_kernel": kernel}
     try:
-        papermill.execute_notebook(
+        nb = papermill.execute_notebook(
             str(src), str(dest), parameters=parameters, kernel_name="python3", cwd=str(root), progress_bar=False, log_output=False,
-            km=km,  # None: papermill's own kernel for this notebook
+            request_save_on_cell_execute=False,  # written once below, not after every cell
+            **engine,
         )
     except PapermillExecutionError as exc:
         raise ReleaseError(f"notebook {src.name}: cell {exc.cell_index} (execution {exc.exec_count}) raised {exc.ename}: {_clean(exc.evalue)}") from None
     except Exception as exc:  # noqa: BLE001 - kernel death, timeout, …
         raise ReleaseError(f"notebook {src.name}: could not be executed: {type(exc).__name__}: {exc}") from None
-    nb = nbformat.read(dest, as_version=4)
     check_executed(nb, src.name)
     nbformat.write(normalize(nb, root), dest)
 
@@ -324,14 +367,14 @@ def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float) -> Rel
     os.environ[WORK_ROOT_ENV] = str(out)  # kernels take relative parameters from the output root
     os.environ[PROJECT_ENV] = str(root)  # … and the commit of the notebooks they run
     try:
-        with kernel_stderr_to(work / "kernels.log"), release_kernel(out) as km:
+        with kernel_stderr_to(work / "kernels.log"), release_kernel(out) as kernel:
             for src in notebook_sources(root):
                 t = time.perf_counter()
                 dest = work / "src" / "book" / "notebooks" / src.name
                 log(f"running {src.name} …")
                 if executed:
-                    reset_namespace(km)
-                execute_notebook(src, dest, params, out, km=km)
+                    reset_namespace(kernel)
+                execute_notebook(src, dest, params, out, kernel=kernel)
                 executed.append(dest)
                 timings[src.name] = time.perf_counter() - t
     finally:
