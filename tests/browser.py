@@ -35,7 +35,7 @@ def launch(p):
 class Page:
     """A loaded book page with the requests, dialogs and page errors it caused."""
 
-    def __init__(self, browser, path: Path):
+    def __init__(self, browser, path: Path, query: str = ""):
         self.external: list[str] = []
         self.dialogs: list[str] = []
         self.errors: list[str] = []
@@ -44,7 +44,7 @@ class Page:
         self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.on("console", lambda m: self.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
-        self.page.goto(path.resolve().as_uri())
+        self.page.goto(path.resolve().as_uri() + (f"?{query}" if query else ""))
         self.page.wait_for_load_state("load")
 
     def wait_for_charts(self) -> int:

@@ -27,7 +27,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 #: Session fixtures that make the full demo; a test that uses one must be marked ``slow``.
-SLOW_FIXTURES = ("demo_tree", "demo_data", "demo_release", "changed_data", "changed_release")
+SLOW_FIXTURES = ("demo_tree", "demo_data", "demo_release", "changed_data", "fixture_release")
 
 #: Every chart a test builds — in this process and in the kernels of the releases the tests
 #: run — is checked against the Vega-Lite schema (a plain release skips the check for speed;
@@ -147,15 +147,25 @@ def changed_data(demo_data, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def changed_release(changed_data, tmp_path_factory) -> Path:
-    """The changed demo's whole release (book included) below a session folder; returns the
-    output root. Read only."""
+def fixture_release(tmp_path_factory):
+    """The small release, made once per run (across xdist workers, :func:`conftest.built_once`),
+    with a previous release (``prev-data``, published by ``run_data``) so that its "What changed"
+    page has a rank swap and a lost result."""
+    from book_fixture import MODELS, PREVIOUS_RESULTS, PROMPTS, RESULTS
+    from factory import make_release
+
     from searchgen_nb.book.release import run_release
+    from searchgen_nb.config import load_config
+    from searchgen_nb.pipeline import run_data
 
-    def build(folder: Path) -> None:
+    def build(base: Path):
         with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("SOURCE_DATE_EPOCH", str(int(TEST_EPOCH) - 86400))
+            prev = make_release(base / "prev", PROMPTS, MODELS, PREVIOUS_RESULTS, scoring={"min_ranking_coverage": 0.5})
+            run_data(load_config(prev), base / "prev-data", progress=False)
+            cfg = make_release(base / "src", PROMPTS, MODELS, RESULTS, scoring={"min_ranking_coverage": 0.5}, previous_release="../prev-data")
             mp.setenv("SOURCE_DATE_EPOCH", TEST_EPOCH)
-            run_release(changed_data.parent / "src" / "release.yml", log=lambda m: None, output_root=folder / "site")
+            return cfg, run_release(cfg, log=lambda m: None, output_root=base / "site")
 
-    folder, _ = built_once(tmp_path_factory, "demo-changed-release", build)
-    return folder / "site"
+    base, (cfg, outcome) = built_once(tmp_path_factory, "book", build)
+    return cfg, base / "site", outcome

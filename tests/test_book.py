@@ -14,46 +14,12 @@ import nbformat
 import pytest
 import yaml
 from browser import Page, launch
-from conftest import TEST_EPOCH, built_once
-from factory import IMAGE, make_release, model, prompt, read_artifacts, result
+from book_fixture import EVIL, MODELS, PROMPTS, RESULTS
+from conftest import TEST_EPOCH
+from factory import make_release, read_artifacts
 
 from searchgen_nb.errors import ReleaseError
 from searchgen_nb.book.release import check_executed, external_references, run_release
-
-EVIL = '<script>alert("x")</script> Evil'
-PROMPTS = [
-    prompt("f01", domains=["ART"], failure_modes=["EIK"]),
-    prompt("f02_texthard", domains=["ART", "HIS"], failure_modes=["THG"]),
-    prompt("f03", subset="NoSearch", domains=["HIS"], failure_modes=["EIK"]),
-    prompt("f04", domains=["SCI"], failure_modes=[]),
-]
-MODELS = {
-    "good": model("Good Model", type_="Commercial"),
-    "evil": model(EVIL, source_id="evil"),
-    "empty": model("Empty Model", "exclude", pending=True),  # no results yet (pending): every value N/A
-}
-# no result has text_rendering → that component is N/A for every model
-RESULTS = {
-    **{("good", p["sample_id"]): result({"checklist:0": 3, "rubric:image_quality": 2.5, "visual_reference_evaluation": 2}) for p in PROMPTS},
-    ("evil", "f01"): result({"checklist:0": 0, "rubric:image_quality": 0}),  # real zeros
-    ("evil", "f02_texthard"): result({"checklist:0": 1.5}),
-    ("evil", "f03"): IMAGE,
-    ("evil", "f04"): result({"checklist:0": 2, "rubric:ai_naturalness": 1}),
-}
-
-
-@pytest.fixture(scope="session")
-def fixture_release(tmp_path_factory):
-    """The small release, made once per run (across xdist workers, :func:`conftest.built_once`)."""
-    def build(base: Path):
-        cfg = make_release(base / "src", PROMPTS, MODELS, RESULTS, scoring={"min_ranking_coverage": 0.5})
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("SOURCE_DATE_EPOCH", TEST_EPOCH)
-            return cfg, run_release(cfg, log=lambda m: None, output_root=base / "site")
-
-    base, (cfg, outcome) = built_once(tmp_path_factory, "book", build)
-    return cfg, base / "site", outcome
-
 
 @pytest.fixture(autouse=True)
 def _reproducible_time(monkeypatch):
@@ -218,13 +184,32 @@ def test_error_output_or_early_exit_blocks_the_book():
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_demo_release_in_browser(browser, demo_release):
+def test_demo_book_in_browser(browser, demo_release):
+    """Every page of the demo book, opened once, fresh from disk: no script or console error
+    (the theme used to log "Got invalid theme mode" on each), no dialog, no request leaving
+    the disk, every chart drawn (slice sections opened); then what each page must show."""
     html = demo_release / "_build" / "html"
     assert external_references(html) == []
-    pg = Page(browser, html / "book" / "notebooks" / "04_leaderboard.html")
-    assert pg.page.locator("table#leaderboard-all tbody tr").count() == 13
-    pg.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
-    caps = pg.page.locator("table.sg-table caption").all_inner_texts()
+    paths = sorted(p for p in html.rglob("*.html") if "_static" not in p.parts and p.name not in ("search.html", "genindex.html"))
+    assert len(paths) >= 13
+    charts, opened = {}, {}
+    for path in paths:
+        pg = Page(browser, path)
+        if 'http-equiv="refresh"' not in path.read_text(encoding="utf-8").lower():  # index.html: a redirect to the intro
+            pg.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
+            charts[path.stem] = pg.wait_for_charts()
+        assert (pg.errors, pg.dialogs, pg.external) == ([], [], []), path.name
+        if path.stem in ("04_leaderboard", "05_domains", "intro", "methods"):
+            opened[path.stem] = pg
+        else:
+            pg.page.close()
+    # domains, failure modes (absolute and relative), compare (components and pairs): the full set
+    # and three slices each; the leaderboard's forests (All and four strata, three slices); audit;
+    # the compare picker
+    assert {k: v for k, v in charts.items() if v} == {"04_leaderboard": 8, "05_domains": 8, "06_failure_modes": 8, "07_compare": 9, "08_audit": 1}
+    page = opened["04_leaderboard"].page
+    assert page.locator("table#leaderboard-all tbody tr").count() == 13
+    caps = page.locator("table.sg-table caption").all_inner_texts()
     parts = [c.split(" · ") for c in caps]
     assert [p[:2] + p[-1:] for p in parts[:5]] == [
         ["All", "751 prompts", "slice full_751"], ["NoSearch", "100 prompts", "slice full_751"],
@@ -237,23 +222,16 @@ def test_demo_release_in_browser(browser, demo_release):
         ["All", "100 prompts", "slice testmini_easy"], ["NoSearch", "13 prompts", "slice testmini_easy"],
         ["All", "100 prompts", "slice testmini_hard"], ["NoSearch", "13 prompts", "slice testmini_hard"],
     ]
-    assert pg.page.locator("details.sg-slice > summary").all_inner_texts() == [
+    assert page.locator("details.sg-slice > summary").all_inner_texts() == [
         "Slice testmini · 200 prompts", "Slice testmini_easy · 100 prompts", "Slice testmini_hard · 100 prompts",
     ]
-    assert "Synthetic demo data" in pg.page.inner_text("body")
-    charts = 0
-    for name in ("05_domains", "06_failure_modes", "07_compare", "08_audit"):
-        p = Page(browser, html / "book" / "notebooks" / f"{name}.html")
-        p.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
-        charts += p.wait_for_charts()
-        assert p.dialogs == [] and p.external == []
-        if name == "05_domains":  # 22 domain columns fit a 1280 px window, without sideways scrolling
-            p.page.set_viewport_size({"width": 1280, "height": 1000})
-            svg, box = p.page.evaluate("() => { const c = document.querySelector('#sg-chart-heatmap-domain'); return [c.querySelector('svg').getBoundingClientRect().width, c.clientWidth]; }")
-            assert 0 < svg <= box, (svg, box)
-    assert charts == 2 * 4 + 2 * 4 + 2 * 4 + 1 + 1  # domains, failure modes (absolute and relative), compare (components and pairs): the full set and three slices each; audit; the compare picker
-    for page in ("intro", "methods"):
-        assert "Synthetic demo data" in Page(browser, html / "book" / f"{page}.html").page.inner_text("body")
+    # 22 domain columns fit a 1280 px window, without sideways scrolling
+    page = opened["05_domains"].page
+    page.set_viewport_size({"width": 1280, "height": 1000})
+    svg, box = page.evaluate("() => { const c = document.querySelector('#sg-chart-heatmap-domain'); return [c.querySelector('svg').getBoundingClientRect().width, c.clientWidth]; }")
+    assert 0 < svg <= box, (svg, box)
+    for name in ("04_leaderboard", "intro", "methods"):
+        assert "Synthetic demo data" in opened[name].page.inner_text("body"), name
 
 
 @pytest.mark.slow
@@ -274,34 +252,25 @@ def test_committed_outputs_diff_line_by_line(demo_release):
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_what_changed_page_in_browser(changed_release, browser):
-    """The changed demo's "What changed" page: first in Results, with the rank swap and the two lost results."""
-    pg = Page(browser, changed_release / "_build" / "html" / "book" / "notebooks" / "09_changes.html")
+def test_what_changed_page_in_browser(fixture_release, browser):
+    """The fixture's "What changed" page (previous release: PREVIOUS_RESULTS): first in Results,
+    with the rank swap, the unranked model, the lost result and the paired interval; the
+    ``<script>`` name stays text. (The changed demo's page is checked in test_changes.)"""
+    _, site, _ = fixture_release
+    pg = Page(browser, page_path(site, "09_changes"))
     text = pg.page.inner_text("main")
-    assert "Rank change in domain FAS" in text and "Tessellate 3 (tessellate_3) 6 → 5 ↑" in text
-    assert "sgb_nosearch_0017" in text and "sgb_nosearch_0020" in text
-    assert "scored → missing_evaluation" in text
+    assert "Compared with the release generated 2026-05-27T20:26:40+00:00 (4 prompts)." in text
+    assert f"Rank change in All: Good Model (good) 2 → 1 ↑, {EVIL} (evil) 1 → 2 ↓" in text
+    assert f"Rank change in NoSearch: Good Model (good) 2 → 1 ↑, {EVIL} (evil) 1 → unranked" in text
+    assert f"{EVIL} (evil): 1 result scored → missing_evaluation: f03" in text
+    # Good gains 50.0 on every prompt (2.5 after, 1 before, raw 0–3): a paired interval of one point
+    assert "All 33.3 → 83.3 (+50.0; paired 95% interval +50.0 to +50.0 on the 4 common prompts)" in text
     ranks = pg.page.locator("table#changes-ranks tbody tr").all_inner_texts()
-    assert len(ranks) == 4 and any("Halcyon Draw" in r and "↓" in r for r in ranks)
+    assert len(ranks) == 20 and f"All\t{EVIL}\t↓\t1\t2\t100.0\t25.0" in ranks
+    assert f"NoSearch\t{EVIL}\t•\t1\tN/A\t100.0\t0.0" in ranks  # unranked: no rank, a real 0.0 (zero_fill)
     nav = pg.page.locator("nav.bd-docs-nav a").all_inner_texts()
     assert nav.index("What changed") < nav.index("Leaderboard")  # first in Results
-    assert pg.dialogs == [] and pg.external == []
-
-
-@pytest.mark.slow
-@pytest.mark.browser
-def test_no_console_error_on_any_page(browser, demo_release):
-    """Every page of the demo book, opened fresh from disk: no script error, no console error
-    (the theme used to log "Got invalid theme mode" on each)."""
-    html = demo_release / "_build" / "html"
-    pages = sorted(p for p in html.rglob("*.html") if "_static" not in p.parts and p.name not in ("search.html", "genindex.html"))
-    assert len(pages) >= 11
-    for path in pages:
-        pg = Page(browser, path)
-        if pg.page.locator(".sg-chart").count():
-            pg.wait_for_charts()
-        assert pg.errors == [], (path.name, pg.errors)
-        pg.page.close()
+    assert pg.dialogs == [] and pg.external == [] and pg.errors == []
 
 
 @pytest.mark.slow
@@ -469,8 +438,7 @@ def test_prompt_explorer_opens_a_cells_prompts(browser, demo_release):
     records = list(found(json.loads(spec)))
     cell = next(r for r in records if r.get("tag") == "FAS" and r.get("model_id") == "halcyon_draw")
     assert cell["href"] == "10_prompts.html?domain=FAS&model=halcyon_draw"
-    pg = Page(browser, html / "05_domains.html")
-    pg.page.goto((html / cell["href"].split("?")[0]).as_uri() + "?" + cell["href"].split("?")[1])
+    pg = Page(browser, html / cell["href"].split("?")[0], query=cell["href"].split("?")[1])
     pg.page.wait_for_selector("table#prompt-explorer[data-sg-shown]")
     assert pg.page.get_attribute("table#prompt-explorer", "data-sg-shown") == str(cell["n_total"]) == "23"
     assert pg.page.inner_text("#prompt-explorer-filter").startswith("Showing the 23 prompts of: domain FAS, model halcyon_draw.")

@@ -84,6 +84,13 @@ def test_changes_json_of_the_changed_demo(demo_data, changed_data):
     html = "".join(f.html for f in pages.changes(views.Release(changed_data)))
     first_pair = ch["pairs"][0]["overall_9_before"]
     assert f">{first_pair!r}<" not in html and f">{first_pair:.4f}</td>" in html  # (sorting keeps the exact value)
+    # the page's facts: the rank swap in FAS, the two lost results (the page in a browser: test_book)
+    assert ("<li>Rank change in domain FAS: <strong>Tessellate 3</strong> (<code>tessellate_3</code>) 6 → 5 ↑, "
+            "<strong>Halcyon Draw</strong> (<code>halcyon_draw</code>) 5 → 6 ↓</li>") in html
+    assert "scored → missing_evaluation" in html and all(s in html for s in LOST)
+    moves = views.rank_moves_frame(views.Release(changed_data))
+    assert [tuple(r) for r in moves[["Model", "Move", "Rank before", "Rank after"]].itertuples(index=False)] == [
+        ("Halcyon Draw", "↓", 5, 6), ("Tessellate 3", "↑", 6, 5), ("Halcyon Draw", "↓", 6, 7), ("Marrowleaf", "↑", 7, 6)]
 
 
 # ---- small hand-made pairs ------------------------------------------------------------------

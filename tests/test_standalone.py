@@ -4,6 +4,7 @@ and no machine path reaches anything meant to be committed."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -29,34 +30,38 @@ def first_difference(name: str, mine: dict[str, bytes], theirs: dict[str, bytes]
 
 
 @pytest.mark.slow
-def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_path_factory, demo_tree, demo_release):
+def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_path_factory, demo_tree, fixture_release):
     """``pip install .`` (not editable) into a fresh venv, then ``demo`` and ``release --project``
     run from a folder outside the checkout; outputs land below --output-root, never in
     site-packages, and the executed notebooks hold no machine path.
 
-    Two installs, two places, two processes, one result: the book, the executed notebooks and
-    the artifacts equal byte for byte those of the session's demo release (made in-process from
-    the editable checkout, in another folder). This is the "two fresh clones build the same
+    Two installs, two places, two processes, one result: the installed ``demo`` writes the
+    session's demo byte for byte, and the installed ``release`` of the book tests' release
+    (``conftest.fixture_release``: a previous release, every page, a ``<script>`` name) publishes
+    the book, the executed notebooks and the artifacts that the editable checkout published
+    in-process in another folder, byte for byte. This is the "two fresh clones build the same
     book" promise; the lock's versions are checked against the installed ones by test_packaging.
 
     The fresh venv borrows the dependencies of this environment through a ``.pth`` file (the
     lock is checked by test_packaging), so the test needs no network."""
+    cfg, site, _ = fixture_release
     venv = tmp_path / "v"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    site = next((venv / "lib").glob("python3*/site-packages"))
-    (site / "borrowed-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site_packages = next((venv / "lib").glob("python3*/site-packages"))
+    (site_packages / "borrowed-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     pip = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", str(ROOT)],
         capture_output=True, text=True,
     )
     assert pip.returncode == 0, pip.stderr
-    assert (site / "searchgen_nb" / "data" / "taxonomy.json").exists()  # installed, not linked
+    assert (site_packages / "searchgen_nb" / "data" / "taxonomy.json").exists()  # installed, not linked
+    assert not list(site_packages.glob("__editable__*searchgen_nb*"))
     work = tmp_path / "elsewhere"
     work.mkdir()
-    # The same relative layout as the session's demo release: the notebooks name their config
+    # The same relative layout as the session's releases: the notebooks name their config
     # relative to the output root, so "the same release" means the same folders below one root.
     base = shared_root(tmp_path_factory)
-    demo_dir, out = demo_tree.path.relative_to(base).as_posix(), demo_release.relative_to(base).as_posix()
+    demo_dir = demo_tree.path.relative_to(base).as_posix()
     env = {**os.environ, "SOURCE_DATE_EPOCH": TEST_EPOCH, "PYTHONHASHSEED": "12345"}
     env.pop("SEARCHGEN_ROOT", None)
     exe = str(venv / "bin" / "searchgen-nb")
@@ -64,13 +69,17 @@ def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_p
     assert r.returncode == 0, r.stderr
     # another process, hash seed, cwd and install write the very same demo, byte for byte
     assert tree_bytes(work / demo_dir) == tree_bytes(demo_tree.path)
-    r = subprocess.run([exe, "release", f"{demo_dir}/release.yml", "--output-root", out], cwd=work, capture_output=True, text=True, env=env)
+    book = site.parent.relative_to(base)
+    for part in ("src", "prev-data"):
+        shutil.copytree(base / book / part, work / book / part)
+    config, out = (book / "src" / cfg.name).as_posix(), (book / "site").as_posix()
+    r = subprocess.run([exe, "release", config, "--output-root", out], cwd=work, capture_output=True, text=True, env=env)
     assert r.returncode == 1 and "give --project DIR" in r.stderr, r.stderr  # no notebooks in site-packages
-    r = subprocess.run([exe, "release", f"{demo_dir}/release.yml", "--project", str(ROOT), "--output-root", out], cwd=work, capture_output=True, text=True, env=env)
+    r = subprocess.run([exe, "release", config, "--project", str(ROOT), "--output-root", out], cwd=work, capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
-    assert (work / out / "_build" / "html" / "index.html").exists()
+    assert (work / out / "_build" / "html" / "book" / "notebooks" / "09_changes.html").exists()
     assert (work / out / "public" / "data" / "manifest.json").exists()
-    assert not list(site.glob("build")) and not list(site.glob("public"))  # nothing written into site-packages
+    assert not list(site_packages.glob("build")) and not list(site_packages.glob("public"))  # nothing written into site-packages
     machine = (str(tmp_path), str(ROOT), sys.prefix)
     committed = [*(work / out / "book" / "notebooks").glob("*.ipynb"), *(p for p in (work / out / "public" / "data").rglob("*") if p.is_file())]
     assert len(committed) > 8
@@ -79,7 +88,7 @@ def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_p
         for m in machine:
             assert m not in text, (path.name, m)
     for part in ("_build/html", "book/notebooks", "public/data"):
-        mine, theirs = tree_bytes(work / out / part), tree_bytes(demo_release / part)
+        mine, theirs = tree_bytes(work / out / part), tree_bytes(site / part)
         assert sorted(mine) == sorted(theirs), part
         differ = [name for name in mine if mine[name] != theirs[name]]
         assert differ == [], f"{part}: {len(differ)} files differ, {first_difference(differ[0], mine, theirs)}"
