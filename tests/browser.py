@@ -32,20 +32,40 @@ def launch(p):
     return p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
 
 
+#: The window of every page a test opens with :class:`Page`.
+VIEWPORT = {"width": 1400, "height": 1000}
+#: One tab per launched browser, reused by every :class:`Page`: a new context and tab per page
+#: cost Chromium about a CPU-second each (a new renderer process), twice what the page itself
+#: costs; a navigation loads the page fresh from disk all the same.
+_TABS: dict = {}
+
+
 class Page:
-    """A loaded book page with the requests, dialogs and page errors it caused."""
+    """A book page loaded fresh from disk in the browser's reusable tab (window
+    :data:`VIEWPORT`), with the requests, dialogs and page errors its load caused. The tab
+    belongs to the next Page once that one is opened; a test that needs its own settings
+    (colour scheme, print media) opens its own context."""
 
     def __init__(self, browser, path: Path, query: str = ""):
         self.external: list[str] = []
         self.dialogs: list[str] = []
         self.errors: list[str] = []
-        self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        self.page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "blob:", "about:")) else self.external.append(r.url))
-        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("console", lambda m: self.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
-        self.page.goto(path.resolve().as_uri() + (f"?{query}" if query else ""))
-        self.page.wait_for_load_state("load")
+        tab = _TABS.get(browser)
+        if tab is None or tab.is_closed():
+            tab = _TABS[browser] = browser.new_page()
+            tab.sg_current = self
+            # each page starts with empty storage, as in a new context (the theme keeps its mode there)
+            tab.add_init_script("try { localStorage.clear(); sessionStorage.clear(); } catch (e) {}")
+            tab.on("request", lambda r: None if r.url.startswith(("file:", "data:", "blob:", "about:")) else tab.sg_current.external.append(r.url))
+            tab.on("dialog", lambda d: (tab.sg_current.dialogs.append(d.message), d.dismiss()))
+            tab.on("pageerror", lambda e: tab.sg_current.errors.append(str(e)))
+            tab.on("console", lambda m: tab.sg_current.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+        tab.goto("about:blank")  # the previous page's late events go to the previous Page
+        tab.sg_current = self
+        tab.set_viewport_size(VIEWPORT)
+        self.page = tab
+        tab.goto(path.resolve().as_uri() + (f"?{query}" if query else ""))
+        tab.wait_for_load_state("load")
 
     def wait_for_charts(self) -> int:
         """Wait until every chart container holds an SVG; return the number of charts."""

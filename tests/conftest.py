@@ -14,6 +14,7 @@ that only read them. A test that changes the demo works on its own copy
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import pickle
@@ -25,9 +26,6 @@ from typing import NamedTuple
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-
-#: Session fixtures that make the full demo; a test that uses one must be marked ``slow``.
-SLOW_FIXTURES = ("demo_tree", "demo_data", "demo_release", "changed_data", "fixture_release")
 
 #: Every chart a test builds — in this process and in the kernels of the releases the tests
 #: run — is checked against the Vega-Lite schema (a plain release skips the check for speed;
@@ -46,7 +44,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "browser: opens pages in headless Chromium (Debian chromium + playwright)")
 
 
-def pytest_collection_modifyitems(config, items):
+def check_marks(items) -> None:
     """Keep the fast loop fast: a test that uses the demo or a browser must say so."""
     unmarked = []
     for item in items:
@@ -59,6 +57,27 @@ def pytest_collection_modifyitems(config, items):
         raise pytest.UsageError("unmarked expensive tests:\n  " + "\n  ".join(unmarked))
 
 
+def builds_of(item) -> list[str]:
+    """The session builds a test waits for, in BUILDS order."""
+    names = {b for f in getattr(item, "fixturenames", ()) for b in FIXTURE_BUILDS.get(f, ())}
+    return [b for b in BUILDS if b in names]
+
+
+@pytest.hookimpl(trylast=True)  # after -m / -k deselected what will not run
+def pytest_collection_modifyitems(session, config, items):
+    """Order the tests by the builds they wait for (none first, then by the last one in BUILDS
+    order; otherwise as collected) and start the background builder for those builds. Every
+    xdist worker computes the same order, as xdist requires."""
+    check_marks(items)
+    order = list(BUILDS)
+    stage = {id(item): max((order.index(b) + 1 for b in builds_of(item)), default=0) for item in items}
+    items.sort(key=lambda item: stage[id(item)])  # stable: collection order within a stage
+    needed = [b for b in order if any(b in builds_of(item) for item in items)]
+    if needed and not config.option.collectonly and os.environ.get("SEARCHGEN_TEST_PREBUILD", "1") != "0":
+        # the object the tmp_path_factory fixture returns (pytest's own tmpdir plugin)
+        start_prebuild(shared_root(config._tmp_path_factory), needed)
+
+
 def shared_root(tmp_path_factory) -> Path:
     """The temporary folder every pytest-xdist worker of this run sees (its own basetemp's
     parent under xdist; the basetemp itself in a plain run)."""
@@ -66,12 +85,94 @@ def shared_root(tmp_path_factory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
-def built_once(tmp_path_factory, name: str, build) -> tuple[Path, object]:
-    """``build(folder)`` run once per test run, whatever the number of xdist workers: the first
-    worker to get here builds ``<shared root>/<name>`` under an exclusive lock (``flock``); the
-    others wait for it and reuse the folder. ``build`` returns a picklable value, kept beside
-    the folder. Returns ``(folder, value)``."""
-    root = shared_root(tmp_path_factory)
+# ---- the expensive session builds -------------------------------------------------------------
+#
+# Each is a folder ``<shared root>/<name>`` made once per run by whichever process gets there
+# first — a test's fixture or the background builder (:func:`start_prebuild`) — under an
+# exclusive lock; a ``<name>.done.pickle`` beside it holds the build's value. A process that
+# dies while building leaves no ``done`` file: the next one to need it builds it again.
+
+
+def _build_demo(root: Path, folder: Path) -> dict:
+    from searchgen_nb.demo import write_demo
+
+    return write_demo(folder / "release")
+
+
+def _build_demo_data(root: Path, folder: Path) -> None:
+    from searchgen_nb.config import load_config
+    from searchgen_nb.pipeline import run_data
+
+    demo, _ = ensure_built(root, "demo")
+    run_data(load_config(demo / "release" / "release.yml"), folder / "data", progress=False)
+
+
+def _build_demo_release(root: Path, folder: Path) -> None:
+    from searchgen_nb.book.release import run_release
+
+    demo, _ = ensure_built(root, "demo")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SOURCE_DATE_EPOCH", TEST_EPOCH)
+        run_release(demo / "release" / "release.yml", log=lambda m: None, output_root=folder / "site")
+
+
+def _build_demo_changed(root: Path, folder: Path) -> None:
+    from searchgen_nb.config import load_config
+    from searchgen_nb.demo import write_demo
+    from searchgen_nb.pipeline import run_data
+
+    demo_data, _ = ensure_built(root, "demo-data")
+    write_demo(folder / "src", changed=True, previous=demo_data / "data")
+    run_data(load_config(folder / "src" / "release.yml"), folder / "data", progress=False)
+
+
+def _build_book(root: Path, folder: Path):
+    from book_fixture import MODELS, PREVIOUS_RESULTS, PROMPTS, RESULTS
+    from factory import make_release
+
+    from searchgen_nb.book.release import run_release
+    from searchgen_nb.config import load_config
+    from searchgen_nb.pipeline import run_data
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SOURCE_DATE_EPOCH", str(int(TEST_EPOCH) - 86400))
+        prev = make_release(folder / "prev", PROMPTS, MODELS, PREVIOUS_RESULTS, scoring={"min_ranking_coverage": 0.5})
+        run_data(load_config(prev), folder / "prev-data", progress=False)
+        cfg = make_release(folder / "src", PROMPTS, MODELS, RESULTS, scoring={"min_ranking_coverage": 0.5}, previous_release="../prev-data")
+        mp.setenv("SOURCE_DATE_EPOCH", TEST_EPOCH)
+        return cfg, run_release(cfg, log=lambda m: None, output_root=folder / "site")
+
+
+#: name → build(root, folder); a build makes what it needs first with :func:`ensure_built`.
+BUILDS = {
+    "demo": _build_demo,
+    "book": _build_book,
+    "demo-release": _build_demo_release,
+    "demo-data": _build_demo_data,
+    "demo-changed": _build_demo_changed,
+}
+#: The session fixture that hands out each build, and the builds it waits for.
+FIXTURE_BUILDS = {
+    "demo_tree": ("demo",),
+    "fixture_release": ("book",),
+    "demo_release": ("demo", "demo-release"),
+    "demo_data": ("demo", "demo-data"),
+    "changed_data": ("demo", "demo-data", "demo-changed"),
+}
+#: Every fixture that makes or reads one of the builds; a test that uses one must be ``slow``.
+SLOW_FIXTURES = tuple(FIXTURE_BUILDS)
+
+
+def ensure_built(root: Path, name: str) -> tuple[Path, object]:
+    """``BUILDS[name]`` run once per test run, whatever the number of processes: the first to
+    get here builds ``<root>/<name>`` under an exclusive lock (``flock``); the others wait for
+    it and reuse the folder. Returns ``(folder, value)``."""
+    return built_once_in(root, name, lambda folder: BUILDS[name](root, folder))
+
+
+def built_once_in(root: Path, name: str, build) -> tuple[Path, object]:
+    """``build(folder)`` once per run for ``<root>/<name>`` (see :func:`ensure_built`); ``build``
+    returns a picklable value, kept beside the folder. Returns ``(folder, value)``."""
     folder, done = root / name, root / f"{name}.done.pickle"
     with open(root / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -80,6 +181,60 @@ def built_once(tmp_path_factory, name: str, build) -> tuple[Path, object]:
             folder.mkdir(parents=True)
             done.write_bytes(pickle.dumps(build(folder)))
         return folder, pickle.loads(done.read_bytes())
+
+
+def built_once(tmp_path_factory, name: str, build) -> tuple[Path, object]:
+    """:func:`built_once_in` the run's shared temporary folder."""
+    return built_once_in(shared_root(tmp_path_factory), name, build)
+
+
+# ---- the background builder -------------------------------------------------------------------
+#
+# While the tests that need no build run, one background process makes the builds the selected
+# tests need (in BUILDS order, the longest chain first): the run then keeps both cores busy
+# instead of waiting for a release at its first browser test. Tests are ordered to match:
+# those without a build first, then by the last build they need. SEARCHGEN_TEST_PREBUILD=0
+# turns the builder off (each build is then made by the first test that needs it).
+
+_PREBUILD: dict = {}
+
+
+def start_prebuild(root: Path, names: list[str]) -> None:
+    """Start ``python conftest.py ROOT NAME…`` (its own process group, output in
+    ``<root>/prebuild.log``) unless another process of this run already did."""
+    import subprocess
+
+    try:
+        fd = os.open(root / "prebuild.started", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return
+    os.close(fd)
+    log = open(root / "prebuild.log", "wb")
+    _PREBUILD["proc"] = subprocess.Popen(
+        [sys.executable, str(Path(__file__)), str(root), *names], stdout=log, stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL, start_new_session=True, cwd=Path(__file__).parent,
+    )
+    log.close()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Wait for the background builder (every build it makes is one a selected test needs),
+    unless the run was stopped early: then stop it and everything it started."""
+    import signal
+    import subprocess
+
+    proc = _PREBUILD.pop("proc", None)
+    if proc is None:
+        return
+    if exitstatus == 0:
+        try:
+            proc.wait(timeout=600)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 class DemoTree(NamedTuple):
@@ -92,80 +247,46 @@ class DemoTree(NamedTuple):
 
 @pytest.fixture(scope="session")
 def demo_tree(tmp_path_factory) -> DemoTree:
-    """The synthetic demo, written once per run into a temporary folder (outside the
-    project, so its ``release.yml`` has no ``release_config`` key)."""
-    from searchgen_nb.demo import write_demo
-
-    folder, summary = built_once(tmp_path_factory, "demo", lambda f: write_demo(f / "release"))
+    """The synthetic demo (751 prompts × 13 models, ~18,800 files), written once per run into a
+    temporary folder (outside the project, so its ``release.yml`` has no ``release_config`` key)."""
+    folder, summary = ensure_built(shared_root(tmp_path_factory), "demo")
     return DemoTree(folder / "release", summary)
 
 
 @pytest.fixture(scope="session")
-def demo_data(demo_tree, tmp_path_factory) -> Path:
+def demo_data(tmp_path_factory) -> Path:
     """The demo's artifacts from the data command (``run_data``: extract, aggregate, validate,
     publish) in a folder of their own. Read only: copy it before changing it."""
-    from searchgen_nb.config import load_config
-    from searchgen_nb.pipeline import run_data
-
-    def build(folder: Path) -> None:
-        run_data(load_config(demo_tree.path / "release.yml"), folder / "data", progress=False)
-
-    folder, _ = built_once(tmp_path_factory, "demo-data", build)
+    folder, _ = ensure_built(shared_root(tmp_path_factory), "demo-data")
     return folder / "data"
 
 
 @pytest.fixture(scope="session")
-def demo_release(demo_tree, tmp_path_factory) -> Path:
+def demo_release(tmp_path_factory) -> Path:
     """The whole demo release (notebooks → book → publish) below a session folder; returns
     that output root (``public/data/``, ``_build/html/``, ``book/notebooks/``). Read only."""
-    from searchgen_nb.book.release import run_release
-
-    def build(folder: Path) -> None:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("SOURCE_DATE_EPOCH", TEST_EPOCH)
-            run_release(demo_tree.path / "release.yml", log=lambda m: None, output_root=folder / "site")
-
-    folder, _ = built_once(tmp_path_factory, "demo-release", build)
+    folder, _ = ensure_built(shared_root(tmp_path_factory), "demo-release")
     return folder / "site"
 
 
 @pytest.fixture(scope="session")
-def changed_data(demo_data, tmp_path_factory) -> Path:
+def changed_data(tmp_path_factory) -> Path:
     """The second, changed demo release (``searchgen-nb demo --changed``) with
     ``previous_release`` = the demo's published data (``demo_data``), published by ``run_data``.
     Its source tree is the folder's ``src``. Read only."""
-    from searchgen_nb.config import load_config
-    from searchgen_nb.demo import write_demo
-    from searchgen_nb.pipeline import run_data
-
-    def build(folder: Path) -> None:
-        write_demo(folder / "src", changed=True, previous=demo_data)
-        run_data(load_config(folder / "src" / "release.yml"), folder / "data", progress=False)
-
-    folder, _ = built_once(tmp_path_factory, "demo-changed", build)
+    folder, _ = ensure_built(shared_root(tmp_path_factory), "demo-changed")
     return folder / "data"
 
 
 @pytest.fixture(scope="session")
 def fixture_release(tmp_path_factory):
-    """The small release, made once per run (across xdist workers, :func:`conftest.built_once`),
-    with a previous release (``prev-data``, published by ``run_data``) so that its "What changed"
-    page has a rank swap and a lost result."""
-    from book_fixture import MODELS, PREVIOUS_RESULTS, PROMPTS, RESULTS
-    from factory import make_release
-
-    from searchgen_nb.book.release import run_release
-    from searchgen_nb.config import load_config
-    from searchgen_nb.pipeline import run_data
-
-    def build(base: Path):
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("SOURCE_DATE_EPOCH", str(int(TEST_EPOCH) - 86400))
-            prev = make_release(base / "prev", PROMPTS, MODELS, PREVIOUS_RESULTS, scoring={"min_ranking_coverage": 0.5})
-            run_data(load_config(prev), base / "prev-data", progress=False)
-            cfg = make_release(base / "src", PROMPTS, MODELS, RESULTS, scoring={"min_ranking_coverage": 0.5}, previous_release="../prev-data")
-            mp.setenv("SOURCE_DATE_EPOCH", TEST_EPOCH)
-            return cfg, run_release(cfg, log=lambda m: None, output_root=base / "site")
-
-    base, (cfg, outcome) = built_once(tmp_path_factory, "book", build)
+    """The small release of the book tests (``book_fixture``), with a previous release
+    (``prev-data``, published by ``run_data``) so that its "What changed" page has a rank swap
+    and a lost result. Returns ``(config path, output root, ReleaseOutcome)``. Read only."""
+    base, (cfg, outcome) = ensure_built(shared_root(tmp_path_factory), "book")
     return cfg, base / "site", outcome
+
+
+if __name__ == "__main__":  # the background builder: python conftest.py ROOT NAME…
+    for name in sys.argv[2:]:
+        ensure_built(Path(sys.argv[1]), name)

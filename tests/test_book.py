@@ -192,22 +192,30 @@ def test_demo_book_in_browser(browser, demo_release):
     assert external_references(html) == []
     paths = sorted(p for p in html.rglob("*.html") if "_static" not in p.parts and p.name not in ("search.html", "genindex.html"))
     assert len(paths) >= 13
-    charts, opened = {}, {}
+    charts = {}
     for path in paths:
         pg = Page(browser, path)
         if 'http-equiv="refresh"' not in path.read_text(encoding="utf-8").lower():  # index.html: a redirect to the intro
             pg.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
             charts[path.stem] = pg.wait_for_charts()
         assert (pg.errors, pg.dialogs, pg.external) == ([], [], []), path.name
-        if path.stem in ("04_leaderboard", "05_domains", "intro", "methods"):
-            opened[path.stem] = pg
-        else:
-            pg.page.close()
+        if path.stem in ("04_leaderboard", "intro", "methods"):
+            assert "Synthetic demo data" in pg.page.inner_text("body"), path.name
+        if path.stem == "04_leaderboard":
+            _check_demo_leaderboard(pg.page)
+        if path.stem == "05_domains":  # 22 domain columns fit a 1280 px window, without sideways scrolling
+            pg.page.set_viewport_size({"width": 1280, "height": 1000})
+            svg, box = pg.page.evaluate("() => { const c = document.querySelector('#sg-chart-heatmap-domain'); return [c.querySelector('svg').getBoundingClientRect().width, c.clientWidth]; }")
+            assert 0 < svg <= box, (svg, box)
     # domains, failure modes (absolute and relative), compare (components and pairs): the full set
     # and three slices each; the leaderboard's forests (All and four strata, three slices); audit;
     # the compare picker
     assert {k: v for k, v in charts.items() if v} == {"04_leaderboard": 8, "05_domains": 8, "06_failure_modes": 8, "07_compare": 9, "08_audit": 1}
-    page = opened["04_leaderboard"].page
+
+
+def _check_demo_leaderboard(page) -> None:
+    """The demo's leaderboard page: 13 models; the five stratum tables of the full set, then one
+    section per other slice with its own five (the published v1.1 counts)."""
     assert page.locator("table#leaderboard-all tbody tr").count() == 13
     caps = page.locator("table.sg-table caption").all_inner_texts()
     parts = [c.split(" · ") for c in caps]
@@ -216,7 +224,6 @@ def test_demo_book_in_browser(browser, demo_release):
         ["SearchIntensive", "651 prompts", "slice full_751"], ["VisualSearch", "387 prompts", "slice full_751"],
         ["TextualSearch", "264 prompts", "slice full_751"],
     ]
-    # one section per other slice, each with its five stratum tables (the published v1.1 counts)
     assert [p[:2] + p[-1:] for p in parts[5:] if p[0] in ("All", "NoSearch")] == [
         ["All", "200 prompts", "slice testmini"], ["NoSearch", "26 prompts", "slice testmini"],
         ["All", "100 prompts", "slice testmini_easy"], ["NoSearch", "13 prompts", "slice testmini_easy"],
@@ -225,13 +232,6 @@ def test_demo_book_in_browser(browser, demo_release):
     assert page.locator("details.sg-slice > summary").all_inner_texts() == [
         "Slice testmini · 200 prompts", "Slice testmini_easy · 100 prompts", "Slice testmini_hard · 100 prompts",
     ]
-    # 22 domain columns fit a 1280 px window, without sideways scrolling
-    page = opened["05_domains"].page
-    page.set_viewport_size({"width": 1280, "height": 1000})
-    svg, box = page.evaluate("() => { const c = document.querySelector('#sg-chart-heatmap-domain'); return [c.querySelector('svg').getBoundingClientRect().width, c.clientWidth]; }")
-    assert 0 < svg <= box, (svg, box)
-    for name in ("04_leaderboard", "intro", "methods"):
-        assert "Synthetic demo data" in opened[name].page.inner_text("body"), name
 
 
 @pytest.mark.slow
@@ -313,8 +313,7 @@ def test_phone_width_and_print(browser, demo_release):
     cell = page.locator("table#leaderboard-all tbody tr").first.locator("td").nth(3)
     box = cell.bounding_box()
     assert cell.inner_text() == "75.6" and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
-    page.close()
-    page = browser.new_page(viewport={"width": 1000, "height": 1400})
+    page.set_viewport_size({"width": 1000, "height": 1400})
     page.goto((html / "book" / "intro.html").as_uri())
     page.emulate_media(media="print")
     assert page.locator(".bd-header-announcement").first.is_visible()
@@ -461,17 +460,28 @@ def test_prompt_explorer_opens_a_cells_prompts(browser, demo_release):
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_charts_follow_the_dark_theme(browser, demo_release):
-    page_path = demo_release / "_build" / "html" / "book" / "notebooks" / "05_domains.html"
-    backgrounds = {}
-    for scheme in ("dark", "light"):
-        ctx = browser.new_context(color_scheme=scheme)
-        page = ctx.new_page()
-        page.goto(page_path.as_uri())
-        page.wait_for_function("() => [...document.querySelectorAll('.sg-chart')].every(d => d.querySelector('svg'))", timeout=15000)
-        backgrounds[scheme] = page.evaluate("() => document.querySelector('#sg-chart-heatmap-domain svg').style.backgroundColor")
-        ctx.close()
-    assert backgrounds == {"dark": "rgb(51, 51, 51)", "light": "white"}
+def test_book_follows_the_dark_theme(browser, demo_release):
+    """A reader whose system is dark gets dark charts and no light box around the tables;
+    a light one gets white charts."""
+    notebooks = demo_release / "_build" / "html" / "book" / "notebooks"
+    charts_drawn = "() => [...document.querySelectorAll('.sg-chart')].every(d => d.querySelector('svg'))"
+    background = "() => document.querySelector('#sg-chart-heatmap-domain svg').style.backgroundColor"
+    ctx = browser.new_context(color_scheme="dark")
+    page = ctx.new_page()
+    page.goto((notebooks / "05_domains.html").as_uri())
+    page.wait_for_function(charts_drawn, timeout=15000)
+    dark = page.evaluate(background)
+    page.goto((notebooks / "04_leaderboard.html").as_uri())
+    page.wait_for_selector("table#leaderboard-all[data-sg-ready]")
+    box = page.evaluate("() => getComputedStyle(document.querySelector('.sg-table-tools').parentElement).backgroundColor")
+    right = page.evaluate("() => [document.querySelector('.dt-search input').getBoundingClientRect().right, document.querySelector('#leaderboard-all-wrap').getBoundingClientRect().right]")
+    ctx.close()
+    assert dark == "rgb(51, 51, 51)"
+    assert box == "rgba(0, 0, 0, 0)"  # no light box around every table
+    assert right[0] <= right[1]  # the search box stays inside its table
+    light = Page(browser, notebooks / "05_domains.html")
+    light.wait_for_charts()
+    assert light.page.evaluate(background) == "white"
 
 
 @pytest.mark.slow
@@ -513,15 +523,3 @@ def test_compare_any_models_in_the_built_book(browser, demo_release):
     assert pg.errors == []
 
 
-@pytest.mark.slow
-@pytest.mark.browser
-def test_dark_theme_keeps_outputs_dark(browser, demo_release):
-    ctx = browser.new_context(color_scheme="dark")
-    page = ctx.new_page()
-    page.goto((demo_release / "_build" / "html" / "book" / "notebooks" / "04_leaderboard.html").as_uri())
-    page.wait_for_selector("table#leaderboard-all[data-sg-ready]")
-    box = page.evaluate("() => getComputedStyle(document.querySelector('.sg-table-tools').parentElement).backgroundColor")
-    right = page.evaluate("() => [document.querySelector('.dt-search input').getBoundingClientRect().right, document.querySelector('#leaderboard-all-wrap').getBoundingClientRect().right]")
-    ctx.close()
-    assert box == "rgba(0, 0, 0, 0)"  # no light box around every table
-    assert right[0] <= right[1]  # the search box stays inside its table
