@@ -99,14 +99,6 @@ def _build_demo(root: Path, folder: Path) -> dict:
     return write_demo(folder / "release")
 
 
-def _build_demo_data(root: Path, folder: Path) -> None:
-    from searchgen_nb.config import load_config
-    from searchgen_nb.pipeline import run_data
-
-    demo, _ = ensure_built(root, "demo")
-    run_data(load_config(demo / "release" / "release.yml"), folder / "data", progress=False)
-
-
 def _build_demo_release(root: Path, folder: Path) -> None:
     from searchgen_nb.book.release import run_release
 
@@ -121,8 +113,8 @@ def _build_demo_changed(root: Path, folder: Path) -> None:
     from searchgen_nb.demo import write_demo
     from searchgen_nb.pipeline import run_data
 
-    demo_data, _ = ensure_built(root, "demo-data")
-    write_demo(folder / "src", changed=True, previous=demo_data / "data")
+    demo_release, _ = ensure_built(root, "demo-release")
+    write_demo(folder / "src", changed=True, previous=demo_release / "site" / "public" / "data")
     run_data(load_config(folder / "src" / "release.yml"), folder / "data", progress=False)
 
 
@@ -148,7 +140,6 @@ BUILDS = {
     "demo": _build_demo,
     "book": _build_book,
     "demo-release": _build_demo_release,
-    "demo-data": _build_demo_data,
     "demo-changed": _build_demo_changed,
 }
 #: The session fixture that hands out each build, and the builds it waits for.
@@ -156,8 +147,8 @@ FIXTURE_BUILDS = {
     "demo_tree": ("demo",),
     "fixture_release": ("book",),
     "demo_release": ("demo", "demo-release"),
-    "demo_data": ("demo", "demo-data"),
-    "changed_data": ("demo", "demo-data", "demo-changed"),
+    "demo_data": ("demo", "demo-release"),
+    "changed_data": ("demo", "demo-release", "demo-changed"),
 }
 #: Every fixture that makes or reads one of the builds; a test that uses one must be ``slow``.
 SLOW_FIXTURES = tuple(FIXTURE_BUILDS)
@@ -255,10 +246,11 @@ def demo_tree(tmp_path_factory) -> DemoTree:
 
 @pytest.fixture(scope="session")
 def demo_data(tmp_path_factory) -> Path:
-    """The demo's artifacts from the data command (``run_data``: extract, aggregate, validate,
-    publish) in a folder of their own. Read only: copy it before changing it."""
-    folder, _ = ensure_built(shared_root(tmp_path_factory), "demo-data")
-    return folder / "data"
+    """The demo's published artifacts (``public/data`` of :func:`demo_release`: extract,
+    aggregate, validate, publish, run by its notebooks). ``searchgen-nb data`` writes the same
+    bytes (test_demo_release). Read only: copy it before changing it."""
+    folder, _ = ensure_built(shared_root(tmp_path_factory), "demo-release")
+    return folder / "site" / "public" / "data"
 
 
 @pytest.fixture(scope="session")
@@ -272,7 +264,7 @@ def demo_release(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def changed_data(tmp_path_factory) -> Path:
     """The second, changed demo release (``searchgen-nb demo --changed``) with
-    ``previous_release`` = the demo's published data (``demo_data``), published by ``run_data``.
+    ``previous_release`` = the demo's published data (:func:`demo_data`), published by ``run_data``.
     Its source tree is the folder's ``src``. Read only."""
     folder, _ = ensure_built(shared_root(tmp_path_factory), "demo-changed")
     return folder / "data"
