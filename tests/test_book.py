@@ -59,6 +59,23 @@ def test_release_publishes_everything(fixture_release):
 
 
 @pytest.mark.slow
+def test_pages_load_only_the_vendor_scripts_they_use(fixture_release):
+    """Vega only where a chart is drawn, DataTables only where a table is enhanced (parsing
+    both costs every page a quarter of a second); the opened pages stay free of script errors
+    (the browser tests)."""
+    import re
+
+    html = fixture_release[1] / "_build" / "html" / "book"
+
+    def vendor(page: str) -> list[str]:
+        return re.findall(r'<script src="[^"]*/(vega-embed|datatables)\.bundle\.js', (html / page).read_text(encoding="utf-8"))
+
+    assert vendor("notebooks/04_leaderboard.html") == ["vega-embed", "datatables"]
+    assert vendor("notebooks/09_changes.html") == ["datatables"]  # tables of the changes, no chart
+    assert vendor("intro.html") == []
+
+
+@pytest.mark.slow
 def test_executed_notebooks_are_normalized(fixture_release):
     _, site, outcome = fixture_release
     for path in outcome.notebooks:

@@ -52,6 +52,10 @@ VENDOR_CSS = (
     "datatables.bundle.css",
     "searchgen-nb.css",
 )
+#: A vendor script a page loads only when its body holds the marker (the book's Sphinx
+#: extension drops it from every other page): Vega where a chart is drawn (charts.py), DataTables
+#: where a table is enhanced (tables.py). Parsing both costs a page about a quarter of a second.
+PAGE_SCRIPTS = {"vega-embed.bundle.js": 'class="sg-chart"', "datatables.bundle.js": "data-sg-options="}
 #: The global the converted DataTables bundle defines.
 DATATABLES_GLOBAL = "SearchgenDataTables"
 PROVENANCE_FILE = "VENDOR.txt"

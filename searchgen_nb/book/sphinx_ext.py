@@ -1,5 +1,6 @@
 """Sphinx extension of the book (``sphinx: extra_extensions: [searchgen_nb.book.sphinx_ext]``):
-per page, drops duplicated script/style entries and fails the build (with ``-W``) on any
+per page, drops duplicated script/style entries and the vendor scripts the page does not use
+(:data:`searchgen_nb.book.assets.PAGE_SCRIPTS`), and fails the build (with ``-W``) on any
 script or style sheet loaded from the web — the book must open offline."""
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ def _asset_key(asset: object) -> tuple:
 
 
 def _page_assets_guard(app, pagename, templatename, context, doctree) -> None:
-    """Per page: drop exact duplicate script/style entries and warn about any web URL.
+    """Per page: drop exact duplicate script/style entries and the vendor scripts of
+    :data:`~searchgen_nb.book.assets.PAGE_SCRIPTS` whose marker the page's body lacks (Vega on
+    a page without a chart), and warn about any web URL.
 
     Jupyter Book 1.0.4 (Sphinx 7.4) emits sphinx-thebe's and sphinx-togglebutton's inline
     scripts twice on every page; the second ``const THEBE_JS_URL`` throws "Identifier
@@ -32,7 +35,11 @@ def _page_assets_guard(app, pagename, templatename, context, doctree) -> None:
     """
     from sphinx.util import logging
 
+    from searchgen_nb.book.assets import PAGE_SCRIPTS
+
     logger = logging.getLogger(__name__)
+    body = context.get("body") or ""
+    unused = {name for name, marker in PAGE_SCRIPTS.items() if marker not in body}
     for key in ("script_files", "css_files"):
         files = context.get(key)
         if not files:
@@ -40,7 +47,7 @@ def _page_assets_guard(app, pagename, templatename, context, doctree) -> None:
         seen, kept = set(), []
         for asset in files:
             k = _asset_key(asset)
-            if k in seen:
+            if k in seen or (key == "script_files" and _asset_url(asset).split("?")[0].rsplit("/", 1)[-1] in unused):
                 continue
             seen.add(k)
             kept.append(asset)
