@@ -51,13 +51,18 @@ browser:
 # Everything, as CI runs it (.ci/run calls `make test`): two workers, one per core; the
 # expensive fixtures (the demo, its release, the book fixture) are built once for both
 # (tests/conftest.py built_once). `make test PYTEST_WORKERS=0` runs everything in one process.
+# The tests' temporary files (four demo-sized trees, six releases) go to a RAM disk when the
+# machine has one with room — /dev/shm as tmpfs, executable, with 4 GB free: 75 → 65 s here;
+# `make test TEST_TMPDIR=` keeps the system's temporary folder. pytest keeps one run's files.
 PYTEST_WORKERS ?= 2
+TEST_TMPDIR ?= $(shell d=/dev/shm; [ "$$(stat -f -c %T $$d 2>/dev/null)" = tmpfs ] \
+	&& ! findmnt -no OPTIONS $$d | grep -qw noexec && [ "$$(df -Pk $$d | awk 'NR==2 {print $$4}')" -gt 4000000 ] && echo $$d)
 test: setup browser
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
+	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR) )$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
 
 # The quick loop while editing: no slow tests (notebooks, book builds), no browser.
 test-fast: setup
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow and not browser"
+	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR) )$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow and not browser"
 
 # Benchmark (figures in README): the whole `data` command against its floor (read + json.loads
 # of the same files, the faster of 1 and 2 processes, interleaved rounds, median of per-round
