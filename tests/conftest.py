@@ -1,15 +1,16 @@
-"""Shared test setup: markers, and the synthetic demo written once per session.
+"""Shared test setup: markers, the session builds, and the order tests run in.
 
 Markers (``pytest -m "not slow and not browser"`` is the fast loop, ``make test-fast``):
 
 * ``slow`` — writes or reads the full synthetic demo (751 prompts × 13 models, ~18,800
-  files) or runs a whole release (eight notebooks through papermill and the book);
+  files) or runs a whole release (the notebooks through papermill and the book);
 * ``browser`` — opens pages in headless Chromium (Debian ``chromium``, driven by playwright).
 
-The demo and its release are expensive, so each is made once per run — once across all
-pytest-xdist workers (``make test`` runs two), see :func:`built_once` — and shared by the tests
-that only read them. A test that changes the demo works on its own copy
-(``shutil.copytree``, hard links when it only deletes files) and never on ``demo_tree.path``.
+The expensive inputs — the demo, its release, the changed demo, the book tests' small release
+(:data:`BUILDS`) — are each made once per run, across all pytest-xdist workers (``make test``
+runs two), by whichever process needs them first: a test's session fixture or the background
+builder started at collection (:func:`start_prebuild`), which makes them while the tests that
+need none run first. They are read only: a test that changes one works on its own copy.
 """
 
 from __future__ import annotations
