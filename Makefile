@@ -49,9 +49,10 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
 # Everything, as CI runs it (.ci/run calls `make test`): two workers, one per core; the
-# expensive fixtures (the demo, its release, the book fixture) are built once for both
-# (tests/conftest.py built_once). `make test PYTEST_WORKERS=0` runs everything in one process.
-# The tests' temporary files (four demo-sized trees, six releases) go to a RAM disk when the
+# expensive inputs (the demo, its release, the changed demo, the book fixture) are made once
+# for both, by a background builder while the other tests run (tests/conftest.py BUILDS).
+# `make test PYTEST_WORKERS=0` runs everything in one process (and the builder beside it).
+# The tests' temporary files (three demo-sized trees, four releases) go to a RAM disk when the
 # machine has one with room — /dev/shm as tmpfs, executable, with 4 GB free: 75 → 65 s here;
 # `make test TEST_TMPDIR=` keeps the system's temporary folder. pytest keeps one run's files.
 PYTEST_WORKERS ?= 2
