@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import os
 import re
 import shutil
@@ -216,10 +217,15 @@ def reset_namespace(kernel: SharedKernel) -> None:
         raise ReleaseError(f"kernel namespace reset failed: {reply['content'].get('ename', '?')}")
 
 
-def _shared_kernel_engine():
+#: papermill's name of the engine of :func:`_shared_kernel_engine`.
+SHARED_KERNEL_ENGINE = "searchgen-shared-kernel"
+
+
+@functools.cache
+def _shared_kernel_engine() -> None:
     """papermill's nbclient engine, running the notebook on a :class:`SharedKernel`'s ready
     client instead of making (and waiting for) a new client per notebook. Registered with
-    papermill as :data:`SHARED_KERNEL_ENGINE` on first use."""
+    papermill as :data:`SHARED_KERNEL_ENGINE` on first use (once per process)."""
     from papermill.clientwrap import PapermillNotebookClient
     from papermill.engines import NBClientEngine, papermill_engines
     from papermill.log import logger
@@ -237,9 +243,6 @@ def _shared_kernel_engine():
             return client.execute()
 
     papermill_engines.register(SHARED_KERNEL_ENGINE, SharedKernelEngine)
-
-
-SHARED_KERNEL_ENGINE = "searchgen-shared-kernel"
 
 
 def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path, kernel: SharedKernel | None = None) -> None:
