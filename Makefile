@@ -58,12 +58,13 @@ browser:
 PYTEST_WORKERS ?= 2
 TEST_TMPDIR ?= $(shell d=/dev/shm; [ "$$(stat -f -c %T $$d 2>/dev/null)" = tmpfs ] \
 	&& ! findmnt -no OPTIONS $$d | grep -qw noexec && [ "$$(df -Pk $$d | awk 'NR==2 {print $$4}')" -gt 4000000 ] && echo $$d)
+PYTEST = $(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR) )$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
 test: setup browser
-	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR) )$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
+	$(PYTEST)
 
 # The quick loop while editing: no slow tests (notebooks, book builds), no browser.
 test-fast: setup
-	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR) )$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow and not browser"
+	$(PYTEST) -m "not slow and not browser"
 
 # Benchmark (figures in README): the whole `data` command against its floor (read + json.loads
 # of the same files, the faster of 1 and 2 processes, interleaved rounds, median of per-round

@@ -33,7 +33,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 #: takes the same 3.1 s with one thread and 30% less CPU. Set before numpy is loaded.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
-_NUMPY_LOADED_EARLY = "numpy" in sys.modules
 
 #: Every chart a test builds — in this process and in the kernels of the releases the tests
 #: run — is checked against the Vega-Lite schema (a plain release skips the check for speed;
@@ -65,22 +64,19 @@ def check_marks(items) -> None:
         raise pytest.UsageError("unmarked expensive tests:\n  " + "\n  ".join(unmarked))
 
 
-def builds_of(item) -> list[str]:
-    """The session builds a test waits for, in BUILDS order."""
-    names = {b for f in getattr(item, "fixturenames", ()) for b in FIXTURE_BUILDS.get(f, ())}
-    return [b for b in BUILDS if b in names]
-
-
 @pytest.hookimpl(trylast=True)  # after -m / -k deselected what will not run
 def pytest_collection_modifyitems(session, config, items):
-    """Order the tests by the builds they wait for (none first, then by the last one in BUILDS
-    order; otherwise as collected) and start the background builder for those builds. Every
-    xdist worker computes the same order, as xdist requires."""
+    """Order the tests by the build they wait for (none first, then in BUILDS order, where a
+    build comes after those it makes first; otherwise as collected) and start the background
+    builder for those builds. Every xdist worker computes the same order, as xdist requires."""
     check_marks(items)
     order = list(BUILDS)
-    stage = {id(item): max((order.index(b) + 1 for b in builds_of(item)), default=0) for item in items}
+    stage = {
+        id(item): max((order.index(FIXTURE_BUILD[f]) + 1 for f in getattr(item, "fixturenames", ()) if f in FIXTURE_BUILD), default=0)
+        for item in items
+    }
     items.sort(key=lambda item: stage[id(item)])  # stable: collection order within a stage
-    needed = [b for b in order if any(b in builds_of(item) for item in items)]
+    needed = [order[s - 1] for s in sorted(set(stage.values()) - {0})]
     if needed and not config.option.collectonly and os.environ.get("SEARCHGEN_TEST_PREBUILD", "1") != "0":
         # the object the tmp_path_factory fixture returns (pytest's own tmpdir plugin)
         start_prebuild(shared_root(config._tmp_path_factory), needed)
@@ -143,23 +139,24 @@ def _build_book(root: Path, folder: Path):
         return cfg, run_release(cfg, log=lambda m: None, output_root=folder / "site")
 
 
-#: name → build(root, folder); a build makes what it needs first with :func:`ensure_built`.
+#: name → build(root, folder); a build makes what it needs first with :func:`ensure_built`,
+#: and comes after it here.
 BUILDS = {
     "demo": _build_demo,
     "book": _build_book,
     "demo-release": _build_demo_release,
     "demo-changed": _build_demo_changed,
 }
-#: The session fixture that hands out each build, and the builds it waits for.
-FIXTURE_BUILDS = {
-    "demo_tree": ("demo",),
-    "fixture_release": ("book",),
-    "demo_release": ("demo", "demo-release"),
-    "demo_data": ("demo", "demo-release"),
-    "changed_data": ("demo", "demo-release", "demo-changed"),
+#: The session fixture that hands out each build.
+FIXTURE_BUILD = {
+    "demo_tree": "demo",
+    "fixture_release": "book",
+    "demo_release": "demo-release",
+    "demo_data": "demo-release",
+    "changed_data": "demo-changed",
 }
 #: Every fixture that makes or reads one of the builds; a test that uses one must be ``slow``.
-SLOW_FIXTURES = tuple(FIXTURE_BUILDS)
+SLOW_FIXTURES = tuple(FIXTURE_BUILD)
 
 
 def ensure_built(root: Path, name: str) -> tuple[Path, object]:

@@ -185,17 +185,24 @@ def release_kernel(cwd: Path):
         run_sync(kc.wait_for_ready)(timeout=60)
         kc.allow_stdin = False
     except Exception as exc:  # noqa: BLE001 - no kernelspec, a kernel that dies at start, …
-        with contextlib.suppress(Exception):
-            if kc is not None:
-                kc.stop_channels()
-            run_sync(km.shutdown_kernel)(now=True)
+        _stop(km, kc)
         raise ReleaseError(f"could not start the notebooks' python3 kernel: {type(exc).__name__}: {_clean(str(exc))}") from None
     try:
         yield SharedKernel(km, kc)
     finally:
+        _stop(km, kc)
+
+
+def _stop(km, kc) -> None:
+    """Close the client's channels (if any) and shut the kernel down; each step runs even if
+    the other fails (a kernel that already died)."""
+    from jupyter_core.utils import run_sync
+
+    if kc is not None:
         with contextlib.suppress(Exception):
             kc.stop_channels()
-            run_sync(km.shutdown_kernel)(now=True)
+    with contextlib.suppress(Exception):
+        run_sync(km.shutdown_kernel)(now=True)
 
 
 #: IPython's own reset: empty user namespace (imported modules stay loaded), a new history
