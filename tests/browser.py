@@ -32,6 +32,8 @@ def launch(p):
     return p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
 
 
+#: True once every chart container of the page holds its drawn SVG.
+CHARTS_DRAWN = "() => [...document.querySelectorAll('.sg-chart')].every(d => d.querySelector('svg'))"
 #: The window of every page a test opens with :class:`Page`.
 VIEWPORT = {"width": 1400, "height": 1000}
 #: One tab per launched browser, reused by every :class:`Page`: a new context and tab per page
@@ -71,7 +73,5 @@ class Page:
         """Wait until every chart container holds an SVG; return the number of charts."""
         n = self.page.locator(".sg-chart").count()
         if n:
-            self.page.wait_for_function(
-                "() => [...document.querySelectorAll('.sg-chart')].every(d => d.querySelector('svg'))", timeout=15000
-            )
+            self.page.wait_for_function(CHARTS_DRAWN, timeout=15000)
         return n

@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-from browser import Page, launch
+from browser import CHARTS_DRAWN, Page, launch
 from book_fixture import EVIL, MODELS, PROMPTS, RESULTS
 from conftest import TEST_EPOCH
 from factory import make_release, read_artifacts
@@ -220,9 +220,10 @@ def test_demo_book_in_browser(browser, demo_release):
             assert "Synthetic demo data" in pg.page.inner_text("body"), path.name
         if path.stem == "04_leaderboard":
             _check_demo_leaderboard(pg.page)
-        if path.stem == "05_domains":  # light charts for a light system (dark: test_book_follows_the_dark_theme)
+        if path.stem == "05_domains":
+            # light charts for a light system (dark: test_book_follows_the_dark_theme) …
             assert pg.page.evaluate("() => document.querySelector('#sg-chart-heatmap-domain svg').style.backgroundColor") == "white"
-        if path.stem == "05_domains":  # 22 domain columns fit a 1280 px window, without sideways scrolling
+            # … and 22 domain columns fit a 1280 px window, without sideways scrolling
             pg.page.set_viewport_size({"width": 1280, "height": 1000})
             svg, box = pg.page.evaluate("() => { const c = document.querySelector('#sg-chart-heatmap-domain'); return [c.querySelector('svg').getBoundingClientRect().width, c.clientWidth]; }")
             assert 0 < svg <= box, (svg, box)
@@ -478,12 +479,11 @@ def test_prompt_explorer_opens_a_cells_prompts(browser, demo_release):
 def test_book_follows_the_dark_theme(browser, demo_release):
     """A reader whose system is dark gets dark charts and no light box around the tables."""
     notebooks = demo_release / "_build" / "html" / "book" / "notebooks"
-    charts_drawn = "() => [...document.querySelectorAll('.sg-chart')].every(d => d.querySelector('svg'))"
     background = "() => document.querySelector('#sg-chart-heatmap-domain svg').style.backgroundColor"
     ctx = browser.new_context(color_scheme="dark")
     page = ctx.new_page()
     page.goto((notebooks / "05_domains.html").as_uri())
-    page.wait_for_function(charts_drawn, timeout=15000)
+    page.wait_for_function(CHARTS_DRAWN, timeout=15000)
     dark = page.evaluate(background)
     page.goto((notebooks / "04_leaderboard.html").as_uri())
     page.wait_for_selector("table#leaderboard-all[data-sg-ready]")
