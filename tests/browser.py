@@ -43,12 +43,13 @@ _TABS: dict = {}
 
 
 class Page:
-    """A book page loaded fresh from disk in the browser's reusable tab (window
-    :data:`VIEWPORT`), with the requests, dialogs and page errors its load caused. The tab
-    belongs to the next Page once that one is opened; a test that needs its own settings
-    (colour scheme, print media) opens its own context."""
+    """A book page loaded fresh from disk in the browser's reusable tab, with the requests,
+    dialogs and page errors its load caused. Each Page sets the tab's window (``viewport``,
+    default :data:`VIEWPORT`), colour scheme (``color_scheme``: the system's light or dark) and
+    media (screen) before loading, so a test may change them on its page (print media, a phone
+    width) without affecting the next. The tab belongs to the next Page once that one is opened."""
 
-    def __init__(self, browser, path: Path, query: str = ""):
+    def __init__(self, browser, path: Path, query: str = "", viewport: dict | None = None, color_scheme: str = "light"):
         self.external: list[str] = []
         self.dialogs: list[str] = []
         self.errors: list[str] = []
@@ -64,7 +65,8 @@ class Page:
             tab.on("console", lambda m: tab.sg_current.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
         tab.goto("about:blank")  # the previous page's late events go to the previous Page
         tab.sg_current = self
-        tab.set_viewport_size(VIEWPORT)
+        tab.set_viewport_size(viewport or VIEWPORT)
+        tab.emulate_media(media="screen", color_scheme=color_scheme)
         self.page = tab
         tab.goto(path.resolve().as_uri() + (f"?{query}" if query else ""))
         tab.wait_for_load_state("load")

@@ -284,6 +284,19 @@ def fixture_release(tmp_path_factory):
     return cfg, base / "site", outcome
 
 
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium, launched once per test process (a launch costs about a CPU-second);
+    pages are opened in its reusable tab with :class:`browser.Page`."""
+    from browser import launch
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch(p)
+        yield b
+        b.close()
+
+
 if __name__ == "__main__":  # the background builder: python conftest.py ROOT NAME…
     for name in sys.argv[2:]:
         ensure_built(Path(sys.argv[1]), name)

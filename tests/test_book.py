@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-from browser import CHARTS_DRAWN, Page, launch
+from browser import Page
 from book_fixture import EVIL, MODELS, PROMPTS, RESULTS
 from conftest import TEST_EPOCH
 from factory import make_release, read_artifacts
@@ -24,16 +24,6 @@ from searchgen_nb.book.release import check_executed, external_references, run_r
 @pytest.fixture(autouse=True)
 def _reproducible_time(monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", TEST_EPOCH)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch(p)
-        yield b
-        b.close()
 
 
 def page_path(site: Path, name: str) -> Path:
@@ -92,9 +82,31 @@ def test_executed_notebooks_are_normalized(fixture_release):
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_leaderboard_rows_sort_and_escape(fixture_release, browser):
+def test_fixture_book_in_browser(fixture_release, browser):
+    """The fixture book's result pages, each opened once: every chart drawn, N/A cells (never 0)
+    and the ``<script>`` name as text; then what the leaderboard and audit pages must do."""
     _, site, _ = fixture_release
-    pg = Page(browser, page_path(site, "04_leaderboard"))
+    expected = {"04_leaderboard": 5, "05_domains": 2, "06_failure_modes": 2, "07_compare": 3, "08_audit": 1}
+    for name, n in expected.items():
+        pg = Page(browser, page_path(site, name))
+        assert pg.wait_for_charts() == n, name
+        svg_text = pg.page.evaluate("() => [...document.querySelectorAll('.sg-chart svg text')].map(t => t.textContent).join(' ')")
+        if name in ("05_domains", "06_failure_modes"):
+            assert "N/A" in svg_text  # the exclude model without results: N/A cells, not 0
+            assert "<script>" in svg_text  # model label drawn as text
+        if name == "07_compare":
+            assert "N/A" in svg_text  # text rendering applies to nothing
+            assert "Δ Overall-9 between ranked models" in svg_text  # the pairwise matrix
+        if name == "04_leaderboard":
+            assert "Overall-9 with 95% intervals, All" in svg_text  # one forest plot per group with values
+            _check_fixture_leaderboard(pg)
+        if name == "08_audit":
+            _check_fixture_audit(pg)
+        assert (pg.errors, pg.dialogs, pg.external) == ([], [], []), name
+
+
+def _check_fixture_leaderboard(pg: Page) -> None:
+    """Rows sort by a clicked header; the ``<script>`` name is text; N/A and a real 0.0 differ."""
     table = pg.page.locator("table#leaderboard-all")
     rows = table.locator("tbody tr")
     assert rows.count() == 3
@@ -117,34 +129,10 @@ def test_leaderboard_rows_sort_and_escape(fixture_release, browser):
     # Good: every prompt scored, none has text rendering → N/A. Empty: excluded, nothing → N/A.
     # Evil: zero_fill, its missing prompt counts 0 for every component → a real 0.0
     assert cells == {"Good Model": "N/A", "Empty Model pending": "N/A", EVIL: "0.0"}  # flagged row
-    assert pg.dialogs == [] and pg.external == []
 
 
-@pytest.mark.slow
-@pytest.mark.browser
-def test_every_chart_renders_with_na_and_escaped_names(fixture_release, browser):
-    _, site, _ = fixture_release
-    expected = {"04_leaderboard": 5, "05_domains": 2, "06_failure_modes": 2, "07_compare": 3, "08_audit": 1}
-    for name, n in expected.items():
-        pg = Page(browser, page_path(site, name))
-        assert pg.wait_for_charts() == n, name
-        svg_text = pg.page.evaluate("() => [...document.querySelectorAll('.sg-chart svg text')].map(t => t.textContent).join(' ')")
-        if name in ("05_domains", "06_failure_modes"):
-            assert "N/A" in svg_text  # the exclude model without results: N/A cells, not 0
-            assert "<script>" in svg_text  # model label drawn as text
-        if name == "07_compare":
-            assert "N/A" in svg_text  # text rendering applies to nothing
-            assert "Δ Overall-9 between ranked models" in svg_text  # the pairwise matrix
-        if name == "04_leaderboard":
-            assert "Overall-9 with 95% intervals, All" in svg_text  # one forest plot per group with values
-        assert pg.dialogs == [] and pg.external == [], name
-
-
-@pytest.mark.slow
-@pytest.mark.browser
-def test_audit_page_shows_validation_and_invalid(fixture_release, browser):
-    _, site, _ = fixture_release
-    pg = Page(browser, page_path(site, "08_audit"))
+def _check_fixture_audit(pg: Page) -> None:
+    """The validation result with every check named; the missing-result counts of a model."""
     text = pg.page.inner_text("main")
     assert "Validation: every release check passed." in text
     for check in ("expected_counts", "aggregates", "order_invariance", "strict_json"):
@@ -209,17 +197,22 @@ def test_demo_book_in_browser(browser, demo_release):
     assert external_references(html) == []
     paths = sorted(p for p in html.rglob("*.html") if "_static" not in p.parts and p.name not in ("search.html", "genindex.html"))
     assert len(paths) >= 13
+    explorer = _explorer_link(html / "book" / "notebooks")  # opened from a domain heatmap cell
     charts = {}
     for path in paths:
-        pg = Page(browser, path)
+        pg = Page(browser, path, query=explorer.split("?")[1] if path.name == "10_prompts.html" else "")
         if 'http-equiv="refresh"' not in path.read_text(encoding="utf-8").lower():  # index.html: a redirect to the intro
             pg.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
             charts[path.stem] = pg.wait_for_charts()
-        assert (pg.errors, pg.dialogs, pg.external) == ([], [], []), path.name
         if path.stem in ("04_leaderboard", "intro", "methods"):
             assert "Synthetic demo data" in pg.page.inner_text("body"), path.name
         if path.stem == "04_leaderboard":
             _check_demo_leaderboard(pg.page)
+            _check_type_filter_and_component_toggle(pg)
+        if path.stem == "07_compare":
+            _check_compare_picker(pg)
+        if path.stem == "10_prompts":
+            _check_prompt_explorer(pg, explorer, path.parent)
         if path.stem == "05_domains":
             # light charts for a light system (dark: test_book_follows_the_dark_theme) …
             assert pg.page.evaluate("() => document.querySelector('#sg-chart-heatmap-domain svg').style.backgroundColor") == "white"
@@ -227,10 +220,93 @@ def test_demo_book_in_browser(browser, demo_release):
             pg.page.set_viewport_size({"width": 1280, "height": 1000})
             svg, box = pg.page.evaluate("() => { const c = document.querySelector('#sg-chart-heatmap-domain'); return [c.querySelector('svg').getBoundingClientRect().width, c.clientWidth]; }")
             assert 0 < svg <= box, (svg, box)
+        assert (pg.errors, pg.dialogs, pg.external) == ([], [], []), path.name  # the page's load and what the checks did
     # domains, failure modes (absolute and relative), compare (components and pairs): the full set
     # and three slices each; the leaderboard's forests (All and four strata, three slices); audit;
     # the compare picker
     assert {k: v for k, v in charts.items() if v} == {"04_leaderboard": 8, "05_domains": 8, "06_failure_modes": 8, "07_compare": 9, "08_audit": 1}
+
+
+def _explorer_link(notebooks: Path) -> str:
+    """The link of the domain heatmap's cell (FAS, Halcyon Draw) to the prompt explorer, read
+    from the chart's data in the page."""
+    import json
+    import re
+
+    page_text = (notebooks / "05_domains.html").read_text(encoding="utf-8")
+    spec = re.search(r'var spec=(\{.*?\});\nvar opt=', page_text, re.S).group(1).replace("\\u003c", "<").replace("\\u003e", ">").replace("\\u0026", "&")
+
+    def found(node):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == "values" and isinstance(v, list):
+                    yield from v
+                else:
+                    yield from found(v)
+        elif isinstance(node, list):
+            for v in node:
+                yield from found(v)
+
+    cell = next(r for r in found(json.loads(spec)) if r.get("tag") == "FAS" and r.get("model_id") == "halcyon_draw")
+    assert cell["n_total"] == 23
+    return cell["href"]
+
+
+def _check_prompt_explorer(pg: Page, link: str, html: Path) -> None:
+    """Opened from a domain heatmap cell, the explorer shows exactly that cell's prompts; the
+    status filter of a model works; a leaderboard's coverage cell (of ``html``, the notebooks'
+    pages) opens its group's prompts; the page stays light."""
+    import re
+
+    assert link == "10_prompts.html?domain=FAS&model=halcyon_draw"
+    pg.page.wait_for_selector("table#prompt-explorer[data-sg-shown]")
+    assert pg.page.get_attribute("table#prompt-explorer", "data-sg-shown") == "23"
+    assert pg.page.inner_text("#prompt-explorer-filter").startswith("Showing the 23 prompts of: domain FAS, model halcyon_draw.")
+    shown = pg.page.locator("table#prompt-explorer tbody tr").all_inner_texts()
+    assert len(shown) == 23 and all("FAS" in row for row in shown)
+    pg.page.goto((html / "10_prompts.html").as_uri() + "?model=pixelwright_2&status=invalid_evaluation")
+    pg.page.wait_for_selector("table#prompt-explorer[data-sg-shown]")
+    assert pg.page.get_attribute("table#prompt-explorer", "data-sg-shown") == "3"  # its three invalid evaluations
+    # a leaderboard's coverage cell: the group's prompts (SearchIntensive = Visual + Textual)
+    board = (html / "04_leaderboard.html").read_text(encoding="utf-8")
+    href = re.search(r'href="(10_prompts\.html\?stratum=SearchIntensive&amp;model=halcyon_draw)"', board).group(1).replace("&amp;", "&")
+    pg.page.goto((html / "10_prompts.html").as_uri() + "?" + href.split("?")[1])
+    pg.page.wait_for_selector("table#prompt-explorer[data-sg-shown]")
+    assert pg.page.get_attribute("table#prompt-explorer", "data-sg-shown") == "651"
+    tags = (html / "05_domains.html").read_text(encoding="utf-8")
+    assert 'href="10_prompts.html?domain=FAS&amp;model=halcyon_draw"' in tags  # the per-model tag tables link too
+    assert (html / "10_prompts.html").stat().st_size < 3_000_000
+
+
+def _check_type_filter_and_component_toggle(pg: Page) -> None:
+    """The leaderboard's model-type filter and the button that hides the nine components."""
+    pg.page.wait_for_selector("table#leaderboard-all[data-sg-ready]")
+    tools = pg.page.locator('.sg-table-tools[data-sg-for="leaderboard-all"]')
+    heads = pg.page.locator("table#leaderboard-all thead th").count()
+    tools.locator("select").select_option("Open")
+    rows = pg.page.locator("table#leaderboard-all tbody tr").all_inner_texts()
+    assert len(rows) == 4 and all("\tOpen\t" in r for r in rows)  # Brushwell, Sketchloom ×2, Driftpaint
+    tools.locator("button").click()
+    assert pg.page.locator("table#leaderboard-all thead th").count() == heads - 9  # the nine components, as a group
+    assert pg.page.locator('table#leaderboard-all thead th[data-sg-col="overall_9"]').count() == 1
+    tools.locator("button").click()
+    assert pg.page.locator("table#leaderboard-all thead th").count() == heads
+
+
+def _check_compare_picker(pg: Page) -> None:
+    """The Compare page's picker: every group is in the page; choosing one and adding a model
+    in the legend redraws without rerunning anything."""
+    bars = "() => document.querySelectorAll('#sg-chart-compare-picker .role-mark.layer_1_marks path').length"
+    assert pg.page.evaluate(bars) == 3 * 9  # the top three, nine components
+    swatches = "() => [...document.querySelectorAll('#sg-chart-compare-picker g.role-legend-symbol path')].map(p => p.getAttribute('opacity'))"
+    assert pg.page.evaluate(swatches)[:4] == ["1", "1", "1", "0.35"]  # the picked models show their colour
+    chart = pg.page.locator("#sg-chart-compare-picker")
+    options = chart.locator("select option").all_inner_texts()
+    assert options[0] == "All" and "domain FAS · Fashion" in options and len(options) == 5 + 22 + 12
+    chart.locator("select").select_option(label="domain FAS · Fashion")
+    chart.locator("g.role-legend-symbol path, g.role-legend-label text").filter(has_text="Driftpaint").first.click(modifiers=["Shift"])
+    pg.page.wait_for_timeout(300)
+    assert pg.page.evaluate(bars) == 4 * 9
 
 
 def _check_demo_leaderboard(page) -> None:
@@ -325,9 +401,8 @@ def test_phone_width_and_print(browser, demo_release):
     """At 390 px the first row's Overall-9 is on screen without scrolling sideways; printed,
     the intro keeps the synthetic-data banner and hides the table controls."""
     html = demo_release / "_build" / "html"
-    page = browser.new_page(viewport={"width": 390, "height": 844})
-    page.goto((html / "book" / "notebooks" / "04_leaderboard.html").as_uri())
-    page.wait_for_load_state("load")
+    pg = Page(browser, html / "book" / "notebooks" / "04_leaderboard.html", viewport={"width": 390, "height": 844})
+    page = pg.page
     top = page.evaluate("document.querySelector('table#leaderboard-all').getBoundingClientRect().top + window.scrollY")
     page.evaluate(f"window.scrollTo(0, {top} - 100)")
     cell = page.locator("table#leaderboard-all tbody tr").first.locator("td").nth(3)
@@ -345,7 +420,7 @@ def test_phone_width_and_print(browser, demo_release):
     # … and every printed page of the demo book carries the marking in its top margin
     assert "searchgen-demo-print.css" in (html / "book" / "intro.html").read_text(encoding="utf-8")
     assert "@top-center" in (html / "_static" / "searchgen-demo-print.css").read_text(encoding="utf-8")
-    page.close()
+    assert (pg.errors, pg.dialogs, pg.external) == ([], [], [])
 
 
 def test_one_notebook_by_hand_with_papermill(tmp_path):
@@ -430,107 +505,17 @@ def test_missing_dataset_stops_before_any_notebook(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_prompt_explorer_opens_a_cells_prompts(browser, demo_release):
-    """A domain heatmap cell links to the explorer filtered to exactly that cell's prompts; the
-    status filter of a model works; the page stays light."""
-    import json
-    import re
-
-    html = demo_release / "_build" / "html" / "book" / "notebooks"
-    page_text = (html / "05_domains.html").read_text(encoding="utf-8")
-    spec = re.search(r'var spec=(\{.*?\});\nvar opt=', page_text, re.S).group(1).replace("\\u003c", "<").replace("\\u003e", ">").replace("\\u0026", "&")
-    def found(node):
-        if isinstance(node, dict):
-            for k, v in node.items():
-                if k == "values" and isinstance(v, list):
-                    yield from v
-                else:
-                    yield from found(v)
-        elif isinstance(node, list):
-            for v in node:
-                yield from found(v)
-
-    records = list(found(json.loads(spec)))
-    cell = next(r for r in records if r.get("tag") == "FAS" and r.get("model_id") == "halcyon_draw")
-    assert cell["href"] == "10_prompts.html?domain=FAS&model=halcyon_draw"
-    pg = Page(browser, html / cell["href"].split("?")[0], query=cell["href"].split("?")[1])
-    pg.page.wait_for_selector("table#prompt-explorer[data-sg-shown]")
-    assert pg.page.get_attribute("table#prompt-explorer", "data-sg-shown") == str(cell["n_total"]) == "23"
-    assert pg.page.inner_text("#prompt-explorer-filter").startswith("Showing the 23 prompts of: domain FAS, model halcyon_draw.")
-    shown = pg.page.locator("table#prompt-explorer tbody tr").all_inner_texts()
-    assert len(shown) == 23 and all("FAS" in row for row in shown)
-    pg.page.goto((html / "10_prompts.html").as_uri() + "?model=pixelwright_2&status=invalid_evaluation")
-    pg.page.wait_for_selector("table#prompt-explorer[data-sg-shown]")
-    assert pg.page.get_attribute("table#prompt-explorer", "data-sg-shown") == "3"  # its three invalid evaluations
-    # a leaderboard's coverage cell: the group's prompts (SearchIntensive = Visual + Textual)
-    board = (html / "04_leaderboard.html").read_text(encoding="utf-8")
-    href = re.search(r'href="(10_prompts\.html\?stratum=SearchIntensive&amp;model=halcyon_draw)"', board).group(1).replace("&amp;", "&")
-    pg.page.goto((html / "10_prompts.html").as_uri() + "?" + href.split("?")[1])
-    pg.page.wait_for_selector("table#prompt-explorer[data-sg-shown]")
-    assert pg.page.get_attribute("table#prompt-explorer", "data-sg-shown") == "651"
-    tags = (html / "05_domains.html").read_text(encoding="utf-8")
-    assert 'href="10_prompts.html?domain=FAS&amp;model=halcyon_draw"' in tags  # the per-model tag tables link too
-    assert pg.errors == [] and pg.external == []
-    assert (html / "10_prompts.html").stat().st_size < 3_000_000
-
-
-@pytest.mark.slow
-@pytest.mark.browser
 def test_book_follows_the_dark_theme(browser, demo_release):
     """A reader whose system is dark gets dark charts and no light box around the tables."""
     notebooks = demo_release / "_build" / "html" / "book" / "notebooks"
     background = "() => document.querySelector('#sg-chart-heatmap-domain svg').style.backgroundColor"
-    ctx = browser.new_context(color_scheme="dark")
-    page = ctx.new_page()
-    page.goto((notebooks / "05_domains.html").as_uri())
-    page.wait_for_function(CHARTS_DRAWN, timeout=15000)
-    dark = page.evaluate(background)
-    page.goto((notebooks / "04_leaderboard.html").as_uri())
-    page.wait_for_selector("table#leaderboard-all[data-sg-ready]")
-    box = page.evaluate("() => getComputedStyle(document.querySelector('.sg-table-tools').parentElement).backgroundColor")
-    right = page.evaluate("() => [document.querySelector('.dt-search input').getBoundingClientRect().right, document.querySelector('#leaderboard-all-wrap').getBoundingClientRect().right]")
-    ctx.close()
+    pg = Page(browser, notebooks / "05_domains.html", color_scheme="dark")
+    pg.wait_for_charts()
+    dark = pg.page.evaluate(background)
+    pg = Page(browser, notebooks / "04_leaderboard.html", color_scheme="dark")
+    pg.page.wait_for_selector("table#leaderboard-all[data-sg-ready]")
+    box = pg.page.evaluate("() => getComputedStyle(document.querySelector('.sg-table-tools').parentElement).backgroundColor")
+    right = pg.page.evaluate("() => [document.querySelector('.dt-search input').getBoundingClientRect().right, document.querySelector('#leaderboard-all-wrap').getBoundingClientRect().right]")
     assert dark == "rgb(51, 51, 51)"  # (white for a light system: test_demo_book_in_browser)
     assert box == "rgba(0, 0, 0, 0)"  # no light box around every table
     assert right[0] <= right[1]  # the search box stays inside its table
-
-
-@pytest.mark.slow
-@pytest.mark.browser
-def test_leaderboard_type_filter_and_component_toggle(browser, demo_release):
-    pg = Page(browser, demo_release / "_build" / "html" / "book" / "notebooks" / "04_leaderboard.html")
-    pg.page.wait_for_selector("table#leaderboard-all[data-sg-ready]")
-    tools = pg.page.locator('.sg-table-tools[data-sg-for="leaderboard-all"]')
-    heads = pg.page.locator("table#leaderboard-all thead th").count()
-    tools.locator("select").select_option("Open")
-    rows = pg.page.locator("table#leaderboard-all tbody tr").all_inner_texts()
-    assert len(rows) == 4 and all("\tOpen\t" in r for r in rows)  # Brushwell, Sketchloom ×2, Driftpaint
-    tools.locator("button").click()
-    assert pg.page.locator("table#leaderboard-all thead th").count() == heads - 9  # the nine components, as a group
-    assert pg.page.locator('table#leaderboard-all thead th[data-sg-col="overall_9"]').count() == 1
-    tools.locator("button").click()
-    assert pg.page.locator("table#leaderboard-all thead th").count() == heads
-    assert pg.errors == []
-
-
-@pytest.mark.slow
-@pytest.mark.browser
-def test_compare_any_models_in_the_built_book(browser, demo_release):
-    """The Compare page's picker: every group is in the page; choosing one and adding a model
-    in the legend redraws without rerunning anything."""
-    pg = Page(browser, demo_release / "_build" / "html" / "book" / "notebooks" / "07_compare.html")
-    pg.wait_for_charts()
-    bars = "() => document.querySelectorAll('#sg-chart-compare-picker .role-mark.layer_1_marks path').length"
-    assert pg.page.evaluate(bars) == 3 * 9  # the top three, nine components
-    swatches = "() => [...document.querySelectorAll('#sg-chart-compare-picker g.role-legend-symbol path')].map(p => p.getAttribute('opacity'))"
-    assert pg.page.evaluate(swatches)[:4] == ["1", "1", "1", "0.35"]  # the picked models show their colour
-    chart = pg.page.locator("#sg-chart-compare-picker")
-    options = chart.locator("select option").all_inner_texts()
-    assert options[0] == "All" and "domain FAS · Fashion" in options and len(options) == 5 + 22 + 12
-    chart.locator("select").select_option(label="domain FAS · Fashion")
-    chart.locator("g.role-legend-symbol path, g.role-legend-label text").filter(has_text="Driftpaint").first.click(modifiers=["Shift"])
-    pg.page.wait_for_timeout(300)
-    assert pg.page.evaluate(bars) == 4 * 9
-    assert pg.errors == []
-
-

@@ -505,9 +505,8 @@ def test_data_table_every_row_and_records_input():
 
 
 @pytest.mark.browser
-def test_page_from_file_url_in_chromium(vendor, tmp_path, rows):
-    from browser import launch
-    from playwright import sync_api
+def test_page_from_file_url_in_chromium(vendor, tmp_path, rows, browser):
+    from browser import Page
 
     dest, names = vendor
     site = tmp_path / "site"
@@ -524,36 +523,27 @@ def test_page_from_file_url_in_chromium(vendor, tmp_path, rows):
     )
     page_html = f"<!DOCTYPE html><html><head><meta charset='utf-8'>{head}</head><body>{body}</body></html>"
     (site / "index.html").write_text(page_html, encoding="utf-8")
-    with sync_api.sync_playwright() as p:
-        browser = launch(p)  # Debian chromium, headless, the same flags as the book tests
-        try:
-            page = browser.new_page()
-            external, errors, dialogs = [], [], []
-            page.on("request", lambda r: external.append(r.url) if not r.url.startswith(("file:", "data:", "blob:")) else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-            page.goto((site / "index.html").as_uri())
-            page.wait_for_function("document.querySelectorAll('[data-sg-rendered]').length === 2", timeout=20000)
-            page.wait_for_function("document.querySelector('#lb[data-sg-ready]') !== null", timeout=20000)
-            assert page.eval_on_selector_all(".sg-chart", "els => els.every(e => !!e.querySelector('svg'))")
+    pg = Page(browser, site / "index.html")  # Debian chromium, headless, the book tests' flags
+    page = pg.page
+    page.wait_for_function("document.querySelectorAll('[data-sg-rendered]').length === 2", timeout=20000)
+    page.wait_for_function("document.querySelector('#lb[data-sg-ready]') !== null", timeout=20000)
+    assert page.eval_on_selector_all(".sg-chart", "els => els.every(e => !!e.querySelector('svg'))")
 
-            def col(key):
-                return page.eval_on_selector_all(
-                    "#lb tbody tr",
-                    f"""rows => rows.map(r => {{
-                        const ths = [...document.querySelectorAll('#lb thead th')];
-                        return r.children[ths.findIndex(t => t.dataset.sgCol === '{key}')].textContent.trim(); }})""",
-                )
+    def col(key):
+        return page.eval_on_selector_all(
+            "#lb tbody tr",
+            f"""rows => rows.map(r => {{
+                const ths = [...document.querySelectorAll('#lb thead th')];
+                return r.children[ths.findIndex(t => t.dataset.sgCol === '{key}')].textContent.trim(); }})""",
+        )
 
-            assert col("overall_9") == ["72.2", "0.0", "N/A"]  # default: Overall-9 desc, N/A last
-            th = page.locator("#lb thead th[data-sg-col='overall_9']")
-            th.click(position={"x": 3, "y": 3})
-            page.wait_for_function("document.querySelector('#lb thead th[data-sg-col=overall_9]').getAttribute('aria-sort') === 'ascending'")
-            assert col("overall_9") == ["0.0", "72.2", "N/A"]  # ascending: N/A still last
-            assert EVIL.split("<!--")[0] in page.locator("#lb tbody").inner_text()
-            assert not dialogs and not errors and not external
-        finally:
-            browser.close()
+    assert col("overall_9") == ["72.2", "0.0", "N/A"]  # default: Overall-9 desc, N/A last
+    th = page.locator("#lb thead th[data-sg-col='overall_9']")
+    th.click(position={"x": 3, "y": 3})
+    page.wait_for_function("document.querySelector('#lb thead th[data-sg-col=overall_9]').getAttribute('aria-sort') === 'ascending'")
+    assert col("overall_9") == ["0.0", "72.2", "N/A"]  # ascending: N/A still last
+    assert EVIL.split("<!--")[0] in page.locator("#lb tbody").inner_text()
+    assert (pg.errors, pg.dialogs, pg.external) == ([], [], [])
 
 
 def test_leaderboard_gap_to_next(rows):
