@@ -508,14 +508,13 @@ def test_missing_dataset_stops_before_any_notebook(tmp_path):
 def test_book_follows_the_dark_theme(browser, demo_release):
     """A reader whose system is dark gets dark charts and no light box around the tables."""
     notebooks = demo_release / "_build" / "html" / "book" / "notebooks"
-    background = "() => document.querySelector('#sg-chart-heatmap-domain svg').style.backgroundColor"
-    pg = Page(browser, notebooks / "05_domains.html", color_scheme="dark")
-    pg.wait_for_charts()
-    dark = pg.page.evaluate(background)
     pg = Page(browser, notebooks / "04_leaderboard.html", color_scheme="dark")
+    pg.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
+    assert pg.wait_for_charts() == 8  # the forest plots
+    backgrounds = pg.page.evaluate("() => [...document.querySelectorAll('.sg-chart svg.marks')].map(s => s.style.backgroundColor)")
     pg.page.wait_for_selector("table#leaderboard-all[data-sg-ready]")
     box = pg.page.evaluate("() => getComputedStyle(document.querySelector('.sg-table-tools').parentElement).backgroundColor")
     right = pg.page.evaluate("() => [document.querySelector('.dt-search input').getBoundingClientRect().right, document.querySelector('#leaderboard-all-wrap').getBoundingClientRect().right]")
-    assert dark == "rgb(51, 51, 51)"  # (white for a light system: test_demo_book_in_browser)
+    assert backgrounds == ["rgb(51, 51, 51)"] * 8  # (white for a light system: test_demo_book_in_browser)
     assert box == "rgba(0, 0, 0, 0)"  # no light box around every table
     assert right[0] <= right[1]  # the search box stays inside its table
