@@ -77,6 +77,9 @@ def pytest_collection_modifyitems(session, config, items):
     }
     items.sort(key=lambda item: stage[id(item)])  # stable: collection order within a stage
     needed = [order[s - 1] for s in sorted(set(stage.values()) - {0})]
+    # one Vega bundle for every process of the run (each would make its own: a CPU-second), in
+    # the run's temporary folder, never in a user's cache
+    os.environ["SEARCHGEN_CACHE_DIR"] = str(shared_root(config._tmp_path_factory) / "vendor-cache")
     if needed and not config.option.collectonly and os.environ.get("SEARCHGEN_TEST_PREBUILD", "1") != "0":
         # the object the tmp_path_factory fixture returns (pytest's own tmpdir plugin)
         start_prebuild(shared_root(config._tmp_path_factory), needed)

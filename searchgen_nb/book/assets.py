@@ -27,6 +27,7 @@ byte-identical files. The folder must NOT be called ``_static`` (Jupyter Book 1 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import re
@@ -78,21 +79,80 @@ def _vl_version() -> str | None:
     return wanted if wanted in vlc.get_vegalite_versions() else None
 
 
-@functools.cache
-def vega_bundle() -> str:
+#: A folder that keeps vl-convert's bundle between processes (making it takes about a CPU-second):
+#: when set, it is used instead of the one the caller names (a release names ``build/cache``
+#: below its output root); the tests point every process of a run at one.
+CACHE_ENV = "SEARCHGEN_CACHE_DIR"
+_BODIES: dict[str, str] = {}  # this process's bundles, by cache key
+
+
+def _vega_key() -> tuple[str, str | None]:
+    """``(file stem, Vega-Lite version)`` of the bundle this environment makes: it depends only
+    on the installed vl-convert and the Vega-Lite version altair writes specs for."""
+    from importlib.metadata import version as installed
+
+    vl = _vl_version()
+    return f"vega-embed-vl-convert-{installed('vl-convert-python')}-vega-lite-{vl or 'latest'}", vl
+
+
+def _make_vega_body(vl_version: str | None) -> str:
+    """vl-convert's bundle of Vega, Vega-Lite and vega-embed (about a CPU-second)."""
+    import vl_convert as vlc
+
+    return vlc.javascript_bundle(vl_version=vl_version) if vl_version else vlc.javascript_bundle()
+
+
+def _cached_vega_body(folder: Path | None) -> str:
+    """vl-convert's bundle, made once per process and, given a ``folder``, once per
+    environment: kept there as ``<stem>.js`` with its sha256 in ``<stem>.js.sha256``, read back
+    only when the digest matches (a damaged or half-written file is made again). Concurrent
+    processes wait for the one making it (a lock file beside it)."""
+    stem, vl = _vega_key()
+    if stem in _BODIES:
+        return _BODIES[stem]
+    if folder is None:
+        body = _make_vega_body(vl)
+    else:
+        import fcntl
+        import os
+
+        folder.mkdir(parents=True, exist_ok=True)
+        path, digest_path = folder / f"{stem}.js", folder / f"{stem}.js.sha256"
+        with open(folder / f"{stem}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            body = None
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                text = path.read_bytes()
+                if hashlib.sha256(text).hexdigest() == digest_path.read_text(encoding="ascii").strip():
+                    body = text.decode("utf-8")
+            if body is None:
+                body = _make_vega_body(vl)
+                for target, data in ((path, body.encode("utf-8")), (digest_path, hashlib.sha256(body.encode("utf-8")).hexdigest().encode("ascii") + b"\n")):
+                    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+                    tmp.write_bytes(data)
+                    os.replace(tmp, target)
+    _BODIES[stem] = body
+    return body
+
+
+def vega_bundle(cache: Path | str | None = None) -> str:
     """Vega + Vega-Lite + vega-embed (with vega-tooltip) as one classic script.
 
     vl-convert bundles it anew on each call (about a second); it only depends on the installed
-    vl-convert and altair, so it is made once per process.
+    vl-convert and altair, so it is made once per process, and once per environment when a
+    ``cache`` folder is given or :data:`CACHE_ENV` names one (which takes precedence).
 
     ``vl_convert.javascript_bundle()`` already ends with ``window.vegaEmbed=...``; its many
     top-level ``const`` declarations would clash with other scripts if loaded bare, so it is
     wrapped in an IIFE.
     """
+    import os
+
     import vl_convert as vlc
 
+    folder = os.environ.get(CACHE_ENV) or cache
+    body = _cached_vega_body(Path(folder) if folder else None)
     version = _vl_version()
-    body = vlc.javascript_bundle(vl_version=version) if version else vlc.javascript_bundle()
     if "window.vegaEmbed=" not in body.replace(" ", ""):
         raise RuntimeError("vl_convert.javascript_bundle() no longer assigns window.vegaEmbed")
     header = (
@@ -165,10 +225,10 @@ def _glue_js() -> str:
 
 # --------------------------------------------------------------------------- writing
 
-def _vendor_files() -> dict[str, str]:
+def _vendor_files(cache: Path | str | None = None) -> dict[str, str]:
     dt_js, dt_css = datatables_bundle()
     return {
-        "vega-embed.bundle.js": vega_bundle(),
+        "vega-embed.bundle.js": vega_bundle(cache),
         "datatables.bundle.js": dt_js,
         "datatables.bundle.css": dt_css,
         "searchgen-nb.js": _glue_js(),
@@ -183,8 +243,9 @@ def _write_if_changed(path: Path, text: str) -> None:
     path.write_bytes(data)
 
 
-def write_vendor_assets(dest: Path | str) -> list[str]:
+def write_vendor_assets(dest: Path | str, cache: Path | str | None = None) -> list[str]:
     """Write the offline JS/CSS into ``dest`` (created if needed); byte-identical on rerun.
+    ``cache``: a folder keeping the Vega bundle between processes (:func:`vega_bundle`).
 
     Returns the file names in load order, JS first then CSS; split them with
     ``[n for n in names if n.endswith(".js")]`` for ``html_js_files`` and ``.css`` for
@@ -195,7 +256,7 @@ def write_vendor_assets(dest: Path | str) -> list[str]:
     if dest.name == "_static":
         raise ValueError("do not vendor into a folder named _static (Jupyter Book 1 auto-loads every .js in it)")
     dest.mkdir(parents=True, exist_ok=True)
-    files = _vendor_files()
+    files = _vendor_files(cache)
     names = list(VENDOR_JS) + list(VENDOR_CSS)
     assert set(names) == set(files)
     lines = [

@@ -33,6 +33,7 @@ from searchgen_nb.publish import RELEASES, current_version, publish, release_loc
 
 BUILD = "build/release"  # work folder, relative to the project root
 STAGING = f"{BUILD}/data"  # where the notebooks write the artifacts
+VENDOR_CACHE = "build/cache"  # the Vega bundle between releases (assets.vega_bundle), relative to the output root
 BOOK_SOURCES = ("_config.yml", "_toc.yml", "book")
 #: Print style sheet of a synthetic demo's book: the marking in every printed page's margin.
 DEMO_PRINT_CSS = "searchgen-demo-print.css"
@@ -400,7 +401,7 @@ def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float) -> Rel
         raise ReleaseError("validation report missing or failed: the validate notebook did not pass the release")
     t = time.perf_counter()
     stage_book_sources(root, work / "src", release.is_demo)
-    assets.write_vendor_assets(work / "src" / "book" / "vendor")
+    assets.write_vendor_assets(work / "src" / "book" / "vendor", cache=out / VENDOR_CACHE)
     write_downloads(work / "data", work / "src" / EXTRA / DOWNLOADS)
     log("building the book …")
     html = build_book(work / "src")
