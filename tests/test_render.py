@@ -172,7 +172,8 @@ def test_vendor_assets_byte_identical_rerun(vendor, tmp_path):
 def test_vega_bundle_is_kept_between_processes(monkeypatch, tmp_path):
     """vl-convert's bundle is made once per environment: kept in the cache folder with its
     sha256, read back by a later process, made again when the kept file is damaged; the
-    folder SEARCHGEN_CACHE_DIR names wins over the caller's; no folder: once per process."""
+    folder SEARCHGEN_CACHE_DIR names wins over the caller's; no folder, or one that cannot be
+    written: once per process."""
     made = []
 
     def make(vl_version):
@@ -204,6 +205,9 @@ def test_vega_bundle_is_kept_between_processes(monkeypatch, tmp_path):
     assets.vega_bundle()
     assets.vega_bundle()
     assert len(made) == 4
+    new_process()
+    (tmp_path / "a-file").write_text("not a folder")
+    assert "/*5*/" in assets.vega_bundle(tmp_path / "a-file")  # a cache that cannot be written: made all the same
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node not installed")

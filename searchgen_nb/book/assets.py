@@ -28,8 +28,10 @@ byte-identical files. The folder must NOT be called ``_static`` (Jupyter Book 1 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import hashlib
+import os
 import re
 from pathlib import Path
 
@@ -106,33 +108,35 @@ def _cached_vega_body(folder: Path | None) -> str:
     """vl-convert's bundle, made once per process and, given a ``folder``, once per
     environment: kept there as ``<stem>.js`` with its sha256 in ``<stem>.js.sha256``, read back
     only when the digest matches (a damaged or half-written file is made again). Concurrent
-    processes wait for the one making it (a lock file beside it)."""
+    processes wait for the one making it (a lock file beside it). A folder that cannot be
+    written is no error: the bundle is then made for this process only."""
     stem, vl = _vega_key()
-    if stem in _BODIES:
-        return _BODIES[stem]
-    if folder is None:
-        body = _make_vega_body(vl)
-    else:
-        import fcntl
-        import os
+    if stem not in _BODIES:
+        body = None
+        if folder is not None:
+            with contextlib.suppress(OSError):
+                body = _kept_body(folder, stem, vl)
+        _BODIES[stem] = body if body is not None else _make_vega_body(vl)
+    return _BODIES[stem]
 
-        folder.mkdir(parents=True, exist_ok=True)
-        path, digest_path = folder / f"{stem}.js", folder / f"{stem}.js.sha256"
-        with open(folder / f"{stem}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            body = None
-            with contextlib.suppress(OSError, UnicodeDecodeError):
-                text = path.read_bytes()
-                if hashlib.sha256(text).hexdigest() == digest_path.read_text(encoding="ascii").strip():
-                    body = text.decode("utf-8")
-            if body is None:
-                body = _make_vega_body(vl)
-                for target, data in ((path, body.encode("utf-8")), (digest_path, hashlib.sha256(body.encode("utf-8")).hexdigest().encode("ascii") + b"\n")):
-                    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-                    tmp.write_bytes(data)
-                    os.replace(tmp, target)
-    _BODIES[stem] = body
-    return body
+
+def _kept_body(folder: Path, stem: str, vl: str | None) -> str:
+    """The bundle kept in ``folder`` (made and kept there when missing or damaged)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path, digest_path = folder / f"{stem}.js", folder / f"{stem}.js.sha256"
+    with open(folder / f"{stem}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            data = path.read_bytes()
+            if hashlib.sha256(data).hexdigest() == digest_path.read_text(encoding="ascii").strip():
+                return data.decode("utf-8")
+        body = _make_vega_body(vl)
+        data = body.encode("utf-8")
+        for target, content in ((path, data), (digest_path, hashlib.sha256(data).hexdigest().encode("ascii") + b"\n")):
+            tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(content)
+            os.replace(tmp, target)
+        return body
 
 
 def vega_bundle(cache: Path | str | None = None) -> str:
@@ -146,8 +150,6 @@ def vega_bundle(cache: Path | str | None = None) -> str:
     top-level ``const`` declarations would clash with other scripts if loaded bare, so it is
     wrapped in an IIFE.
     """
-    import os
-
     import vl_convert as vlc
 
     folder = os.environ.get(CACHE_ENV) or cache
