@@ -44,9 +44,9 @@ demo: setup
 release: demo
 	$(BIN)/searchgen-nb release releases/demo.yml
 
-# Headless Chromium for the browser tests (Debian package; needs root, as on CI).
+# Headless Chromium for the browser tests (Debian's chromium-headless-shell; needs root, as on CI).
 browser:
-	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+	@command -v chromium-headless-shell >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium-headless-shell >/dev/null; }
 
 # Everything, as CI runs it (.ci/run calls `make test`): two workers, one per core; the
 # expensive inputs (the demo, its release, the changed demo, the book fixture) are made once

@@ -4,7 +4,7 @@ Markers (``pytest -m "not slow and not browser"`` is the fast loop, ``make test-
 
 * ``slow`` — writes or reads the full synthetic demo (751 prompts × 13 models, ~18,800
   files) or runs a whole release (the notebooks through papermill and the book);
-* ``browser`` — opens pages in headless Chromium (Debian ``chromium``, driven by playwright).
+* ``browser`` — opens pages in headless Chromium (Debian ``chromium-headless-shell``, driven by playwright).
 
 The expensive inputs — the demo, its release, the changed demo, the book tests' small release
 (:data:`BUILDS`) — are each made once per run, across all pytest-xdist workers (``make test``
@@ -48,7 +48,7 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "slow: writes or reads the full synthetic demo, or runs a whole release (notebooks + book)"
     )
-    config.addinivalue_line("markers", "browser: opens pages in headless Chromium (Debian chromium + playwright)")
+    config.addinivalue_line("markers", "browser: opens pages in headless Chromium (Debian chromium-headless-shell + playwright)")
 
 
 def check_marks(items) -> None:

@@ -212,7 +212,9 @@ def test_demo_book_in_browser(browser, demo_release, part):
     charts = {}
     for path in paths:
         pg = Page(browser, path, query=explorer.split("?")[1] if path.name == "10_prompts.html" else "")
-        if 'http-equiv="refresh"' not in path.read_text(encoding="utf-8").lower():  # index.html: a redirect to the intro
+        if 'http-equiv="refresh"' in path.read_text(encoding="utf-8").lower():  # index.html: a redirect to the intro
+            pg.page.wait_for_url("**/book/intro.html")
+        else:
             pg.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
             charts[path.stem] = pg.wait_for_charts()
         if path.stem in ("04_leaderboard", "intro", "methods"):

@@ -565,7 +565,7 @@ def test_page_from_file_url_in_chromium(vendor, tmp_path, rows, browser):
     )
     page_html = f"<!DOCTYPE html><html><head><meta charset='utf-8'>{head}</head><body>{body}</body></html>"
     (site / "index.html").write_text(page_html, encoding="utf-8")
-    pg = Page(browser, site / "index.html")  # Debian chromium, headless, the book tests' flags
+    pg = Page(browser, site / "index.html")  # the book tests' browser and flags
     page = pg.page
     page.wait_for_function("document.querySelectorAll('[data-sg-rendered]').length === 2", timeout=20000)
     page.wait_for_function("document.querySelector('#lb[data-sg-ready]') !== null", timeout=20000)
