@@ -79,7 +79,8 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 #: debug mode and ``to_dict(validate=True)``). Off by default: a chart's structure is fixed by
 #: this module's code, the data a release puts in it are free-form to the schema, and the check
 #: (jsonschema in pure Python over every inlined record) took about a quarter of the notebooks'
-#: time. The tests switch it on for the chart unit tests and for the whole demo release.
+#: time. The tests switch it on for the chart unit tests and for the book tests' small release
+#: (every kind of chart).
 VALIDATE_ENV = "SEARCHGEN_VALIDATE_CHARTS"
 
 
