@@ -1,8 +1,8 @@
 """Publication is one atomic step: killed at any point, readers see one whole release.
 
-A subprocess publishes a new release and is SIGKILLed at its N-th file-system mutation,
-for every N until it completes; after each kill the three published paths must show the
-same release (all old or all new). Also: the old real-folder layout migrates the same way,
+A child process (a fork of the test's) publishes a new release and is SIGKILLed at its N-th
+file-system mutation, for every N until it completes; after each kill the three published
+paths must show the same release (all old or all new). Also: the old real-folder layout migrates the same way,
 and a second release into the same output root stops at once naming the first.
 """
 
@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -21,35 +18,50 @@ from factory import make_release, model, prompt, result
 from searchgen_nb.errors import ReleaseError
 from searchgen_nb.publish import PUBLISHED, current_version, publish, release_lock
 
-KILLER = textwrap.dedent(
-    """
-    import os, shutil, signal, sys
-    from pathlib import Path
+def _publish_killed_at(kill_at: int, out: Path, new: Path) -> int:
+    """Publish ``new`` into ``out`` in a child process (a fork of this one) that SIGKILLs itself
+    at its ``kill_at``-th file-system mutation (rename, replace, symlink, unlink, tree copy or
+    removal, link exchange). Returns the child's wait status; fails if it runs over 60 s."""
+    import signal
+    import time
+
     import searchgen_nb.artifacts as artifacts
-    import searchgen_nb.publish as publish
+    import searchgen_nb.publish as publish_module
 
-    kill_at = int(sys.argv[1])
-    count = 0
+    pid = os.fork()
+    if pid == 0:  # the child: count, kill, publish; never returns into pytest
+        try:
+            count = 0
 
-    def counted(fn):
-        def wrapper(*args, **kwargs):
-            global count
-            count += 1
-            if count == kill_at:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return fn(*args, **kwargs)
-        return wrapper
+            def counted(fn):
+                def wrapper(*args, **kwargs):
+                    nonlocal count
+                    count += 1
+                    if count == kill_at:
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    return fn(*args, **kwargs)
 
-    for name in ("rename", "replace", "symlink", "unlink"):
-        setattr(os, name, counted(getattr(os, name)))
-    shutil.copytree = counted(shutil.copytree)
-    shutil.rmtree = counted(shutil.rmtree)
-    artifacts._exchange = counted(artifacts._exchange)
-    src = Path(sys.argv[3])
-    publish.publish(Path(sys.argv[2]), {rel: src / rel for rel in publish.PUBLISHED}, "v-new")
-    print("completed")
-    """
-)
+                return wrapper
+
+            for name in ("rename", "replace", "symlink", "unlink"):
+                setattr(os, name, counted(getattr(os, name)))
+            shutil.copytree = counted(shutil.copytree)
+            shutil.rmtree = counted(shutil.rmtree)
+            artifacts._exchange = counted(artifacts._exchange)
+            publish_module.publish(out, {rel: new / rel for rel in PUBLISHED}, "v-new")
+            os._exit(0)
+        except BaseException:
+            os._exit(3)
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise AssertionError(f"publish killed at step {kill_at} did not end within 60 s")
+        time.sleep(0.002)
 
 
 def _sources(base: Path, tag: str) -> Path:
@@ -70,24 +82,24 @@ def _shown(out: Path) -> set[str]:
 
 
 def _kill_every_step(tmp_path: Path, make_old) -> list[set[str]]:
+    import signal
+
     new = _sources(tmp_path / "new", "new")
-    script = tmp_path / "killer.py"
-    script.write_text(KILLER)
     seen = []
     for n in range(1, 200):
         out = tmp_path / f"out{n}"
         make_old(out)
         before = _shown(out)
-        r = subprocess.run([sys.executable, str(script), str(n), str(out), str(new)], capture_output=True, text=True)
+        status = _publish_killed_at(n, out, new)
         shown = _shown(out)
-        assert len(shown) == 1, (n, shown, r.stderr)  # never a mix
+        assert len(shown) == 1, (n, shown)  # never a mix
         assert shown <= before | {"new"}, (n, shown)
         seen.append(shown)
         shutil.rmtree(out)
-        if r.returncode == 0:
-            assert "completed" in r.stdout and shown == {"new"}
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+            assert shown == {"new"}  # completed
             return seen
-        assert r.returncode == -9, r.stderr  # killed, not failed
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, (n, status)  # killed, not failed
     raise AssertionError("publish never completed")
 
 
