@@ -188,7 +188,8 @@ def test_error_output_or_early_exit_blocks_the_book():
 
 
 #: The demo book's pages with charts or large tables, visited by one half of
-#: test_demo_book_in_browser (the other pages by the other half, on the other test worker).
+#: test_demo_book_in_browser, the other pages by the other half (the two halves can run on the
+#: two test workers at once).
 DEMO_RESULT_PAGES = ("04_leaderboard", "05_domains", "06_failure_modes", "07_compare", "10_prompts")
 
 
