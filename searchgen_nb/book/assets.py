@@ -104,13 +104,12 @@ def _make_vega_body(vl_version: str | None) -> str:
     return vlc.javascript_bundle(vl_version=vl_version) if vl_version else vlc.javascript_bundle()
 
 
-def _cached_vega_body(folder: Path | None) -> str:
-    """vl-convert's bundle, made once per process and, given a ``folder``, once per
-    environment: kept there as ``<stem>.js`` with its sha256 in ``<stem>.js.sha256``, read back
-    only when the digest matches (a damaged or half-written file is made again). Concurrent
-    processes wait for the one making it (a lock file beside it). A folder that cannot be
-    written is no error: the bundle is then made for this process only."""
-    stem, vl = _vega_key()
+def _cached_vega_body(folder: Path | None, stem: str, vl: str | None) -> str:
+    """vl-convert's bundle (``stem, vl``: :func:`_vega_key`), made once per process and, given a
+    ``folder``, once per environment: kept there as ``<stem>.js`` with its sha256 in
+    ``<stem>.js.sha256``, read back only when the digest matches (a damaged or half-written file
+    is made again). Concurrent processes wait for the one making it (a lock file beside it). A
+    folder that cannot be written is no error: the bundle is then made for this process only."""
     if stem not in _BODIES:
         body = None
         if folder is not None:
@@ -153,8 +152,8 @@ def vega_bundle(cache: Path | str | None = None) -> str:
     import vl_convert as vlc
 
     folder = os.environ.get(CACHE_ENV) or cache
-    body = _cached_vega_body(Path(folder) if folder else None)
-    version = _vl_version()
+    stem, version = _vega_key()
+    body = _cached_vega_body(Path(folder) if folder else None, stem, version)
     if "window.vegaEmbed=" not in body.replace(" ", ""):
         raise RuntimeError("vl_convert.javascript_bundle() no longer assigns window.vegaEmbed")
     header = (
