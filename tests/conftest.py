@@ -80,12 +80,12 @@ def pytest_collection_modifyitems(session, config, items):
     }
     items.sort(key=lambda item: stage[id(item)])  # stable: collection order within a stage
     needed = [order[s - 1] for s in sorted(set(stage.values()) - {0})]
+    root = shared_root(config._tmp_path_factory)  # the tmp_path_factory fixture's object
     # one Vega bundle for every process of the run (each would make its own: a CPU-second), in
     # the run's temporary folder, never in a user's cache
-    os.environ["SEARCHGEN_CACHE_DIR"] = str(shared_root(config._tmp_path_factory) / "vendor-cache")
+    os.environ["SEARCHGEN_CACHE_DIR"] = str(root / "vendor-cache")
     if needed and not config.option.collectonly and os.environ.get("SEARCHGEN_TEST_PREBUILD", "1") != "0":
-        # the object the tmp_path_factory fixture returns (pytest's own tmpdir plugin)
-        start_prebuild(shared_root(config._tmp_path_factory), needed)
+        start_prebuild(root, needed)
 
 
 def shared_root(tmp_path_factory) -> Path:
@@ -154,7 +154,7 @@ BUILDS = {
     "demo-release": _build_demo_release,
     "demo-changed": _build_demo_changed,
 }
-#: The session fixture that hands out each build.
+#: The session fixture that hands out each build (the fixtures read their build here).
 FIXTURE_BUILD = {
     "demo_tree": "demo",
     "fixture_release": "book",
@@ -248,46 +248,52 @@ class DemoTree(NamedTuple):
     summary: dict
 
 
+def _session_build(request, tmp_path_factory) -> tuple[Path, object]:
+    """The build the requesting session fixture hands out (:data:`FIXTURE_BUILD`), made once
+    per run: ``(folder, value)``."""
+    return ensure_built(shared_root(tmp_path_factory), FIXTURE_BUILD[request.fixturename])
+
+
 @pytest.fixture(scope="session")
-def demo_tree(tmp_path_factory) -> DemoTree:
+def demo_tree(request, tmp_path_factory) -> DemoTree:
     """The synthetic demo (751 prompts × 13 models, ~18,800 files), written once per run into a
     temporary folder (outside the project, so its ``release.yml`` has no ``release_config`` key)."""
-    folder, summary = ensure_built(shared_root(tmp_path_factory), "demo")
+    folder, summary = _session_build(request, tmp_path_factory)
     return DemoTree(folder / "release", summary)
 
 
 @pytest.fixture(scope="session")
-def demo_data(tmp_path_factory) -> Path:
+def demo_data(request, tmp_path_factory) -> Path:
     """The demo's published artifacts (``public/data`` of :func:`demo_release`: extract,
     aggregate, validate, publish, run by its notebooks). ``searchgen-nb data`` writes the same
     bytes (test_demo_release). Read only: copy it before changing it."""
-    folder, _ = ensure_built(shared_root(tmp_path_factory), "demo-release")
+    folder, _ = _session_build(request, tmp_path_factory)
     return folder / "site" / "public" / "data"
 
 
 @pytest.fixture(scope="session")
-def demo_release(tmp_path_factory) -> Path:
+def demo_release(request, tmp_path_factory) -> Path:
     """The whole demo release (notebooks → book → publish) below a session folder; returns
     that output root (``public/data/``, ``_build/html/``, ``book/notebooks/``). Read only."""
-    folder, _ = ensure_built(shared_root(tmp_path_factory), "demo-release")
+    folder, _ = _session_build(request, tmp_path_factory)
     return folder / "site"
 
 
 @pytest.fixture(scope="session")
-def changed_data(tmp_path_factory) -> Path:
+def changed_data(request, tmp_path_factory) -> Path:
     """The second, changed demo release (``searchgen-nb demo --changed``) with
     ``previous_release`` = the demo's published data (:func:`demo_data`), published by ``run_data``.
     Its source tree is the folder's ``src``. Read only."""
-    folder, _ = ensure_built(shared_root(tmp_path_factory), "demo-changed")
+    folder, _ = _session_build(request, tmp_path_factory)
     return folder / "data"
 
 
 @pytest.fixture(scope="session")
-def fixture_release(tmp_path_factory):
+def fixture_release(request, tmp_path_factory):
     """The small release of the book tests (``book_fixture``), with a previous release
     (``prev-data``, published by ``run_data``) so that its "What changed" page has a rank swap
     and a lost result. Returns ``(config path, output root, ReleaseOutcome)``. Read only."""
-    base, (cfg, outcome) = ensure_built(shared_root(tmp_path_factory), "book")
+    base, (cfg, outcome) = _session_build(request, tmp_path_factory)
     return cfg, base / "site", outcome
 
 
