@@ -73,6 +73,10 @@ class Page:
         tab.goto(path.resolve().as_uri() + (f"?{query}" if query else ""))
         tab.wait_for_load_state("load")
 
+    def open_slices(self) -> None:
+        """Open every collapsed slice section (``details.sg-slice``) so its charts are drawn."""
+        self.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
+
     def wait_for_charts(self) -> int:
         """Wait until every chart container holds an SVG; return the number of charts."""
         n = self.page.locator(".sg-chart").count()

@@ -209,14 +209,14 @@ def test_demo_book_in_browser(browser, demo_release, part):
     else:
         assert external_references(html) == []
         paths = [p for p in paths if p.stem not in DEMO_RESULT_PAGES]
-    explorer = _explorer_link(html / "book" / "notebooks")  # opened from a domain heatmap cell
+    explorer = _explorer_link(html / "book" / "notebooks") if part == "results" else ""  # opened from a domain heatmap cell
     charts = {}
     for path in paths:
         pg = Page(browser, path, query=explorer.split("?")[1] if path.name == "10_prompts.html" else "")
         if 'http-equiv="refresh"' in path.read_text(encoding="utf-8").lower():  # index.html: a redirect to the intro
             pg.page.wait_for_url("**/book/intro.html")
         else:
-            pg.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
+            pg.open_slices()
             charts[path.stem] = pg.wait_for_charts()
         if path.stem in ("04_leaderboard", "intro", "methods"):
             assert "Synthetic demo data" in pg.page.inner_text("body"), path.name
@@ -524,7 +524,7 @@ def test_book_follows_the_dark_theme(browser, demo_release):
     """A reader whose system is dark gets dark charts and no light box around the tables."""
     notebooks = demo_release / "_build" / "html" / "book" / "notebooks"
     pg = Page(browser, notebooks / "04_leaderboard.html", color_scheme="dark")
-    pg.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
+    pg.open_slices()
     assert pg.wait_for_charts() == 8  # the forest plots
     backgrounds = pg.page.evaluate("() => [...document.querySelectorAll('.sg-chart svg.marks')].map(s => s.style.backgroundColor)")
     pg.page.wait_for_selector("table#leaderboard-all[data-sg-ready]")

@@ -2,14 +2,17 @@
 
 A child process (a fork of the test's) publishes a new release and is SIGKILLed at its N-th
 file-system mutation, for every N until it completes; after each kill the three published
-paths must show the same release (all old or all new). Also: the old real-folder layout migrates the same way,
-and a second release into the same output root stops at once naming the first.
+paths must show the same release (all old or all new). Also: the old real-folder layout
+migrates the same way, and a second release into the same output root stops at once naming
+the first.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -18,15 +21,12 @@ from factory import make_release, model, prompt, result
 from searchgen_nb.errors import ReleaseError
 from searchgen_nb.publish import PUBLISHED, current_version, publish, release_lock
 
+
 def _publish_killed_at(kill_at: int, out: Path, new: Path) -> int:
     """Publish ``new`` into ``out`` in a child process (a fork of this one) that SIGKILLs itself
     at its ``kill_at``-th file-system mutation (rename, replace, symlink, unlink, tree copy or
     removal, link exchange). Returns the child's wait status; fails if it runs over 60 s."""
-    import signal
-    import time
-
     import searchgen_nb.artifacts as artifacts
-    import searchgen_nb.publish as publish_module
 
     pid = os.fork()
     if pid == 0:  # the child: count, kill, publish; never returns into pytest
@@ -48,7 +48,7 @@ def _publish_killed_at(kill_at: int, out: Path, new: Path) -> int:
             shutil.copytree = counted(shutil.copytree)
             shutil.rmtree = counted(shutil.rmtree)
             artifacts._exchange = counted(artifacts._exchange)
-            publish_module.publish(out, {rel: new / rel for rel in PUBLISHED}, "v-new")
+            publish(out, {rel: new / rel for rel in PUBLISHED}, "v-new")
             os._exit(0)
         except BaseException:
             os._exit(3)
@@ -82,8 +82,6 @@ def _shown(out: Path) -> set[str]:
 
 
 def _kill_every_step(tmp_path: Path, make_old) -> list[set[str]]:
-    import signal
-
     new = _sources(tmp_path / "new", "new")
     seen = []
     for n in range(1, 200):

@@ -548,7 +548,7 @@ def test_data_table_every_row_and_records_input():
 
 @pytest.mark.browser
 def test_page_from_file_url_in_chromium(vendor, tmp_path, rows, browser):
-    from browser import Page
+    from browser import CHARTS_DRAWN, Page
 
     dest, names = vendor
     site = tmp_path / "site"
@@ -569,7 +569,7 @@ def test_page_from_file_url_in_chromium(vendor, tmp_path, rows, browser):
     page = pg.page
     page.wait_for_function("document.querySelectorAll('[data-sg-rendered]').length === 2", timeout=20000)
     page.wait_for_function("document.querySelector('#lb[data-sg-ready]') !== null", timeout=20000)
-    assert page.eval_on_selector_all(".sg-chart", "els => els.every(e => !!e.querySelector('svg'))")
+    assert page.evaluate(CHARTS_DRAWN)
 
     def col(key):
         return page.eval_on_selector_all(
