@@ -158,6 +158,7 @@ class Recompute:
         self._exact: dict = {}
         self._by_pattern: dict = {}
         self._same: dict = {}
+        self._pattern_of: tuple[int, np.ndarray | None] | None = None
 
     # -- replicate values ----------------------------------------------------------------
 
@@ -264,6 +265,33 @@ class Recompute:
             return (x is not None) - (y is not None)
         return (x > y) - (x < y)
 
+    def _patterns(self, g: int) -> np.ndarray | None:
+        """(B,) index of each replicate's count pattern on group g's prompts (equal index, equal
+        counts on every prompt of the group, so equal exact values), for groups of up to
+        :data:`_PATTERN_PROMPTS` prompts whose (B, prompts) counts fit :data:`_BYTES`; else
+        None. The last group's answer is kept (groups are settled one after the other)."""
+        if self._pattern_of is not None and self._pattern_of[0] == g:
+            return self._pattern_of[1]
+        inside = self._inside[g]
+        ids = None
+        if 0 < len(inside) <= _PATTERN_PROMPTS and 4 * len(inside) * self.n_boot <= _BYTES:
+            rows = np.concatenate([self.reps.chunk(start)[:, inside] for start in self.reps.starts])
+            ids = np.unique(np.ascontiguousarray(rows).view(np.dtype((np.void, 4 * len(inside)))).ravel(), return_inverse=True)[1].ravel()
+        self._pattern_of = (g, ids)
+        return ids
+
+    def _signs(self, g: int, i: int, j: int, reps: np.ndarray) -> np.ndarray:
+        """Exact signs of value(i) − value(j) in replicates ``reps`` (int array), as
+        :meth:`_cmp`: compared once per count pattern when the group keeps patterns."""
+        if len(reps) == 0 or self._same_inputs(g, i, j):
+            return np.zeros(len(reps), dtype=np.int8)
+        pattern = self._patterns(g)
+        if pattern is None:
+            return np.array([self._cmp(g, i, j, b) for b in reps.tolist()], dtype=np.int8)
+        _, first, back = np.unique(pattern[reps], return_index=True, return_inverse=True)
+        once = np.array([self._cmp(g, i, j, b) for b in reps[first].tolist()], dtype=np.int8)
+        return once[back.ravel()]
+
     def _ranks(self, g: int, q: np.ndarray, members: list[int]) -> np.ndarray:
         """(B, R) rank of each member in each replicate: by value descending, then model_id."""
         v = np.where(np.isnan(q[:, members]), -np.inf, q[:, members])
@@ -275,9 +303,22 @@ class Recompute:
         tol = self._bound(g, q[:, members][~np.isnan(q[:, members])]) * 2
         with np.errstate(invalid="ignore"):
             close = np.abs(np.diff(sv, axis=1)) <= tol  # -inf − -inf is NaN: not close (both none: tied by id)
-        # Neighbours farther apart than the error bound are in their exact order already; each
-        # run of close neighbours is sorted exactly (higher value first, then model_id)
-        for b in np.flatnonzero(close.any(axis=1)).tolist():
+        # Neighbours farther apart than the error bound are in their exact order already; a
+        # replicate with close neighbours is ranked exactly: higher value first (no value last),
+        # then model_id. In a group that keeps count patterns, once per pattern, all members.
+        unsure = np.flatnonzero(close.any(axis=1))
+        pattern = self._patterns(g) if len(unsure) else None
+        if pattern is not None:
+            _, first, back = np.unique(pattern[unsure], return_index=True, return_inverse=True)
+            exact_ranks = np.empty((len(first), len(members)), dtype=ranks.dtype)
+            for k, b in enumerate(unsure[first].tolist()):
+                values = [self.exact("o9", g, m, b) for m in members]
+                row = sorted(range(len(members)), key=lambda i: (values[i] is None, 0 if values[i] is None else -values[i], id_rank[i]))
+                exact_ranks[k, row] = np.arange(1, len(members) + 1)
+            ranks[unsure] = exact_ranks[back.ravel()]
+            return ranks
+        # otherwise each run of close neighbours of a replicate is sorted exactly
+        for b in unsure.tolist():
 
             def before(i, j, b=b):  # i before j: higher exact value, then smaller model_id
                 s = self._cmp(g, members[i], members[j], b)
@@ -343,10 +384,9 @@ class Recompute:
                 ok = ~np.isnan(d)
                 le = int(np.sum(ok & (d < -tol)))
                 ge = int(np.sum(ok & (d > tol)))
-                for r in np.flatnonzero(ok & (np.abs(d) <= tol)).tolist():
-                    s = self._cmp(g, a, b, r)
-                    le += s <= 0
-                    ge += s >= 0
+                s = self._signs(g, a, b, np.flatnonzero(ok & (np.abs(d) <= tol)))
+                le += int(np.count_nonzero(s <= 0))
+                ge += int(np.count_nonzero(s >= 0))
                 p = min(Fraction(1), Fraction(2 * min(1 + le, 1 + ge), self.n_boot + 1))
                 raw.append(p)
 

@@ -374,6 +374,7 @@ def group_means(release, model_id: str, sample_ids) -> dict[str, float | None]:
     whether a non-scored prompt counts 0 or is left out; a null value is left out)."""
     zero_fill = release["config"]["models"][model_id]["missing_policy"] == "zero_fill"
     by_prompt = release["results"][model_id]
+    known = release.setdefault("components", {})  # a prompt's components and Overall-9, made once per process
     values: dict[str, list[Fraction]] = {k: [] for k in ("overall_9", *PUBLIC)}
     n_zero = 0
     for sid in sample_ids:
@@ -381,10 +382,13 @@ def group_means(release, model_id: str, sample_ids) -> dict[str, float | None]:
         if status != "scored":
             n_zero += zero_fill
             continue
-        comps = components(scores)
-        public = [comps[c] for c in PUBLIC if comps[c] is not None]
-        if public:
-            values["overall_9"].append(sum(public) / len(public))
+        if (model_id, sid) not in known:
+            comps = components(scores)
+            public = [comps[c] for c in PUBLIC if comps[c] is not None]
+            known[(model_id, sid)] = comps, sum(public) / len(public) if public else None
+        comps, overall_9 = known[(model_id, sid)]
+        if overall_9 is not None:
+            values["overall_9"].append(overall_9)
         for c in PUBLIC:
             if comps[c] is not None:
                 values[c].append(comps[c])

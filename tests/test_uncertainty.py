@@ -185,6 +185,27 @@ def test_identical_models_tie_exactly_and_rank_by_model_id():
     assert twins["ci"] == [0.0, 0.0] and twins["p"] == 1.0 and twins["separable"] is False
 
 
+@pytest.mark.parametrize("by_pattern", [True, False])
+def test_close_replicates_are_settled_by_their_own_draws(monkeypatch, by_pattern):
+    """y = (0.1, 0.2, 0.7) and x = (0.3, 0.0, 0.7) are within float error of each other in
+    every replicate that drew the first two prompts equally often, and exactly apart only when
+    it drew them (0.1 + 0.2 > 0.3 as binary doubles: y ranks first; an exact tie ranks x first,
+    by model_id): each such replicate is settled by its own counts. The validator settles small groups once per count pattern; ``by_pattern=False``
+    forces its one-replicate-at-a-time path."""
+    import searchgen_nb.validate_bootstrap as vb
+
+    if not by_pattern:
+        monkeypatch.setattr(vb, "_PATTERN_PROMPTS", 0)
+    table = one_group_table({"y": overall9_only([0.1, 0.2, 0.7]), "x": overall9_only([0.3, 0.0, 0.7])})
+    metas = [ModelMeta(m, m, "Open", "exclude") for m in table.model_ids]
+    cfg = UncertaintyConfig(n_bootstrap=300, seed=5)
+    ours, theirs, boards, members = run_both(table, metas, cfg)
+    assert ours == theirs == reference(table, metas, boards, members, cfg)
+    pair = ours["pairs"]["all:All"][0]
+    assert 0 < pair["p"] < 1  # some close replicates tie exactly (none of the first two drawn), others do not
+    assert ours["groups"]["all:All"]["x"]["rank"] == ours["groups"]["all:All"]["y"]["rank"] == [1, 2]
+
+
 def test_rounding_tie_is_settled_exactly():
     """A replicate mean of exactly 81.25 (raw 2.4375) is 81.3, never a float's 81.2."""
     table = one_group_table({"m": overall9_only([2.4375] * 3)})
