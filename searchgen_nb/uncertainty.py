@@ -239,15 +239,21 @@ class Bootstrap:
         as :func:`searchgen_nb.numeric.public_units`)."""
         return np.abs(q) * (len(self.groups[g].columns) + 8.0) * (2 * _U)
 
-    def exact(self, name: str, g: int, m: int, replicates) -> list[Fraction | None]:
+    def exact_ratios(self, name: str, g: int, m: int, replicates) -> tuple[np.ndarray, np.ndarray]:
         """Exact public-scale values (``mean × 100 / 3``) of model m in group g in the given
-        replicates; None where the replicate has no value."""
+        replicates as integer ratios: object arrays ``(num, den)`` of Python ints, value =
+        num / den; den 0 where the replicate has no value."""
         cols = self.groups[g].columns
         counts = self.draws.count_rows(np.asarray(replicates, dtype=np.int64))[:, cols]
         ints, shift = self.values.integers(name, m)
         nums = counts.astype(object) @ ints[cols]
-        dens = counts @ self.values.inc[name][cols, m].astype(np.int64)
-        return [Fraction(int(n) * 100, 3 * int(d) << shift) if d else None for n, d in zip(nums.tolist(), dens.tolist())]
+        dens = (counts @ self.values.inc[name][cols, m].astype(np.int64)).astype(object)
+        return nums * 100, (dens * 3) << shift
+
+    def exact(self, name: str, g: int, m: int, replicates) -> list[Fraction | None]:
+        """:meth:`exact_ratios` as fractions; None where the replicate has no value."""
+        nums, dens = self.exact_ratios(name, g, m, replicates)
+        return [Fraction(n, d) if d else None for n, d in zip(np.atleast_1d(nums).tolist(), np.atleast_1d(dens).tolist())]
 
     def identical(self, g: int, i: int, j: int) -> bool:
         """Whether models i and j have the same Overall-9 inputs in group g (then every
@@ -368,19 +374,34 @@ def _order_signs(boot: Bootstrap, g: int, models: list[int]) -> np.ndarray:
         vi, vj = valid[:, :, None], valid[:, None, :]
         sign[a : a + step] = np.where(vi & ~vj, 1, np.where(~vi & vj, -1, np.where(~vi & ~vj, 0, np.sign(d)))).astype(np.int8)
         close[a : a + step] = vi & vj & (np.abs(d) <= tol[:, :, None] + tol[:, None, :] + np.abs(d) * 2 * _U)
+    # close pairs of different inputs are settled exactly: each model's exact values are made
+    # once, for every replicate it is close to another model in, and compared as integer
+    # cross products (num_i · den_j against num_j · den_i; both values exist when close)
+    pending = []
     for i in range(r):
         for j in range(i + 1, r):
             reps = np.flatnonzero(close[:, i, j])
             if len(reps) == 0:
                 continue
             if boot.identical(g, models[i], models[j]):
-                s = np.zeros(len(reps), dtype=np.int8)
+                sign[reps, i, j] = sign[reps, j, i] = 0
             else:
-                x = boot.exact("overall_9", g, models[i], reps)
-                y = boot.exact("overall_9", g, models[j], reps)
-                s = np.array([(u > v) - (u < v) for u, v in zip(x, y)], dtype=np.int8)
-            sign[reps, i, j] = s
-            sign[reps, j, i] = -s
+                pending.append((i, j, reps))
+    needed: dict[int, list[np.ndarray]] = {}
+    for i, j, reps in pending:
+        needed.setdefault(i, []).append(reps)
+        needed.setdefault(j, []).append(reps)
+    ratios = {}
+    for k, parts in needed.items():
+        reps = np.unique(np.concatenate(parts))
+        ratios[k] = (reps, *boot.exact_ratios("overall_9", g, models[k], reps))
+    for i, j, reps in pending:
+        (ri, ni, di), (rj, nj, dj) = ratios[i], ratios[j]
+        a, b = np.searchsorted(ri, reps), np.searchsorted(rj, reps)
+        lhs, rhs = ni[a] * dj[b], nj[b] * di[a]
+        s = (lhs > rhs).astype(np.int8) - (lhs < rhs).astype(np.int8)
+        sign[reps, i, j] = s
+        sign[reps, j, i] = -s
     return sign
 
 
