@@ -462,10 +462,14 @@ def test_one_notebook_by_hand_with_papermill(tmp_path):
 
 
 @pytest.mark.slow
-def test_shared_kernel_starts_each_notebook_empty(tmp_path):
+def test_shared_kernel_starts_each_notebook_empty(tmp_path, monkeypatch):
     """A release runs its notebooks in one kernel; the second notebook must not see the first's
-    names (it would fail when run alone) and counts its executions from 1."""
+    names (it would fail when run alone) and counts its executions from 1. The kernel keeps
+    no IPython history: nothing of the notebooks lands in the user's history database."""
     from searchgen_nb.book.release import execute_notebook, release_kernel, reset_namespace
+
+    ipython_dir = tmp_path / "ipython"  # the kernel's IPython folder (the user's ~/.ipython)
+    monkeypatch.setenv("IPYTHONDIR", str(ipython_dir))
 
     first = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import json\nleft_over = 41")])
     second = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("'json' in dir(), 'left_over' in dir()")])
@@ -483,6 +487,8 @@ def test_shared_kernel_starts_each_notebook_empty(tmp_path):
     cell = nbformat.read(tmp_path / "b.out.ipynb", as_version=4).cells[0]
     assert cell.execution_count == 1
     assert cell.outputs[0]["data"]["text/plain"] == "(False, False)"
+    assert (ipython_dir / "profile_default").is_dir()  # the kernel used this folder …
+    assert list(ipython_dir.rglob("history.sqlite*")) == []  # … and wrote no history there
 
 
 def test_kernel_dying_in_a_notebook_is_a_named_release_error(tmp_path):

@@ -162,6 +162,12 @@ class SharedKernel:
     kc: object
 
 
+#: The release kernel keeps no IPython history: the notebooks' cells are not written into the
+#: user's ``~/.ipython`` history database (a release writes below its output root only), and
+#: the reset between notebooks does not start a new history session in it.
+KERNEL_ARGUMENTS = ["--HistoryManager.enabled=False"]
+
+
 @contextlib.contextmanager
 def release_kernel(cwd: Path):
     """One ``python3`` kernel (of this environment) and one client for all of a release's
@@ -180,7 +186,7 @@ def release_kernel(cwd: Path):
     km = AsyncKernelManager(kernel_name="python3")
     kc = None
     try:
-        run_sync(km.start_kernel)(cwd=str(cwd))
+        run_sync(km.start_kernel)(cwd=str(cwd), extra_arguments=KERNEL_ARGUMENTS)
         kc = km.client()
         kc.start_channels()
         run_sync(kc.wait_for_ready)(timeout=60)
