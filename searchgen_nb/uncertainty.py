@@ -70,7 +70,7 @@ class Draws:
     prompt index to its column. Raises ValueError for a leaf outside :data:`LEAF_STRATA`.
     """
 
-    def __init__(self, leaf: list[str], sample_ids: list[str], n_bootstrap: int, seed: int, chunk_bytes: int = CHUNK_BYTES) -> None:
+    def __init__(self, leaf: list[str], sample_ids: list[str], n_bootstrap: int, seed: int, chunk_bytes: int | None = None) -> None:
         unknown = sorted(set(leaf) - set(LEAF_STRATA))
         if unknown:
             raise ValueError(f"bootstrap: unknown leaf strata {unknown}")
@@ -84,6 +84,7 @@ class Draws:
             if n_s:
                 self.blocks.append((name, start, n_s))
             start += n_s
+        chunk_bytes = CHUNK_BYTES if chunk_bytes is None else chunk_bytes  # (read at call time)
         self.rows_per_chunk = max(1, min(max(n_bootstrap, 1), chunk_bytes // max(8 * self.n_prompts, 1)))
         self.chunks = [(a, min(a + self.rows_per_chunk, n_bootstrap)) for a in range(0, n_bootstrap, self.rows_per_chunk)]
         rng = np.random.default_rng(seed)

@@ -30,6 +30,7 @@ _STRATA = ("NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
 _BYTES = 48 * 2**20  # per chunk of counts / per block of the model-major matrix
 _UNSET = object()
 _PATTERN_PROMPTS = 256  # groups up to this many prompts keep exact values by count pattern
+_PATTERN_BYTES = 48 * 2**20  # … when their (B, prompts) int32 counts fit in this
 
 
 class _Replicates:
@@ -268,13 +269,13 @@ class Recompute:
     def _patterns(self, g: int) -> np.ndarray | None:
         """(B,) index of each replicate's count pattern on group g's prompts (equal index, equal
         counts on every prompt of the group, so equal exact values), for groups of up to
-        :data:`_PATTERN_PROMPTS` prompts whose (B, prompts) counts fit :data:`_BYTES`; else
+        :data:`_PATTERN_PROMPTS` prompts whose (B, prompts) counts fit :data:`_PATTERN_BYTES`; else
         None. The last group's answer is kept (groups are settled one after the other)."""
         if self._pattern_of is not None and self._pattern_of[0] == g:
             return self._pattern_of[1]
         inside = self._inside[g]
         ids = None
-        if 0 < len(inside) <= _PATTERN_PROMPTS and 4 * len(inside) * self.n_boot <= _BYTES:
+        if 0 < len(inside) <= _PATTERN_PROMPTS and 4 * len(inside) * self.n_boot <= _PATTERN_BYTES:
             rows = np.concatenate([self.reps.chunk(start)[:, inside] for start in self.reps.starts])
             ids = np.unique(np.ascontiguousarray(rows).view(np.dtype((np.void, 4 * len(inside)))).ravel(), return_inverse=True)[1].ravel()
         self._pattern_of = (g, ids)
@@ -289,7 +290,9 @@ class Recompute:
         if pattern is None:
             return np.array([self._cmp(g, i, j, b) for b in reps.tolist()], dtype=np.int8)
         _, first, back = np.unique(pattern[reps], return_index=True, return_inverse=True)
-        once = np.array([self._cmp(g, i, j, b) for b in reps[first].tolist()], dtype=np.int8)
+        once = np.empty(len(first), dtype=np.int8)
+        for k in np.argsort(first).tolist():  # in replicate order: each chunk of counts made once
+            once[k] = self._cmp(g, i, j, int(reps[first[k]]))
         return once[back.ravel()]
 
     def _ranks(self, g: int, q: np.ndarray, members: list[int]) -> np.ndarray:
@@ -303,20 +306,35 @@ class Recompute:
         tol = self._bound(g, q[:, members][~np.isnan(q[:, members])]) * 2
         with np.errstate(invalid="ignore"):
             close = np.abs(np.diff(sv, axis=1)) <= tol  # -inf − -inf is NaN: not close (both none: tied by id)
-        # Neighbours farther apart than the error bound are in their exact order already; a
-        # replicate with close neighbours is ranked exactly: higher value first (no value last),
-        # then model_id. In a group that keeps count patterns, once per pattern, all members.
+        # Neighbours farther apart than the error bound are in their exact order already; each
+        # run of close neighbours of a replicate is sorted exactly (higher value first, no value
+        # last, then model_id). Replicates of one count pattern have the same exact values, so
+        # the same exact ranks: in a group that keeps patterns, the first replicate of each
+        # pattern is settled and the others take its ranks.
         unsure = np.flatnonzero(close.any(axis=1))
         pattern = self._patterns(g) if len(unsure) else None
+        settle = unsure
         if pattern is not None:
             _, first, back = np.unique(pattern[unsure], return_index=True, return_inverse=True)
-            exact_ranks = np.empty((len(first), len(members)), dtype=ranks.dtype)
-            for k, b in enumerate(unsure[first].tolist()):
-                values = [self.exact("o9", g, m, b) for m in members]
-                row = sorted(range(len(members)), key=lambda i: (values[i] is None, 0 if values[i] is None else -values[i], id_rank[i]))
-                exact_ranks[k, row] = np.arange(1, len(members) + 1)
-            ranks[unsure] = exact_ranks[back.ravel()]
-            return ranks
+            settle = unsure[np.sort(first)]  # in replicate order: each chunk of counts made once
+        for b in settle.tolist():
+
+            def before(i, j, b=b):  # i before j: higher exact value, then smaller model_id
+                s = self._cmp(g, members[i], members[j], b)
+                return -s if s else (-1 if id_rank[i] < id_rank[j] else 1)
+
+            row = order[b].tolist()
+            start = 0
+            for t in range(1, len(members) + 1):
+                if t < len(members) and close[b, t - 1]:
+                    continue
+                if t - start > 1:
+                    row[start:t] = sorted(row[start:t], key=functools.cmp_to_key(before))
+                start = t
+            ranks[b, row] = np.arange(1, len(members) + 1)
+        if pattern is not None:
+            ranks[unsure] = ranks[unsure[first]][back.ravel()]
+        return ranks
         # otherwise each run of close neighbours of a replicate is sorted exactly
         for b in unsure.tolist():
 

@@ -129,15 +129,20 @@ def reference(table, metas, boards, slices, cfg: UncertaintyConfig, dec: int = 1
     return out
 
 
+def validator_inputs(table, metas, cfg, boards, dec=1) -> tuple[dict, object]:
+    """The manifest and the validator's columns of ``table`` (what the gate reads)."""
+    manifest = manifest_of(metas, table)
+    manifest["scoring"]["public_rounding_decimals"] = dec
+    manifest["config"] = {"uncertainty": {"n_bootstrap": cfg.n_bootstrap, "seed": cfg.seed, "confidence": float(cfg.confidence)}}
+    return manifest, _Columns.from_records(manifest, list(table.records()))
+
+
 def run_both(table, metas, cfg, dec=1, min_cov=Decimal("0.5")):
     members = slice_members(table.prompts, slice_specs(SLICES, table.n_prompts))
     boards = leaderboards(table, metas, min_cov, dec, None, members)
     zero_fill = {m.model_id: m.missing_policy == "zero_fill" for m in metas}
     ours = unc.uncertainty(table, zero_fill, boards, members, cfg, dec)
-    manifest = manifest_of(metas, table)
-    manifest["scoring"]["public_rounding_decimals"] = dec
-    manifest["config"] = {"uncertainty": {"n_bootstrap": cfg.n_bootstrap, "seed": cfg.seed, "confidence": float(cfg.confidence)}}
-    cols = _Columns.from_records(manifest, list(table.records()))
+    manifest, cols = validator_inputs(table, metas, cfg, boards, dec)
     theirs = reconstruct_uncertainty(manifest, cols, boards, _slice_prompts)
     return ours, theirs, boards, members
 
@@ -206,6 +211,33 @@ def test_close_replicates_are_settled_by_their_own_draws(monkeypatch, by_pattern
     assert ours["groups"]["all:All"]["x"]["rank"] == ours["groups"]["all:All"]["y"]["rank"] == [1, 2]
 
 
+@pytest.mark.parametrize("by_pattern", [True, False])
+def test_validator_ranks_each_replicate_by_its_exact_values(monkeypatch, by_pattern):
+    """The validator's ranks in every replicate equal a plain sort of that replicate's exact
+    values (higher first, no value last, then model_id): twins (identical inputs), pairs that
+    are exactly apart in only some close replicates, a model with one result (no value where
+    a replicate does not draw it). Small groups
+    settle one replicate per count pattern (``by_pattern``), large ones each replicate."""
+    import searchgen_nb.validate_bootstrap as vb
+
+    if not by_pattern:
+        monkeypatch.setattr(vb, "_PATTERN_PROMPTS", 0)
+    rows = {"y": [0.1, 0.2, 0.7, 2.0], "x": [0.3, 0.0, 0.7, 2.0], "x_twin": [0.3, 0.0, 0.7, 2.0], "w": [0.2, 0.1, 0.7, 2.0], "sparse": [None, None, None, 2.0]}
+    table = one_group_table({m: overall9_only(v) for m, v in rows.items()})
+    metas = [ModelMeta(m, m, "Open", "exclude") for m in table.model_ids]
+    cfg = UncertaintyConfig(n_bootstrap=400, seed=3)
+    members_of_slices = slice_members(table.prompts, slice_specs(SLICES, table.n_prompts))
+    boards = leaderboards(table, metas, Decimal("0"), 1, None, members_of_slices)
+    rec = vb.Recompute(*validator_inputs(table, metas, cfg, boards), boards, _slice_prompts)
+    members = [rec.models.index(r["model_id"]) for r in boards["leaderboard_overall.json"] if r["ranked"]]
+    assert len(members) == 5
+    ranks = rec._ranks(0, rec.values()["o9"][0], members)  # group 0: All
+    for b in range(cfg.n_bootstrap):
+        values = [rec.exact("o9", 0, m, b) for m in members]
+        order = sorted(range(5), key=lambda i: (values[i] is None, 0 if values[i] is None else -values[i], rec.models[members[i]]))
+        assert [int(ranks[b, i]) for i in order] == [1, 2, 3, 4, 5], b
+
+
 def test_rounding_tie_is_settled_exactly():
     """A replicate mean of exactly 81.25 (raw 2.4375) is 81.3, never a float's 81.2."""
     table = one_group_table({"m": overall9_only([2.4375] * 3)})
@@ -240,12 +272,20 @@ def test_chunked_draws_equal_one_call_per_stratum():
 
 
 def test_chunked_release_equals_one_chunk(monkeypatch):
-    table, metas = one_group_table({"a": overall9_only([0.1, 2.9, 1.5, 3.0]), "b": overall9_only([1.0, 2.0, None, 2.5])}), None
-    metas = [ModelMeta("a", "A", "Open", "zero_fill"), ModelMeta("b", "B", "Open", "exclude")]
+    """Counts made a few replicates at a time (pipeline and validator; the validator still
+    settles by count pattern, visiting replicates in order) give the figures of one chunk."""
+    import searchgen_nb.validate_bootstrap as vb
+
+    table = one_group_table({"a": overall9_only([0.1, 2.9, 1.5, 3.0]), "b": overall9_only([1.0, 2.0, None, 2.5]),
+                             "c": overall9_only([0.3, 2.7, 1.5, 3.0]), "d": overall9_only([0.3, 2.7, 1.5, 3.0])})
+    metas = [ModelMeta("a", "A", "Open", "zero_fill"), ModelMeta("b", "B", "Open", "exclude"), ModelMeta("c", "C", "Open", "exclude"), ModelMeta("d", "D", "Open", "exclude")]
     cfg = UncertaintyConfig(n_bootstrap=50, seed=9)
-    whole, *_ = run_both(table, metas, cfg)
+    whole = run_both(table, metas, cfg)[:2]
     monkeypatch.setattr(unc, "CHUNK_BYTES", 8 * 4 * 3)  # three replicates per chunk
-    assert run_both(table, metas, cfg)[0] == whole
+    monkeypatch.setattr(vb, "_BYTES", 4 * 4 * 3)
+    assert len(unc.Draws(["NoSearch"] * 4, list("abcd"), 50, 9).chunks) == 17  # (the settings take effect)
+    assert len(vb._Replicates(["NoSearch"] * 4, 50, 9).starts) == 17
+    assert run_both(table, metas, cfg)[:2] == whole
 
 
 @pytest.mark.parametrize("n,alpha,want", [(10_000, Fraction(1, 20), (249, 9749)), (40, Fraction(1, 20), (0, 38)), (1, Fraction(1, 20), (0, 0)), (7, Fraction(1, 2), (1, 5))])
