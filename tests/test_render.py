@@ -570,6 +570,13 @@ def test_page_from_file_url_in_chromium(vendor, tmp_path, rows, browser):
     page.wait_for_function("document.querySelectorAll('[data-sg-rendered]').length === 2", timeout=20000)
     page.wait_for_function("document.querySelector('#lb[data-sg-ready]') !== null", timeout=20000)
     assert page.evaluate(CHARTS_DRAWN)
+    # a table is laid out only once DataTables has made it (hidden before: searchgen-nb.css),
+    # and only where the script runs (without it, a table shows as it is)
+    assert page.locator("#lb").is_visible()
+    page.evaluate("document.body.insertAdjacentHTML('beforeend', '<table class=\"sg-table\" id=\"late\"><tr><td>1</td></tr></table>')")
+    assert not page.locator("#late").is_visible()
+    page.evaluate("document.documentElement.classList.remove('sg-tables-js')")
+    assert page.locator("#late").is_visible()
 
     def col(key):
         return page.eval_on_selector_all(

@@ -4,6 +4,10 @@
   var lib = window.__DTGLOBAL__;
   if (!lib || !lib.DataTable) { return; }
   var DataTable = lib.DataTable;
+  // Tables stay hidden until DataTables has made them (searchgen-nb.css): the browser does not
+  // lay out every row of a long table that is then shown a page at a time (the prompt
+  // explorer: half the page's work). Only when this script runs: without it, tables show.
+  document.documentElement.classList.add("sg-tables-js");
 
   function num(v) {
     if (v === null || v === undefined) { return null; }
@@ -110,15 +114,20 @@
         { targets: "sg-num", type: "sg-num-na", orderSequence: ["desc", "asc"] },
         { targets: "_all", orderSequence: ["asc", "desc"] }
       ]);
-      var cols = columnIndex(table);
-      var api = new DataTable(table, opts);
-      if (table.hasAttribute("data-sg-explorer")) { filterFromUrl(table, api, cols); }
-      wireTools(table, api, cols);
-      // A help link inside a header opens the Methods page instead of re-sorting the table.
-      table.querySelectorAll("thead a.sg-help").forEach(function (a) {
-        a.addEventListener("click", function (ev) { ev.stopPropagation(); });
-      });
-      table.setAttribute("data-sg-ready", "1");
+      try {
+        var cols = columnIndex(table);
+        var api = new DataTable(table, opts);
+        if (table.hasAttribute("data-sg-explorer")) { filterFromUrl(table, api, cols); }
+        wireTools(table, api, cols);
+        // A help link inside a header opens the Methods page instead of re-sorting the table.
+        table.querySelectorAll("thead a.sg-help").forEach(function (a) {
+          a.addEventListener("click", function (ev) { ev.stopPropagation(); });
+        });
+      } catch (e) {
+        console.error("searchgen-nb: table " + table.id + " could not be made interactive: " + e);
+      } finally {
+        table.setAttribute("data-sg-ready", "1");  // shown, made or not (searchgen-nb.css)
+      }
     });
   }
   if (document.readyState === "loading") {
