@@ -30,7 +30,11 @@ _STRATA = ("NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
 _BYTES = 48 * 2**20  # per chunk of counts / per block of the model-major matrix
 _UNSET = object()
 _PATTERN_PROMPTS = 256  # groups up to this many prompts keep exact values by count pattern
-_PATTERN_BYTES = 48 * 2**20  # … when their (B, prompts) int32 counts fit in this
+# Groups up to this many prompts settle close replicates once per count pattern (a few
+# prompts' patterns repeat across replicates; a dozen prompts' hardly do, and finding them
+# would cost more than it saves), when their (B, prompts) int32 counts fit _PATTERN_BYTES
+_SETTLE_PATTERN_PROMPTS = 12
+_PATTERN_BYTES = 48 * 2**20
 
 
 class _Replicates:
@@ -269,13 +273,13 @@ class Recompute:
     def _patterns(self, g: int) -> np.ndarray | None:
         """(B,) index of each replicate's count pattern on group g's prompts (equal index, equal
         counts on every prompt of the group, so equal exact values), for groups of up to
-        :data:`_PATTERN_PROMPTS` prompts whose (B, prompts) counts fit :data:`_PATTERN_BYTES`; else
+        :data:`_SETTLE_PATTERN_PROMPTS` prompts whose (B, prompts) counts fit :data:`_PATTERN_BYTES`; else
         None. The last group's answer is kept (groups are settled one after the other)."""
         if self._pattern_of is not None and self._pattern_of[0] == g:
             return self._pattern_of[1]
         inside = self._inside[g]
         ids = None
-        if 0 < len(inside) <= _PATTERN_PROMPTS and 4 * len(inside) * self.n_boot <= _PATTERN_BYTES:
+        if 0 < len(inside) <= _SETTLE_PATTERN_PROMPTS and 4 * len(inside) * self.n_boot <= _PATTERN_BYTES:
             rows = np.concatenate([self.reps.chunk(start)[:, inside] for start in self.reps.starts])
             ids = np.unique(np.ascontiguousarray(rows).view(np.dtype((np.void, 4 * len(inside)))).ravel(), return_inverse=True)[1].ravel()
         self._pattern_of = (g, ids)
@@ -334,23 +338,6 @@ class Recompute:
             ranks[b, row] = np.arange(1, len(members) + 1)
         if pattern is not None:
             ranks[unsure] = ranks[unsure[first]][back.ravel()]
-        return ranks
-        # otherwise each run of close neighbours of a replicate is sorted exactly
-        for b in unsure.tolist():
-
-            def before(i, j, b=b):  # i before j: higher exact value, then smaller model_id
-                s = self._cmp(g, members[i], members[j], b)
-                return -s if s else (-1 if id_rank[i] < id_rank[j] else 1)
-
-            row = order[b].tolist()
-            start = 0
-            for t in range(1, len(members) + 1):
-                if t < len(members) and close[b, t - 1]:
-                    continue
-                if t - start > 1:
-                    row[start:t] = sorted(row[start:t], key=functools.cmp_to_key(before))
-                start = t
-            ranks[b, row] = np.arange(1, len(members) + 1)
         return ranks
 
     # -- the artifact --------------------------------------------------------------------

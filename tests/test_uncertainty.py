@@ -195,11 +195,12 @@ def test_close_replicates_are_settled_by_their_own_draws(monkeypatch, by_pattern
     """y = (0.1, 0.2, 0.7) and x = (0.3, 0.0, 0.7) are within float error of each other in
     every replicate that drew the first two prompts equally often, and exactly apart only when
     it drew them (0.1 + 0.2 > 0.3 as binary doubles: y ranks first; an exact tie ranks x first,
-    by model_id): each such replicate is settled by its own counts. The validator settles small groups once per count pattern; ``by_pattern=False``
-    forces its one-replicate-at-a-time path."""
+    by model_id): each such replicate is settled by its own counts. The validator settles small
+    groups once per count pattern; ``by_pattern=False`` forces one replicate at a time."""
     import searchgen_nb.validate_bootstrap as vb
 
     if not by_pattern:
+        monkeypatch.setattr(vb, "_SETTLE_PATTERN_PROMPTS", 0)  # one replicate at a time, and exact values not kept by pattern:
         monkeypatch.setattr(vb, "_PATTERN_PROMPTS", 0)
     table = one_group_table({"y": overall9_only([0.1, 0.2, 0.7]), "x": overall9_only([0.3, 0.0, 0.7])})
     metas = [ModelMeta(m, m, "Open", "exclude") for m in table.model_ids]
@@ -221,6 +222,7 @@ def test_validator_ranks_each_replicate_by_its_exact_values(monkeypatch, by_patt
     import searchgen_nb.validate_bootstrap as vb
 
     if not by_pattern:
+        monkeypatch.setattr(vb, "_SETTLE_PATTERN_PROMPTS", 0)  # one replicate at a time, and exact values not kept by pattern:
         monkeypatch.setattr(vb, "_PATTERN_PROMPTS", 0)
     rows = {"y": [0.1, 0.2, 0.7, 2.0], "x": [0.3, 0.0, 0.7, 2.0], "x_twin": [0.3, 0.0, 0.7, 2.0], "w": [0.2, 0.1, 0.7, 2.0], "sparse": [None, None, None, 2.0]}
     table = one_group_table({m: overall9_only(v) for m, v in rows.items()})
