@@ -273,8 +273,9 @@ class Recompute:
     def _patterns(self, g: int) -> np.ndarray | None:
         """(B,) index of each replicate's count pattern on group g's prompts (equal index, equal
         counts on every prompt of the group, so equal exact values), for groups of up to
-        :data:`_SETTLE_PATTERN_PROMPTS` prompts whose (B, prompts) counts fit :data:`_PATTERN_BYTES`; else
-        None. The last group's answer is kept (groups are settled one after the other)."""
+        :data:`_SETTLE_PATTERN_PROMPTS` prompts whose (B, prompts) counts fit
+        :data:`_PATTERN_BYTES`; else None. The last group's answer is kept (groups are settled
+        one after the other)."""
         if self._pattern_of is not None and self._pattern_of[0] == g:
             return self._pattern_of[1]
         inside = self._inside[g]
