@@ -638,3 +638,22 @@ def test_negative_numbers_show_the_minus_sign():
     assert tables.format_number(-1.75, 1) == ("\u22121.8", "-1.75")
     assert tables.format_number(-3) == ("\u22123", "-3")
     assert tables.format_number(0.0, 1) == ("0.0", "0.0") and tables.format_number(2.5) == ("2.5", "2.5")
+
+
+def test_layered_chart_gets_its_records_after_to_dict():
+    """A layered chart made without data gets its records as top-level inline data after
+    altair's to_dict (charts' LAYER_DATA): the spec altair writes for records shared by every
+    layer, its placeholder dataset gone; a chart that has data of its own is refused."""
+    import altair as alt
+
+    values = [{"model": "a", "value": 1.5}, {"model": "b", "value": None}]
+    base = alt.Chart().encode(x="value:Q", y="model:N")
+    made = alt.layer(base.mark_point(), base.mark_text(text="x")).to_dict()
+    on_every_layer = alt.Chart(alt.Data(values=values)).encode(x="value:Q", y="model:N")  # as the charts were made
+    shared = alt.layer(on_every_layer.mark_point(), on_every_layer.mark_text(text="x")).to_dict()
+    assert shared["data"] == {"values": values} and all("data" not in layer for layer in shared["layer"])
+    assert charts._with_layer_data(made, values) == shared
+    with pytest.raises(ValueError, match="has data of its own"):
+        charts._with_layer_data(shared, values)
+    with pytest.raises(ValueError, match="a layer of a chart made without data has data of its own"):
+        charts._with_layer_data({**made, "layer": [{**made["layer"][0], "data": {"values": values}}]}, values)
