@@ -254,7 +254,7 @@ class Bootstrap:
     def exact(self, name: str, g: int, m: int, replicates) -> list[Fraction | None]:
         """:meth:`exact_ratios` as fractions; None where the replicate has no value."""
         nums, dens = self.exact_ratios(name, g, m, replicates)
-        return [Fraction(n, d) if d else None for n, d in zip(np.atleast_1d(nums).tolist(), np.atleast_1d(dens).tolist())]
+        return [Fraction(n, d) if d else None for n, d in zip(nums.tolist(), dens.tolist())]
 
     def identical(self, g: int, i: int, j: int) -> bool:
         """Whether models i and j have the same Overall-9 inputs in group g (then every

@@ -286,19 +286,30 @@ class Recompute:
         self._pattern_of = (g, ids)
         return ids
 
+    def _pattern_classes(self, g: int, reps: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """For replicates ``reps`` (ascending) of group g: ``(first, back)`` — the positions in
+        ``reps`` of the first replicate of each count pattern, in replicate order (so each chunk
+        of counts is made once when they are settled in turn), and for each of ``reps`` the
+        index in ``first`` of its pattern. None when the group keeps no patterns."""
+        pattern = self._patterns(g)
+        if pattern is None:
+            return None
+        _, first, back = np.unique(pattern[reps], return_index=True, return_inverse=True)
+        order = np.argsort(first)
+        position = np.empty_like(order)
+        position[order] = np.arange(len(order))
+        return first[order], position[back.ravel()]
+
     def _signs(self, g: int, i: int, j: int, reps: np.ndarray) -> np.ndarray:
         """Exact signs of value(i) − value(j) in replicates ``reps`` (int array), as
         :meth:`_cmp`: compared once per count pattern when the group keeps patterns."""
         if len(reps) == 0 or self._same_inputs(g, i, j):
             return np.zeros(len(reps), dtype=np.int8)
-        pattern = self._patterns(g)
-        if pattern is None:
+        classes = self._pattern_classes(g, reps)
+        if classes is None:
             return np.array([self._cmp(g, i, j, b) for b in reps.tolist()], dtype=np.int8)
-        _, first, back = np.unique(pattern[reps], return_index=True, return_inverse=True)
-        once = np.empty(len(first), dtype=np.int8)
-        for k in np.argsort(first).tolist():  # in replicate order: each chunk of counts made once
-            once[k] = self._cmp(g, i, j, int(reps[first[k]]))
-        return once[back.ravel()]
+        first, back = classes
+        return np.array([self._cmp(g, i, j, b) for b in reps[first].tolist()], dtype=np.int8)[back]
 
     def _ranks(self, g: int, q: np.ndarray, members: list[int]) -> np.ndarray:
         """(B, R) rank of each member in each replicate: by value descending, then model_id."""
@@ -317,12 +328,8 @@ class Recompute:
         # the same exact ranks: in a group that keeps patterns, the first replicate of each
         # pattern is settled and the others take its ranks.
         unsure = np.flatnonzero(close.any(axis=1))
-        pattern = self._patterns(g) if len(unsure) else None
-        settle = unsure
-        if pattern is not None:
-            _, first, back = np.unique(pattern[unsure], return_index=True, return_inverse=True)
-            settle = unsure[np.sort(first)]  # in replicate order: each chunk of counts made once
-        for b in settle.tolist():
+        classes = self._pattern_classes(g, unsure) if len(unsure) else None
+        for b in (unsure if classes is None else unsure[classes[0]]).tolist():
 
             def before(i, j, b=b):  # i before j: higher exact value, then smaller model_id
                 s = self._cmp(g, members[i], members[j], b)
@@ -337,8 +344,9 @@ class Recompute:
                     row[start:t] = sorted(row[start:t], key=functools.cmp_to_key(before))
                 start = t
             ranks[b, row] = np.arange(1, len(members) + 1)
-        if pattern is not None:
-            ranks[unsure] = ranks[unsure[first]][back.ravel()]
+        if classes is not None:
+            first, back = classes
+            ranks[unsure] = ranks[unsure[first]][back]
         return ranks
 
     # -- the artifact --------------------------------------------------------------------
