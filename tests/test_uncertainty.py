@@ -129,7 +129,7 @@ def reference(table, metas, boards, slices, cfg: UncertaintyConfig, dec: int = 1
     return out
 
 
-def validator_inputs(table, metas, cfg, boards, dec=1) -> tuple[dict, object]:
+def validator_inputs(table, metas, cfg, dec=1) -> tuple[dict, object]:
     """The manifest and the validator's columns of ``table`` (what the gate reads)."""
     manifest = manifest_of(metas, table)
     manifest["scoring"]["public_rounding_decimals"] = dec
@@ -142,7 +142,7 @@ def run_both(table, metas, cfg, dec=1, min_cov=Decimal("0.5")):
     boards = leaderboards(table, metas, min_cov, dec, None, members)
     zero_fill = {m.model_id: m.missing_policy == "zero_fill" for m in metas}
     ours = unc.uncertainty(table, zero_fill, boards, members, cfg, dec)
-    manifest, cols = validator_inputs(table, metas, cfg, boards, dec)
+    manifest, cols = validator_inputs(table, metas, cfg, dec)
     theirs = reconstruct_uncertainty(manifest, cols, boards, _slice_prompts)
     return ours, theirs, boards, members
 
@@ -190,18 +190,23 @@ def test_identical_models_tie_exactly_and_rank_by_model_id():
     assert twins["ci"] == [0.0, 0.0] and twins["p"] == 1.0 and twins["separable"] is False
 
 
-@pytest.mark.parametrize("by_pattern", [True, False])
-def test_close_replicates_are_settled_by_their_own_draws(monkeypatch, by_pattern):
+@pytest.fixture(params=[True, False], ids=["by_pattern", "one_by_one"])
+def by_pattern(request, monkeypatch) -> bool:
+    """The validator's two ways of settling close replicates: once per count pattern (groups
+    of a few prompts, the default here) or, with pattern keeping off, one replicate at a time."""
+    import searchgen_nb.validate_bootstrap as vb
+
+    if not request.param:
+        monkeypatch.setattr(vb, "_SETTLE_PATTERN_PROMPTS", 0)
+        monkeypatch.setattr(vb, "_PATTERN_PROMPTS", 0)  # exact values not kept by pattern either
+    return request.param
+
+
+def test_close_replicates_are_settled_by_their_own_draws(by_pattern):
     """y = (0.1, 0.2, 0.7) and x = (0.3, 0.0, 0.7) are within float error of each other in
     every replicate that drew the first two prompts equally often, and exactly apart only when
     it drew them (0.1 + 0.2 > 0.3 as binary doubles: y ranks first; an exact tie ranks x first,
-    by model_id): each such replicate is settled by its own counts. The validator settles small
-    groups once per count pattern; ``by_pattern=False`` forces one replicate at a time."""
-    import searchgen_nb.validate_bootstrap as vb
-
-    if not by_pattern:
-        monkeypatch.setattr(vb, "_SETTLE_PATTERN_PROMPTS", 0)  # one replicate at a time, and exact values not kept by pattern:
-        monkeypatch.setattr(vb, "_PATTERN_PROMPTS", 0)
+    by model_id): each such replicate is settled by its own counts, both ways (``by_pattern``)."""
     table = one_group_table({"y": overall9_only([0.1, 0.2, 0.7]), "x": overall9_only([0.3, 0.0, 0.7])})
     metas = [ModelMeta(m, m, "Open", "exclude") for m in table.model_ids]
     cfg = UncertaintyConfig(n_bootstrap=300, seed=5)
@@ -212,25 +217,20 @@ def test_close_replicates_are_settled_by_their_own_draws(monkeypatch, by_pattern
     assert ours["groups"]["all:All"]["x"]["rank"] == ours["groups"]["all:All"]["y"]["rank"] == [1, 2]
 
 
-@pytest.mark.parametrize("by_pattern", [True, False])
-def test_validator_ranks_each_replicate_by_its_exact_values(monkeypatch, by_pattern):
+def test_validator_ranks_each_replicate_by_its_exact_values(by_pattern):
     """The validator's ranks in every replicate equal a plain sort of that replicate's exact
     values (higher first, no value last, then model_id): twins (identical inputs), pairs that
     are exactly apart in only some close replicates, a model with one result (no value where
-    a replicate does not draw it). Small groups
-    settle one replicate per count pattern (``by_pattern``), large ones each replicate."""
+    a replicate does not draw it); settled both ways (``by_pattern``)."""
     import searchgen_nb.validate_bootstrap as vb
 
-    if not by_pattern:
-        monkeypatch.setattr(vb, "_SETTLE_PATTERN_PROMPTS", 0)  # one replicate at a time, and exact values not kept by pattern:
-        monkeypatch.setattr(vb, "_PATTERN_PROMPTS", 0)
     rows = {"y": [0.1, 0.2, 0.7, 2.0], "x": [0.3, 0.0, 0.7, 2.0], "x_twin": [0.3, 0.0, 0.7, 2.0], "w": [0.2, 0.1, 0.7, 2.0], "sparse": [None, None, None, 2.0]}
     table = one_group_table({m: overall9_only(v) for m, v in rows.items()})
     metas = [ModelMeta(m, m, "Open", "exclude") for m in table.model_ids]
     cfg = UncertaintyConfig(n_bootstrap=400, seed=3)
     members_of_slices = slice_members(table.prompts, slice_specs(SLICES, table.n_prompts))
     boards = leaderboards(table, metas, Decimal("0"), 1, None, members_of_slices)
-    rec = vb.Recompute(*validator_inputs(table, metas, cfg, boards), boards, _slice_prompts)
+    rec = vb.Recompute(*validator_inputs(table, metas, cfg), boards, _slice_prompts)
     members = [rec.models.index(r["model_id"]) for r in boards["leaderboard_overall.json"] if r["ranked"]]
     assert len(members) == 5
     ranks = rec._ranks(0, rec.values()["o9"][0], members)  # group 0: All
