@@ -464,7 +464,8 @@ def test_one_notebook_by_hand_with_papermill(tmp_path):
 @pytest.mark.slow
 def test_shared_kernel_starts_each_notebook_empty(tmp_path, monkeypatch):
     """A release runs its notebooks in one kernel; the second notebook must not see the first's
-    names (it would fail when run alone) and counts its executions from 1. The kernel keeps
+    names (it would fail when run alone) and counts its executions from 1; what survived the reset
+    is frozen out of the garbage collector's scans (RESET_CODE). The kernel keeps
     no IPython history: nothing of the notebooks lands in the user's history database."""
     from searchgen_nb.book.release import execute_notebook, release_kernel, reset_namespace
 
@@ -472,7 +473,7 @@ def test_shared_kernel_starts_each_notebook_empty(tmp_path, monkeypatch):
     monkeypatch.setenv("IPYTHONDIR", str(ipython_dir))
 
     first = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import json\nleft_over = 41")])
-    second = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("'json' in dir(), 'left_over' in dir()")])
+    second = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("'json' in dir(), 'left_over' in dir(), __import__('gc').get_freeze_count() > 0")])
     third = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("left_over + 1")])
     for name, nb in (("a", first), ("b", second), ("c", third)):
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -486,7 +487,7 @@ def test_shared_kernel_starts_each_notebook_empty(tmp_path, monkeypatch):
             execute_notebook(tmp_path / "c.ipynb", tmp_path / "c.out.ipynb", {}, tmp_path, kernel=kernel)
     cell = nbformat.read(tmp_path / "b.out.ipynb", as_version=4).cells[0]
     assert cell.execution_count == 1
-    assert cell.outputs[0]["data"]["text/plain"] == "(False, False)"
+    assert cell.outputs[0]["data"]["text/plain"] == "(False, False, True)"  # … what survived the reset frozen
     assert (ipython_dir / "profile_default").is_dir()  # the kernel used this folder …
     assert list(ipython_dir.rglob("history.sqlite*")) == []  # … and wrote no history there
 
