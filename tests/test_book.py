@@ -8,6 +8,7 @@ open Chromium, ``browser``.
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import nbformat
@@ -19,7 +20,10 @@ from conftest import TEST_EPOCH
 from factory import make_release, read_artifacts
 
 from searchgen_nb.errors import ReleaseError
-from searchgen_nb.book.release import check_executed, external_references, run_release
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from searchgen_nb.book.release import EXTERNAL_URL, check_executed, external_references, external_urls, run_release
 
 @pytest.fixture(autouse=True)
 def _reproducible_time(monkeypatch):
@@ -161,6 +165,34 @@ def test_failed_release_publishes_nothing(fixture_release):
     assert read_artifacts(site / "public" / "data") == published["data"]
     assert (site / "_build" / "html" / "book" / "notebooks" / "04_leaderboard.html").read_bytes() == published["html"]
     assert outcome.notebooks[0].read_bytes() == published["nb"]
+
+
+def test_external_references_names_what_a_page_would_load(tmp_path):
+    """A script, a stylesheet, a CSS ``url()`` or ``@import`` from the network is named with its
+    file; a link a reader may follow is not (the release refuses a book with any such load)."""
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "page.html").write_text(
+        '<p>x</p><script src="https://cdn.example/vega.js"></script>\n<a href="https://example.org">a link</a>'
+        "<link rel=stylesheet HREF = '//fonts.example/f.css'><img data-x=1 src=img.png>", encoding="utf-8")
+    (tmp_path / "site.css").write_text('b { background: url( "http://x.example/b.png") }\n@import "https://y.example/c.css";', encoding="utf-8")
+    (tmp_path / "local.js").write_text("// a comment, not a URL: src=x\nvar u = 'https://in.a.string';", encoding="utf-8")
+    found = [(name, ast.literal_eval(snippet)) for name, snippet in (f.split(": ", 1) for f in external_references(tmp_path))]
+    assert [(name, snippet[: snippet.index("//") + 2]) for name, snippet in found] == [
+        ("book/page.html", 'src="https://'),
+        ("book/page.html", "HREF = '//"),
+        ("site.css", 'url( "http://'),
+        ("site.css", '@import "https://'),
+    ]
+    assert found[0][1] == 'src="https://cdn.example/vega.js"></script>\n<a href="'  # the match and 40 characters
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["src", "href", "data", "url(", "@import", "http:", "https:", "//", "/", "=", " ", "\n", '"', "'", "(", ":", "_", "x", "SRC", "é", "1"]), max_size=24))
+def test_external_urls_are_the_patterns_own_matches(parts):
+    """external_urls finds from each ``//`` exactly what EXTERNAL_URL.finditer finds scanning
+    every position (the fast path is only a faster way to the same matches)."""
+    text = "".join(parts)
+    assert [m.span() for m in external_urls(text)] == [m.span() for m in EXTERNAL_URL.finditer(text)]
 
 
 def test_every_code_cell_hides_its_source_in_the_book():

@@ -316,6 +316,29 @@ def stage_book_sources(root: Path, dest: Path, demo: bool) -> None:
     (dest / "_config.yml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
 
 
+#: What the text right before an external URL's ``//`` may consist of (the prefixes of
+#: :data:`EXTERNAL_URL`: attribute names, spaces, quotes, ``=``, ``url(``, ``@import``, ``https:``),
+#: with every word character, so that the pattern's ``\b`` sees the neighbour it sees in the
+#: whole text.
+_URL_PREFIX_RUN = re.compile(r"""[\w\s"'=(:@]*""")
+
+
+def external_urls(text: str):
+    """The matches of :data:`EXTERNAL_URL` in ``text``, the very ones ``finditer`` gives, found
+    from each ``//``: a match ends with ``//`` and holds no ``/`` before it, so it lies in the run
+    of :data:`_URL_PREFIX_RUN` characters before one (measured backwards on the reversed text).
+    Scanning the 8.6 MB of a demo book 0.29 → 0.01 s: the pattern starts with alternatives that
+    Python's engine tries at every position, and most positions are far from any ``//``."""
+    reverse, end = text[::-1], len(text)
+    slashes = text.find("//")
+    while slashes != -1:
+        start = slashes - _URL_PREFIX_RUN.match(reverse, end - slashes).end() + (end - slashes)
+        m = EXTERNAL_URL.search(text, start, slashes + 2)
+        if m:
+            yield m
+        slashes = text.find("//", slashes + 2)
+
+
 def external_references(html_dir: Path) -> list[str]:
     """``file: snippet`` for every external URL a built page or asset would load."""
     found = []
@@ -323,7 +346,7 @@ def external_references(html_dir: Path) -> list[str]:
         if path.suffix not in (".html", ".css", ".js") or not path.is_file():
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
-        for m in EXTERNAL_URL.finditer(text):
+        for m in external_urls(text):
             if path.suffix == ".html" and _is_link_only(text, m.start()):
                 continue
             found.append(f"{path.relative_to(html_dir)}: {text[m.start():m.end() + 40]!r}")
