@@ -300,6 +300,38 @@ def fixture_release(request, tmp_path_factory):
     return cfg, base / "site", outcome
 
 
+def _build_wheel(folder: Path) -> str:
+    """``pip wheel`` of a copy of the package sources (``pyproject.toml``, ``README.md``,
+    ``searchgen_nb/``: the checkout's ``build/`` is left alone), offline, without build isolation
+    (the locked setuptools) — what ``pip install .`` builds before it installs. Returns the
+    wheel's file name in ``folder / "dist"``."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    src = folder / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(root / name, src / name)
+    shutil.copytree(root / "searchgen_nb", src / "searchgen_nb", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(folder / "dist"), str(src)],
+        capture_output=True, text=True, timeout=300,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"pip wheel failed:\n{proc.stdout}{proc.stderr}")
+    (wheel,) = (folder / "dist").glob("searchgen_nb-*.whl")
+    return wheel.name
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> tuple[Path, Path]:
+    """The package's wheel, built once per run (:func:`_build_wheel`) for the tests that read
+    it and the one that installs it: ``(wheel file, the copy of the sources it was built from)``.
+    Read only."""
+    folder, name = built_once(tmp_path_factory, "wheel", _build_wheel)
+    return folder / "dist" / name, folder / "src"
+
+
 @pytest.fixture(scope="session")
 def browser():
     """Headless Chromium, launched once per test process (a launch costs about a CPU-second);

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -125,22 +124,10 @@ def test_version_is_written_once():
     assert not re.search(r"__version__\s*=\s*['\"]", init)
 
 
-def test_wheel_ships_modules_data_and_metadata(tmp_path):
-    """Builds the wheel offline (no build isolation: the locked setuptools) from a copy of
-    the sources, so that the checkout's ``build/`` (the release work folder) is left alone."""
-    pytest.importorskip("setuptools")
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, src / name)
-    shutil.copytree(ROOT / "searchgen_nb", src / "searchgen_nb", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    out = tmp_path / "dist"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(out), str(src)],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    (wheel,) = out.glob("searchgen_nb-*.whl")
+def test_wheel_ships_modules_data_and_metadata(wheel):
+    """The wheel (``conftest.wheel``: built offline, without build isolation, from a copy of the
+    sources) holds every module and data file, the version, the entry point and the dependencies."""
+    wheel, src = wheel
     version = _pyproject()["project"]["version"]
     assert wheel.name.startswith(f"searchgen_nb-{version}-")
     with zipfile.ZipFile(wheel) as zf:

@@ -30,8 +30,9 @@ def first_difference(name: str, mine: dict[str, bytes], theirs: dict[str, bytes]
 
 
 @pytest.mark.slow
-def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_path_factory, demo_tree, fixture_release):
-    """``pip install .`` (not editable) into a fresh venv, then ``demo`` and ``release --project``
+def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_path_factory, demo_tree, fixture_release, wheel):
+    """``pip install .`` (not editable) into a fresh venv — the wheel that command builds
+    (``conftest.wheel``: ``pip wheel`` of the sources, as test_packaging reads it) installed —, then ``demo`` and ``release --project``
     run from a folder outside the checkout; outputs land below --output-root, never in
     site-packages, and the executed notebooks hold no machine path.
 
@@ -50,7 +51,7 @@ def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_p
     site_packages = next((venv / "lib").glob("python3*/site-packages"))
     (site_packages / "borrowed-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     pip = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", str(ROOT)],
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel[0])],
         capture_output=True, text=True,
     )
     assert pip.returncode == 0, pip.stderr
