@@ -177,15 +177,20 @@ class Recompute:
             rows = counts.shape[0]
             for m0 in range(0, n_models, per_block):
                 ms = range(m0, min(n_models, m0 + per_block))
-                # Overall-10 mostly includes exactly the prompts Overall-9 includes: then the
-                # replicate weights (denominators) are the same product, made once
-                same_weights = all(np.array_equal(self.w["o9"][m], self.w["o10"][m]) for m in ms)
-                den = None
+                # A model's replicate weights (denominators) depend only on which prompts it
+                # includes: every zero-fill model includes them all, and Overall-10 mostly
+                # includes what Overall-9 does, so each distinct weight vector is multiplied once
+                # (the demo: 4 for 26 model × kind pairs, a third of the products)
+                distinct = {}
+                for kind in ("o9", "o10"):
+                    for m in ms:
+                        distinct.setdefault(self.w[kind][m].tobytes(), self.w[kind][m])
+                slot = {key: i for i, key in enumerate(distinct)}
+                dens = (counts @ np.hstack([self.masks * w[:, None] for w in distinct.values()])).reshape(rows, len(distinct), n_groups)
                 for kind in ("o9", "o10"):
                     num = counts @ np.hstack([self.masks * self.x[kind][m][:, None] for m in ms])  # (rows, G·k)
                     num = num.reshape(rows, len(ms), n_groups)
-                    if den is None or not same_weights:
-                        den = (counts @ np.hstack([self.masks * self.w[kind][m][:, None] for m in ms])).reshape(rows, len(ms), n_groups)
+                    den = dens[:, [slot[self.w[kind][m].tobytes()] for m in ms], :]
                     with np.errstate(divide="ignore", invalid="ignore"):
                         q = np.where(den > 0, num / den * 100 / 3, np.nan)
                     out[kind][:, start : start + rows, m0 : m0 + len(ms)] = q.transpose(2, 0, 1)
