@@ -332,7 +332,8 @@ def external_urls(text: str):
     reverse, end = text[::-1], len(text)
     slashes = text.find("//")
     while slashes != -1:
-        start = slashes - _URL_PREFIX_RUN.match(reverse, end - slashes).end() + (end - slashes)
+        # the run read backwards from ``//`` ends at reversed position e: it starts at end − e
+        start = end - _URL_PREFIX_RUN.match(reverse, end - slashes).end()
         m = EXTERNAL_URL.search(text, start, slashes + 2)
         if m:
             yield m
