@@ -181,16 +181,17 @@ class Recompute:
                 # includes: every zero-fill model includes them all, and Overall-10 mostly
                 # includes what Overall-9 does, so each distinct weight vector is multiplied once
                 # (the demo: 4 for 26 model × kind pairs, a third of the products)
+                key = {kind: [self.w[kind][m].tobytes() for m in ms] for kind in ("o9", "o10")}
                 distinct = {}
                 for kind in ("o9", "o10"):
-                    for m in ms:
-                        distinct.setdefault(self.w[kind][m].tobytes(), self.w[kind][m])
-                slot = {key: i for i, key in enumerate(distinct)}
+                    for m, k in zip(ms, key[kind]):
+                        distinct.setdefault(k, self.w[kind][m])
+                slot = {k: i for i, k in enumerate(distinct)}
                 dens = (counts @ np.hstack([self.masks * w[:, None] for w in distinct.values()])).reshape(rows, len(distinct), n_groups)
                 for kind in ("o9", "o10"):
                     num = counts @ np.hstack([self.masks * self.x[kind][m][:, None] for m in ms])  # (rows, G·k)
                     num = num.reshape(rows, len(ms), n_groups)
-                    den = dens[:, [slot[self.w[kind][m].tobytes()] for m in ms], :]
+                    den = dens[:, [slot[k] for k in key[kind]], :]
                     with np.errstate(divide="ignore", invalid="ignore"):
                         q = np.where(den > 0, num / den * 100 / 3, np.nan)
                     out[kind][:, start : start + rows, m0 : m0 + len(ms)] = q.transpose(2, 0, 1)
