@@ -18,11 +18,10 @@ from browser import Page
 from book_fixture import EVIL, MODELS, PROMPTS, RESULTS
 from conftest import TEST_EPOCH
 from factory import make_release, read_artifacts
-
-from searchgen_nb.errors import ReleaseError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from searchgen_nb.errors import ReleaseError
 from searchgen_nb.book.release import EXTERNAL_URL, check_executed, external_references, external_urls, run_release
 
 @pytest.fixture(autouse=True)

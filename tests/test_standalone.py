@@ -32,9 +32,10 @@ def first_difference(name: str, mine: dict[str, bytes], theirs: dict[str, bytes]
 @pytest.mark.slow
 def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_path_factory, demo_tree, fixture_release, wheel):
     """``pip install .`` (not editable) into a fresh venv — the wheel that command builds
-    (``conftest.wheel``: ``pip wheel`` of the sources, as test_packaging reads it) installed —, then ``demo`` and ``release --project``
-    run from a folder outside the checkout; outputs land below --output-root, never in
-    site-packages, and the executed notebooks hold no machine path.
+    (``conftest.wheel``: ``pip wheel`` of the sources, which test_packaging reads) installed
+    —, then ``demo`` and ``release --project`` run from a folder outside the checkout; outputs
+    land below --output-root, never in site-packages, and the executed notebooks hold no
+    machine path.
 
     Two installs, two places, two processes, one result: the installed ``demo`` writes the
     session's demo byte for byte, and the installed ``release`` of the book tests' release
