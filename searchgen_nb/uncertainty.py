@@ -113,12 +113,13 @@ class Draws:
             return self._cache[1]
         a, b = self.chunks[chunk]
         rows = b - a
-        total = np.zeros(rows * self.n_prompts, dtype=np.int64)
-        offsets = (np.arange(rows, dtype=np.int64) * self.n_prompts)[:, None]
+        # A stratum's draws only land in its own columns (one block of the working order):
+        # each block is counted on its own (rows × n_s cells) into its columns.
+        out = np.empty((rows, self.n_prompts), dtype=np.int64)
         for k, (_name, first, n_s) in enumerate(self.blocks):
-            flat = (self.indices(chunk, k) + (offsets + first)).ravel()
-            total += np.bincount(flat, minlength=rows * self.n_prompts)
-        out = total.reshape(rows, self.n_prompts)
+            cells = self.indices(chunk, k)
+            cells += (np.arange(rows, dtype=np.int64) * n_s)[:, None]  # cell of (replicate, prompt)
+            out[:, first : first + n_s] = np.bincount(cells.ravel(), minlength=rows * n_s).reshape(rows, n_s)
         self._cache = (chunk, out)
         return out
 
