@@ -114,6 +114,19 @@ def pytest_collection_modifyitems(session, config, items):
         start_prebuild(root, needed)
 
 
+def pytest_collection_finish(session):
+    """Python's full garbage collections cost a test process 3 CPU-seconds a run (measured with
+    ``gc.callbacks``: twenty to thirty in a worker, 0.1 s each, walking every object the imported
+    libraries made). Once the tests are collected, what is alive is frozen (never walked again;
+    later garbage is collected as before) and a full collection waits for 100 younger ones
+    instead of 10: the workers' collections 3.1 → 1.2 CPU-s."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*gc.get_threshold()[:2], 100)
+
+
 def shared_root(tmp_path_factory) -> Path:
     """The temporary folder every pytest-xdist worker of this run sees (its own basetemp's
     parent under xdist; the basetemp itself in a plain run)."""
