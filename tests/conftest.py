@@ -282,8 +282,10 @@ def pytest_sessionstart(session):
     factory = session.config._tmp_path_factory
     if factory._given_basetemp is not None:  # --basetemp: no numbered folders to clean
         return
-    base = factory.getbasetemp()
     keep = 0 if factory._retention_policy == "none" else factory._retention_count
+    if keep == 0:  # then pytest removes this run's folder too, at its end: left to pytest
+        return
+    base = factory.getbasetemp()
     thread = threading.Thread(
         target=cleanup_numbered_dir, args=(base.parent, "pytest-", keep, base.stat().st_mtime - LOCK_TIMEOUT),
         name="previous-run-cleanup", daemon=True,
