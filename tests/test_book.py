@@ -571,3 +571,32 @@ def test_book_follows_the_dark_theme(browser, fixture_release):
     assert backgrounds == ["rgb(51, 51, 51)"] * 5  # (white for a light system: test_demo_book_in_browser)
     assert box == "rgba(0, 0, 0, 0)"  # no light box around every table
     assert right[0] <= right[1]  # the search box stays inside its table
+    # muted text (a model_id under its name, a chart's legend) and the demo banner's code stay
+    # readable: WCAG AA contrast (4.5) against what they are drawn on (they were #555 on #121212)
+    colours = pg.page.evaluate(
+        """() => {
+          const main = document.querySelector('.bd-article');
+          const add = (html) => { const d = document.createElement('div'); d.innerHTML = html; main.appendChild(d); return d; };
+          const legend = add('<p class="sg-chart-legend">legend</p>').firstChild;
+          const banner = add('<div class="sg-demo-banner">demo <code>searchgen_nb.demo</code></div>').firstChild;
+          const page = getComputedStyle(document.body).backgroundColor;
+          return {
+            model_id: [getComputedStyle(document.querySelector('table#leaderboard-all .sg-model-id')).color, page],
+            legend: [getComputedStyle(legend).color, page],
+            banner_code: [getComputedStyle(banner.querySelector('code')).color, getComputedStyle(banner).backgroundColor],
+          };
+        }"""
+    )
+    assert {k: contrast(*v) >= 4.5 for k, v in colours.items()} == dict.fromkeys(colours, True), colours
+
+
+def contrast(fg: str, bg: str) -> float:
+    """WCAG contrast ratio of two opaque CSS colours ``rgb(r, g, b)``."""
+
+    def luminance(css: str) -> float:
+        channels = [int(v) / 255 for v in css[css.index("(") + 1 : css.index(")")].split(",")[:3]]
+        r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    hi, lo = sorted((luminance(fg), luminance(bg)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
