@@ -571,8 +571,9 @@ def test_book_follows_the_dark_theme(browser, fixture_release):
     assert backgrounds == ["rgb(51, 51, 51)"] * 5  # (white for a light system: test_demo_book_in_browser)
     assert box == "rgba(0, 0, 0, 0)"  # no light box around every table
     assert right[0] <= right[1]  # the search box stays inside its table
-    # muted text (a model_id under its name, a chart's legend) and the demo banner's code stay
-    # readable: WCAG AA contrast (4.5) against what they are drawn on (they were #555 on #121212)
+    # muted text (a model_id under its name, an N/A cell, a chart's legend) and the demo banner's
+    # code stay readable: WCAG AA contrast (4.5) against what they are drawn on (they were fixed
+    # greys, #555 on #121212)
     colours = pg.page.evaluate(
         """() => {
           const main = document.querySelector('.bd-article');
@@ -582,6 +583,7 @@ def test_book_follows_the_dark_theme(browser, fixture_release):
           const page = getComputedStyle(document.body).backgroundColor;
           return {
             model_id: [getComputedStyle(document.querySelector('table#leaderboard-all .sg-model-id')).color, page],
+            na_cell: [getComputedStyle(document.querySelector('table#leaderboard-all td.sg-na')).color, page],
             legend: [getComputedStyle(legend).color, page],
             banner_code: [getComputedStyle(banner.querySelector('code')).color, getComputedStyle(banner).backgroundColor],
           };
