@@ -121,7 +121,7 @@ def _check_fixture_leaderboard(pg: Page) -> None:
     header = table.locator("thead th").nth(1)
     box = header.bounding_box()
     pg.page.mouse.click(box["x"] + 5, box["y"] + 5)
-    pg.page.wait_for_timeout(300)
+    pg.page.wait_for_function("(first) => document.querySelector('table#leaderboard-all tbody tr td:nth-child(2)').innerText !== first", arg=names[0], timeout=5000)
     sorted_names = [rows.nth(i).locator("td").nth(1).inner_text() for i in range(3)]
     assert sorted_names != names
     assert sorted_names == sorted(sorted_names, key=str.lower)
@@ -351,8 +351,7 @@ def _check_compare_picker(pg: Page) -> None:
     assert options[0] == "All" and "domain FAS · Fashion" in options and len(options) == 5 + 22 + 12
     chart.locator("select").select_option(label="domain FAS · Fashion")
     chart.locator("g.role-legend-symbol path, g.role-legend-label text").filter(has_text="Driftpaint").first.click(modifiers=["Shift"])
-    pg.page.wait_for_timeout(300)
-    assert pg.page.evaluate(bars) == 4 * 9
+    pg.page.wait_for_function(f"() => ({bars})() === 4 * 9", timeout=5000)  # redrawn with the fourth model
 
 
 def _check_demo_leaderboard(page) -> None:
