@@ -53,7 +53,7 @@ browser:
 # for both, by a background builder while the other tests run (tests/conftest.py BUILDS).
 # `make test PYTEST_WORKERS=0` runs everything in one process (and the builder beside it).
 # The tests' temporary files (three demo-sized trees, four releases) go to a RAM disk when the
-# machine has one with room — /dev/shm as tmpfs, executable, with 4 GB free: 75 → 65 s here;
+# machine has one with room — /dev/shm as tmpfs, executable, with 4 GB free: 51–59 → 35–36 s here (2026-12-01);
 # `make test TEST_TMPDIR=` keeps the system's temporary folder. pytest keeps one run's files.
 PYTEST_WORKERS ?= 2
 TEST_TMPDIR ?= $(shell d=/dev/shm; [ "$$(stat -f -c %T $$d 2>/dev/null)" = tmpfs ] \
