@@ -2,96 +2,43 @@
 rule (scalar and vectorised), and the text of every number the book shows.
 
 Every mean in the project is computed exactly over the stored float values (a double is
-an exact dyadic rational, and ``Decimal(float)`` is exact), so a figure never depends on
-the order in which values are summed (SPEC §5 "Nothing depends on input order"). Only
+an exact dyadic rational), so a figure never depends on the order in which values are
+summed (data contract, § Public scale and rounding). Only
 the final result is rounded: to the nearest double for raw values stored in
 ``prompt_scores.jsonl``, and half-up to ``rounding_decimals`` on the public scale.
 """
 
 from __future__ import annotations
 
-import math
-from decimal import ROUND_HALF_UP, Context, Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Iterable
 
-# 2000 digits hold any sum of up to 10**6 doubles in [0, 3] exactly (a double in that
-# range needs at most 1077 digits after the point and one before).
-_EXACT = Context(prec=2000, Emin=-10000, Emax=10000, traps=[])
 
-
-def exact_sum(values: Iterable[float]) -> Decimal:
-    """Exact sum of floats as a Decimal (no rounding at any step; order-independent)."""
-    total = Decimal(0)
-    add = _EXACT.add
-    for v in values:
-        total = add(total, Decimal(v))
-    return total
+def _exact_ratio(values: list[float]) -> tuple[int, int]:
+    """``(numerator, shift)`` with ``sum(values) == numerator / 2**shift`` exactly (every
+    double is an integer over a power of two)."""
+    ratios = [v.as_integer_ratio() for v in values]
+    shift = max(d for _, d in ratios).bit_length() - 1
+    return sum(m << (shift - (d.bit_length() - 1)) for m, d in ratios), shift
 
 
 def mean_raw(values: Iterable[float]) -> float | None:
-    """Mean of raw 0–3 values, exactly computed then rounded once to the nearest double.
-
-    Returns None when ``values`` is empty (SPEC §4: "null where none is present"). Fast path:
-    ``math.fsum`` is correctly rounded, and when the residual sum ``values − total`` is 0 the
-    total is the exact sum, so one division gives the correctly rounded exact mean; otherwise
-    the exact rational mean is rounded.
-    """
-    vals = values if isinstance(values, list) else list(values)
-    n = len(vals)
-    if n == 0:
+    """Mean of raw 0–3 values, computed exactly then rounded once to the nearest double;
+    None when ``values`` is empty (data contract, § Per-prompt values: null where none is
+    present). CPython rounds an int / int true division correctly."""
+    vals = list(values)
+    if not vals:
         return None
-    if n == 1:
-        return float(vals[0])
-    if n == 2:  # Knuth's TwoSum: the rounding error of a + b is exactly err
-        a, b = vals
-        total = a + b
-        bb = total - a
-        if (a - (total - bb)) + (b - bb) == 0:
-            return total / 2
-    total = math.fsum(vals)
-    if math.fsum([*vals, -total]) == 0.0:  # a nonzero exact residual never rounds to 0
-        return total / n
-    # exact: every double is m / 2**k; sum the numerators over the largest 2**k, then one
-    # correctly rounded int / int division (CPython rounds int true division correctly)
-    ratios = [v.as_integer_ratio() for v in vals]
-    shift = max(d for _, d in ratios).bit_length() - 1
-    numerator = sum(m << (shift - (d.bit_length() - 1)) for m, d in ratios)
-    return numerator / (n << shift)
+    numerator, shift = _exact_ratio(vals)
+    return numerator / (len(vals) << shift)
 
 
 def means_with_extra(base: list[float], extra: float | None) -> tuple[float | None, float | None]:
-    """``(mean_raw(base + [extra]), mean_raw(base))`` in one exact pass (``extra`` None = absent).
-
-    Used for a prompt's Overall-10 (nine public components plus text reference) and
-    Overall-9. Same results as :func:`mean_raw`: exact rational means rounded once.
-    """
-    vals = base if extra is None else [*base, extra]
-    if not vals:
-        return None, None
-    # fast path: when fsum's correctly rounded totals are exact (zero residual), one division
-    # each gives the correctly rounded means
-    fsum = math.fsum
-    total = fsum(vals)
-    if fsum([*vals, -total]) == 0.0:
-        if extra is None:
-            return total / len(vals), total / len(vals)
-        if len(vals) == 1:
-            return total, None
-        part = fsum(base)
-        if fsum([*base, -part]) == 0.0:
-            return total / len(vals), part / len(base)
-    ratios = [v.as_integer_ratio() for v in vals]
-    shift = max(d for _, d in ratios).bit_length() - 1
-    nums = [m << (shift - (d.bit_length() - 1)) for m, d in ratios]
-    total = sum(nums)
-    n = len(vals)
-    all_mean = total / (n << shift)
-    if extra is None:
-        return all_mean, all_mean
-    if n == 1:
-        return all_mean, None
-    return all_mean, (total - nums[-1]) / ((n - 1) << shift)
+    """``(mean_raw(base + [extra]), mean_raw(base))`` (``extra`` None = absent): a prompt's
+    Overall-10 (nine public components plus the text reference) and Overall-9, raw 0–3."""
+    nine = mean_raw(base)
+    return (nine if extra is None else mean_raw([*base, extra])), nine
 
 
 def to_public(raw_mean: Fraction, decimals: int) -> float:
@@ -179,7 +126,11 @@ def half_up_units(raw_mean: Fraction, decimals: int) -> int:
 
 def exact_mean(values: Iterable[float], count: int) -> Fraction:
     """``sum(values) / count`` as an exact rational (zero-filled prompts add to ``count`` only)."""
-    return Fraction(exact_sum(values)) / count
+    vals = list(values)
+    if not vals:
+        return Fraction(0)
+    numerator, shift = _exact_ratio(vals)
+    return Fraction(numerator, count << shift)
 
 
 # ---- text of numbers (tables, charts, pages) --------------------------------------------

@@ -189,7 +189,7 @@ def test_validator_overall_check_edge_rows(values, stored, ok):
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(st.sampled_from(TRAPS), st.floats(0, 3), st.floats(0, 1e-300)), max_size=9), st.one_of(st.none(), st.sampled_from(TRAPS), st.floats(0, 3)))
 def test_prompt_overalls_are_correctly_rounded_exact_means(base, extra):
-    """``means_with_extra`` (its fsum fast path and its integer path) = the exact rational
+    """``means_with_extra`` = the exact rational
     means rounded once (SPEC §4)."""
     from searchgen_nb.numeric import means_with_extra
 
