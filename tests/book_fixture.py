@@ -27,8 +27,9 @@ RESULTS = {
 }
 
 
-# The previous release the fixture is compared with (SPEC §10): Evil's f03 was scored (now only
-# an image: scored → missing_evaluation) and Evil led Good (a rank swap).
+# The previous release the fixture is compared with (data contract, § Changes between
+# releases): Evil's f03 was scored (now only an image: scored → missing_evaluation) and Evil
+# led Good (a rank swap).
 PREVIOUS_RESULTS = {
     **{("good", p["sample_id"]): result({"checklist:0": 1, "rubric:image_quality": 1}) for p in PROMPTS},
     **{("evil", p["sample_id"]): result({"checklist:0": 3, "rubric:image_quality": 3}) for p in PROMPTS},

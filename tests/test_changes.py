@@ -1,5 +1,5 @@
-"""Changes between releases (SPEC §10): ``changes.json``, ``searchgen-nb diff`` and the "What
-changed" page, on the demo and its second, changed release (one model lower on five prompts of
+"""Changes between releases (data contract, § Changes between releases): ``changes.json``,
+``searchgen-nb diff`` and the "What changed" page, on the demo and its second, changed release (one model lower on five prompts of
 domain FAS, two NoSearch results of another model lost), and on small hand-made pairs."""
 
 from __future__ import annotations

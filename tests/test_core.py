@@ -1,4 +1,4 @@
-"""The columnar core (issue 9): the vectorised aggregation and the validator's vectorised
+"""The columnar core: the vectorised aggregation and the validator's vectorised
 checks agree with plain exact arithmetic on every cell, whatever the order of the table.
 
 The values include sums whose float64 result lies on the wrong side of a rounding boundary
@@ -29,7 +29,8 @@ TRAPS = [0.05, 0.7, 1.1, 0.7, 2.9, 0.3, 2.3, 0.1, 2.4375, 1 / 3, 2 / 3, 0.0, 3.0
 
 
 def exact_public(values: list[float], n: int, decimals: int = 1) -> float | None:
-    """Reference: half-up of the exact rational mean × 100 / 3 (SPEC §5)."""
+    """Reference: half-up of the exact rational mean × 100 / 3 (data contract, § Public scale
+    and rounding)."""
     if n == 0:
         return None
     units = (sum(map(Fraction, values), Fraction(0)) / n * 100 * 10**decimals / 3 + Fraction(1, 2)).__floor__()
@@ -189,8 +190,8 @@ def test_validator_overall_check_edge_rows(values, stored, ok):
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(st.sampled_from(TRAPS), st.floats(0, 3), st.floats(0, 1e-300)), max_size=9), st.one_of(st.none(), st.sampled_from(TRAPS), st.floats(0, 3)))
 def test_prompt_overalls_are_correctly_rounded_exact_means(base, extra):
-    """``means_with_extra`` = the exact rational
-    means rounded once (SPEC §4)."""
+    """``means_with_extra`` = the exact rational means rounded once (data contract,
+    § Per-prompt values)."""
     from searchgen_nb.numeric import means_with_extra
 
     both = base if extra is None else [*base, extra]

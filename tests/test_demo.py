@@ -54,7 +54,7 @@ GENERIC_NAME_WORDS = {"image", "imagine", "pro", "fast", "flash", "nano"}
 # Independent readers of the written tree
 # ---------------------------------------------------------------------------------------
 def partition_of(prompt: dict) -> str:
-    """SPEC §1.2, written out again."""
+    """The partition (data contract, § Prompt metadata and the partition), written out again."""
     if prompt["subset"] == "NoSearch":
         return "NoSearch"
     sid = prompt["sample_id"]
@@ -62,7 +62,8 @@ def partition_of(prompt: dict) -> str:
 
 
 def classify(folder: Path) -> tuple[str, str | None, dict | None]:
-    """(status, invalid reason, scores) of one prompt × model folder (SPEC §3)."""
+    """(status, invalid reason, scores) of one prompt × model folder (data contract, § Status of
+    a prompt × model pair)."""
     path = folder / RESULT_FILE
     if not path.exists():
         has_image = folder.is_dir() and any(folder.glob("*.png"))
@@ -95,7 +96,8 @@ def classify(folder: Path) -> tuple[str, str | None, dict | None]:
 
 
 def components(scores: dict) -> dict[str, Fraction | None]:
-    """The 10 components of a scored result (SPEC §2)."""
+    """The 10 components of a scored result (data contract, § The ten components, Overall-9 and
+    Overall-10)."""
     checklist = [Fraction(v) for k, v in scores.items() if k.startswith("checklist:")]
     adaptive = [Fraction(v) for k, v in scores.items() if k.startswith("rubric:") and k[len("rubric:"):] not in GENERIC]
     out: dict[str, Fraction | None] = {
@@ -370,8 +372,9 @@ MIN_TAG_PROMPTS = 20  # smaller tags are left out of the spread checks: their me
 
 
 def group_means(release, model_id: str, sample_ids) -> dict[str, float | None]:
-    """Overall-9 and every component on 0–100 over ``sample_ids`` (SPEC §5: the policy decides
-    whether a non-scored prompt counts 0 or is left out; a null value is left out)."""
+    """Overall-9 and every component on 0–100 over ``sample_ids`` (data contract, § Aggregation
+    over a group of prompts: the policy decides whether a non-scored prompt counts 0 or is left
+    out; a null value is left out)."""
     zero_fill = release["config"]["models"][model_id]["missing_policy"] == "zero_fill"
     by_prompt = release["results"][model_id]
     known = release.setdefault("components", {})  # a prompt's components and Overall-9, made once per process

@@ -1,4 +1,4 @@
-"""Every input either counts exactly or is refused by name (issue: hostile input).
+"""Every input either counts exactly or is refused by name.
 
 Kinds, each with its examples and, where it fits, a property test:
 1. config decimals mean the decimal written (coverage threshold met exactly is met);

@@ -1,4 +1,4 @@
-"""SPEC semantics pinned with hand-computed values on a four-prompt release."""
+"""The data contract's rules pinned with hand-computed values on a four-prompt release."""
 
 from __future__ import annotations
 

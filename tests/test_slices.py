@@ -1,5 +1,5 @@
-"""Named evaluation slices (SPEC §9, issue 11): membership, per-slice leaderboards, the v1.1
-manifest keys, and the gate's checks of them."""
+"""Named evaluation slices (data contract, § Named evaluation slices): membership, per-slice
+leaderboards, the v1.1 manifest keys, and the gate's checks of them."""
 
 from __future__ import annotations
 
