@@ -55,15 +55,16 @@ META_KEYS = ("sample_id", "subset", "domains", "failure_modes", "difficulty", "l
 
 
 def _roster() -> tuple[dict, ...]:
-    """``roster.json``'s models with ``n_scored`` and ``bias``: raw shift per component (the
-    field's bias plus the model's offset; open models lose the text-rendering penalty)."""
+    """``roster.json``'s models with ``n_scored``, ``text_skill`` (text rendering relative to
+    the field: open models lose a penalty) and ``bias`` (raw shift per component)."""
     models = _package_json("searchgen_nb.demo", "roster.json")["models"]
     for m in models:
-        m["n_scored"] = N_PROMPTS - sum(m["statuses"].values())
         offsets = m["profile"]["offsets"]
+        penalty = SCORES["open_text_rendering_penalty"] if m["type"] == "Open" else 0.0
+        m["n_scored"] = N_PROMPTS - sum(m["statuses"].values())
+        m["text_skill"] = offsets.get("text_rendering", 0.0) + penalty
         m["bias"] = {c: b + offsets.get(c, 0.0) for c, b in SCORES["component_bias"].items()}
-        if m["type"] == "Open":
-            m["bias"]["text_rendering"] += SCORES["open_text_rendering_penalty"]
+        m["bias"]["text_rendering"] += penalty
     return tuple(models)
 
 
@@ -187,14 +188,12 @@ def _tag_shifts(model: dict, prompts: list[DemoPrompt]) -> dict[str, float]:
     """``sample_id -> raw shift`` of ``model`` from each prompt's tags (``profile.json``,
     ``tags``), centred on the model's mean so tags move scores between prompts only."""
     jitter, profile = _rng("tag_profile", model["model_id"]), model["profile"]
-    open_penalty = SCORES["open_text_rendering_penalty"] if model["type"] == "Open" else 0.0
-    text_skill = profile["offsets"].get("text_rendering", 0.0) + open_penalty
     effect: dict[str, float] = {}
     for tag, base in {**TAGS["domain_effect"], **TAGS["failure_mode_effect"]}.items():
         if tag in KNOWLEDGE:
             base *= profile["knowledge"]
         if tag in TEXT:
-            base += TAGS["text_tag_dependence"] * text_skill
+            base += TAGS["text_tag_dependence"] * model["text_skill"]
         if tag in IMAGINATIVE:
             composition = profile["offsets"].get("composition_and_aesthetics", 0.0)
             base += TAGS["imaginative_tag_dependence"] * composition
@@ -431,10 +430,10 @@ def write_demo(out_dir: Path, changed: bool = False, previous: Path | None = Non
     n_written = _sync_tree(out_dir / "results", files)
     write("paper_table.json", json.dumps(paper_table, indent=2, sort_keys=True) + "\n")
     rel_config = config.relative_to(root).as_posix() if config.is_relative_to(root) else None
-    prev = previous and Path(os.path.relpath(Path(previous).resolve(), out_dir)).as_posix()
+    prev = None if previous is None else Path(os.path.relpath(Path(previous).resolve(), out_dir))
     counts = {m: {s: list(by.values()).count(s) for s in STATUSES} for m, by in statuses.items()}
     n_scored = {m: c["scored"] for m, c in counts.items()}
-    write("release.yml", demo_config_text("", rel_config, n_scored, prev))
+    write("release.yml", demo_config_text("", rel_config, n_scored, prev and prev.as_posix()))
     partition = {k: sum(p.partition == k for p in prompts) for k in PROMPTS["expected_partition"]}
     partition["SearchIntensive"] = len(prompts) - partition["NoSearch"]
     return {
