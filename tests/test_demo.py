@@ -22,7 +22,7 @@ from paths import FIXTURES
 
 from searchgen_nb import demo
 from searchgen_nb.config import load_config, project_root
-from searchgen_nb.constants import GENERIC_RUBRIC
+from searchgen_nb.constants import COMPONENTS, GENERIC_RUBRIC
 
 ROOT = project_root()
 RESULT_FILE = "augmented_parsed_result_ffjudge_pp.json"
@@ -198,6 +198,29 @@ def test_pinned_sizes_are_the_published_taxonomy():
     assert {k: v for k, v in tax["partition_v1.0"].items() if k != "All"} == PARTITION
     # The copy the package ships (and the demo generator reads) is the published file itself.
     assert (ROOT / "searchgen_nb" / "data" / "taxonomy.json").read_bytes() == published
+
+
+def test_demo_data_names_only_real_components_tags_and_models():
+    """profile.json and roster.json (the demo's tuned numbers) name only what exists."""
+    profile, domains, modes = demo.PROFILE, set(DOMAIN_COUNTS), set(FAILURE_MODE_COUNTS)
+    prompts, tags = profile["prompts"], profile["tags"]
+    assert set(tags["domain_effect"]) == set(prompts["adaptive_by_domain"]) == domains
+    assert set(tags["failure_mode_effect"]) == modes
+    named = {*prompts["tag_affinity"], *tags["knowledge_tags"], *tags["text_tags"]}
+    assert named | set(tags["imaginative_tags"]) <= domains | modes
+    assert tuple(profile["scores"]["component_bias"]) == COMPONENTS
+    used = {*prompts["applicability"], *tags["looks_components"], *profile["scores"]["droppable"]}
+    assert used <= set(COMPONENTS)
+    assert set(prompts["task_type_weights"]) == {kind for kind, *_ in prompts["kinds"]}
+    assert sum(n for *_, n in prompts["kinds"]) == sum(prompts["difficulty_counts"].values()) == 751
+    for m in demo.ROSTER:
+        assert set(m["profile"]["offsets"]) <= set(COMPONENTS), m["model_id"]
+        assert m["profile"]["weak_domain"] in domains, m["model_id"]
+        assert set(m["statuses"]) == set(demo.STATUSES) - {"scored"}, m["model_id"]
+    changed = profile["changed"]
+    named = {profile["results"]["text_reference_only_model"], changed["lower"]["model"]}
+    named.add(changed["lost"]["model"])
+    assert named <= {m["model_id"] for m in demo.ROSTER} and changed["lower"]["domain"] in domains
 
 
 # ---------------------------------------------------------------------------------------
