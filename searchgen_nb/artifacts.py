@@ -129,13 +129,14 @@ def _pid_alive(pid: int) -> bool:
 
 def _leftovers(dest: Path) -> list[Path]:
     """The staging and set-aside folders beside ``dest`` that a killed run left: this module's
-    own names (``.<dest>.staging-<pid>-…``, ``.<dest>.old-<pid>-…``) of a process that is gone."""
+    own names (``.<dest>.staging-<pid>-…``, ``.<dest>.old-<pid>-…``) of a process that is
+    gone."""
     found = []
     for kind in ("staging", "old"):
         prefix = f".{dest.name}.{kind}-"
         for path in dest.parent.glob(f"{prefix}*"):
             pid = path.name[len(prefix):].split("-", 1)[0]
-            if pid.isdigit() and not _pid_alive(int(pid)) and path.is_dir() and not path.is_symlink():
+            if pid.isdigit() and not _pid_alive(int(pid)) and not path.is_symlink():
                 found.append(path)
     return found
 
@@ -164,7 +165,10 @@ def held_signals():
         yield
         return
     caught: list[int] = []
-    saved = {s: signal.signal(s, lambda signum, frame: caught.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    def hold(signum, frame):
+        caught.append(signum)
+
+    saved = {s: signal.signal(s, hold) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:

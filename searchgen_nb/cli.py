@@ -47,7 +47,9 @@ def _interrupted(step: str, exc: BaseException) -> None:
     """Exit 143 after SIGTERM, 130 after Ctrl-C, with the message of a ReleaseInterrupted (it
     says whether anything was published) or that nothing was."""
     term = isinstance(exc, Terminated) or isinstance(exc.__context__, Terminated)
-    message = str(exc) if isinstance(exc, ReleaseInterrupted) else "interrupted; nothing was published"
+    message = "interrupted; nothing was published"
+    if isinstance(exc, ReleaseInterrupted):
+        message = str(exc)
     if term:
         message = message.replace("interrupted", "terminated (SIGTERM)", 1)
     _fail(step, RuntimeError(message), 143 if term else 130)
@@ -60,16 +62,16 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("config", type=click.Path(dir_okay=False))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder that receives the artifacts (replaced atomically; only an empty folder or one data wrote).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder that receives the artifacts (replaced atomically; only an empty "
+              "folder or one that data wrote is replaced).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: only on a terminal).")
 @click.option("--timings", "timings_path", type=click.Path(dir_okay=False), default=None, help="Write per-stage wall/CPU seconds and peak RSS as JSON here (benchmarks).")
 def data(config: str, out_dir: str, progress: bool | None, timings_path: str | None) -> None:
     """Extract, aggregate and validate CONFIG's release; write the artifacts to --out."""
-    from searchgen_nb.config import load_config
-    from searchgen_nb.pipeline import run_data
-
     from searchgen_nb.artifacts import source_date_epoch
-    from searchgen_nb.pipeline import inputs
+    from searchgen_nb.config import load_config
+    from searchgen_nb.pipeline import inputs, run_data
     from searchgen_nb.publish import check_output_file
 
     try:
@@ -80,12 +82,10 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
             forbidden["--out folder"] = Path(out_dir).resolve()
             check_output_file(Path(timings_path).resolve(), "--timings", {"stages"}, forbidden)
         result = run_data(cfg, out_dir, progress)
-    except ReleaseInterrupted as exc:
+    except (ReleaseInterrupted, KeyboardInterrupt) as exc:
         _interrupted("data", exc)
     except SearchGenError as exc:
         _fail("data", exc)
-    except KeyboardInterrupt as exc:
-        _interrupted("data", exc)
     counts = result.extraction
     if timings_path:
         import json
@@ -93,12 +93,12 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
 
         rss = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
         n_pairs = counts.table.n_prompts * counts.table.n_models
-        text = json.dumps({"n_pairs": n_pairs, "stages": result.timings, "peak_rss_mb": round(rss / 1024, 1)}, indent=1) + "\n"
+        stats = {"n_pairs": n_pairs, "stages": result.timings, "peak_rss_mb": round(rss / 1024, 1)}
         try:
-            Path(timings_path).write_text(text)
+            Path(timings_path).write_text(json.dumps(stats, indent=1) + "\n")
         except OSError as exc:  # checked before; the release is published all the same
-            click.echo(f"searchgen-nb data: published {result.out_dir}, but --timings {timings_path} could not be written: "
-                       f"{exc.strerror or exc}", err=True)
+            click.echo(f"searchgen-nb data: published {result.out_dir}, but --timings "
+                       f"{timings_path} could not be written: {exc.strerror or exc}", err=True)
     click.echo(
         f"searchgen-nb data: wrote {counts.table.n_prompts} prompts × {len(cfg.models)} models to {result.out_dir} "
         f"({counts.n_files_read} result files read, {len(counts.warnings)} warnings); all release checks passed"
@@ -173,7 +173,9 @@ def validate(folder: str, report_path: str | None) -> None:
         from searchgen_nb.publish import check_output_file
 
         try:
-            check_output_file(Path(report_path).resolve(), "--report", {"passed", "checks"}, {"FOLDER": Path(folder).resolve()})
+            forbidden = {"FOLDER": Path(folder).resolve()}
+            keys = {"passed", "checks"}
+            check_output_file(Path(report_path).resolve(), "--report", keys, forbidden)
         except SearchGenError as exc:
             _fail("validate", exc)
     report = validate_folder(folder)
@@ -200,12 +202,10 @@ def release(config: str, output_root: str | None, project: str | None) -> None:
 
     try:
         outcome = run_release(config, log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True), output_root=output_root, project=project)
-    except ReleaseInterrupted as exc:
+    except (ReleaseInterrupted, KeyboardInterrupt) as exc:
         _interrupted("release", exc)
     except SearchGenError as exc:
         _fail("release", exc)
-    except KeyboardInterrupt as exc:
-        _interrupted("release", exc)
     t = outcome.timings
     nb_time = sum(v for k, v in t.items() if k.endswith(".ipynb"))
     click.echo(

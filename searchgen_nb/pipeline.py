@@ -20,7 +20,9 @@ from pathlib import Path
 
 from searchgen_nb import __version__
 from searchgen_nb.aggregate import ModelMeta, leaderboards
-from searchgen_nb.artifacts import dumps, generated_at, held_signals, promote, staging_dir, write_jsonl, write_text
+from searchgen_nb.artifacts import (
+    dumps, generated_at, held_signals, promote, staging_dir, write_jsonl, write_text,
+)
 from searchgen_nb.changes import Published, check_previous, compare, first_release
 from searchgen_nb.config import PROJECT_ENV, ReleaseConfig, project_root, work_root
 from searchgen_nb.constants import (
@@ -371,7 +373,8 @@ def ensure_staged(cfg: ReleaseConfig, staging: str | Path, upto: str = "aggregat
 
 def inputs(cfg: ReleaseConfig) -> dict[str, Path]:
     """What a release reads, by name (resolved): config, dataset, results_root, the optional
-    previous_release and paper_table, and the project; never written (data contract, § Publication)."""
+    previous_release and paper_table, and the project; never written (data contract,
+    § Publication)."""
     named = {
         "config": Path(cfg.config_path),
         "dataset": cfg.dataset_path,
@@ -410,7 +413,8 @@ def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = No
         shutil.rmtree(staging, ignore_errors=True)
         if published:
             raise ReleaseInterrupted(f"interrupted after {out_dir} was published") from None
-        raise ReleaseInterrupted(f"interrupted; nothing was published, {out_dir} is as it was") from None
+        raise ReleaseInterrupted(f"interrupted; nothing was published, {out_dir} is as it was") \
+            from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

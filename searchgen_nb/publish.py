@@ -54,6 +54,12 @@ DATA_NAMES = frozenset({*ARTIFACTS, MANIFEST, VALIDATION_REPORT, "schemas"})
 # ---- what is at a path, and whether this tool made it ------------------------------------
 
 
+def _listing(names: list[str]) -> str:
+    """``N entries (a, b, …)``: a count and the first few names, bounded."""
+    shown = ", ".join(excerpt(n, 40) for n in names[:5]) + (", …" if len(names) > 5 else "")
+    return f"{len(names)} {'entry' if len(names) == 1 else 'entries'} ({shown})"
+
+
 def describe(path: Path) -> str:
     """What is at ``path``, for a message: a link, a file, or a folder and a few of its names."""
     if path.is_symlink():
@@ -61,8 +67,7 @@ def describe(path: Path) -> str:
     if not path.is_dir():
         return "a file" if path.is_file() else "not a file or folder"
     names = sorted(os.listdir(path))
-    shown = ", ".join(excerpt(n, 40) for n in names[:5]) + (", …" if len(names) > 5 else "")
-    return f"a folder holding {len(names)} entries ({shown})" if names else "an empty folder"
+    return f"a folder holding {_listing(names)}" if names else "an empty folder"
 
 
 def mark(folder: Path) -> None:
@@ -82,15 +87,22 @@ def marked(folder: Path, name: str | None = None) -> bool:
 
 
 def published_version(path: Path) -> Path | None:
-    """The ``.releases`` folder (or the version folder in it) that ``path`` (resolved) is or
-    lies inside, else None: a published version is never written into."""
+    """The ``.releases`` folder, or the version folder in it, that ``path`` (resolved) is or
+    lies inside; None elsewhere. A published version is never written into."""
     path = Path(path).resolve()
     for folder in (path, *path.parents):
-        if folder.name == RELEASES:
-            return folder
-        if folder.parent.name == RELEASES:
+        if RELEASES in (folder.name, folder.parent.name):
             return folder
     return None
+
+
+def _relation(path: Path, other: Path) -> str | None:
+    """How ``path`` relates to ``other`` (both resolved): is, contains, lies inside, or None."""
+    if path == other:
+        return "is"
+    if other.is_relative_to(path):
+        return "contains"
+    return "lies inside" if path.is_relative_to(other) else None
 
 
 def _data_folder_problem(path: Path) -> str | None:
@@ -100,48 +112,50 @@ def _data_folder_problem(path: Path) -> str | None:
         return None
     if path.is_symlink() or not path.is_dir():
         return f"is {describe(path)}"
-    names = set(os.listdir(path))
+    names = sorted(os.listdir(path))
     if not names:
         return None
-    foreign = sorted(names - DATA_NAMES)
+    foreign = [n for n in names if n not in DATA_NAMES]
     schemas = path / "schemas"
     if "schemas" in names and (schemas.is_symlink() or not schemas.is_dir()):
         foreign.append("schemas")
     elif "schemas" in names:
-        foreign += sorted(f"schemas/{n}" for n in os.listdir(schemas) if not n.endswith(".schema.json"))
-    try:
-        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        manifest = None
-    if not foreign and isinstance(manifest, dict) and "artifact_sha256" in manifest:
-        return None
-    listed = foreign or sorted(names)
-    shown = ", ".join(excerpt(n, 40) for n in listed[:5]) + (", …" if len(listed) > 5 else "")
-    what = "entries this command did not write" if foreign else f"entries but no {MANIFEST} of a data release"
-    return f"holds {len(listed)} {what} ({shown})"
+        own = (n for n in sorted(os.listdir(schemas)) if not n.endswith(".schema.json"))
+        foreign += [f"schemas/{n}" for n in own]
+    if foreign:
+        return f"holds {_listing(foreign)} this command did not write"
+    if "artifact_sha256" not in _json_keys(path / MANIFEST):
+        return f"holds {_listing(names)} but no {MANIFEST} of a data release"
+    return None
 
 
 def check_data_out(out: Path, inputs: dict[str, Path]) -> None:
     """Raise :class:`ReleaseError` unless ``searchgen-nb data`` may replace the folder ``out``
     (resolved): not an input nor holding or inside one (``inputs``: name → resolved path), not
-    inside a published version, not a mount point, and absent, empty or a data release it wrote."""
+    in a published version, not a mount point; absent, empty or a data release it wrote."""
     version = published_version(out)
     if version is not None:
-        root = version.parent if version.name != RELEASES else version
+        root = version.parent.parent if version.name != RELEASES else version.parent
         raise ReleaseError(
-            f"--out {out} lies inside the published release {version.name} ({version}): a published version is "
-            f"never changed; publish a new release with `searchgen-nb release CONFIG --output-root {root.parent}`"
+            f"--out {out} lies inside the published release {version.name} ({version}): "
+            "a published version is never changed; publish a new release with "
+            f"`searchgen-nb release CONFIG --output-root {root}`"
         )
     for name, path in inputs.items():
-        relation = "is" if out == path else "contains" if path.is_relative_to(out) else "lies inside" if out.is_relative_to(path) else None
+        relation = _relation(out, path)
         if relation:
-            raise ReleaseError(f"--out {out} {relation} the {name} {path}: inputs are never written; give --out a new folder")
+            raise ReleaseError(
+                f"--out {out} {relation} the {name} {path}: inputs are never written; "
+                "give --out a new folder"
+            )
     if os.path.ismount(out):
-        raise ReleaseError(f"--out {out} is a mount point, which cannot be replaced; give --out a folder inside it")
+        raise ReleaseError(f"--out {out} is a mount point, which cannot be replaced; "
+                           "give --out a folder inside it")
     problem = _data_folder_problem(out)
     if problem:
         raise ReleaseError(
-            f"--out {out} {problem}: data replaces only an empty folder or a data release it wrote; give --out a new folder"
+            f"--out {out} {problem}: data replaces only an empty folder or a data release it "
+            "wrote; give --out a new folder"
         )
 
 
@@ -154,25 +168,30 @@ def _json_keys(path: Path) -> set:
     return set(data) if isinstance(data, dict) else set()
 
 
+def _output_file_problem(path: Path, keys: set, forbidden: dict[str, Path]) -> str | None:
+    if published_version(path) is not None:
+        return f"lies inside the published release {published_version(path)} (never changed)"
+    for name, other in forbidden.items():
+        if path.is_relative_to(other):
+            return f"{'is' if path == other else 'lies inside'} the {name} {other}"
+    if os.path.lexists(path):
+        if path.is_symlink() or not path.is_file() or not keys <= _json_keys(path):
+            return f"is {describe(path)} this command did not write"
+    if not path.parent.is_dir():
+        return f"cannot be written: there is no folder {path.parent}"
+    if not os.access(path.parent, os.W_OK):
+        return f"cannot be written: folder {path.parent} is not writable"
+    return None
+
+
 def check_output_file(path: Path, option: str, keys: set, forbidden: dict[str, Path]) -> None:
     """Raise :class:`ReleaseError` unless a command may write its JSON file at ``path``
     (resolved) when it ends: the folder exists and can be written; ``path`` is absent or a file
     this command wrote before (a JSON object with ``keys``); neither one of ``forbidden``
     (name → resolved path) nor inside one, nor inside a published version."""
-    reason = None
-    if published_version(path) is not None:
-        reason = f"lies inside the published release {published_version(path)}, which is never changed"
-    for name, other in forbidden.items():
-        if reason is None and path.is_relative_to(other):
-            reason = f"{'is' if path == other else 'lies inside'} the {name} {other}"
-    if reason is None and os.path.lexists(path) and (path.is_symlink() or not path.is_file() or not keys <= _json_keys(path)):
-        reason = f"is {describe(path)} this command did not write"
-    if reason is None and not path.parent.is_dir():
-        reason = f"cannot be written: there is no folder {path.parent}"
-    if reason is None and not os.access(path.parent, os.W_OK):
-        reason = f"cannot be written: folder {path.parent} is not writable"
-    if reason:
-        raise ReleaseError(f"{option} {path} {reason}; nothing was done")
+    problem = _output_file_problem(path, keys, forbidden)
+    if problem:
+        raise ReleaseError(f"{option} {path} {problem}; nothing was done")
 
 
 # ---- failures while writing --------------------------------------------------------------
@@ -181,19 +200,22 @@ def check_output_file(path: Path, option: str, keys: set, forbidden: dict[str, P
 def os_failure(step: str, exc: OSError) -> ReleaseError:
     """A :class:`ReleaseError` naming the step, the path and the system's reason, bounded in
     length (a tree copy's error lists every file: the first is named, the others counted)."""
-    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
-        errors = exc.args[0]
-        src, dst, why = (list(errors[0]) + ["?", "?", "?"])[:3]
+    errors = exc.args[0] if isinstance(exc, shutil.Error) and exc.args else None
+    if isinstance(errors, list) and errors:
+        dst, why = (list(errors[0]) + ["?", "?", "?"])[1:3]
         more = f" (and {len(errors) - 1} more files)" if len(errors) > 1 else ""
-        return ReleaseError(f"{step}: cannot write {excerpt(str(dst), 200)}: {excerpt(str(why), 200)}{more}")
-    where = exc.filename if exc.filename is not None else "?"
-    also = f" → {excerpt(str(exc.filename2), 200)}" if exc.filename2 is not None else ""
-    return ReleaseError(f"{step}: {excerpt(str(where), 200)}{also}: {excerpt(exc.strerror or str(exc), 200)}")
+        where, reason = excerpt(str(dst), 200), excerpt(str(why), 200)
+        return ReleaseError(f"{step}: cannot write {where}: {reason}{more}")
+    where = excerpt(str(exc.filename), 200) if exc.filename is not None else "?"
+    if exc.filename2 is not None:
+        where += f" → {excerpt(str(exc.filename2), 200)}"
+    return ReleaseError(f"{step}: {where}: {excerpt(exc.strerror or str(exc), 200)}")
 
 
 @contextlib.contextmanager
 def step(name: str):
-    """Turn an ``OSError`` in the block (disk full, read-only, …) into a failure naming ``name``."""
+    """Turn an ``OSError`` in the block (disk full, read-only, …) into a failure naming
+    ``name``."""
     try:
         yield
     except OSError as exc:
@@ -203,12 +225,9 @@ def step(name: str):
 # ---- the release layout ------------------------------------------------------------------
 
 
-def _relative_link(target: Path, link: Path) -> str:
-    return os.path.relpath(target, link.parent)
-
-
 def _want(out: Path, rel: str) -> str:
-    return _relative_link(out / RELEASES / "current" / rel, out / rel)
+    """The target of the link at ``out/rel``: relative, through ``.releases/current``."""
+    return os.path.relpath(out / RELEASES / "current" / rel, (out / rel).parent)
 
 
 #: The temporary name :func:`_replace_link` gives a new link of ``.releases``.
@@ -225,11 +244,11 @@ def _replace_link(link: Path, target: str) -> None:
 
 
 def publication_problems(out: Path) -> list[str]:
-    """What stops a release from publishing below ``out``: each published path must be absent or
-    the link this tool makes, below folders; ``.releases`` a folder whose ``current`` and
+    """What stops a release from publishing below ``out``: each published path must be absent
+    or the link this tool makes, below folders; ``.releases`` a folder whose ``current`` and
     ``previous`` are links; ``out`` itself a folder outside any published version."""
     if published_version(out) is not None:
-        return [f"{out} lies inside the published release {published_version(out)}, which is never changed"]
+        return [f"{out} lies inside the published release {published_version(out)} (never changed)"]
     if os.path.lexists(out) and not out.is_dir():
         return [f"{out} is {describe(out)}, not a folder"]
     problems = []
@@ -241,12 +260,11 @@ def publication_problems(out: Path) -> list[str]:
         if os.path.lexists(path) and not path.is_symlink():
             problems.append(f"{path} is {describe(path)}, not a link to a version")
     for rel in PUBLISHED:
-        path = out / rel
-        parent = path.parent
-        if os.path.lexists(parent) and not parent.is_dir():
-            problems.append(f"{parent} is {describe(parent)}, not a folder")
-        elif os.path.lexists(path) and not (path.is_symlink() and os.readlink(path) == _want(out, rel)):
-            problems.append(f"{path} is {describe(path)}, not the link a release makes (to {_want(out, rel)})")
+        path, want = out / rel, _want(out, rel)
+        if os.path.lexists(path.parent) and not path.parent.is_dir():
+            problems.append(f"{path.parent} is {describe(path.parent)}, not a folder")
+        elif os.path.lexists(path) and not (path.is_symlink() and os.readlink(path) == want):
+            problems.append(f"{path} is {describe(path)}, not the link a release makes (to {want})")
     return problems
 
 
@@ -256,8 +274,9 @@ def check_publication(out: Path) -> None:
     if problems:
         raise ReleaseError(
             f"cannot publish below {out}: " + "; ".join(problems[:6])
-            + ". A release publishes only through the links it makes: move what is there elsewhere "
-            "(for instance `mv public/data public/data.old`), then run again; nothing was changed"
+            + ". A release publishes only through the links it makes: move what is there "
+            "elsewhere (for instance `mv public/data public/data.old`), then run again; "
+            "nothing was changed"
         )
 
 
@@ -273,13 +292,17 @@ def ensure_links(out: Path) -> None:
 
 def _stale_tmp(child: Path) -> bool:
     """A version being written that a killed run left (``.<version>.tmp``, marked or empty)."""
-    if child.is_symlink() or not child.is_dir() or not (child.name.startswith(".") and child.name.endswith(".tmp")):
+    name = child.name
+    if not (name.startswith(".") and name.endswith(".tmp")):
         return False
-    return marked(child, child.name[1:-4]) or not any(child.iterdir())
+    if marked(child, name[1:-4]):
+        return True
+    return not child.is_symlink() and child.is_dir() and not any(child.iterdir())
 
 
 def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: None) -> Path:
-    """Publish ``sources`` (``{published path: folder}``, the keys of :data:`PUBLISHED`) as one release.
+    """Publish ``sources`` (``{published path: folder}``, the keys of :data:`PUBLISHED`) as one
+    release.
 
     Checks every published path first (:func:`check_publication`; nothing changes on a
     refusal), copies everything into ``OUT/.releases/<version>`` (marked), then switches
@@ -295,8 +318,7 @@ def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: N
     for child in list(releases.iterdir()):
         if _stale_tmp(child):
             shutil.rmtree(child)
-    tmp = releases / f".{version}.tmp"
-    final = releases / version
+    tmp, final = releases / f".{version}.tmp", releases / version
     if os.path.lexists(tmp) or os.path.lexists(final):
         raise ReleaseError(f"cannot publish: {final} already exists; nothing was changed")
     try:
@@ -315,7 +337,7 @@ def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: N
         if old and old != version:
             _replace_link(releases / "previous", old)
         _replace_link(current, version)  # the moment of publication
-    _remove_old_versions(releases, {version, old}, log)
+    _remove_old_versions(releases, {version, old, "current", "previous"}, log)
     return final
 
 
@@ -324,7 +346,7 @@ def _remove_old_versions(releases: Path, keep: set, log) -> None:
     is there and was left."""
     left = []
     for child in sorted(releases.iterdir()):
-        if child.name in keep or child.name in ("current", "previous"):
+        if child.name in keep:
             continue
         if marked(child):
             shutil.rmtree(child, ignore_errors=True)
@@ -333,7 +355,8 @@ def _remove_old_versions(releases: Path, keep: set, log) -> None:
         else:
             left.append(child.name)
     if left:
-        log(f"left {', '.join(excerpt(n, 60) for n in left[:10])} in {releases}: not a release version this tool made")
+        names = ", ".join(excerpt(n, 60) for n in left[:10])
+        log(f"left {names} in {releases}: not a release version this tool made")
 
 
 def current_version(out: Path) -> str | None:
@@ -345,14 +368,12 @@ def current_version(out: Path) -> str | None:
 @contextlib.contextmanager
 def release_lock(out: Path, what: str):
     """Hold ``OUT/build/release.lock`` for the duration; raise :class:`ReleaseError` at once
-    when another release holds it (naming its pid, start time and config), or when the path
+    when another release holds it (naming its pid, start time and config), or when the file
     holds something this tool did not write."""
     path = Path(out) / LOCK
-    try:
+    with step("release lock"):
         path.parent.mkdir(parents=True, exist_ok=True)
         fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole block
-    except OSError as exc:
-        raise os_failure("release lock", exc) from None
     try:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -367,14 +388,17 @@ def release_lock(out: Path, what: str):
         if not locked:
             holder = holder if isinstance(holder, dict) else {}
             raise ReleaseError(
-                f"another release is running into {out} (pid {holder.get('pid', '?')}, started {holder.get('started', '?')}, "
-                f"config {holder.get('config', '?')}); wait for it to finish or stop it, then run again"
+                f"another release is running into {out} (pid {holder.get('pid', '?')}, "
+                f"started {holder.get('started', '?')}, config {holder.get('config', '?')}); "
+                "wait for it to finish or stop it, then run again"
             )
         if not isinstance(holder, dict):
-            raise ReleaseError(f"{path} holds something this tool did not write; move it elsewhere and run again")
+            raise ReleaseError(f"{path} holds something this tool did not write; move it elsewhere "
+                               "and run again")
         fh.seek(0)
         fh.truncate()
-        fh.write(json.dumps({"pid": os.getpid(), "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "config": what}))
+        started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        fh.write(json.dumps({"pid": os.getpid(), "started": started, "config": what}))
         fh.flush()
         yield
     finally:

@@ -33,7 +33,7 @@ from searchgen_nb.publish import (
 
 
 def cli(*args, env: dict | None = None) -> tuple[int, str]:
-    """``searchgen-nb ARGS`` through its entry point in this process: (exit code, stdout + stderr)."""
+    """``searchgen-nb ARGS`` through its entry point in this process: (exit code, output)."""
     from searchgen_nb.cli import main
 
     buf, code = io.StringIO(), 0
@@ -57,7 +57,10 @@ def snapshot(folder: Path) -> dict[str, object]:
         for name in dirnames + filenames:
             path = Path(dirpath) / name
             rel = path.relative_to(folder).as_posix()
-            out[rel] = ("link", os.readlink(path)) if path.is_symlink() else "dir" if path.is_dir() else path.read_bytes()
+            if path.is_symlink():
+                out[rel] = ("link", os.readlink(path))
+            else:
+                out[rel] = "dir" if path.is_dir() else path.read_bytes()
     return out
 
 
@@ -86,7 +89,8 @@ def _fake_sources(base: Path) -> dict[str, Path]:
 
 # ---- 1. data --out and release --output-root against every input and foreign folder -------
 
-TARGETS = ("input folder", "results_root", "parent", "project", "HOME", "foreign", "previous_release")
+TARGETS = ("input folder", "results_root", "parent", "project", "HOME", "foreign",
+           "previous_release")
 
 
 def _target(name: str, work: Path, tmp_path: Path) -> Path:
@@ -97,7 +101,8 @@ def _target(name: str, work: Path, tmp_path: Path) -> Path:
     foreign.mkdir(exist_ok=True)
     (foreign / "thesis.tex").write_text("mine\n")
     return {"input folder": work / "in", "results_root": work / "in" / "results", "parent": work,
-            "project": project_root(), "HOME": home, "foreign": foreign, "previous_release": tmp_path / "prev"}[name]
+            "project": project_root(), "HOME": home, "foreign": foreign,
+            "previous_release": tmp_path / "prev"}[name]
 
 
 def _with_previous(work: Path, tmp_path: Path) -> Path:
@@ -116,7 +121,8 @@ def test_data_refuses_every_input_and_foreign_folder(name, work, tmp_path):
     before = look()
     code, msg = cli("data", cfg, "--out", out, env={"HOME": str(tmp_path / "home")})
     assert code == 1 and f"--out {out}" in msg, msg
-    assert re.search(r"(is|contains|lies inside) the (config|results_root|previous_release|project) |holds 1 entries", msg), msg
+    inputs = "config|results_root|previous_release|project"
+    assert re.search(rf"(is|contains|lies inside) the ({inputs}) |holds 1 entry", msg), msg
     assert look() == before  # every file still there, nothing added (no staging folder left)
 
 
@@ -132,7 +138,8 @@ def test_release_writes_only_its_own_paths(name, work, tmp_path):
     before = snapshot(tmp_path)
     problems = output_root_problems(out.resolve(), cfg)
     if name in ("results_root", "previous_release"):
-        assert len(problems) == 1 and f"the {name} " in problems[0] and "never written" in problems[0]
+        [problem] = problems
+        assert f"the {name} " in problem and "never written" in problem
         assert snapshot(tmp_path) == before
         return
     assert problems == []
@@ -153,7 +160,7 @@ def test_data_replaces_only_an_empty_folder_or_its_own(work, tmp_path):
     (tmp_path / "empty" / "notes.txt").write_text("mine\n")
     before = snapshot(tmp_path)
     code, msg = cli("data", cfg, "--out", tmp_path / "empty")
-    assert code == 1 and "holds 1 entries this command did not write (notes.txt)" in msg
+    assert code == 1 and "holds 1 entry (notes.txt) this command did not write" in msg
     assert snapshot(tmp_path) == before
 
 
@@ -171,13 +178,15 @@ def test_publish_leaves_what_it_did_not_make_in_a_shared_releases_folder(tmp_pat
         publish(tmp_path / "site", _fake_sources(tmp_path / v), v, log=said.append)
     assert sorted(os.listdir(shared)) == ["current", "previous", "team-archive", "v2", "v3"]
     assert (shared / "team-archive" / "2025.tar").read_bytes() == b"\0" * 10
-    assert said and all("team-archive" in s and "not a release version this tool made" in s for s in said)
+    assert said and all("team-archive" in s and "not a release version this tool made" in s
+                        for s in said)
 
 
 # ---- 3. a published version is never written into ------------------------------------------
 
 
-@pytest.mark.parametrize("target", ["public/data", ".releases/current/public/data", ".releases", "public/data/sub"])
+@pytest.mark.parametrize("target", ["public/data", ".releases/current/public/data", ".releases",
+                                    "public/data/sub"])
 def test_data_refuses_to_write_into_a_published_version(target, work, tmp_path):
     cfg = work / "in" / "release.yml"
     assert cli("data", cfg, "--out", tmp_path / "d")[0] == 0
@@ -223,16 +232,17 @@ def _current_is_folder(site):
 
 @pytest.mark.parametrize("make, where, what", [
     (_file, "public/data", "is a file"),
-    (_folder, "_build/html", "is a folder holding 1 entries (index.html)"),
+    (_folder, "_build/html", "is a folder holding 1 entry (index.html)"),
     (_foreign_link, "book/notebooks", "is a link to"),
     (_parent_is_file, "public", "is a file, not a folder"),
-    (_current_is_folder, ".releases/current", "is a folder holding 1 entries (keep.txt)"),
+    (_current_is_folder, ".releases/current", "is a folder holding 1 entry (keep.txt)"),
 ])
 def test_publication_refuses_what_it_did_not_make_and_changes_nothing(make, where, what, tmp_path):
     site = tmp_path / "site"
     make(site)
     before = snapshot(tmp_path)
-    with pytest.raises(ReleaseError, match=rf"{re.escape(str(site / where))} {re.escape(what)}.*nothing was changed"):
+    expect = rf"{re.escape(str(site / where))} {re.escape(what)}.*nothing was changed"
+    with pytest.raises(ReleaseError, match=expect):
         publish(site, _fake_sources(tmp_path / "src"), "v1")
     shutil.rmtree(tmp_path / "src")
     assert snapshot(tmp_path) == before
@@ -242,8 +252,10 @@ def test_release_cli_refuses_a_file_at_public_data_before_any_work(work, tmp_pat
     site = tmp_path / "site"
     _file(site)
     before = snapshot(tmp_path)
-    code, msg = cli("release", work / "in" / "release.yml", "--output-root", site, "--project", project_root())
-    assert code == 1 and f"{site / 'public' / 'data'} is a file" in msg and "nothing was changed" in msg, msg
+    cfg = work / "in" / "release.yml"
+    code, msg = cli("release", cfg, "--output-root", site, "--project", project_root())
+    assert code == 1 and f"{site / 'public' / 'data'} is a file" in msg, msg
+    assert "nothing was changed" in msg
     assert len(msg) < 1000 and snapshot(tmp_path) == before  # no lock, no work folder, no link
 
 
@@ -252,7 +264,8 @@ def test_release_refuses_a_work_folder_it_did_not_mark(work, tmp_path):
     (tmp_path / "build" / "release").mkdir(parents=True)
     (tmp_path / "build" / "release" / "mine.txt").write_text("mine\n")
     [problem] = output_root_problems(tmp_path, cfg)
-    assert f"the work folder {tmp_path / 'build' / 'release'} is a folder holding 1 entries (mine.txt)" in problem
+    assert f"the work folder {tmp_path / 'build' / 'release'} is a folder holding 1 entry " \
+           "(mine.txt)" in problem
     (tmp_path / "build" / "release" / MARKER).write_text("release")
     assert output_root_problems(tmp_path, cfg) == []  # marked: its own, emptied on the next run
 
@@ -264,19 +277,24 @@ def _no_space(*args, **kwargs):
     raise OSError(errno.ENOSPC, "No space left on device", str(args[0]))
 
 
-@pytest.mark.parametrize("what, target, expect", [
-    ("disk full", "write_jsonl", r"data, stage extract: .*\.out\.staging-.*prompt_scores\.jsonl: No space left on device"),
-    ("read-only", "staging_dir", r"data, staging: .*out: Read-only file system"),
-    ("mount point", "ismount", r"--out .*out is a mount point"),
+def _read_only(dest):
+    raise OSError(errno.EROFS, "Read-only file system", str(dest))
+
+
+@pytest.mark.parametrize("target, expect", [
+    ("write_jsonl", r"data, stage extract: .*\.out\.staging-.*prompt_scores\.jsonl: No space left"),
+    ("staging_dir", r"data, staging: .*out: Read-only file system"),
+    ("ismount", r"--out .*out is a mount point"),
 ])
-def test_data_names_the_step_and_path_of_a_file_system_failure(what, target, expect, work, tmp_path, monkeypatch):
-    if target == "write_jsonl":
+def test_data_names_the_step_and_path_of_a_file_system_failure(target, expect, work, tmp_path,
+                                                                 monkeypatch):
+    if target == "write_jsonl":  # disk full
         monkeypatch.setattr(pipeline, "write_jsonl", _no_space)
     elif target == "staging_dir":
-        monkeypatch.setattr(pipeline, "staging_dir", lambda d: (_ for _ in ()).throw(OSError(errno.EROFS, "Read-only file system", str(d))))
+        monkeypatch.setattr(pipeline, "staging_dir", _read_only)
     else:
         real = os.path.ismount
-        monkeypatch.setattr(os.path, "ismount", lambda p: str(p) == str(tmp_path / "out") or real(p))
+        monkeypatch.setattr(os.path, "ismount", lambda p: Path(p) == tmp_path / "out" or real(p))
     (tmp_path / "out").mkdir()
     before = snapshot(tmp_path)
     code, msg = cli("data", work / "in" / "release.yml", "--out", tmp_path / "out")
@@ -285,17 +303,24 @@ def test_data_names_the_step_and_path_of_a_file_system_failure(what, target, exp
     assert snapshot(tmp_path) == before  # the staging folder went too
 
 
-def test_a_tree_copy_failure_while_publishing_is_bounded_and_leaves_no_temporary_folder(tmp_path, monkeypatch):
+def test_a_copy_failure_while_publishing_is_bounded_and_leaves_no_temporary_folder(tmp_path,
+                                                                                  monkeypatch):
     site = tmp_path / "site"
     publish(site, _fake_sources(tmp_path / "old"), "v-old")
     before = snapshot(site)
-    errors = [(f"/src/f{i}", f"{site}/.releases/.v-new.tmp/public/data/f{i}", "[Errno 28] No space left on device") for i in range(3000)]
-    monkeypatch.setattr(shutil, "copytree", lambda *a, **k: (_ for _ in ()).throw(shutil.Error(errors)))
+    tmp = site / ".releases" / ".v-new.tmp" / "public" / "data"
+    errors = [(f"/s/f{i}", f"{tmp}/f{i}", "[Errno 28] No space left on device")
+              for i in range(3000)]
+
+    def copytree(*args, **kwargs):
+        raise shutil.Error(errors)
+
+    monkeypatch.setattr(shutil, "copytree", copytree)
     with pytest.raises(ReleaseError) as info:
         with step("release, publish"):
             publish(site, _fake_sources(tmp_path / "new"), "v-new")
     message = str(info.value)
-    assert message.startswith(f"release, publish: cannot write {site}/.releases/.v-new.tmp/public/data/f0: [Errno 28] No space")
+    assert message.startswith(f"release, publish: cannot write {tmp}/f0: [Errno 28] No space")
     assert message.endswith("(and 2999 more files)") and len(message) < 600
     assert snapshot(site) == before
 
@@ -318,7 +343,8 @@ def test_a_later_run_removes_what_a_killed_run_left_and_only_that(work, tmp_path
 
 def test_os_failure_names_both_paths_of_a_rename():
     exc = OSError(errno.EXDEV, "Invalid cross-device link", "/a/.x.staging-1", None, "/b/x")
-    assert str(os_failure("data, stage publish", exc)) == "data, stage publish: /a/.x.staging-1 → /b/x: Invalid cross-device link"
+    assert str(os_failure("data, stage publish", exc)) == \
+        "data, stage publish: /a/.x.staging-1 → /b/x: Invalid cross-device link"
 
 
 # ---- 9. SIGTERM is handled as Ctrl-C ----------------------------------------------------------
@@ -328,20 +354,23 @@ def test_os_failure_names_both_paths_of_a_rename():
     ("validate", "terminated (SIGTERM); nothing was published, {out} is as it was"),
     ("publish", "terminated (SIGTERM) after {out} was published"),
 ])
-def test_sigterm_says_whether_anything_was_published_and_removes_staging(when, said, work, tmp_path, monkeypatch):
-    def term_then(fn):
-        def wrapper(*args, **kwargs):
-            os.kill(os.getpid(), signal.SIGTERM)
-            return fn(*args, **kwargs)
-        return wrapper
+def test_sigterm_says_whether_anything_was_published_and_removes_staging(when, said, work,
+                                                                         tmp_path, monkeypatch):
+    name = {"validate": "gate", "publish": "promote"}[when]
+    real = getattr(pipeline, name)
 
-    monkeypatch.setattr(pipeline, {"validate": "gate", "publish": "promote"}[when], term_then(getattr(pipeline, {"validate": "gate", "publish": "promote"}[when])))
+    def term_then(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, name, term_then)
+    handler = signal.getsignal(signal.SIGTERM)
     out = tmp_path / "out"
     code, msg = cli("data", work / "in" / "release.yml", "--out", out)
     assert code == 143 and msg.strip() == "searchgen-nb data: FAILED: " + said.format(out=out), msg
     assert [p.name for p in tmp_path.iterdir() if "staging" in p.name] == []
     assert (out / "manifest.json").exists() == (when == "publish")
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL or callable(signal.getsignal(signal.SIGTERM))
+    assert signal.getsignal(signal.SIGTERM) == handler  # the command's handler is gone
 
 
 # ---- 10. every output path is checked before the work starts --------------------------------
@@ -357,19 +386,21 @@ def test_timings_is_checked_before_any_work(timings, reason, work, tmp_path):
     path = Path(timings) if timings.startswith("/") else work / timings
     before = snapshot(tmp_path)
     code, msg = cli("data", work / "in" / "release.yml", "--out", work / "out", "--timings", path)
-    assert code == 1 and f"--timings {path.resolve()} {reason}" in msg and "nothing was done" in msg, msg
+    assert code == 1 and f"--timings {path.resolve()} {reason}" in msg, msg
+    assert "nothing was done" in msg
     assert snapshot(tmp_path) == before
 
 
 def test_validate_report_is_checked_before_validating(work, tmp_path):
     assert cli("data", work / "in" / "release.yml", "--out", tmp_path / "d")[0] == 0
     before = snapshot(tmp_path)
-    for report, reason in ((tmp_path / "d" / "r.json", "lies inside the FOLDER"), (tmp_path / "no" / "r.json", "cannot be written: there is no folder")):
+    for report, reason in ((tmp_path / "d" / "r.json", "lies inside the FOLDER"),
+                           (tmp_path / "no" / "r.json", "cannot be written: there is no folder")):
         code, msg = cli("validate", tmp_path / "d", "--report", report)
         assert code == 1 and f"--report {report} {reason}" in msg, msg
         assert snapshot(tmp_path) == before
     assert cli("validate", tmp_path / "d", "--report", tmp_path / "r.json")[0] == 0
-    assert cli("validate", tmp_path / "d", "--report", tmp_path / "r.json")[0] == 0  # its own file: rewritten
+    assert cli("validate", tmp_path / "d", "--report", tmp_path / "r.json")[0] == 0  # its own
 
 
 # ---- 11. the book's download links stay inside their own version folder ---------------------
@@ -381,7 +412,8 @@ def test_download_links_resolve_inside_their_own_version_folder(fixture_release)
     html = site / ".releases" / current_version(site) / "_build" / "html"
     links = 0
     for page in html.rglob("*.html"):
-        for href in re.findall(r'href="([^"#?]*downloads/[^"#?]*)"', page.read_text(encoding="utf-8")):
+        text = page.read_text(encoding="utf-8")
+        for href in re.findall(r'href="([^"#?]*downloads/[^"#?]*)"', text):
             target = Path(os.path.normpath(page.parent / href))
             assert target.is_relative_to(html) and target.exists(), (page, href)
             links += 1

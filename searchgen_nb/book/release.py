@@ -32,7 +32,8 @@ from searchgen_nb.errors import ReleaseError, ReleaseInterrupted
 from searchgen_nb.pipeline import inputs
 from searchgen_nb.untrusted import excerpt
 from searchgen_nb.publish import (
-    MARKER, RELEASES, current_version, describe, mark, marked, publication_problems, publish, release_lock, step,
+    MARKER, RELEASES, current_version, describe, mark, marked, publication_problems, publish,
+    release_lock, step,
 )
 
 BUILD = "build/release"  # work folder, relative to the project root
@@ -374,7 +375,8 @@ def build_book(src: Path) -> Path:
     except OSError as exc:
         raise ReleaseError(f"book build could not start: {exc}") from None
     if proc.returncode != 0:
-        tail = "\n".join(excerpt(line, 300) for line in (proc.stdout + proc.stderr).strip().splitlines()[-25:])
+        lines = (proc.stdout + proc.stderr).strip().splitlines()[-25:]
+        tail = "\n".join(excerpt(line, 300) for line in lines)
         raise ReleaseError(f"book build failed (jupyter-book exit {proc.returncode}):\n{tail}")
     return src / "_build" / "html"
 
@@ -413,12 +415,14 @@ def output_root_problems(out: Path, cfg) -> list[str]:
     ins = inputs(cfg)
     for name in ("results_root", "previous_release"):
         if name in ins and out.is_relative_to(ins[name]):
-            problems.append(f"{out} {'is' if out == ins[name] else 'lies inside'} the {name} {ins[name]}, which is never written")
+            how = "is" if out == ins[name] else "lies inside"
+            problems.append(f"{out} {how} the {name} {ins[name]}, which is never written")
     work = out / BUILD
     if os.path.lexists(work.parent) and not work.parent.is_dir():
         problems.append(f"{work.parent} is {describe(work.parent)}, not a folder")
-    elif os.path.lexists(work) and not marked(work) and (work.is_symlink() or not work.is_dir() or any(work.iterdir())):
-        problems.append(f"the work folder {work} is {describe(work)} without this tool's mark {MARKER} (a release empties it)")
+    elif os.path.lexists(work) and not (marked(work) or describe(work) == "an empty folder"):
+        problems.append(f"the work folder {work} is {describe(work)} without this tool's mark "
+                        f"{MARKER} (a release empties it)")
     problems += [f"the {name} {path} lies inside the work folder {work}, which a release empties"
                  for name, path in ins.items() if path.is_relative_to(work)]
     return problems
@@ -429,16 +433,17 @@ def check_output_root(out: Path, cfg) -> None:
     problems = output_root_problems(out, cfg)
     if problems:
         raise ReleaseError(
-            f"cannot release into {out}: " + "; ".join(problems[:6]) + ". A release replaces only what it made "
-            "itself and never writes into its inputs or a published version: move what is there elsewhere "
-            "(for instance `mv public/data public/data.old`) or give another --output-root; nothing was changed"
+            f"cannot release into {out}: " + "; ".join(problems[:6]) + ". A release replaces only "
+            "what it made itself and never writes into its inputs or a published version: move "
+            "what is there elsewhere (for instance `mv public/data public/data.old`) or give "
+            "another --output-root; nothing was changed"
         )
 
 
 def fresh_work_folder(work: Path) -> None:
     """Empty the work folder (checked by :func:`check_output_root`: absent, empty or marked)
     and mark it as this tool's."""
-    if marked(work) or (work.is_dir() and not work.is_symlink() and not any(work.iterdir())):
+    if marked(work) or describe(work) == "an empty folder":
         shutil.rmtree(work)
     work.mkdir(parents=True)
     mark(work)
@@ -459,7 +464,8 @@ def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float) -> Rel
     os.environ[WORK_ROOT_ENV] = str(out)  # kernels take relative parameters from the output root
     os.environ[PROJECT_ENV] = str(root)  # … and the commit of the notebooks they run
     try:
-        with step("release, notebooks"), kernel_stderr_to(work / "kernels.log"), release_kernel(out) as kernel:
+        with (step("release, notebooks"), kernel_stderr_to(work / "kernels.log"),
+              release_kernel(out) as kernel):
             for src in notebook_sources(root):
                 t = time.perf_counter()
                 dest = work / "src" / "book" / "notebooks" / src.name
