@@ -165,6 +165,7 @@ def held_signals():
         yield
         return
     caught: list[int] = []
+
     def hold(signum, frame):
         caught.append(signum)
 

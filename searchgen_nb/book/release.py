@@ -1,10 +1,12 @@
 """``searchgen-nb release``: notebooks through papermill, book through Jupyter Book, then publish.
 
-Flow (DESIGN.md): the numbered notebooks in ``notebooks/`` run in order with the parameters
-``release_config`` and ``staging``; each executed notebook is checked (no error output,
-every code cell ran) and normalised (no timestamps, random ids or absolute paths); the book
-is built from a staged copy of the book sources; only when everything succeeded are
-``public/data/``, ``_build/html/`` and ``book/notebooks/`` replaced, each in one step.
+Flow: the output root is checked first (:func:`check_output_root`: nothing there is replaced
+that the release did not make); the numbered notebooks in ``notebooks/`` run in order with the
+parameters ``release_config`` and ``staging``; each executed notebook is checked (no error
+output, every code cell ran) and normalised (no timestamps, random ids or absolute paths); the
+book is built from a staged copy of the book sources; only when everything succeeded are
+``public/data/``, ``_build/html/`` and ``book/notebooks/`` published, together, as one version
+(:func:`searchgen_nb.publish.publish`).
 """
 
 from __future__ import annotations
@@ -30,11 +32,11 @@ from searchgen_nb.book.downloads import FOLDER as DOWNLOADS
 from searchgen_nb.book.downloads import write_downloads
 from searchgen_nb.errors import ReleaseError, ReleaseInterrupted
 from searchgen_nb.pipeline import inputs
-from searchgen_nb.untrusted import excerpt
 from searchgen_nb.publish import (
     MARKER, RELEASES, current_version, describe, mark, marked, publication_problems, publish,
     release_lock, step,
 )
+from searchgen_nb.untrusted import excerpt
 
 BUILD = "build/release"  # work folder, relative to the project root
 STAGING = f"{BUILD}/data"  # where the notebooks write the artifacts
