@@ -1,4 +1,4 @@
-"""Writing artifacts: canonical JSON, the manifest, and atomic publication (SPEC §6–7).
+"""Writing artifacts: canonical JSON, the manifest, and atomic publication.
 
 JSON is UTF-8 with sorted keys, two-space indent, no NaN/Infinity and a final newline, so
 reruns are byte-identical and diffs are reviewable. A release is written into a staging
@@ -7,6 +7,7 @@ folder and swapped into place in one step (:func:`promote`).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import datetime as dt
@@ -14,7 +15,9 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import tempfile
+import threading
 from pathlib import Path
 
 
@@ -114,25 +117,75 @@ def _umask() -> int:
     return mask
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _leftovers(dest: Path) -> list[Path]:
+    """The staging and set-aside folders beside ``dest`` that a killed run left: this module's
+    own names (``.<dest>.staging-<pid>-…``, ``.<dest>.old-<pid>-…``) of a process that is
+    gone."""
+    found = []
+    for kind in ("staging", "old"):
+        prefix = f".{dest.name}.{kind}-"
+        for path in dest.parent.glob(f"{prefix}*"):
+            pid = path.name[len(prefix):].split("-", 1)[0]
+            if pid.isdigit() and not _pid_alive(int(pid)) and not path.is_symlink():
+                found.append(path)
+    return found
+
+
 def staging_dir(dest: Path) -> Path:
-    """A fresh empty folder beside ``dest`` (same file system, so the final rename is atomic).
+    """A fresh empty folder beside ``dest`` (same file system, so the final rename is atomic),
+    named ``.<dest>.staging-<pid>-…``; what a killed run left there is removed first.
 
     Made with the ordinary mode (``0777`` less the umask), not ``mkdtemp``'s private 0700:
     the folder is what gets published, and other users and web servers must read it.
     """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    path = Path(tempfile.mkdtemp(prefix=f".{dest.name}.staging-", dir=dest.parent))
+    for path in _leftovers(dest):
+        shutil.rmtree(path, ignore_errors=True)
+    path = Path(tempfile.mkdtemp(prefix=f".{dest.name}.staging-{os.getpid()}-", dir=dest.parent))
     os.chmod(path, 0o777 & ~_umask())
     return path
 
 
+@contextlib.contextmanager
+def held_signals():
+    """Hold SIGINT and SIGTERM while the block runs (a publication's few renames), then act on
+    the first one that came: a stop lands before the publication or after it, never inside."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def hold(signum, frame):
+        caught.append(signum)
+
+    saved = {s: signal.signal(s, hold) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+        if caught:
+            signal.raise_signal(caught[0])
+
+
 def promote(staging: Path, dest: Path) -> None:
-    """Replace ``dest`` by ``staging`` in one step (SPEC §7).
+    """Replace ``dest`` by ``staging`` in one step (data contract, § Publication).
 
     With an existing ``dest`` the two folders are exchanged atomically (``renameat2``), so a
-    reader sees either the old or the new release, never a mix; the old one is then
-    deleted. Where the exchange is unsupported, ``dest`` is renamed aside first.
+    reader who opens ``dest`` sees either the old or the new release; the old one is then
+    deleted. Where the exchange is unsupported, ``dest`` is renamed aside first. The caller
+    has checked that ``dest`` is a folder this tool may replace.
     """
     staging, dest = Path(staging), Path(dest)
     if not dest.exists():
@@ -141,7 +194,7 @@ def promote(staging: Path, dest: Path) -> None:
     if _exchange(staging, dest):
         shutil.rmtree(staging)
         return
-    aside = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old-", dir=dest.parent))
+    aside = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old-{os.getpid()}-", dir=dest.parent))
     aside.rmdir()
     os.rename(dest, aside)
     os.rename(staging, dest)

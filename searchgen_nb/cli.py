@@ -6,6 +6,8 @@ offending file / line / sample_id / model, and a non-zero exit code; never a bar
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
 from pathlib import Path
 
@@ -14,9 +16,43 @@ import click
 from searchgen_nb.errors import ReleaseInterrupted, SearchGenError, ValidationFailed
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: handled as Ctrl-C is (nothing half-written, one line saying what was published)."""
+
+
+@contextlib.contextmanager
+def _term_as_interrupt():
+    """Raise :class:`Terminated` on SIGTERM while a command runs (main thread only)."""
+
+    def on_term(signum, frame):
+        raise Terminated()
+
+    try:
+        saved = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread
+        saved = None
+    try:
+        yield
+    finally:
+        if saved is not None:
+            signal.signal(signal.SIGTERM, saved)
+
+
 def _fail(step: str, exc: BaseException, code: int = 1) -> None:
     click.echo(f"searchgen-nb {step}: FAILED: {exc}", err=True)
     sys.exit(code)
+
+
+def _interrupted(step: str, exc: BaseException) -> None:
+    """Exit 143 after SIGTERM, 130 after Ctrl-C, with the message of a ReleaseInterrupted (it
+    says whether anything was published) or that nothing was."""
+    term = isinstance(exc, Terminated) or isinstance(exc.__context__, Terminated)
+    message = "interrupted; nothing was published"
+    if isinstance(exc, ReleaseInterrupted):
+        message = str(exc)
+    if term:
+        message = message.replace("interrupted", "terminated (SIGTERM)", 1)
+    _fail(step, RuntimeError(message), 143 if term else 130)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -26,26 +62,30 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("config", type=click.Path(dir_okay=False))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder that receives the artifacts (replaced atomically).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder that receives the artifacts (replaced atomically; only an empty "
+              "folder or one that data wrote is replaced).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: only on a terminal).")
 @click.option("--timings", "timings_path", type=click.Path(dir_okay=False), default=None, help="Write per-stage wall/CPU seconds and peak RSS as JSON here (benchmarks).")
 def data(config: str, out_dir: str, progress: bool | None, timings_path: str | None) -> None:
     """Extract, aggregate and validate CONFIG's release; write the artifacts to --out."""
-    from searchgen_nb.config import load_config
-    from searchgen_nb.pipeline import run_data
-
     from searchgen_nb.artifacts import source_date_epoch
+    from searchgen_nb.config import load_config
+    from searchgen_nb.pipeline import inputs, run_data
+    from searchgen_nb.publish import check_output_file
 
     try:
         source_date_epoch()  # a bad SOURCE_DATE_EPOCH stops here, naming it
         cfg = load_config(config)
+        if timings_path:  # checked before any work: nothing may fail after publication
+            forbidden = {k: v for k, v in inputs(cfg).items() if k != "project"}
+            forbidden["--out folder"] = Path(out_dir).resolve()
+            check_output_file(Path(timings_path).resolve(), "--timings", {"stages"}, forbidden)
         result = run_data(cfg, out_dir, progress)
-    except ValidationFailed as exc:
-        _fail("data", exc)
+    except (ReleaseInterrupted, KeyboardInterrupt) as exc:
+        _interrupted("data", exc)
     except SearchGenError as exc:
         _fail("data", exc)
-    except KeyboardInterrupt:
-        _fail("data", RuntimeError("interrupted; nothing was published"), 130)
     counts = result.extraction
     if timings_path:
         import json
@@ -53,7 +93,12 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
 
         rss = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
         n_pairs = counts.table.n_prompts * counts.table.n_models
-        Path(timings_path).write_text(json.dumps({"n_pairs": n_pairs, "stages": result.timings, "peak_rss_mb": round(rss / 1024, 1)}, indent=1) + "\n")
+        stats = {"n_pairs": n_pairs, "stages": result.timings, "peak_rss_mb": round(rss / 1024, 1)}
+        try:
+            Path(timings_path).write_text(json.dumps(stats, indent=1) + "\n")
+        except OSError as exc:  # checked before; the release is published all the same
+            click.echo(f"searchgen-nb data: published {result.out_dir}, but --timings "
+                       f"{timings_path} could not be written: {exc.strerror or exc}", err=True)
     click.echo(
         f"searchgen-nb data: wrote {counts.table.n_prompts} prompts × {len(cfg.models)} models to {result.out_dir} "
         f"({counts.n_files_read} result files read, {len(counts.warnings)} warnings); all release checks passed"
@@ -124,9 +169,21 @@ def validate(folder: str, report_path: str | None) -> None:
     from searchgen_nb.artifacts import dumps
     from searchgen_nb.validate import validate_folder
 
+    if report_path:  # checked before the work
+        from searchgen_nb.publish import check_output_file
+
+        try:
+            forbidden = {"FOLDER": Path(folder).resolve()}
+            keys = {"passed", "checks"}
+            check_output_file(Path(report_path).resolve(), "--report", keys, forbidden)
+        except SearchGenError as exc:
+            _fail("validate", exc)
     report = validate_folder(folder)
     if report_path:
-        Path(report_path).write_text(dumps(report.as_dict()), encoding="utf-8")
+        try:
+            Path(report_path).write_text(dumps(report.as_dict()), encoding="utf-8")
+        except OSError as exc:
+            _fail("validate", RuntimeError(f"--report {report_path}: {exc.strerror or exc}"))
     if not report.passed:
         _fail("validate", RuntimeError(f"{folder}:\n{report.summary()}"))
     click.echo(f"searchgen-nb validate: {folder}: all {len(report.checks)} release checks passed")
@@ -145,12 +202,10 @@ def release(config: str, output_root: str | None, project: str | None) -> None:
 
     try:
         outcome = run_release(config, log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True), output_root=output_root, project=project)
-    except ReleaseInterrupted as exc:
-        _fail("release", exc, 130)
+    except (ReleaseInterrupted, KeyboardInterrupt) as exc:
+        _interrupted("release", exc)
     except SearchGenError as exc:
         _fail("release", exc)
-    except KeyboardInterrupt:
-        _fail("release", RuntimeError("interrupted; nothing was published"), 130)
     t = outcome.timings
     nb_time = sum(v for k, v in t.items() if k.endswith(".ipynb"))
     click.echo(
@@ -164,7 +219,8 @@ def main() -> None:
     import os
 
     try:
-        cli(prog_name="searchgen-nb", standalone_mode=True)
+        with _term_as_interrupt():
+            cli(prog_name="searchgen-nb", standalone_mode=True)
     except Exception as exc:  # noqa: BLE001 - last line of defence: name it, exit non-zero
         if os.environ.get("SEARCHGEN_DEBUG"):
             raise

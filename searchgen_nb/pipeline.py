@@ -1,4 +1,4 @@
-"""The data release: extract → aggregate → write to staging → validate → promote (SPEC §7).
+"""The data release: extract → aggregate → write to staging → validate → promote.
 
 ``searchgen-nb data`` and the notebooks call these functions; nothing here re-states a
 rule, it only sequences the modules that own them.
@@ -20,7 +20,9 @@ from pathlib import Path
 
 from searchgen_nb import __version__
 from searchgen_nb.aggregate import ModelMeta, leaderboards
-from searchgen_nb.artifacts import dumps, generated_at, promote, staging_dir, write_jsonl, write_text
+from searchgen_nb.artifacts import (
+    dumps, generated_at, held_signals, promote, staging_dir, write_jsonl, write_text,
+)
 from searchgen_nb.changes import Published, check_previous, compare, first_release
 from searchgen_nb.config import PROJECT_ENV, ReleaseConfig, project_root, work_root
 from searchgen_nb.constants import (
@@ -37,8 +39,9 @@ from searchgen_nb.constants import (
     VALIDATION_REPORT,
     ZERO_FILL,
 )
-from searchgen_nb.errors import ConfigError, ValidationFailed
+from searchgen_nb.errors import ConfigError, ReleaseInterrupted, ValidationFailed
 from searchgen_nb.prompts import read_prompts
+from searchgen_nb.publish import check_data_out, step
 from searchgen_nb.records import Extraction, extract_records
 from searchgen_nb.schemas import schema_dir
 from searchgen_nb.partition import partition_counts
@@ -208,9 +211,11 @@ class _Stopwatch:
 
     @contextmanager
     def stage(self, name: str):
+        """Time the block; an ``OSError`` in it becomes a failure naming the stage and path."""
         wall, cpu = self._now()
         try:
-            yield
+            with step(f"data, stage {name}"):
+                yield
         finally:
             wall2, cpu2 = self._now()
             self.stages[name] = {"wall_s": round(wall2 - wall, 4), "cpu_s": round(cpu2 - cpu, 4)}
@@ -366,28 +371,50 @@ def ensure_staged(cfg: ReleaseConfig, staging: str | Path, upto: str = "aggregat
     return folder
 
 
+def inputs(cfg: ReleaseConfig) -> dict[str, Path]:
+    """What a release reads, by name (resolved): config, dataset, results_root, the optional
+    previous_release and paper_table, and the project; never written (data contract,
+    § Publication)."""
+    named = {
+        "config": Path(cfg.config_path),
+        "dataset": cfg.dataset_path,
+        "results_root": cfg.results_root_path,
+        "previous_release": cfg.previous_release_path,
+        "paper_table": cfg.paper_table_path,
+        "project": project_root(),
+    }
+    return {name: path.resolve() for name, path in named.items() if path is not None}
+
+
 def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = None) -> DataRelease:
     """Build, validate and publish the data artifacts of a release into ``out_dir`` atomically.
 
+    ``out_dir`` is checked first (:func:`publish.check_data_out`: only an empty folder or a
+    data release this command wrote is replaced, never an input or a published version).
     Everything is written to a staging folder beside ``out_dir``; only when every check
-    passes does it replace ``out_dir`` in one step. On any failure ``out_dir`` is left
-    byte-for-byte as it was and the staging folder is removed.
+    passes does it replace ``out_dir`` in one step. On any failure or interruption ``out_dir``
+    is left byte-for-byte as it was and the staging folder is removed; a file-system error
+    names the stage and the path.
     """
     out_dir = Path(out_dir).resolve()
-    prev = cfg.previous_release_path
-    if prev is not None and prev.resolve() == out_dir:
-        raise ConfigError(
-            f"config {cfg.config_path}: previous_release {cfg.previous_release} is the folder this release replaces (--out): "
-            "compare with a copy of the last release, or publish into another folder"
-        )
-    staging = staging_dir(out_dir)
+    check_data_out(out_dir, inputs(cfg))
+    with step("data, staging"):
+        staging = staging_dir(out_dir)
     watch = _Stopwatch()
+    published = False
     try:
         extraction = write_release_files(cfg, staging, progress, watch)
         with watch.stage("validate"):
             report = gate(cfg, staging, extraction.table)
-        with watch.stage("publish"):
+        with watch.stage("publish"), held_signals():
             promote(staging, out_dir)
+            published = True
+    except KeyboardInterrupt:
+        shutil.rmtree(staging, ignore_errors=True)
+        if published:
+            raise ReleaseInterrupted(f"interrupted after {out_dir} was published") from None
+        raise ReleaseInterrupted(f"interrupted; nothing was published, {out_dir} is as it was") \
+            from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -1,10 +1,14 @@
-"""Publishing a whole release in one atomic step, and one release at a time (SPEC §7).
+"""Publishing safely: what a command may replace, and a whole release in one atomic step
+(data contract, § Publication).
 
-A release publishes three folders: ``public/data`` (artifacts), ``_build/html`` (the book)
-and ``book/notebooks`` (executed notebooks). Swapping three folders one after the other is
-not atomic: a kill between two swaps would show new notebooks beside old data. So each
-release is written once, whole, into a version folder, and the three paths are symbolic
-links through one ``current`` link that is replaced in a single ``rename``::
+A command replaces only what it made itself, or an empty folder; it refuses anything else,
+naming the place and what is in it, before it changes anything. Inputs and published
+versions are read only.
+
+``searchgen-nb release`` publishes three folders: ``public/data`` (artifacts), ``_build/html``
+(the book) and ``book/notebooks`` (executed notebooks). Each release is written once, whole,
+into a version folder (marked as this tool's), and the three paths are symbolic links through
+one ``current`` link that is replaced in a single ``rename``::
 
     OUT/.releases/<version>/public/data, _build/html, book/notebooks
     OUT/.releases/current  -> <version>          (one atomic switch)
@@ -14,7 +18,8 @@ links through one ``current`` link that is replaced in a single ``rename``::
     OUT/book/notebooks     -> ../../.releases/current/book/notebooks
 
 A reader opening any of the three paths sees either the old release or the new one, whole,
-whatever moment the process is killed at. Only ``current`` and ``previous`` are kept.
+whatever moment the process is killed at. Only ``current`` and ``previous`` are kept of the
+versions this tool made; anything else in ``.releases`` is left alone.
 
 A lock file (``OUT/build/release.lock``) lets one release run at a time into an output
 root; a second one stops at once naming the first.
@@ -27,20 +32,206 @@ import datetime as dt
 import fcntl
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
-from searchgen_nb import artifacts
+from searchgen_nb.artifacts import held_signals
+from searchgen_nb.constants import ARTIFACTS, MANIFEST, VALIDATION_REPORT
 from searchgen_nb.errors import ReleaseError
+from searchgen_nb.untrusted import excerpt
 
 #: The published paths below the output root, and where each lives inside a version folder.
 PUBLISHED = ("public/data", "_build/html", "book/notebooks")
 RELEASES = ".releases"
 LOCK = "build/release.lock"
+#: The file that marks a folder as made by this tool; it holds the folder's own name.
+MARKER = ".searchgen-nb"
+#: What ``searchgen-nb data`` writes into its output folder (``schemas/`` holds ``*.schema.json``).
+DATA_NAMES = frozenset({*ARTIFACTS, MANIFEST, VALIDATION_REPORT, "schemas"})
 
 
-def _relative_link(target: Path, link: Path) -> str:
-    return os.path.relpath(target, link.parent)
+# ---- what is at a path, and whether this tool made it ------------------------------------
+
+
+def _listing(names: list[str]) -> str:
+    """``N entries (a, b, …)``: a count and the first few names, bounded."""
+    shown = ", ".join(excerpt(n, 40) for n in names[:5]) + (", …" if len(names) > 5 else "")
+    return f"{len(names)} {'entry' if len(names) == 1 else 'entries'} ({shown})"
+
+
+def describe(path: Path) -> str:
+    """What is at ``path``, for a message: a link, a file, or a folder and a few of its names."""
+    if path.is_symlink():
+        return f"a link to {excerpt(os.readlink(path), 120)}"
+    if not path.is_dir():
+        return "a file" if path.is_file() else "not a file or folder"
+    names = sorted(os.listdir(path))
+    return f"a folder holding {_listing(names)}" if names else "an empty folder"
+
+
+def mark(folder: Path) -> None:
+    """Mark ``folder`` as made by this tool (:data:`MARKER`, holding the folder's name)."""
+    (folder / MARKER).write_text(folder.name, encoding="utf-8")
+
+
+def marked(folder: Path, name: str | None = None) -> bool:
+    """Whether ``folder`` is a real folder carrying this tool's marker for ``name`` (default:
+    its own name)."""
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    try:
+        return (folder / MARKER).read_text(encoding="utf-8") == (name or folder.name)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def published_version(path: Path) -> Path | None:
+    """The ``.releases`` folder, or the version folder in it, that ``path`` (resolved) is or
+    lies inside; None elsewhere. A published version is never written into."""
+    path = Path(path).resolve()
+    for folder in (path, *path.parents):
+        if RELEASES in (folder.name, folder.parent.name):
+            return folder
+    return None
+
+
+def _relation(path: Path, other: Path) -> str | None:
+    """How ``path`` relates to ``other`` (both resolved): is, contains, lies inside, or None."""
+    if path == other:
+        return "is"
+    if other.is_relative_to(path):
+        return "contains"
+    return "lies inside" if path.is_relative_to(other) else None
+
+
+def _data_folder_problem(path: Path) -> str | None:
+    """None when ``path`` is absent, an empty folder, or a data release ``searchgen-nb data``
+    wrote (its names only, and its manifest); else what is there."""
+    if not os.path.lexists(path):
+        return None
+    if path.is_symlink() or not path.is_dir():
+        return f"is {describe(path)}"
+    names = sorted(os.listdir(path))
+    if not names:
+        return None
+    foreign = [n for n in names if n not in DATA_NAMES]
+    schemas = path / "schemas"
+    if "schemas" in names and (schemas.is_symlink() or not schemas.is_dir()):
+        foreign.append("schemas")
+    elif "schemas" in names:
+        own = (n for n in sorted(os.listdir(schemas)) if not n.endswith(".schema.json"))
+        foreign += [f"schemas/{n}" for n in own]
+    if foreign:
+        return f"holds {_listing(foreign)} this command did not write"
+    if "artifact_sha256" not in _json_keys(path / MANIFEST):
+        return f"holds {_listing(names)} but no {MANIFEST} of a data release"
+    return None
+
+
+def check_data_out(out: Path, inputs: dict[str, Path]) -> None:
+    """Raise :class:`ReleaseError` unless ``searchgen-nb data`` may replace the folder ``out``
+    (resolved): not an input nor holding or inside one (``inputs``: name → resolved path), not
+    in a published version, not a mount point; absent, empty or a data release it wrote."""
+    version = published_version(out)
+    if version is not None:
+        root = version.parent.parent if version.name != RELEASES else version.parent
+        raise ReleaseError(
+            f"--out {out} lies inside the published release {version.name} ({version}): "
+            "a published version is never changed; publish a new release with "
+            f"`searchgen-nb release CONFIG --output-root {root}`"
+        )
+    for name, path in inputs.items():
+        relation = _relation(out, path)
+        if relation:
+            raise ReleaseError(
+                f"--out {out} {relation} the {name} {path}: inputs are never written; "
+                "give --out a new folder"
+            )
+    if os.path.ismount(out):
+        raise ReleaseError(f"--out {out} is a mount point, which cannot be replaced; "
+                           "give --out a folder inside it")
+    problem = _data_folder_problem(out)
+    if problem:
+        raise ReleaseError(
+            f"--out {out} {problem}: data replaces only an empty folder or a data release it "
+            "wrote; give --out a new folder"
+        )
+
+
+def _json_keys(path: Path) -> set:
+    """The top-level keys of a JSON object file, or an empty set."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    return set(data) if isinstance(data, dict) else set()
+
+
+def _output_file_problem(path: Path, keys: set, forbidden: dict[str, Path]) -> str | None:
+    if published_version(path) is not None:
+        return f"lies inside the published release {published_version(path)} (never changed)"
+    for name, other in forbidden.items():
+        if path.is_relative_to(other):
+            return f"{'is' if path == other else 'lies inside'} the {name} {other}"
+    if os.path.lexists(path):
+        if path.is_symlink() or not path.is_file() or not keys <= _json_keys(path):
+            return f"is {describe(path)} this command did not write"
+    if not path.parent.is_dir():
+        return f"cannot be written: there is no folder {path.parent}"
+    if not os.access(path.parent, os.W_OK):
+        return f"cannot be written: folder {path.parent} is not writable"
+    return None
+
+
+def check_output_file(path: Path, option: str, keys: set, forbidden: dict[str, Path]) -> None:
+    """Raise :class:`ReleaseError` unless a command may write its JSON file at ``path``
+    (resolved) when it ends: the folder exists and can be written; ``path`` is absent or a file
+    this command wrote before (a JSON object with ``keys``); neither one of ``forbidden``
+    (name → resolved path) nor inside one, nor inside a published version."""
+    problem = _output_file_problem(path, keys, forbidden)
+    if problem:
+        raise ReleaseError(f"{option} {path} {problem}; nothing was done")
+
+
+# ---- failures while writing --------------------------------------------------------------
+
+
+def os_failure(step: str, exc: OSError) -> ReleaseError:
+    """A :class:`ReleaseError` naming the step, the path and the system's reason, bounded in
+    length (a tree copy's error lists every file: the first is named, the others counted)."""
+    errors = exc.args[0] if isinstance(exc, shutil.Error) and exc.args else None
+    if isinstance(errors, list) and errors:
+        dst, why = (list(errors[0]) + ["?", "?", "?"])[1:3]
+        more = f" (and {len(errors) - 1} more files)" if len(errors) > 1 else ""
+        where, reason = excerpt(str(dst), 200), excerpt(str(why), 200)
+        return ReleaseError(f"{step}: cannot write {where}: {reason}{more}")
+    where = excerpt(str(exc.filename), 200) if exc.filename is not None else "?"
+    if exc.filename2 is not None:
+        where += f" → {excerpt(str(exc.filename2), 200)}"
+    return ReleaseError(f"{step}: {where}: {excerpt(exc.strerror or str(exc), 200)}")
+
+
+@contextlib.contextmanager
+def step(name: str):
+    """Turn an ``OSError`` in the block (disk full, read-only, …) into a failure naming
+    ``name``."""
+    try:
+        yield
+    except OSError as exc:
+        raise os_failure(name, exc) from None
+
+
+# ---- the release layout ------------------------------------------------------------------
+
+
+def _want(out: Path, rel: str) -> str:
+    """The target of the link at ``out/rel``: relative, through ``.releases/current``."""
+    return os.path.relpath(out / RELEASES / "current" / rel, (out / rel).parent)
+
+
+#: The temporary name :func:`_replace_link` gives a new link of ``.releases``.
+_LINK_TMP = re.compile(r"\.(current|previous)\.new-[0-9]+")
 
 
 def _replace_link(link: Path, target: str) -> None:
@@ -52,85 +243,120 @@ def _replace_link(link: Path, target: str) -> None:
     os.replace(tmp, link)
 
 
-def _migrate_real_folder(out: Path, rel: str) -> None:
-    """An older layout kept ``rel`` as a real folder: put a link in its place, same content.
-
-    The folder's content goes into a ``legacy`` version that ``current`` points at when there
-    is no current release yet; the folder is then exchanged with the link in one step, so a
-    reader sees the same files before and after.
-    """
-    path = out / rel
+def publication_problems(out: Path) -> list[str]:
+    """What stops a release from publishing below ``out``: each published path must be absent
+    or the link this tool makes, below folders; ``.releases`` a folder whose ``current`` and
+    ``previous`` are links; ``out`` itself a folder outside any published version."""
+    if published_version(out) is not None:
+        return [f"{out} lies inside the published release {published_version(out)} (never changed)"]
+    if os.path.lexists(out) and not out.is_dir():
+        return [f"{out} is {describe(out)}, not a folder"]
+    problems = []
     releases = out / RELEASES
-    current = releases / "current"
-    legacy = releases / "legacy"
-    if not current.exists():
-        tmp = releases / ".legacy.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        for r in PUBLISHED:
-            if (out / r).is_dir() and not (out / r).is_symlink():
-                shutil.copytree(out / r, tmp / r, symlinks=True)
-        tmp.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(legacy, ignore_errors=True)
-        os.rename(tmp, legacy)
-        _replace_link(current, "legacy")
-    link = path.with_name(f".{path.name}.link-{os.getpid()}")
-    with contextlib.suppress(FileNotFoundError):
-        link.unlink()
-    os.symlink(_relative_link(current / rel, path), link)
-    if artifacts._exchange(link, path):
-        shutil.rmtree(link)  # now the old real folder
-    else:  # no renameat2: a short moment without the folder, never a mixed release
-        aside = path.with_name(f".{path.name}.old-{os.getpid()}")
-        os.rename(path, aside)
-        os.rename(link, path)
-        shutil.rmtree(aside)
+    if os.path.lexists(releases) and not releases.is_dir():
+        problems.append(f"{releases} is {describe(releases)}, not a folder")
+    for name in ("current", "previous"):
+        path = releases / name
+        if os.path.lexists(path) and not path.is_symlink():
+            problems.append(f"{path} is {describe(path)}, not a link to a version")
+    for rel in PUBLISHED:
+        path, want = out / rel, _want(out, rel)
+        if os.path.lexists(path.parent) and not path.parent.is_dir():
+            problems.append(f"{path.parent} is {describe(path.parent)}, not a folder")
+        elif os.path.lexists(path) and not (path.is_symlink() and os.readlink(path) == want):
+            problems.append(f"{path} is {describe(path)}, not the link a release makes (to {want})")
+    return problems
+
+
+def check_publication(out: Path) -> None:
+    """Raise :class:`ReleaseError` naming every problem of :func:`publication_problems`."""
+    problems = publication_problems(Path(out))
+    if problems:
+        raise ReleaseError(
+            f"cannot publish below {out}: " + "; ".join(problems[:6])
+            + ". A release publishes only through the links it makes: move what is there "
+            "elsewhere (for instance `mv public/data public/data.old`), then run again; "
+            "nothing was changed"
+        )
 
 
 def ensure_links(out: Path) -> None:
-    """Make each published path a link through ``OUT/.releases/current`` (idempotent)."""
-    current = out / RELEASES / "current"
+    """Make each published path a link through ``OUT/.releases/current`` (checked by
+    :func:`check_publication`: each is absent or that link already)."""
     for rel in PUBLISHED:
         path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        want = _relative_link(current / rel, path)
-        if path.is_symlink():
-            if os.readlink(path) != want:
-                _replace_link(path, want)
-        elif path.exists():
-            _migrate_real_folder(out, rel)
-        else:
-            _replace_link(path, want)
+        if not os.path.lexists(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _replace_link(path, _want(out, rel))
 
 
-def publish(out: Path, sources: dict[str, Path], version: str) -> Path:
-    """Publish ``sources`` (``{published path: folder}``, the keys of :data:`PUBLISHED`) as one release.
+def _stale_tmp(child: Path) -> bool:
+    """A version being written that a killed run left (``.<version>.tmp``, marked or empty)."""
+    name = child.name
+    if not (name.startswith(".") and name.endswith(".tmp")):
+        return False
+    if marked(child, name[1:-4]):
+        return True
+    return not child.is_symlink() and child.is_dir() and not any(child.iterdir())
 
-    Copies everything into ``OUT/.releases/<version>`` first, then switches ``current`` in
-    one ``rename``; the previous release stays as ``previous``, older ones are removed.
-    Returns the version folder. A kill at any moment leaves every published path showing the
-    old release or the new one, never a mix.
+
+def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: None) -> Path:
+    """Publish ``sources`` (``{published path: folder}``, the keys of :data:`PUBLISHED`) as one
+    release.
+
+    Checks every published path first (:func:`check_publication`; nothing changes on a
+    refusal), copies everything into ``OUT/.releases/<version>`` (marked), then switches
+    ``current`` in one ``rename``; the previous release stays as ``previous``, older versions
+    this tool made are removed, anything else is left (and ``log`` says so). Returns the
+    version folder. A kill at any moment leaves every published path showing the old release
+    or the new one, never a mix; a later run removes what the killed one left.
     """
     out = Path(out)
+    check_publication(out)
     releases = out / RELEASES
     releases.mkdir(parents=True, exist_ok=True)
-    tmp = releases / f".{version}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    for rel in PUBLISHED:
-        shutil.copytree(sources[rel], tmp / rel)
-    final = releases / version
-    shutil.rmtree(final, ignore_errors=True)
-    os.rename(tmp, final)
-    ensure_links(out)
+    for child in list(releases.iterdir()):
+        if _stale_tmp(child):
+            shutil.rmtree(child)
+    tmp, final = releases / f".{version}.tmp", releases / version
+    if os.path.lexists(tmp) or os.path.lexists(final):
+        raise ReleaseError(f"cannot publish: {final} already exists; nothing was changed")
+    try:
+        tmp.mkdir()
+        (tmp / MARKER).write_text(version, encoding="utf-8")
+        for rel in PUBLISHED:
+            shutil.copytree(sources[rel], tmp / rel)
+        os.rename(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     current = releases / "current"
     old = os.readlink(current) if current.is_symlink() else None
-    if old and old != version:
-        _replace_link(releases / "previous", old)
-    _replace_link(current, version)  # the moment of publication
-    keep = {version, old, "current", "previous"}
-    for child in releases.iterdir():
-        if child.name not in keep and not child.is_symlink():
-            shutil.rmtree(child, ignore_errors=True)
+    with held_signals():  # the switch: before it the old release shows, after it the new one
+        ensure_links(out)
+        if old and old != version:
+            _replace_link(releases / "previous", old)
+        _replace_link(current, version)  # the moment of publication
+    _remove_old_versions(releases, {version, old, "current", "previous"}, log)
     return final
+
+
+def _remove_old_versions(releases: Path, keep: set, log) -> None:
+    """Remove the versions this tool made (marked with their name) but ``keep``; say what else
+    is there and was left."""
+    left = []
+    for child in sorted(releases.iterdir()):
+        if child.name in keep:
+            continue
+        if marked(child):
+            shutil.rmtree(child, ignore_errors=True)
+        elif child.is_symlink() and _LINK_TMP.fullmatch(child.name):
+            child.unlink()  # a link being replaced when a run was killed
+        else:
+            left.append(child.name)
+    if left:
+        names = ", ".join(excerpt(n, 60) for n in left[:10])
+        log(f"left {names} in {releases}: not a release version this tool made")
 
 
 def current_version(out: Path) -> str | None:
@@ -142,26 +368,37 @@ def current_version(out: Path) -> str | None:
 @contextlib.contextmanager
 def release_lock(out: Path, what: str):
     """Hold ``OUT/build/release.lock`` for the duration; raise :class:`ReleaseError` at once
-    when another release holds it (naming its pid, start time and config)."""
+    when another release holds it (naming its pid, start time and config), or when the file
+    holds something this tool did not write."""
     path = Path(out) / LOCK
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole block
+    with step("release lock"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole block
     try:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            locked = True
         except BlockingIOError:
-            fh.seek(0)
-            try:
-                holder = json.loads(fh.read() or "{}")
-            except ValueError:
-                holder = {}
+            locked = False
+        fh.seek(0)
+        try:
+            holder = json.loads(fh.read() or "{}")
+        except (ValueError, UnicodeDecodeError):
+            holder = None
+        if not locked:
+            holder = holder if isinstance(holder, dict) else {}
             raise ReleaseError(
-                f"another release is running into {out} (pid {holder.get('pid', '?')}, started {holder.get('started', '?')}, "
-                f"config {holder.get('config', '?')}); wait for it to finish or stop it, then run again"
-            ) from None
+                f"another release is running into {out} (pid {holder.get('pid', '?')}, "
+                f"started {holder.get('started', '?')}, config {holder.get('config', '?')}); "
+                "wait for it to finish or stop it, then run again"
+            )
+        if not isinstance(holder, dict):
+            raise ReleaseError(f"{path} holds something this tool did not write; move it elsewhere "
+                               "and run again")
         fh.seek(0)
         fh.truncate()
-        fh.write(json.dumps({"pid": os.getpid(), "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "config": what}))
+        started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        fh.write(json.dumps({"pid": os.getpid(), "started": started, "config": what}))
         fh.flush()
         yield
     finally:

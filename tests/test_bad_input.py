@@ -39,10 +39,10 @@ def _run_with_lines(tmp_path, lines):
 )
 def test_metadata_errors_name_line_and_sample_id(tmp_path, line, message):
     (tmp_path / "out").mkdir()
-    (tmp_path / "out" / "keep.txt").write_text("previous release")
+    (tmp_path / "out" / "manifest.json").write_text('{"artifact_sha256": {}}')  # a previous release
     with pytest.raises(MetadataError, match=message):
         _run_with_lines(tmp_path, [GOOD, line])
-    assert read_artifacts(tmp_path / "out") == {"keep.txt": b"previous release"}
+    assert read_artifacts(tmp_path / "out") == {"manifest.json": b'{"artifact_sha256": {}}'}
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out")] == []  # no staging left
 
 

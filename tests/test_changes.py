@@ -18,7 +18,7 @@ from factory import IMAGE, make_release, model, prompt, result
 
 from searchgen_nb.changes import compare, markdown
 from searchgen_nb.config import load_config
-from searchgen_nb.errors import ConfigError
+from searchgen_nb.errors import ConfigError, ReleaseError
 from searchgen_nb.pipeline import run_data
 
 LOST = ["sgb_nosearch_0017", "sgb_nosearch_0020"]
@@ -243,7 +243,7 @@ def test_previous_release_is_read_strictly_before_any_work(tmp_path):
         assert want[name] in str(info.value) and "previous_release" in str(info.value), (name, str(info.value))
         assert not (tmp_path / f"out-{name}").exists()
     cfg = make_release(tmp_path / "self", p, {"a": model("Model A"), "b": model("Model B", "exclude")}, res, previous_release="../old-data")
-    with pytest.raises(ConfigError, match="is the folder this release replaces"):
+    with pytest.raises(ReleaseError, match="is the previous_release .*: inputs are never written"):
         run_data(load_config(cfg), old, progress=False)
 
 

@@ -2,9 +2,8 @@
 
 A child process (a fork of the test's) publishes a new release and is SIGKILLed at its N-th
 file-system mutation, for every N until it completes; after each kill the three published
-paths must show the same release (all old or all new). Also: the old real-folder layout
-migrates the same way, and a second release into the same output root stops at once naming
-the first.
+paths must show the same release (all old or all new). Also: a second release into the same
+output root stops at once naming the first.
 """
 
 from __future__ import annotations
@@ -25,9 +24,7 @@ from searchgen_nb.publish import PUBLISHED, current_version, publish, release_lo
 def _publish_killed_at(kill_at: int, out: Path, new: Path) -> int:
     """Publish ``new`` into ``out`` in a child process (a fork of this one) that SIGKILLs itself
     at its ``kill_at``-th file-system mutation (rename, replace, symlink, unlink, tree copy or
-    removal, link exchange). Returns the child's wait status; fails if it runs over 60 s."""
-    import searchgen_nb.artifacts as artifacts
-
+    removal). Returns the child's wait status; fails if it runs over 60 s."""
     pid = os.fork()
     if pid == 0:  # the child: count, kill, publish; never returns into pytest
         try:
@@ -47,7 +44,6 @@ def _publish_killed_at(kill_at: int, out: Path, new: Path) -> int:
                 setattr(os, name, counted(getattr(os, name)))
             shutil.copytree = counted(shutil.copytree)
             shutil.rmtree = counted(shutil.rmtree)
-            artifacts._exchange = counted(artifacts._exchange)
             publish(out, {rel: new / rel for rel in PUBLISHED}, "v-new")
             os._exit(0)
         except BaseException:
@@ -108,14 +104,6 @@ def test_kill_at_every_step_of_publish_over_a_previous_release(tmp_path):
     seen = _kill_every_step(tmp_path, make_old)
     assert {"old"} in seen and seen[-1] == {"new"}
     assert len(seen) > 8  # every mutation point was tried
-
-
-def test_kill_at_every_step_migrating_real_folders(tmp_path):
-    def make_old(out):  # the earlier layout: three real folders
-        _sources(out, "old")
-
-    seen = _kill_every_step(tmp_path, make_old)
-    assert {"old"} in seen and seen[-1] == {"new"}
 
 
 def test_first_publish_and_previous_is_kept(tmp_path):

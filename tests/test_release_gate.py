@@ -15,7 +15,7 @@ from factory import IMAGE, make_release, model, prompt, read_artifacts, result
 
 import searchgen_nb.pipeline as pipeline
 from searchgen_nb.config import load_config
-from searchgen_nb.errors import ValidationFailed
+from searchgen_nb.errors import ReleaseInterrupted, ValidationFailed
 from searchgen_nb.pipeline import run_data
 from searchgen_nb.validate import CHECKS
 
@@ -299,7 +299,7 @@ def test_crash_mid_release_leaves_published_untouched(published, monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(pipeline, "gate", crash)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(ReleaseInterrupted, match="nothing was published"):
         run_data(load_config(cfg), out, progress=False)
     assert read_artifacts(out) == before
     assert sorted(p.name for p in out.parent.iterdir()) == ["data"]

@@ -1,10 +1,12 @@
 """``searchgen-nb release``: notebooks through papermill, book through Jupyter Book, then publish.
 
-Flow (DESIGN.md): the numbered notebooks in ``notebooks/`` run in order with the parameters
-``release_config`` and ``staging``; each executed notebook is checked (no error output,
-every code cell ran) and normalised (no timestamps, random ids or absolute paths); the book
-is built from a staged copy of the book sources; only when everything succeeded are
-``public/data/``, ``_build/html/`` and ``book/notebooks/`` replaced, each in one step.
+Flow: the output root is checked first (:func:`check_output_root`: nothing there is replaced
+that the release did not make); the numbered notebooks in ``notebooks/`` run in order with the
+parameters ``release_config`` and ``staging``; each executed notebook is checked (no error
+output, every code cell ran) and normalised (no timestamps, random ids or absolute paths); the
+book is built from a staged copy of the book sources; only when everything succeeded are
+``public/data/``, ``_build/html/`` and ``book/notebooks/`` published, together, as one version
+(:func:`searchgen_nb.publish.publish`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,12 @@ from searchgen_nb.config import PROJECT_ENV, WORK_ROOT_ENV, find_config, load_co
 from searchgen_nb.book.downloads import FOLDER as DOWNLOADS
 from searchgen_nb.book.downloads import write_downloads
 from searchgen_nb.errors import ReleaseError, ReleaseInterrupted
-from searchgen_nb.publish import RELEASES, current_version, publish, release_lock
+from searchgen_nb.pipeline import inputs
+from searchgen_nb.publish import (
+    MARKER, RELEASES, current_version, describe, mark, marked, publication_problems, publish,
+    release_lock, step,
+)
+from searchgen_nb.untrusted import excerpt
 
 BUILD = "build/release"  # work folder, relative to the project root
 STAGING = f"{BUILD}/data"  # where the notebooks write the artifacts
@@ -370,7 +377,8 @@ def build_book(src: Path) -> Path:
     except OSError as exc:
         raise ReleaseError(f"book build could not start: {exc}") from None
     if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
+        lines = (proc.stdout + proc.stderr).strip().splitlines()[-25:]
+        tail = "\n".join(excerpt(line, 300) for line in lines)
         raise ReleaseError(f"book build failed (jupyter-book exit {proc.returncode}):\n{tail}")
     return src / "_build" / "html"
 
@@ -387,7 +395,7 @@ def run_release(config: str | os.PathLike, log=print, output_root: str | os.Path
     root = Path(project).resolve() if project else default_project()
     if not (root / "notebooks").is_dir():
         raise ReleaseError(f"project folder {root} has no notebooks/ (give --project the folder holding notebooks/ and book/)")
-    out = Path(output_root).resolve() if output_root else root
+    out = Path(output_root).resolve() if output_root else root  # checked below, before any change
     t0 = time.perf_counter()
     config_path = find_config(config)
     cfg = load_config(config_path)  # fail fast with the config's own message
@@ -395,8 +403,52 @@ def run_release(config: str | os.PathLike, log=print, output_root: str | os.Path
     if not cfg.dataset_path.exists():
         hint = " (make the demo first: `make demo` or `searchgen-nb demo --out data/demo`)" if cfg.data_origin == "synthetic-demo" else ""
         raise ReleaseError(f"config {config_path.name}: dataset {cfg.dataset_path} does not exist{hint}")
+    check_output_root(out, cfg)
     with release_lock(out, str(config_path.name)):
         return _run_locked(root, out, config_path, log, t0)
+
+
+def output_root_problems(out: Path, cfg) -> list[str]:
+    """What stops a release from writing below the output root ``out`` (resolved), before any
+    change: the published paths (:func:`publish.publication_problems`); ``out`` being or lying
+    inside the results or the previous release; the work folder ``build/release``, which a
+    release empties, not being its own (marked) or holding an input."""
+    problems = publication_problems(out)
+    ins = inputs(cfg)
+    for name in ("results_root", "previous_release"):
+        if name in ins and out.is_relative_to(ins[name]):
+            how = "is" if out == ins[name] else "lies inside"
+            problems.append(f"{out} {how} the {name} {ins[name]}, which is never written")
+    work = out / BUILD
+    if os.path.lexists(work.parent) and not work.parent.is_dir():
+        problems.append(f"{work.parent} is {describe(work.parent)}, not a folder")
+    elif os.path.lexists(work) and not (marked(work) or describe(work) == "an empty folder"):
+        problems.append(f"the work folder {work} is {describe(work)} without this tool's mark "
+                        f"{MARKER} (a release empties it)")
+    problems += [f"the {name} {path} lies inside the work folder {work}, which a release empties"
+                 for name, path in ins.items() if path.is_relative_to(work)]
+    return problems
+
+
+def check_output_root(out: Path, cfg) -> None:
+    """Raise :class:`ReleaseError` naming every problem of :func:`output_root_problems`."""
+    problems = output_root_problems(out, cfg)
+    if problems:
+        raise ReleaseError(
+            f"cannot release into {out}: " + "; ".join(problems[:6]) + ". A release replaces only "
+            "what it made itself and never writes into its inputs or a published version: move "
+            "what is there elsewhere (for instance `mv public/data public/data.old`) or give "
+            "another --output-root; nothing was changed"
+        )
+
+
+def fresh_work_folder(work: Path) -> None:
+    """Empty the work folder (checked by :func:`check_output_root`: absent, empty or marked)
+    and mark it as this tool's."""
+    if marked(work) or describe(work) == "an empty folder":
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    mark(work)
 
 
 def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float) -> ReleaseOutcome:
@@ -405,15 +457,17 @@ def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float) -> Rel
 
     timings: dict[str, float] = {}
     work = out / BUILD
-    shutil.rmtree(work, ignore_errors=True)
-    (work / "src" / "book" / "notebooks").mkdir(parents=True)
+    with step("release, work folder"):
+        fresh_work_folder(work)
+        (work / "src" / "book" / "notebooks").mkdir(parents=True)
     params = release_parameters(config_path, out)
     executed = []
     saved = {k: os.environ.get(k) for k in (WORK_ROOT_ENV, PROJECT_ENV)}
     os.environ[WORK_ROOT_ENV] = str(out)  # kernels take relative parameters from the output root
     os.environ[PROJECT_ENV] = str(root)  # … and the commit of the notebooks they run
     try:
-        with kernel_stderr_to(work / "kernels.log"), release_kernel(out) as kernel:
+        with (step("release, notebooks"), kernel_stderr_to(work / "kernels.log"),
+              release_kernel(out) as kernel):
             for src in notebook_sources(root):
                 t = time.perf_counter()
                 dest = work / "src" / "book" / "notebooks" / src.name
@@ -435,11 +489,13 @@ def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float) -> Rel
     if not (release.validation_report or {}).get("passed"):
         raise ReleaseError("validation report missing or failed: the validate notebook did not pass the release")
     t = time.perf_counter()
-    stage_book_sources(root, work / "src", release.is_demo)
-    assets.write_vendor_assets(work / "src" / "book" / "vendor", cache=out / VENDOR_CACHE)
-    write_downloads(work / "data", work / "src" / EXTRA / DOWNLOADS)
+    with step("release, book sources"):
+        stage_book_sources(root, work / "src", release.is_demo)
+        assets.write_vendor_assets(work / "src" / "book" / "vendor", cache=out / VENDOR_CACHE)
+        write_downloads(work / "data", work / "src" / EXTRA / DOWNLOADS)
     log("building the book …")
-    html = build_book(work / "src")
+    with step("release, book build"):
+        html = build_book(work / "src")
     # Sphinx's incremental-build record: a hash of the configuration, which holds the absolute
     # paths of this build; not part of the book (two checkouts would publish different bytes)
     (html / ".buildinfo").unlink(missing_ok=True)
@@ -452,7 +508,8 @@ def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float) -> Rel
     sources = {"public/data": work / "data", "_build/html": html, "book/notebooks": work / "src" / "book" / "notebooks"}
     before = current_version(out)
     try:
-        publish(out, sources, version)
+        with step("release, publish"):
+            publish(out, sources, version, log)
     except KeyboardInterrupt:
         if current_version(out) == version:
             raise ReleaseInterrupted(f"interrupted after the release was published ({version}); older versions may remain in {out / RELEASES}") from None

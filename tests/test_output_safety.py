@@ -1,0 +1,420 @@
+"""Nothing outside the release is ever deleted (data contract, § Publication).
+
+Every command that writes replaces only what it made itself (a data release with its own
+manifest, a version or work folder with this tool's mark) or an empty folder; it refuses
+anything else by name before any change: an input, a folder with foreign files, a published
+version, a published path that is not its link. A file-system error names the step and the
+path; temporary folders go on every exit path; SIGTERM is handled as Ctrl-C; the book's
+download links stay inside their own version folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import io
+import os
+import re
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from factory import make_release, model, prompt, result
+
+import searchgen_nb.pipeline as pipeline
+from searchgen_nb.book.release import fresh_work_folder, output_root_problems
+from searchgen_nb.config import load_config, project_root
+from searchgen_nb.errors import ReleaseError
+from searchgen_nb.publish import (
+    MARKER, PUBLISHED, check_publication, current_version, os_failure, publish, release_lock, step,
+)
+
+
+def cli(*args, env: dict | None = None) -> tuple[int, str]:
+    """``searchgen-nb ARGS`` through its entry point in this process: (exit code, output)."""
+    from searchgen_nb.cli import main
+
+    buf, code = io.StringIO(), 0
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in (env or {}).items():
+            mp.setenv(key, value)
+        mp.setenv("SOURCE_DATE_EPOCH", "1780000000")
+        mp.setattr(sys, "argv", ["searchgen-nb", *map(str, args)])
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+            try:
+                main()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 0
+    return code, buf.getvalue()
+
+
+def snapshot(folder: Path) -> dict[str, object]:
+    """Every entry below ``folder`` (links not followed): file bytes, link targets, folders."""
+    out: dict[str, object] = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(folder).as_posix()
+            if path.is_symlink():
+                out[rel] = ("link", os.readlink(path))
+            else:
+                out[rel] = "dir" if path.is_dir() else path.read_bytes()
+    return out
+
+
+def kept(before: dict, after: dict) -> list[str]:
+    """What of ``before`` is missing or changed in ``after`` (empty: every entry still there)."""
+    return [k for k, v in before.items() if after.get(k) != v]
+
+
+@pytest.fixture
+def work(tmp_path):
+    """The adversary's layout: ``work/in/`` (release.yml, prompts.jsonl, results/) and
+    ``work/notes.txt``; returns ``work``."""
+    ps = [prompt("p1"), prompt("p2", subset="NoSearch")]
+    res = {(m, p["sample_id"]): result({"checklist:0": 2}) for m in "ab" for p in ps}
+    make_release(tmp_path / "work" / "in", ps, {"a": model("A"), "b": model("B")}, res)
+    (tmp_path / "work" / "notes.txt").write_text("mine\n")
+    return tmp_path / "work"
+
+
+def _fake_sources(base: Path) -> dict[str, Path]:
+    for rel in PUBLISHED:
+        (base / rel).mkdir(parents=True)
+        (base / rel / "ID").write_text(base.name)
+    return {rel: base / rel for rel in PUBLISHED}
+
+
+# ---- 1. data --out and release --output-root against every input and foreign folder -------
+
+TARGETS = ("input folder", "results_root", "parent", "project", "HOME", "foreign",
+           "previous_release")
+
+
+def _target(name: str, work: Path, tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / ".bashrc").write_text("# mine\n")
+    foreign = tmp_path / "foreign"
+    foreign.mkdir(exist_ok=True)
+    (foreign / "thesis.tex").write_text("mine\n")
+    return {"input folder": work / "in", "results_root": work / "in" / "results", "parent": work,
+            "project": project_root(), "HOME": home, "foreign": foreign,
+            "previous_release": tmp_path / "prev"}[name]
+
+
+def _with_previous(work: Path, tmp_path: Path) -> Path:
+    """The config with ``previous_release`` set to a data release made first (``tmp/prev``)."""
+    cfg = work / "in" / "release.yml"
+    assert cli("data", cfg, "--out", tmp_path / "prev")[0] == 0
+    cfg.write_text(cfg.read_text() + f"previous_release: {tmp_path / 'prev'}\n")
+    return cfg
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_data_refuses_every_input_and_foreign_folder(name, work, tmp_path):
+    cfg = _with_previous(work, tmp_path)
+    out = _target(name, work, tmp_path)
+    look = (lambda: sorted(os.listdir(out))) if name == "project" else (lambda: snapshot(tmp_path))
+    before = look()
+    code, msg = cli("data", cfg, "--out", out, env={"HOME": str(tmp_path / "home")})
+    assert code == 1 and f"--out {out}" in msg, msg
+    inputs = "config|results_root|previous_release|project"
+    assert re.search(rf"(is|contains|lies inside) the ({inputs}) |holds 1 entry", msg), msg
+    assert look() == before  # every file still there, nothing added (no staging folder left)
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_release_writes_only_its_own_paths(name, work, tmp_path):
+    """The release's checks before any change, then what it writes (lock, work folder, the
+    publication) into each output root it accepts: every file there before is still there."""
+    cfg = load_config(_with_previous(work, tmp_path))
+    out = _target(name, work, tmp_path)
+    if name == "project":  # the default output root; its own checkout is not written by a test
+        assert output_root_problems(out, cfg) == []
+        return
+    before = snapshot(tmp_path)
+    problems = output_root_problems(out.resolve(), cfg)
+    if name in ("results_root", "previous_release"):
+        [problem] = problems
+        assert f"the {name} " in problem and "never written" in problem
+        assert snapshot(tmp_path) == before
+        return
+    assert problems == []
+    with release_lock(out, "release.yml"):
+        fresh_work_folder(out / "build" / "release")
+        publish(out, _fake_sources(tmp_path / "sources" / "v1"), "v1")
+    assert kept(before, snapshot(tmp_path)) == []
+    assert current_version(out) == "v1" and (out / "public" / "data" / "ID").read_text() == "v1"
+
+
+def test_data_replaces_only_an_empty_folder_or_its_own(work, tmp_path):
+    cfg = work / "in" / "release.yml"
+    (tmp_path / "empty").mkdir()
+    assert cli("data", cfg, "--out", tmp_path / "empty")[0] == 0
+    first = snapshot(tmp_path / "empty")
+    assert cli("data", cfg, "--out", tmp_path / "empty")[0] == 0  # its own: replaced, same bytes
+    assert snapshot(tmp_path / "empty") == first
+    (tmp_path / "empty" / "notes.txt").write_text("mine\n")
+    before = snapshot(tmp_path)
+    code, msg = cli("data", cfg, "--out", tmp_path / "empty")
+    assert code == 1 and "holds 1 entry (notes.txt) this command did not write" in msg
+    assert snapshot(tmp_path) == before
+
+
+# ---- 2. clean-up after publishing removes only versions this tool made -------------------
+
+
+def test_publish_leaves_what_it_did_not_make_in_a_shared_releases_folder(tmp_path):
+    shared = tmp_path / "shared"
+    (shared / "team-archive").mkdir(parents=True)
+    (shared / "team-archive" / "2025.tar").write_bytes(b"\0" * 10)
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / ".releases").symlink_to(shared)
+    said = []
+    for v in ("v1", "v2", "v3"):
+        publish(tmp_path / "site", _fake_sources(tmp_path / v), v, log=said.append)
+    assert sorted(os.listdir(shared)) == ["current", "previous", "team-archive", "v2", "v3"]
+    assert (shared / "team-archive" / "2025.tar").read_bytes() == b"\0" * 10
+    assert said and all("team-archive" in s and "not a release version this tool made" in s
+                        for s in said)
+
+
+# ---- 3. a published version is never written into ------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["public/data", ".releases/current/public/data", ".releases",
+                                    "public/data/sub"])
+def test_data_refuses_to_write_into_a_published_version(target, work, tmp_path):
+    cfg = work / "in" / "release.yml"
+    assert cli("data", cfg, "--out", tmp_path / "d")[0] == 0
+    sources = _fake_sources(tmp_path / "src")
+    shutil.rmtree(sources["public/data"])
+    shutil.copytree(tmp_path / "d", sources["public/data"])
+    site = tmp_path / "site"
+    publish(site, sources, "v1")
+    before = snapshot(site)
+    code, msg = cli("data", cfg, "--out", site / target)
+    assert code == 1 and "published release" in msg and "searchgen-nb release" in msg, msg
+    assert re.search(r"published release (v1|\.releases)", msg)
+    assert snapshot(site) == before
+
+
+# ---- 4. every published path checked before any change; real folders refused by name -------
+
+
+def _file(site):
+    (site / "public").mkdir(parents=True)
+    (site / "public" / "data").write_text("mine\n")
+
+
+def _folder(site):
+    (site / "_build" / "html").mkdir(parents=True)
+    (site / "_build" / "html" / "index.html").write_text("<p>mine</p>\n")
+
+
+def _foreign_link(site):
+    (site / "book").mkdir(parents=True)
+    (site / "book" / "notebooks").symlink_to(site.parent)
+
+
+def _parent_is_file(site):
+    site.mkdir()
+    (site / "public").write_text("mine\n")
+
+
+def _current_is_folder(site):
+    (site / ".releases" / "current").mkdir(parents=True)
+    (site / ".releases" / "current" / "keep.txt").write_text("mine\n")
+
+
+@pytest.mark.parametrize("make, where, what", [
+    (_file, "public/data", "is a file"),
+    (_folder, "_build/html", "is a folder holding 1 entry (index.html)"),
+    (_foreign_link, "book/notebooks", "is a link to"),
+    (_parent_is_file, "public", "is a file, not a folder"),
+    (_current_is_folder, ".releases/current", "is a folder holding 1 entry (keep.txt)"),
+])
+def test_publication_refuses_what_it_did_not_make_and_changes_nothing(make, where, what, tmp_path):
+    site = tmp_path / "site"
+    make(site)
+    before = snapshot(tmp_path)
+    expect = rf"{re.escape(str(site / where))} {re.escape(what)}.*nothing was changed"
+    with pytest.raises(ReleaseError, match=expect):
+        publish(site, _fake_sources(tmp_path / "src"), "v1")
+    shutil.rmtree(tmp_path / "src")
+    assert snapshot(tmp_path) == before
+
+
+def test_release_cli_refuses_a_file_at_public_data_before_any_work(work, tmp_path):
+    site = tmp_path / "site"
+    _file(site)
+    before = snapshot(tmp_path)
+    cfg = work / "in" / "release.yml"
+    code, msg = cli("release", cfg, "--output-root", site, "--project", project_root())
+    assert code == 1 and f"{site / 'public' / 'data'} is a file" in msg, msg
+    assert "nothing was changed" in msg
+    assert len(msg) < 1000 and snapshot(tmp_path) == before  # no lock, no work folder, no link
+
+
+def test_release_refuses_a_work_folder_it_did_not_mark(work, tmp_path):
+    cfg = load_config(work / "in" / "release.yml")
+    (tmp_path / "build" / "release").mkdir(parents=True)
+    (tmp_path / "build" / "release" / "mine.txt").write_text("mine\n")
+    [problem] = output_root_problems(tmp_path, cfg)
+    assert f"the work folder {tmp_path / 'build' / 'release'} is a folder holding 1 entry " \
+           "(mine.txt)" in problem
+    (tmp_path / "build" / "release" / MARKER).write_text("release")
+    assert output_root_problems(tmp_path, cfg) == []  # marked: its own, emptied on the next run
+
+
+# ---- 8. a file-system error is a named, bounded failure; no temporary folder stays -----------
+
+
+def _no_space(*args, **kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device", str(args[0]))
+
+
+def _read_only(dest):
+    raise OSError(errno.EROFS, "Read-only file system", str(dest))
+
+
+@pytest.mark.parametrize("target, expect", [
+    ("write_jsonl", r"data, stage extract: .*\.out\.staging-.*prompt_scores\.jsonl: No space left"),
+    ("staging_dir", r"data, staging: .*out: Read-only file system"),
+    ("ismount", r"--out .*out is a mount point"),
+])
+def test_data_names_the_step_and_path_of_a_file_system_failure(target, expect, work, tmp_path,
+                                                                 monkeypatch):
+    if target == "write_jsonl":  # disk full
+        monkeypatch.setattr(pipeline, "write_jsonl", _no_space)
+    elif target == "staging_dir":
+        monkeypatch.setattr(pipeline, "staging_dir", _read_only)
+    else:
+        real = os.path.ismount
+        monkeypatch.setattr(os.path, "ismount", lambda p: Path(p) == tmp_path / "out" or real(p))
+    (tmp_path / "out").mkdir()
+    before = snapshot(tmp_path)
+    code, msg = cli("data", work / "in" / "release.yml", "--out", tmp_path / "out")
+    assert code == 1 and re.search(expect, msg), msg
+    assert "internal error" not in msg and len(msg) < 1000 and msg.count("\n") == 1
+    assert snapshot(tmp_path) == before  # the staging folder went too
+
+
+def test_a_copy_failure_while_publishing_is_bounded_and_leaves_no_temporary_folder(tmp_path,
+                                                                                  monkeypatch):
+    site = tmp_path / "site"
+    publish(site, _fake_sources(tmp_path / "old"), "v-old")
+    before = snapshot(site)
+    tmp = site / ".releases" / ".v-new.tmp" / "public" / "data"
+    errors = [(f"/s/f{i}", f"{tmp}/f{i}", "[Errno 28] No space left on device")
+              for i in range(3000)]
+
+    def copytree(*args, **kwargs):
+        raise shutil.Error(errors)
+
+    monkeypatch.setattr(shutil, "copytree", copytree)
+    with pytest.raises(ReleaseError) as info:
+        with step("release, publish"):
+            publish(site, _fake_sources(tmp_path / "new"), "v-new")
+    message = str(info.value)
+    assert message.startswith(f"release, publish: cannot write {tmp}/f0: [Errno 28] No space")
+    assert message.endswith("(and 2999 more files)") and len(message) < 600
+    assert snapshot(site) == before
+
+
+def test_a_later_run_removes_what_a_killed_run_left_and_only_that(work, tmp_path):
+    dead, alive = ".out.staging-999999999-x1", f".out.staging-{os.getpid()}-x2"
+    for name in (dead, alive):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "prompt_scores.jsonl").write_text("{}\n")
+    assert cli("data", work / "in" / "release.yml", "--out", tmp_path / "out")[0] == 0
+    assert not (tmp_path / dead).exists() and (tmp_path / alive / "prompt_scores.jsonl").exists()
+    site = tmp_path / "site"
+    (site / ".releases" / ".v0.tmp").mkdir(parents=True)
+    (site / ".releases" / ".v0.tmp" / MARKER).write_text("v0")
+    (site / ".releases" / ".notes.tmp").mkdir()
+    (site / ".releases" / ".notes.tmp" / "keep.txt").write_text("mine\n")
+    publish(site, _fake_sources(tmp_path / "src"), "v1")
+    assert sorted(os.listdir(site / ".releases")) == [".notes.tmp", "current", "v1"]
+
+
+def test_os_failure_names_both_paths_of_a_rename():
+    exc = OSError(errno.EXDEV, "Invalid cross-device link", "/a/.x.staging-1", None, "/b/x")
+    assert str(os_failure("data, stage publish", exc)) == \
+        "data, stage publish: /a/.x.staging-1 → /b/x: Invalid cross-device link"
+
+
+# ---- 9. SIGTERM is handled as Ctrl-C ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("when, said", [
+    ("validate", "terminated (SIGTERM); nothing was published, {out} is as it was"),
+    ("publish", "terminated (SIGTERM) after {out} was published"),
+])
+def test_sigterm_says_whether_anything_was_published_and_removes_staging(when, said, work,
+                                                                         tmp_path, monkeypatch):
+    name = {"validate": "gate", "publish": "promote"}[when]
+    real = getattr(pipeline, name)
+
+    def term_then(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, name, term_then)
+    handler = signal.getsignal(signal.SIGTERM)
+    out = tmp_path / "out"
+    code, msg = cli("data", work / "in" / "release.yml", "--out", out)
+    assert code == 143 and msg.strip() == "searchgen-nb data: FAILED: " + said.format(out=out), msg
+    assert [p.name for p in tmp_path.iterdir() if "staging" in p.name] == []
+    assert (out / "manifest.json").exists() == (when == "publish")
+    assert signal.getsignal(signal.SIGTERM) == handler  # the command's handler is gone
+
+
+# ---- 10. every output path is checked before the work starts --------------------------------
+
+
+@pytest.mark.parametrize("timings, reason", [
+    ("/nonexistent/t.json", "cannot be written: there is no folder /nonexistent"),
+    ("in/prompts.jsonl", "is the dataset"),
+    ("out/t.json", "lies inside the --out folder"),
+    ("notes.txt", "is a file this command did not write"),
+])
+def test_timings_is_checked_before_any_work(timings, reason, work, tmp_path):
+    path = Path(timings) if timings.startswith("/") else work / timings
+    before = snapshot(tmp_path)
+    code, msg = cli("data", work / "in" / "release.yml", "--out", work / "out", "--timings", path)
+    assert code == 1 and f"--timings {path.resolve()} {reason}" in msg, msg
+    assert "nothing was done" in msg
+    assert snapshot(tmp_path) == before
+
+
+def test_validate_report_is_checked_before_validating(work, tmp_path):
+    assert cli("data", work / "in" / "release.yml", "--out", tmp_path / "d")[0] == 0
+    before = snapshot(tmp_path)
+    for report, reason in ((tmp_path / "d" / "r.json", "lies inside the FOLDER"),
+                           (tmp_path / "no" / "r.json", "cannot be written: there is no folder")):
+        code, msg = cli("validate", tmp_path / "d", "--report", report)
+        assert code == 1 and f"--report {report} {reason}" in msg, msg
+        assert snapshot(tmp_path) == before
+    assert cli("validate", tmp_path / "d", "--report", tmp_path / "r.json")[0] == 0
+    assert cli("validate", tmp_path / "d", "--report", tmp_path / "r.json")[0] == 0  # its own
+
+
+# ---- 11. the book's download links stay inside their own version folder ---------------------
+
+
+@pytest.mark.slow
+def test_download_links_resolve_inside_their_own_version_folder(fixture_release):
+    _, site, _ = fixture_release
+    html = site / ".releases" / current_version(site) / "_build" / "html"
+    links = 0
+    for page in html.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        for href in re.findall(r'href="([^"#?]*downloads/[^"#?]*)"', text):
+            target = Path(os.path.normpath(page.parent / href))
+            assert target.is_relative_to(html) and target.exists(), (page, href)
+            links += 1
+    assert links > 20
