@@ -24,9 +24,11 @@ from searchgen_nb.constants import (
     PARTITION_KEYS,
 )
 from searchgen_nb.errors import ConfigError
-from searchgen_nb.untrusted import excerpt, is_surrogate, strings
+from searchgen_nb.untrusted import excerpt, hidden_char, strings, twins
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
+#: A variable in a config path: ``${NAME}`` (nothing else).
+_VARIABLE = re.compile(r"\$\{(\w+)\}")
 
 
 class ModelConfig(BaseModel):
@@ -196,13 +198,13 @@ class ReleaseConfig(BaseModel):
         """A config path made absolute against the config file's folder (never the cwd).
 
         ``${VAR}`` is taken from the environment (e.g. ``${TOOLGEN_ROOT}/final_20k_release_v2``);
-        raises :class:`ConfigError` naming the variable when it is not set.
+        any other ``$`` is a character of the path (``price$.jsonl``). Raises
+        :class:`ConfigError` naming the variable when it is not set.
         """
-        expanded = os.path.expandvars(rel)
-        if "$" in expanded:
-            missing = sorted(set(re.findall(r"\$\{?(\w+)", expanded)))
+        missing = sorted({v for v in _VARIABLE.findall(rel) if v not in os.environ})
+        if missing:
             raise ConfigError(f"config {self.config_path}: path {rel!r} uses ${{{', '.join(missing)}}}, which is not set in the environment")
-        return (self.base_dir / expanded).resolve()
+        return (self.base_dir / _VARIABLE.sub(lambda m: os.environ[m.group(1)], rel)).resolve()
 
     @property
     def dataset_path(self) -> Path:
@@ -329,14 +331,25 @@ ReleaseLoader.add_constructor("tag:yaml.org,2002:float", _construct_decimal)
 
 
 def _string_problems(raw: object) -> list[str]:
-    """Every string of a loaded config (keys too) with a control character or a lone surrogate."""
+    """Every string of a loaded config (keys too) that does not show as itself on one line
+    (:func:`hidden_char`: a control character, line break, tab, lone surrogate or
+    bidirectional control); model ids and the values slices select: any invisible character."""
     problems = []
+    models = raw.get("models") if isinstance(raw.get("models"), dict) else {}
+    strict = {f"key {excerpt(m, 40)} of models" for m in models if isinstance(m, str)}
     for where, s in strings(raw):
-        bad = next((c for c in s if (ord(c) < 32 and c not in "\t\n") or ord(c) == 127 or is_surrogate(c)), None)
+        bad = hidden_char(s, strict=where in strict or (where.startswith("slices.") and ".include[" in where))
         if bad is not None:
-            kind = "a lone surrogate" if is_surrogate(bad) else "a control character"
-            problems.append(f"`{where}`: {excerpt(s, 60)} holds {kind} (U+{ord(bad):04X})")
+            problems.append(f"`{where}`: {excerpt(s, 60)} holds {bad}")
     return problems
+
+
+def _twin_problems(cfg: "ReleaseConfig") -> list[str]:
+    """Model ids, or display names, that look the same (:func:`twins`: they differ only by
+    invisible characters or Unicode normalisation, or not at all)."""
+    names = [("model ids", list(cfg.models)), ("display names", [m.display_name for m in cfg.models.values()])]
+    return [f"{what} {excerpt(a, 60)} and {excerpt(b, 60)} look the same (they differ only by invisible characters "
+            "or Unicode normalisation, or not at all)" for what, values in names for a, b in twins(values)]
 
 
 def load_config(path: str | os.PathLike) -> ReleaseConfig:
@@ -379,6 +392,9 @@ def config_from_dict(raw: object, config_path: Path) -> ReleaseConfig:
     except ValidationError as exc:
         lines = _format_pydantic(exc)
         raise ConfigError(f"config {config_path}: " + "; ".join(lines)) from None
+    problems = _twin_problems(cfg)
+    if problems:
+        raise ConfigError(f"config {config_path}: `models`: " + "; ".join(problems[:5]))
     if cfg.expected and cfg.expected.n_scored:
         unknown = sorted(set(cfg.expected.n_scored) - set(cfg.models))
         if unknown:

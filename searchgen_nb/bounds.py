@@ -1,0 +1,135 @@
+"""The work a release config asks for, estimated before any result file is read, and refused
+above the bounds of the data contract (§ Release config, "Bounded work").
+
+The figures count what grows with the config (``n_bootstrap`` B, the roster's M models, the
+prompts, tags and slices), not seconds, so that a config is accepted or refused the same way on
+every machine; ``benchmarks/bench_bounds.py`` measures what they cost on one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from searchgen_nb.config import ReleaseConfig
+from searchgen_nb.constants import PARTITION_KEYS
+from searchgen_nb.errors import ConfigError
+
+#: Bounds (data contract, § Release config): replicate values kept by the bootstrap
+#: (B × groups × models), pairwise replicate comparisons (B × ranked groups × models²), prompt
+#: draws summed by the bootstrap (B × models × (prompt memberships + prompts × groups)), and
+#: leaderboard rows published ((1 + slices) × board groups × models).
+MAX_VALUES = 100_000_000
+MAX_COMPARISONS = 400_000_000
+MAX_DRAW_SUMS = 40_000_000_000
+MAX_ROWS = 200_000
+#: Bytes of the published files per unit (measured on the demo's artifacts, rounded up).
+_ROW_BYTES, _CELL_BYTES, _PAIR_BYTES = 1_500, 100, 140
+
+
+@dataclass(frozen=True)
+class Work:
+    """The size of a release: prompts, models, tags, slices and bootstrap replicates."""
+
+    n_prompts: int
+    n_models: int
+    n_tags: int  # distinct domain and failure-mode tags: one group each
+    n_slices: int  # published slices (with the slice of every prompt)
+    memberships: int  # prompts summed over every group (All, strata, tags, slices)
+    n_bootstrap: int
+
+    @property
+    def groups(self) -> int:
+        """Bootstrap groups: All, the four strata, every tag, every slice."""
+        return 1 + len(PARTITION_KEYS) + self.n_tags + self.n_slices
+
+    @property
+    def ranked_groups(self) -> int:
+        """Groups with ranks and pairwise tests: All, the strata, the slices."""
+        return 1 + len(PARTITION_KEYS) + self.n_slices
+
+    @property
+    def values(self) -> int:
+        return self.n_bootstrap * self.groups * self.n_models
+
+    @property
+    def comparisons(self) -> int:
+        return self.n_bootstrap * self.ranked_groups * self.n_models**2
+
+    @property
+    def draw_sums(self) -> int:
+        return self.n_bootstrap * self.n_models * (self.memberships + self.n_prompts * self.groups)
+
+    @property
+    def rows(self) -> int:
+        return (1 + self.n_slices) * (1 + len(PARTITION_KEYS) + self.n_tags) * self.n_models
+
+    @property
+    def published_bytes(self) -> int:
+        """Rough size of the leaderboards and ``uncertainty.json``."""
+        pairs = self.ranked_groups * self.n_models * (self.n_models - 1) // 2 if self.n_bootstrap else 0
+        cells = self.groups * self.n_models if self.n_bootstrap else 0
+        return self.rows * _ROW_BYTES + cells * _CELL_BYTES + pairs * _PAIR_BYTES
+
+    def problems(self) -> list[str]:
+        """What exceeds its bound, each with the figure, the bound and what to change."""
+        b, m, g, r = self.n_bootstrap, self.n_models, self.groups, self.ranked_groups
+        out = []
+        if self.values > MAX_VALUES:
+            out.append(f"the bootstrap would keep {self.values:,} replicate values (n_bootstrap {b:,} × {g:,} groups × "
+                       f"{m:,} models; bound {MAX_VALUES:,}, {16 * self.values / 2**30:.1f} GiB): set "
+                       f"uncertainty.n_bootstrap ≤ {_largest_b(self, 'values', MAX_VALUES):,}, or fewer slices, tags or models")
+        if self.comparisons > MAX_COMPARISONS:
+            out.append(f"the pairwise tests would compare {self.comparisons:,} replicate pairs (n_bootstrap {b:,} × {r:,} "
+                       f"ranked groups × {m:,}² models; bound {MAX_COMPARISONS:,}): set uncertainty.n_bootstrap ≤ "
+                       f"{_largest_b(self, 'comparisons', MAX_COMPARISONS):,}, or fewer models or slices")
+        if self.draw_sums > MAX_DRAW_SUMS:
+            out.append(f"the bootstrap would sum {self.draw_sums:,} prompt draws (n_bootstrap {b:,} × {m:,} models × "
+                       f"{self.memberships + self.n_prompts * g:,} prompt memberships; bound {MAX_DRAW_SUMS:,}): set "
+                       f"uncertainty.n_bootstrap ≤ {_largest_b(self, 'draw_sums', MAX_DRAW_SUMS):,}, or fewer slices, tags or models")
+        if self.rows > MAX_ROWS:
+            out.append(f"the leaderboards would hold {self.rows:,} rows ({1 + self.n_slices:,} boards × "
+                       f"{1 + len(PARTITION_KEYS) + self.n_tags:,} groups × {m:,} models; bound {MAX_ROWS:,}, about "
+                       f"{self.rows * _ROW_BYTES / 2**20:,.0f} MiB): publish fewer slices, tags or models")
+        return out
+
+
+def _largest_b(work: Work, figure: str, bound: int) -> int:
+    """The largest n_bootstrap that keeps ``figure`` within ``bound`` (the figure is linear in B)."""
+    per_replicate = getattr(Work(**{**work.__dict__, "n_bootstrap": 1}), figure)
+    return bound // max(per_replicate, 1)
+
+
+def measure(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
+    """The :class:`Work` of a release: its prompt records (``stratum``, ``search_type``,
+    ``domains``, ``failure_modes``) and ``{slice: prompt indices}``."""
+    tags = {("domain", t) for p in prompts for t in p["domains"]} | {("failure_mode", t) for p in prompts for t in p["failure_modes"]}
+    strata = sum(1 + (p["search_type"] != p["stratum"]) for p in prompts)
+    in_tags = sum(len(set(p["domains"])) + len(set(p["failure_modes"])) for p in prompts)
+    in_slices = sum(len(idx) for idx in members.values())
+    return Work(len(prompts), len(cfg.models), len(tags), len(members), len(prompts) + strata + in_tags + in_slices,
+                cfg.uncertainty.n_bootstrap)
+
+
+def check_work(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
+    """:func:`measure`, raising :class:`ConfigError` naming the config and every figure above
+    its bound (with the setting to change); returns the estimate otherwise."""
+    work = measure(cfg, prompts, members)
+    problems = work.problems()
+    if problems:
+        raise ConfigError(f"config {cfg.config_path}: the release asks for more work than this version bounds "
+                          "(data contract, § Release config): " + "; ".join(problems))
+    return work
+
+
+def preflight(cfg: ReleaseConfig, prompt_set) -> Work:
+    """Before any result file is read: every configured slice holds a prompt
+    (:func:`searchgen_nb.slices.refuse_empty`) and the work is within bounds (:func:`check_work`).
+    ``prompt_set``: the release's :class:`searchgen_nb.prompts.PromptSet`."""
+    from searchgen_nb.records import prompt_record
+    from searchgen_nb.slices import refuse_empty, slice_members, slice_specs
+
+    prompts = [prompt_record(p, i) for i, p in enumerate(prompt_set.prompts)]
+    specs = slice_specs(cfg.slices, len(prompts))
+    members = slice_members(prompts, specs)
+    refuse_empty(specs, members, cfg.config_path)
+    return check_work(cfg, prompts, members)
