@@ -344,12 +344,18 @@ def _string_problems(raw: object) -> list[str]:
     return problems
 
 
-def _twin_problems(cfg: "ReleaseConfig") -> list[str]:
-    """Model ids, or display names, that look the same (:func:`twins`: they differ only by
-    invisible characters or Unicode normalisation, or not at all)."""
-    names = [("model ids", list(cfg.models)), ("display names", [m.display_name for m in cfg.models.values()])]
-    return [f"{what} {excerpt(a, 60)} and {excerpt(b, 60)} look the same (they differ only by invisible characters "
-            "or Unicode normalisation, or not at all)" for what, values in names for a, b in twins(values)]
+def _twin_problems(raw: dict) -> list[str]:
+    """Model ids, or display names, of a loaded config that look the same (:func:`twins`: they
+    differ only by invisible characters or Unicode normalisation, or not at all)."""
+    models = raw.get("models") if isinstance(raw.get("models"), dict) else {}
+    ids = [m for m in models if isinstance(m, str)]
+    names = [v["display_name"] for v in models.values() if isinstance(v, dict) and isinstance(v.get("display_name"), str)]
+    def ascii_(s: str) -> str:  # each twin written so that their difference shows
+        return excerpt(s.encode("ascii", "backslashreplace").decode("ascii"), 60)
+
+    return [f"`models`: {what} {ascii_(a)} and {ascii_(b)} look the same (they differ only by invisible "
+            "characters or Unicode normalisation, or not at all)"
+            for what, values in (("model ids", ids), ("display names", names)) for a, b in twins(values)]
 
 
 def load_config(path: str | os.PathLike) -> ReleaseConfig:
@@ -384,7 +390,7 @@ def config_from_dict(raw: object, config_path: Path) -> ReleaseConfig:
     """Validate an already-parsed config mapping; ``config_path`` anchors relative paths."""
     if not isinstance(raw, dict):
         raise ConfigError(f"config {config_path}: top level must be a mapping, got {type(raw).__name__}")
-    problems = _string_problems(raw)
+    problems = _twin_problems(raw) + _string_problems(raw)
     if problems:
         raise ConfigError(f"config {config_path}: " + "; ".join(problems[:5]))
     try:
@@ -392,9 +398,6 @@ def config_from_dict(raw: object, config_path: Path) -> ReleaseConfig:
     except ValidationError as exc:
         lines = _format_pydantic(exc)
         raise ConfigError(f"config {config_path}: " + "; ".join(lines)) from None
-    problems = _twin_problems(cfg)
-    if problems:
-        raise ConfigError(f"config {config_path}: `models`: " + "; ".join(problems[:5]))
     if cfg.expected and cfg.expected.n_scored:
         unknown = sorted(set(cfg.expected.n_scored) - set(cfg.models))
         if unknown:
