@@ -57,10 +57,10 @@ def _copy_models(demo: Path, cfg: dict, k: int, work: Path) -> None:
     new_root = work / "results"
     if not new_root.exists():
         shutil.copytree(root, new_root)
-        for row in new_root.glob("*/*"):  # {release_row}/{lane}/{source_id}
-            for src in list(row.iterdir()):
-                for c in range(2, k + 1):
-                    shutil.copytree(src, src.with_name(f"{src.name}-k{c}"))
+        sources = {m["source_id"] for m in cfg["models"].values()}
+        for src in [d for d in new_root.rglob("*") if d.is_dir() and d.name in sources]:
+            for c in range(2, k + 1):
+                shutil.copytree(src, src.with_name(f"{src.name}-k{c}"))
     cfg["results_root"] = str(new_root)
     cfg["models"] = models
 

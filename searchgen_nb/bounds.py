@@ -14,14 +14,17 @@ from searchgen_nb.config import ReleaseConfig
 from searchgen_nb.constants import PARTITION_KEYS
 from searchgen_nb.errors import ConfigError
 
-#: Bounds (data contract, § Release config): replicate values kept by the bootstrap
-#: (B × groups × models), pairwise replicate comparisons (B × ranked groups × models²), prompt
-#: draws summed by the bootstrap (B × models × (prompt memberships + prompts × groups)), and
-#: leaderboard rows published ((1 + slices) × board groups × models).
-MAX_VALUES = 100_000_000
-MAX_COMPARISONS = 400_000_000
-MAX_DRAW_SUMS = 40_000_000_000
-MAX_ROWS = 200_000
+#: Bounds (data contract, § Release config), each set so that its figure alone costs this
+#: 2-core machine under load about 45 s of `data` and at most about 1.5 GB
+#: (benchmarks/README.md, "Bounded work"): replicate values the bootstrap keeps (B × groups ×
+#: models), pairwise replicate comparisons (B × ranked groups × models²), prompt draws summed
+#: (B × models × (prompt memberships + prompts × groups)), leaderboard rows ((1 + slices) ×
+#: board groups × models) and bytes of the leaderboards and uncertainty.json.
+MAX_VALUES = 25_000_000
+MAX_COMPARISONS = 150_000_000
+MAX_DRAW_SUMS = 600_000_000_000
+MAX_ROWS = 60_000
+MAX_PUBLISHED_BYTES = 100 * 2**20
 #: Bytes of the published files per unit (measured on the demo's artifacts, rounded up).
 _ROW_BYTES, _CELL_BYTES, _PAIR_BYTES = 1_500, 100, 140
 
@@ -71,25 +74,28 @@ class Work:
         return self.rows * _ROW_BYTES + cells * _CELL_BYTES + pairs * _PAIR_BYTES
 
     def problems(self) -> list[str]:
-        """What exceeds its bound, each with the figure, the bound and what to change."""
-        b, m, g, r = self.n_bootstrap, self.n_models, self.groups, self.ranked_groups
+        """What exceeds its bound, each with the figure, how it is made, the bound and what to
+        change (for a figure that grows with B, the largest n_bootstrap within the bound)."""
+        b, m, groups, g = f"n_bootstrap {self.n_bootstrap:,}", f"{self.n_models:,}", f"{self.groups:,} groups", self.groups
+        board = 1 + len(PARTITION_KEYS) + self.n_tags
+        fewer = "fewer slices, tags or models"
+        figures = [
+            ("values", MAX_VALUES, f"the bootstrap would keep {self.values:,} replicate values ({b} × {groups} × {m} models)", fewer),
+            ("comparisons", MAX_COMPARISONS, f"the pairwise tests would compare {self.comparisons:,} replicate pairs "
+             f"({b} × {self.ranked_groups:,} ranked groups × {m}² models)", "fewer models or slices"),
+            ("draw_sums", MAX_DRAW_SUMS, f"the bootstrap would sum {self.draw_sums:,} prompt draws ({b} × {m} models × "
+             f"{self.memberships + self.n_prompts * g:,} prompt memberships)", fewer),
+            ("rows", MAX_ROWS, f"the leaderboards would hold {self.rows:,} rows ({1 + self.n_slices:,} boards × {board:,} "
+             f"groups × {m} models)", None),
+            ("published_bytes", MAX_PUBLISHED_BYTES, f"the leaderboards and uncertainty.json would take about "
+             f"{self.published_bytes / 2**20:,.0f} MiB", None),
+        ]
         out = []
-        if self.values > MAX_VALUES:
-            out.append(f"the bootstrap would keep {self.values:,} replicate values (n_bootstrap {b:,} × {g:,} groups × "
-                       f"{m:,} models; bound {MAX_VALUES:,}, {16 * self.values / 2**30:.1f} GiB): set "
-                       f"uncertainty.n_bootstrap ≤ {_largest_b(self, 'values', MAX_VALUES):,}, or fewer slices, tags or models")
-        if self.comparisons > MAX_COMPARISONS:
-            out.append(f"the pairwise tests would compare {self.comparisons:,} replicate pairs (n_bootstrap {b:,} × {r:,} "
-                       f"ranked groups × {m:,}² models; bound {MAX_COMPARISONS:,}): set uncertainty.n_bootstrap ≤ "
-                       f"{_largest_b(self, 'comparisons', MAX_COMPARISONS):,}, or fewer models or slices")
-        if self.draw_sums > MAX_DRAW_SUMS:
-            out.append(f"the bootstrap would sum {self.draw_sums:,} prompt draws (n_bootstrap {b:,} × {m:,} models × "
-                       f"{self.memberships + self.n_prompts * g:,} prompt memberships; bound {MAX_DRAW_SUMS:,}): set "
-                       f"uncertainty.n_bootstrap ≤ {_largest_b(self, 'draw_sums', MAX_DRAW_SUMS):,}, or fewer slices, tags or models")
-        if self.rows > MAX_ROWS:
-            out.append(f"the leaderboards would hold {self.rows:,} rows ({1 + self.n_slices:,} boards × "
-                       f"{1 + len(PARTITION_KEYS) + self.n_tags:,} groups × {m:,} models; bound {MAX_ROWS:,}, about "
-                       f"{self.rows * _ROW_BYTES / 2**20:,.0f} MiB): publish fewer slices, tags or models")
+        for name, bound, said, other in figures:
+            if getattr(self, name) > bound:
+                shown = f"{bound / 2**20:,.0f} MiB" if name == "published_bytes" else f"{bound:,}"
+                change = f"set uncertainty.n_bootstrap ≤ {_largest_b(self, name, bound):,}, or {other}" if other else f"publish {fewer}"
+                out.append(f"{said}; bound {shown}: {change}")
         return out
 
 
