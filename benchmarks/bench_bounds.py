@@ -52,8 +52,12 @@ def _copy_models(demo: Path, cfg: dict, k: int, work: Path) -> None:
     for mid, m in cfg["models"].items():
         models[mid] = m
         for c in range(2, k + 1):
-            models[f"{mid}_k{c}"] = {**m, "display_name": f"{m['display_name']} k{c}", "source_id": f"{m['source_id']}-k{c}",
-                                     "generator_name": m["source_id"]}
+            models[f"{mid}_k{c}"] = {
+                **m,
+                "display_name": f"{m['display_name']} k{c}",
+                "source_id": f"{m['source_id']}-k{c}",
+                "generator_name": m["source_id"],
+            }
     new_root = work / "results"
     if not new_root.exists():
         shutil.copytree(root, new_root)
@@ -75,8 +79,17 @@ def variant(demo: Path, spec: str, work: Path) -> Path:
     if b_text:
         cfg.setdefault("uncertainty", {})["n_bootstrap"] = int(b_text)
     if name == "slices":
-        tags = sorted({t for line in open(cfg["dataset"], encoding="utf-8") for t in json.loads(line)["domains"]})
-        cfg["slices"] = {**cfg.get("slices", {}), **{f"s{i}": {"field": "domains", "include": [tags[i % len(tags)]]} for i in range(k)}}
+        tags = sorted(
+            {
+                t
+                for line in open(cfg["dataset"], encoding="utf-8")
+                for t in json.loads(line)["domains"]
+            }
+        )
+        cfg["slices"] = {
+            **cfg.get("slices", {}),
+            **{f"s{i}": {"field": "domains", "include": [tags[i % len(tags)]]} for i in range(k)},
+        }
     elif name == "tags1":
         first = json.loads(open(cfg["dataset"], encoding="utf-8").readline())
         first["domains"] = [f"T{i}" for i in range(k)]
@@ -107,26 +120,55 @@ def estimate(config: Path) -> dict:
         from searchgen_nb.records import prompt_record
         from searchgen_nb.slices import slice_members, slice_specs
 
-        prompts = [prompt_record(p, i) for i, p in enumerate(read_prompts(cfg.dataset_path).prompts)]
+        prompts = [
+            prompt_record(p, i) for i, p in enumerate(read_prompts(cfg.dataset_path).prompts)
+        ]
         w = measure(cfg, prompts, slice_members(prompts, slice_specs(cfg.slices, len(prompts))))
         ok = False
-    return {"within_bounds": ok, "values": w.values, "comparisons": w.comparisons, "draw_sums": w.draw_sums,
-            "rows": w.rows, "published_bytes": w.published_bytes}
+    return {
+        "within_bounds": ok,
+        "values": w.values,
+        "comparisons": w.comparisons,
+        "draw_sums": w.draw_sums,
+        "rows": w.rows,
+        "published_bytes": w.published_bytes,
+    }
 
 
 #: ``searchgen-nb`` with the bounds lifted (``--unbounded``: to measure beyond them).
-_UNBOUNDED = ("import sys, searchgen_nb.bounds as b; b.MAX_VALUES = b.MAX_COMPARISONS = b.MAX_DRAW_SUMS = b.MAX_ROWS = 10**30; "
-              "from searchgen_nb.cli import main; sys.argv[0] = 'searchgen-nb'; main()")
+_UNBOUNDED = (
+    "import sys, searchgen_nb.bounds as b; "
+    "b.MAX_VALUES = b.MAX_COMPARISONS = b.MAX_DRAW_SUMS = 10**30; "
+    "b.MAX_ROWS = b.MAX_PUBLISHED_BYTES = 10**30; "
+    "from searchgen_nb.cli import main; sys.argv[0] = 'searchgen-nb'; main()"
+)
 
 
 def run(config: Path, out: Path, unbounded: bool) -> dict:
     timings = out.with_suffix(".timings.json")
-    head = [sys.executable, "-c", _UNBOUNDED] if unbounded else [str(Path(sys.executable).with_name("searchgen-nb"))]
-    cmd = [*head, "data", str(config), "--out", str(out), "--no-progress", "--timings", str(timings)]
+    head = (
+        [sys.executable, "-c", _UNBOUNDED]
+        if unbounded
+        else [str(Path(sys.executable).with_name("searchgen-nb"))]
+    )
+    cmd = [
+        *head,
+        "data",
+        str(config),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--timings",
+        str(timings),
+    ]
     timings.unlink(missing_ok=True)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    res = {"exit": proc.returncode, "wall_s": round(time.perf_counter() - t0, 1), "stderr": proc.stderr.strip()[-300:]}
+    res = {
+        "exit": proc.returncode,
+        "wall_s": round(time.perf_counter() - t0, 1),
+        "stderr": proc.stderr.strip()[-300:],
+    }
     if timings.exists():
         t = json.loads(timings.read_text())
         res["peak_rss_mib"] = t["peak_rss_mb"]
@@ -139,8 +181,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("demo", type=Path, help="a folder written by searchgen-nb demo --out")
     ap.add_argument("variants", nargs="+")
-    ap.add_argument("--work", type=Path, required=True, help="folder for the variants' configs and data")
-    ap.add_argument("--unbounded", action="store_true", help="lift the bounds (to measure what they refuse)")
+    ap.add_argument(
+        "--work", type=Path, required=True, help="folder for the variants' configs and data"
+    )
+    ap.add_argument(
+        "--unbounded", action="store_true", help="lift the bounds (to measure what they refuse)"
+    )
     args = ap.parse_args()
     for spec in args.variants:
         work = args.work / spec.replace(":", "_").replace("/", "_b")

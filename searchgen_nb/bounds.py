@@ -69,38 +69,76 @@ class Work:
     @property
     def published_bytes(self) -> int:
         """Rough size of the leaderboards and ``uncertainty.json``."""
-        pairs = self.ranked_groups * self.n_models * (self.n_models - 1) // 2 if self.n_bootstrap else 0
+        pairs = (
+            self.ranked_groups * self.n_models * (self.n_models - 1) // 2 if self.n_bootstrap else 0
+        )
         cells = self.groups * self.n_models if self.n_bootstrap else 0
         return self.rows * _ROW_BYTES + cells * _CELL_BYTES + pairs * _PAIR_BYTES
 
     def problems(self) -> list[str]:
         """What exceeds its bound, each with the figure, how it is made, the bound and what to
         change (for a figure that grows with B, the largest n_bootstrap within the bound)."""
-        b, m, groups, g = f"n_bootstrap {self.n_bootstrap:,}", f"{self.n_models:,}", f"{self.groups:,} groups", self.groups
+        b, m, groups, g = (
+            f"n_bootstrap {self.n_bootstrap:,}",
+            f"{self.n_models:,}",
+            f"{self.groups:,} groups",
+            self.groups,
+        )
         board = 1 + len(PARTITION_KEYS) + self.n_tags
         fewer = "fewer slices, tags or models"
         figures = [
-            ("values", MAX_VALUES, f"the bootstrap would keep {self.values:,} replicate values ({b} × {groups} × {m} models)", fewer),
-            ("comparisons", MAX_COMPARISONS, f"the pairwise tests would compare {self.comparisons:,} replicate pairs "
-             f"({b} × {self.ranked_groups:,} ranked groups × {m}² models)", "fewer models or slices"),
-            ("draw_sums", MAX_DRAW_SUMS, f"the bootstrap would sum {self.draw_sums:,} prompt draws ({b} × {m} models × "
-             f"{self.memberships + self.n_prompts * g:,} prompt memberships)", fewer),
-            ("rows", MAX_ROWS, f"the leaderboards would hold {self.rows:,} rows ({1 + self.n_slices:,} boards × {board:,} "
-             f"groups × {m} models)", None),
-            ("published_bytes", MAX_PUBLISHED_BYTES, f"the leaderboards and uncertainty.json would take about "
-             f"{self.published_bytes / 2**20:,.0f} MiB", None),
+            (
+                "values",
+                MAX_VALUES,
+                f"the bootstrap would keep {self.values:,} replicate values "
+                f"({b} × {groups} × {m} models)",
+                fewer,
+            ),
+            (
+                "comparisons",
+                MAX_COMPARISONS,
+                f"the pairwise tests would compare {self.comparisons:,} replicate pairs "
+                f"({b} × {self.ranked_groups:,} ranked groups × {m}² models)",
+                "fewer models or slices",
+            ),
+            (
+                "draw_sums",
+                MAX_DRAW_SUMS,
+                f"the bootstrap would sum {self.draw_sums:,} prompt draws ({b} × {m} models × "
+                f"{self.memberships + self.n_prompts * g:,} prompt memberships)",
+                fewer,
+            ),
+            (
+                "rows",
+                MAX_ROWS,
+                f"the leaderboards would hold {self.rows:,} rows "
+                f"({1 + self.n_slices:,} boards × {board:,} "
+                f"groups × {m} models)",
+                None,
+            ),
+            (
+                "published_bytes",
+                MAX_PUBLISHED_BYTES,
+                f"the leaderboards and uncertainty.json would take about "
+                f"{self.published_bytes / 2**20:,.0f} MiB",
+                None,
+            ),
         ]
         out = []
         for name, bound, said, other in figures:
             if getattr(self, name) > bound:
                 shown = f"{bound / 2**20:,.0f} MiB" if name == "published_bytes" else f"{bound:,}"
-                change = f"set uncertainty.n_bootstrap ≤ {_largest_b(self, name, bound):,}, or {other}" if other else f"publish {fewer}"
+                change = (
+                    f"set uncertainty.n_bootstrap ≤ {_largest_b(self, name, bound):,}, or {other}"
+                    if other
+                    else f"publish {fewer}"
+                )
                 out.append(f"{said}; bound {shown}: {change}")
         return out
 
 
 def _largest_b(work: Work, figure: str, bound: int) -> int:
-    """The largest n_bootstrap that keeps ``figure`` within ``bound`` (the figure is linear in B)."""
+    """The largest n_bootstrap that keeps ``figure`` within ``bound`` (linear in B)."""
     per_replicate = getattr(Work(**{**work.__dict__, "n_bootstrap": 1}), figure)
     return bound // max(per_replicate, 1)
 
@@ -108,12 +146,20 @@ def _largest_b(work: Work, figure: str, bound: int) -> int:
 def measure(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
     """The :class:`Work` of a release: its prompt records (``stratum``, ``search_type``,
     ``domains``, ``failure_modes``) and ``{slice: prompt indices}``."""
-    tags = {("domain", t) for p in prompts for t in p["domains"]} | {("failure_mode", t) for p in prompts for t in p["failure_modes"]}
+    tags = {("domain", t) for p in prompts for t in p["domains"]} | {
+        ("failure_mode", t) for p in prompts for t in p["failure_modes"]
+    }
     strata = sum(1 + (p["search_type"] != p["stratum"]) for p in prompts)
     in_tags = sum(len(set(p["domains"])) + len(set(p["failure_modes"])) for p in prompts)
     in_slices = sum(len(idx) for idx in members.values())
-    return Work(len(prompts), len(cfg.models), len(tags), len(members), len(prompts) + strata + in_tags + in_slices,
-                cfg.uncertainty.n_bootstrap)
+    return Work(
+        len(prompts),
+        len(cfg.models),
+        len(tags),
+        len(members),
+        len(prompts) + strata + in_tags + in_slices,
+        cfg.uncertainty.n_bootstrap,
+    )
 
 
 def check_work(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
@@ -122,8 +168,10 @@ def check_work(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
     work = measure(cfg, prompts, members)
     problems = work.problems()
     if problems:
-        raise ConfigError(f"config {cfg.config_path}: the release asks for more work than this version bounds "
-                          "(data contract, § Release config): " + "; ".join(problems))
+        raise ConfigError(
+            f"config {cfg.config_path}: the release asks for more work than this version bounds "
+            "(data contract, § Release config): " + "; ".join(problems)
+        )
     return work
 
 

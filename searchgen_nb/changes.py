@@ -230,7 +230,8 @@ def compare(old_folder: Path | Published, new_folder: Path | Published) -> dict:
         for m in sorted(common):
             b, a = before.get(m) or {}, after.get(m) or {}
             cells[m] = {"overall_9_before": b.get("overall_9"), "overall_9_after": a.get("overall_9"),
-                        "delta": _delta(a.get("overall_9"), b.get("overall_9"), decimals), "rank_before": b.get("rank"), "rank_after": a.get("rank")}
+                        "delta": _delta(a.get("overall_9"), b.get("overall_9"), decimals),
+                        "rank_before": b.get("rank"), "rank_after": a.get("rank")}
         groups[key] = cells
     return {
         "first_release": False,
@@ -310,7 +311,8 @@ def _rank(r: object) -> str:
 def _group_label(key: str) -> str:
     """The group's name as Markdown text (its tag or slice name escaped)."""
     kind, _, name = key.partition(":")
-    prefix = {"stratum": "", "domain": "domain ", "failure_mode": "failure mode ", "slice": "slice "}.get(kind)
+    prefix = {"stratum": "", "domain": "domain ", "failure_mode": "failure mode ",
+              "slice": "slice "}.get(kind)
     return "All" if kind == "all" or prefix is None else prefix + _esc(name)
 
 
@@ -332,13 +334,16 @@ def markdown(ch: dict, names: dict[str, str] | None = None, max_groups: int = 8,
     if mo["removed"]:
         lines.append(f"- Models removed: {', '.join(_code(m) for m in mo['removed'])}")
     for c in mo.get("changed", []):
-        lines.append(f"- {who(c['model_id'])}: " + "; ".join(f"{_esc(f.replace('_', ' '))} {_esc(a)} → {_esc(b)}" for f, (a, b) in c["fields"].items()))
+        fields = (f"{_esc(f.replace('_', ' '))} {_esc(a)} → {_esc(b)}"
+                  for f, (a, b) in c["fields"].items())
+        lines.append(f"- {who(c['model_id'])}: " + "; ".join(fields))
     for label, items in (("added", pr["added"]), ("removed", pr["removed"])):
         if items:
             shown = ", ".join(_code(s) for s in items[:max_prompts]) + (f" and {len(items) - max_prompts} more" if len(items) > max_prompts else "")
             lines.append(f"- {len(items)} prompt{'s' if len(items) != 1 else ''} {label}: {shown}")
     if pr["metadata_changed"]:
-        shown = ", ".join(f"{_code(c['sample_id'])} ({', '.join(_esc(f) for f in c['fields'])})" for c in pr["metadata_changed"][:max_prompts])
+        shown = ", ".join(f"{_code(c['sample_id'])} ({', '.join(_esc(f) for f in c['fields'])})"
+                          for c in pr["metadata_changed"][:max_prompts])
         more = len(pr["metadata_changed"]) - max_prompts
         lines.append(f"- {len(pr['metadata_changed'])} prompt(s) with changed metadata: {shown}" + (f" and {more} more" if more > 0 else ""))
     changed: dict[str, list[tuple[str, dict]]] = {}
@@ -381,7 +386,8 @@ def markdown(ch: dict, names: dict[str, str] | None = None, max_groups: int = 8,
             score_only.setdefault(p["model_id"], []).append(p)
     for (m, a, b), sids in sorted(transitions.items()):
         shown = ", ".join(_code(s) for s in sids[:max_prompts]) + (f" and {len(sids) - max_prompts} more" if len(sids) > max_prompts else "")
-        lines.append(f"- {who(m)}: {len(sids)} result{'s' if len(sids) != 1 else ''} {_esc(a)} → {_esc(b)}: {shown}")
+        results = f"{len(sids)} result{'s' if len(sids) != 1 else ''}"
+        lines.append(f"- {who(m)}: {results} {_esc(a)} → {_esc(b)}: {shown}")
     for m, ps in sorted(score_only.items()):
         lower = sum(1 for p in ps if (p["overall_9_after"] or 0) < (p["overall_9_before"] or 0))
         lines.append(f"- {who(m)}: Overall-9 of {len(ps)} scored prompt{'s' if len(ps) != 1 else ''} changed ({lower} lower, {len(ps) - lower} higher)")
@@ -391,12 +397,16 @@ def markdown(ch: dict, names: dict[str, str] | None = None, max_groups: int = 8,
         lines += ["", "### Score changes", "", "| group | model | Overall-9 before | after | Δ | rank before | rank after |", "|---|---|---:|---:|---:|---:|---:|"]
         for m in sorted(changed):
             for key, c in sorted(changed[m], key=lambda kc: (kc[0] != "all:All", -abs(kc[1]["delta"] or 0), kc[0])):
-                lines.append(f"| {_group_label(key)} | {_esc(names.get(m, m))} | {_fmt(c['overall_9_before'])} | {_fmt(c['overall_9_after'])} | "
-                             f"{_fmt(c['delta'], True)} | {_rank(c['rank_before'])} | {_rank(c['rank_after'])} |")
+                lines.append(f"| {_group_label(key)} | {_esc(names.get(m, m))} | "
+                             f"{_fmt(c['overall_9_before'])} | {_fmt(c['overall_9_after'])} | "
+                             f"{_fmt(c['delta'], True)} | {_rank(c['rank_before'])} | "
+                             f"{_rank(c['rank_after'])} |")
     if ch["pairs"]:
         lines += ["", "### Prompt × model changes", "", "| model | sample_id | status before | status after | raw Overall-9 before | after |", "|---|---|---|---|---:|---:|"]
         for p in ch["pairs"]:
-            lines.append(f"| {_esc(names.get(p['model_id'], p['model_id']))} | {_code(p['sample_id'])} | {_esc(p['status_before'])} | {_esc(p['status_after'])} | "
+            lines.append(f"| {_esc(names.get(p['model_id'], p['model_id']))} | "
+                         f"{_code(p['sample_id'])} | "
+                         f"{_esc(p['status_before'])} | {_esc(p['status_after'])} | "
                          f"{_raw(p['overall_9_before'])} | {_raw(p['overall_9_after'])} |")
     return "\n".join(lines) + "\n"
 

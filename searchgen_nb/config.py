@@ -338,7 +338,8 @@ def _string_problems(raw: object) -> list[str]:
     models = raw.get("models") if isinstance(raw.get("models"), dict) else {}
     strict = {f"key {excerpt(m, 40)} of models" for m in models if isinstance(m, str)}
     for where, s in strings(raw):
-        bad = hidden_char(s, strict=where in strict or (where.startswith("slices.") and ".include[" in where))
+        selects = where.startswith("slices.") and ".include[" in where
+        bad = hidden_char(s, strict=where in strict or selects)
         if bad is not None:
             problems.append(f"`{where}`: {excerpt(s, 60)} holds {bad}")
     return problems
@@ -349,13 +350,16 @@ def _twin_problems(raw: dict) -> list[str]:
     differ only by invisible characters or Unicode normalisation, or not at all)."""
     models = raw.get("models") if isinstance(raw.get("models"), dict) else {}
     ids = [m for m in models if isinstance(m, str)]
-    names = [v["display_name"] for v in models.values() if isinstance(v, dict) and isinstance(v.get("display_name"), str)]
+    names = [v["display_name"] for v in models.values()
+             if isinstance(v, dict) and isinstance(v.get("display_name"), str)]
+
     def ascii_(s: str) -> str:  # each twin written so that their difference shows
         return excerpt(s.encode("ascii", "backslashreplace").decode("ascii"), 60)
 
-    return [f"`models`: {what} {ascii_(a)} and {ascii_(b)} look the same (they differ only by invisible "
-            "characters or Unicode normalisation, or not at all)"
-            for what, values in (("model ids", ids), ("display names", names)) for a, b in twins(values)]
+    return [f"`models`: {what} {ascii_(a)} and {ascii_(b)} look the same (they differ only by "
+            "invisible characters or Unicode normalisation, or not at all)"
+            for what, values in (("model ids", ids), ("display names", names))
+            for a, b in twins(values)]
 
 
 def load_config(path: str | os.PathLike) -> ReleaseConfig:

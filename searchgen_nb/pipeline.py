@@ -227,7 +227,7 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     previous_release(cfg)  # a wrong previous_release stops the release before any work
     folder.mkdir(parents=True, exist_ok=True)
     prompt_set = read_prompts(cfg.dataset_path)
-    preflight(cfg, prompt_set)  # an empty slice or unbounded work stops here, before any result is read
+    preflight(cfg, prompt_set)  # an empty slice or too much work stops here, before any result
     extraction = extract_records(cfg, prompt_set, progress)
     sha = {"prompt_scores.jsonl": write_jsonl(folder / "prompt_scores.jsonl", extraction.table.records())}
     partition = partition_counts(extraction.table.prompts)

@@ -136,10 +136,12 @@ def read_prompts(path: str | Path) -> PromptSet:
             if value is None:
                 value = []
             if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
-                raise _fail(path, lineno, sid, f"{name} must be a list of strings, got {excerpt(json.dumps(value), 80)}")
+                got = excerpt(json.dumps(value), 80)
+                raise _fail(path, lineno, sid, f"{name} must be a list of strings, got {got}")
             hidden = next(((t, why) for t in value if (why := hidden_char(t, strict=True))), None)
             if hidden:
-                raise _fail(path, lineno, sid, f"{name}: tag {excerpt(hidden[0], 60)} holds {hidden[1]}")
+                tag = excerpt(hidden[0], 60)
+                raise _fail(path, lineno, sid, f"{name}: tag {tag} holds {hidden[1]}")
             unique = list(dict.fromkeys(value))
             if len(unique) != len(value):
                 dups = sorted({t for t in value if value.count(t) > 1})

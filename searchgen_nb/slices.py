@@ -104,11 +104,14 @@ def manifest_slices(specs: dict[str, SliceConfig], members: dict[str, np.ndarray
     }
 
 
-def refuse_empty(specs: dict[str, SliceConfig], members: dict[str, np.ndarray], config_path: str) -> None:
+def refuse_empty(specs: dict[str, SliceConfig], members: dict[str, np.ndarray], 
+                 config_path: str) -> None:
     """Raise :class:`ConfigError` naming the config and every slice whose ``include`` selects no
     prompt (a typo publishes an empty slice otherwise), unless its ``expected_rows`` is 0."""
-    empty = [name for name, spec in specs.items() if len(members[name]) == 0 and spec.include and spec.expected_rows != 0]
+    empty = [name for name, spec in specs.items()
+             if len(members[name]) == 0 and spec.include and spec.expected_rows != 0]
     if empty:
-        said = "; ".join(f"slice {name}: field {specs[name].field} holds none of {excerpt(specs[name].include, 80)}" for name in empty[:5])
-        raise ConfigError(f"config {config_path}: `slices`: no prompt is in {len(empty)} slice(s): {said} "
-                          "(set expected_rows: 0 for a slice meant to be empty)")
+        said = "; ".join(f"slice {name}: field {specs[name].field} holds none of "
+                         f"{excerpt(specs[name].include, 80)}" for name in empty[:5])
+        raise ConfigError(f"config {config_path}: `slices`: no prompt is in {len(empty)} slice(s): "
+                          f"{said} (set expected_rows: 0 for a slice meant to be empty)")

@@ -95,6 +95,9 @@ def strict_loads(text: str | bytes) -> object:
 
 #: Bidirectional embeddings, overrides and isolates: they reorder the text around them.
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+#: Unicode categories that never show as themselves on one line, and what they are.
+_HIDDEN = {"Cc": "a control character", "Zl": "a line separator", "Zp": "a paragraph separator",
+           "Cs": "a lone surrogate"}
 
 
 def hidden_char(text: str, strict: bool = False) -> str | None:
@@ -104,10 +107,10 @@ def hidden_char(text: str, strict: bool = False) -> str | None:
     any non-printable character (zero-width ones, no-break spaces) as well."""
     for c in text:
         cat = unicodedata.category(c)
-        if cat in ("Cc", "Zl", "Zp", "Cs") or c in BIDI_CONTROLS or (strict and not c.isprintable()):
-            what = "a bidirectional control" if c in BIDI_CONTROLS else "a control character" if cat == "Cc" else \
-                "a lone surrogate" if cat == "Cs" else "an invisible or non-printable character"
-            return f"{what} (U+{ord(c):04X})"
+        if c in BIDI_CONTROLS:
+            return f"a bidirectional control (U+{ord(c):04X})"
+        if cat in _HIDDEN or (strict and not c.isprintable()):
+            return f"{_HIDDEN.get(cat, 'an invisible or non-printable character')} (U+{ord(c):04X})"
     return None
 
 
@@ -136,7 +139,8 @@ def twins(names: list[str]) -> list[tuple[str, str]]:
 def shown(text: object) -> str:
     """``text`` with every character that does not show as itself written as an escape
     (``\\n``, ``\\u200b``, ``\\u202e``): one line, in visible characters."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in str(text))
 
 
 def md_text(text: object) -> str:

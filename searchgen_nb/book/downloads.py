@@ -57,8 +57,9 @@ def leaderboard_csv(name: str, data) -> str:
         for r in rows:
             comps, counts = r.get("components") or {}, r.get("component_counts") or {}
             values = [r.get(k) for k in _ROW_KEYS] + [comps.get(c) for c in COMPONENTS] + [counts.get(c) for c in COMPONENTS]
-            cells = [*key, *("" if v is None else str(v).lower() if isinstance(v, bool) else v for v in values)]
-            w.writerow([csv_cell(v) for v in cells])  # a name read as a formula by a spreadsheet is text
+            cells = [*key, *("" if v is None else str(v).lower() if isinstance(v, bool) else v
+                             for v in values)]
+            w.writerow([csv_cell(v) for v in cells])  # no name is read as a spreadsheet formula
     return buf.getvalue()
 
 

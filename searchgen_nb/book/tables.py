@@ -313,15 +313,17 @@ EXPLORER_FILTERS = {"stratum": "stratum", "domain": "domains", "failure_mode": "
 
 
 def _row_values(r: Mapping[str, Any], models: Sequence[tuple[str, str]]) -> str:
-    """A prompt's whole values for the explorer's URL filters, as the row's ``data-sg-values``
-    JSON: ``{stratum: [search type, and SearchIntensive], domains, failure_modes, slices: [...],
-    statuses: {model_id: status}}`` (read by ``searchgen-nb.js``; compared as whole strings)."""
+    """A prompt's whole values for the explorer's URL filters: the row's ``data-sg-values``
+    attribute (single-quoted) holding JSON ``{stratum: [search type, and SearchIntensive],
+    domains, failure_modes, slices: [...], statuses: [status of each model, in column order]}``
+    (read by ``searchgen-nb.js``; compared as whole strings)."""
     values = {
         "stratum": [r["stratum"]] + ([] if r["stratum"] == "NoSearch" else ["SearchIntensive"]),
         **{k: list(r[k]) for k in ("domains", "failure_modes", "slices")},
-        "statuses": {m: r["statuses"][m] for m, _ in models},
+        "statuses": [r["statuses"][m] for m, _ in models],
     }
-    return _esc(json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+    text = json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "'" + text.replace("&", "&amp;").replace("<", "&lt;").replace("'", "&#x27;") + "'"
 
 
 def prompt_table(
@@ -367,7 +369,7 @@ def prompt_table(
             cells.append(_num_td(v, decimals) if v is not None else _num_td(None, na=short.get(st, NA)))
         words = " ".join(f"{m}={r['statuses'][m]}" for m, _ in models)
         cells.append(f"<td>{_esc(words)}</td>")
-        body.append(f'<tr data-sg-values="{_row_values(r, models)}">{"".join(cells)}</tr>')
+        body.append(f'<tr data-sg-values={_row_values(r, models)}>{"".join(cells)}</tr>')
     options = {"autoWidth": False, "order": [[0, "asc"]], "pageLength": page_length, "paging": True}
     note = f'<p class="sg-explorer-filter" id="{table_id}-filter" aria-live="polite"></p>'
     table = _table(table_id, header, body, options, None, "sg-explorer", extra_attrs=' data-sg-explorer="1"')

@@ -42,8 +42,12 @@
   var SHOWN = 80;  // characters of a parameter repeated in the filter's note
   function clip(s) { return s.length > SHOWN ? s.slice(0, SHOWN - 1) + "\u2026" : s; }
   function columnIndex(table) {  // read before DataTables removes the hidden columns' headers
-    var cols = {};
-    table.querySelectorAll("thead th").forEach(function (th, i) { cols[th.getAttribute("data-sg-col")] = i; });
+    var cols = {}, models = 0;
+    table.querySelectorAll("thead th").forEach(function (th, i) {
+      var key = th.getAttribute("data-sg-col");
+      cols[key] = i;
+      if (key && key.indexOf("m:") === 0) { cols["status:" + key.slice(2)] = models++; }  // its place in statuses
+    });
     return cols;
   }
   function rowValues(tr) {
@@ -68,10 +72,8 @@
       api.column(cols["m:" + model]).nodes().each(function (td) { td.classList.add("sg-highlight"); });
       said.push("model " + clip(model));
       if (status) {
-        tests.push(function (v) {
-          var s = v.statuses || {};
-          return Object.prototype.hasOwnProperty.call(s, model) && s[model] === status;
-        });
+        var k = cols["status:" + model];
+        tests.push(function (v) { return Array.isArray(v.statuses) && v.statuses[k] === status; });
         said.push("status " + clip(status));
       }
     }
