@@ -15,7 +15,6 @@ Overall-9 minus its old Overall-9 on the same multiset of prompts.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
@@ -29,6 +28,8 @@ from searchgen_nb.errors import ConfigError
 from searchgen_nb.numeric import exact_mean
 from searchgen_nb.table import OVERALL_9, ReleaseTable
 from searchgen_nb.uncertainty import Bootstrap, GroupDef, _intervals, half_up_signed
+from searchgen_nb.untrusted import md_code as _code
+from searchgen_nb.untrusted import md_text as _esc
 
 #: Files a previous release's folder must hold.
 NEEDED = ("manifest.json", "prompt_scores.jsonl", "leaderboard_overall.json", "leaderboard_by_stratum.json",
@@ -147,10 +148,24 @@ def check_previous(folder: Path, where: str) -> Published:
     return release
 
 
-def _delta(after: float | None, before: float | None) -> float | None:
+def _delta(after: float | None, before: float | None, decimals: tuple[int, int]) -> float | None:
+    """after − before, exact decimal; None when either is None. When the releases round to
+    different ``decimals`` (before, after), 0 where both published values can be the same
+    score rounded at each one's precision: they differ by at most half a unit of the coarser."""
     if after is None or before is None:
         return None
-    return float(Decimal(repr(after)) - Decimal(repr(before)))
+    d = Decimal(repr(after)) - Decimal(repr(before))
+    if decimals[0] != decimals[1] and abs(d) <= Decimal(5).scaleb(-min(decimals) - 1):
+        return 0.0
+    return float(d)
+
+
+def score_changed(cell: dict) -> bool:
+    """Whether a ``groups`` cell of ``changes.json`` is a change of Overall-9 (its ``delta``
+    is not 0, or one side has no value)."""
+    if cell["delta"] is None:
+        return cell["overall_9_before"] != cell["overall_9_after"]
+    return cell["delta"] != 0
 
 
 #: Model metadata whose change is reported (a new display name, type or missing policy).
@@ -207,6 +222,7 @@ def compare(old_folder: Path | Published, new_folder: Path | Published) -> dict:
                               "overall_9_before": a["overall_9_raw"], "overall_9_after": b["overall_9_raw"]})
     groups: dict[str, dict] = {}
     og, ng = old.groups, new.groups
+    decimals = tuple(m.get("scoring", {}).get("public_rounding_decimals") for m in (om, nm))
     for key in sorted(set(og) | set(ng)):
         before = {r["model_id"]: r for r in og.get(key, [])}
         after = {r["model_id"]: r for r in ng.get(key, [])}
@@ -214,7 +230,8 @@ def compare(old_folder: Path | Published, new_folder: Path | Published) -> dict:
         for m in sorted(common):
             b, a = before.get(m) or {}, after.get(m) or {}
             cells[m] = {"overall_9_before": b.get("overall_9"), "overall_9_after": a.get("overall_9"),
-                        "delta": _delta(a.get("overall_9"), b.get("overall_9")), "rank_before": b.get("rank"), "rank_after": a.get("rank")}
+                        "delta": _delta(a.get("overall_9"), b.get("overall_9"), decimals),
+                        "rank_before": b.get("rank"), "rank_after": a.get("rank")}
         groups[key] = cells
     return {
         "first_release": False,
@@ -280,23 +297,6 @@ def paired_bootstrap(old: Published, new: Published, models: list[str], shared: 
 # ---- the Markdown summary -------------------------------------------------------------
 
 
-def _esc(text: object) -> str:
-    """Text safe in Markdown prose and table cells: ``\\ | * _ ` < > [ ]`` are escaped."""
-    out = str(text)
-    for ch in "\\|*_`<>[]":
-        out = out.replace(ch, "\\" + ch)
-    return out
-
-
-def _code(text: object) -> str:
-    """A code span holding ``text`` whatever its backticks; ``|`` escaped for tables."""
-    t = str(text).replace("|", "\\|")
-    run = max((len(r) for r in re.findall("`+", t)), default=0)
-    fence = "`" * (run + 1)
-    pad = " " if t.startswith("`") or t.endswith("`") else ""
-    return f"{fence}{pad}{t}{pad}{fence}"
-
-
 def _fmt(x: float | None, signed: bool = False) -> str:
     if x is None:
         return "N/A"
@@ -304,9 +304,16 @@ def _fmt(x: float | None, signed: bool = False) -> str:
     return ("+" + text if signed and x > 0 else text.replace("-", "−"))
 
 
+def _rank(r: object) -> str:
+    return "–" if r is None else _esc(r)
+
+
 def _group_label(key: str) -> str:
+    """The group's name as Markdown text (its tag or slice name escaped)."""
     kind, _, name = key.partition(":")
-    return {"all": "All", "stratum": name, "domain": f"domain {name}", "failure_mode": f"failure mode {name}", "slice": f"slice {name}"}[kind] if kind != "all" else "All"
+    prefix = {"stratum": "", "domain": "domain ", "failure_mode": "failure mode ",
+              "slice": "slice "}.get(kind)
+    return "All" if kind == "all" or prefix is None else prefix + _esc(name)
 
 
 def markdown(ch: dict, names: dict[str, str] | None = None, max_groups: int = 8, max_prompts: int = 10) -> str:
@@ -327,13 +334,16 @@ def markdown(ch: dict, names: dict[str, str] | None = None, max_groups: int = 8,
     if mo["removed"]:
         lines.append(f"- Models removed: {', '.join(_code(m) for m in mo['removed'])}")
     for c in mo.get("changed", []):
-        lines.append(f"- {who(c['model_id'])}: " + "; ".join(f"{f.replace('_', ' ')} {_esc(a)} → {_esc(b)}" for f, (a, b) in c["fields"].items()))
+        fields = (f"{_esc(f.replace('_', ' '))} {_esc(a)} → {_esc(b)}"
+                  for f, (a, b) in c["fields"].items())
+        lines.append(f"- {who(c['model_id'])}: " + "; ".join(fields))
     for label, items in (("added", pr["added"]), ("removed", pr["removed"])):
         if items:
             shown = ", ".join(_code(s) for s in items[:max_prompts]) + (f" and {len(items) - max_prompts} more" if len(items) > max_prompts else "")
             lines.append(f"- {len(items)} prompt{'s' if len(items) != 1 else ''} {label}: {shown}")
     if pr["metadata_changed"]:
-        shown = ", ".join(f"{_code(c['sample_id'])} ({', '.join(c['fields'])})" for c in pr["metadata_changed"][:max_prompts])
+        shown = ", ".join(f"{_code(c['sample_id'])} ({', '.join(_esc(f) for f in c['fields'])})"
+                          for c in pr["metadata_changed"][:max_prompts])
         more = len(pr["metadata_changed"]) - max_prompts
         lines.append(f"- {len(pr['metadata_changed'])} prompt(s) with changed metadata: {shown}" + (f" and {more} more" if more > 0 else ""))
     changed: dict[str, list[tuple[str, dict]]] = {}
@@ -341,7 +351,7 @@ def markdown(ch: dict, names: dict[str, str] | None = None, max_groups: int = 8,
             and any(c["overall_9_after"] is not None or c["rank_after"] is not None for c in cells.values())}
     for key, cells in ch["groups"].items():
         for m, c in cells.items():
-            if key in both and c["overall_9_before"] != c["overall_9_after"]:
+            if key in both and score_changed(c):
                 changed.setdefault(m, []).append((key, c))
     boot = (ch.get("paired_bootstrap") or {}).get("models", {})
     conf = f"{Decimal(repr((ch.get('paired_bootstrap') or {}).get('confidence', 0.95))) * 100:f}".rstrip("0").rstrip(".") + "%"
@@ -364,8 +374,8 @@ def markdown(ch: dict, names: dict[str, str] | None = None, max_groups: int = 8,
             def arrow(c):
                 b, a = c["rank_before"], c["rank_after"]
                 if b is None or a is None:
-                    return f"{b or 'unranked'} → {a or 'unranked'}"
-                return f"{b} → {a} {'↑' if a < b else '↓'}"
+                    return f"{_esc(b or 'unranked')} → {_esc(a or 'unranked')}"
+                return f"{_esc(b)} → {_esc(a)} {'↑' if a < b else '↓'}"
             lines.append(f"- Rank change in {_group_label(key)}: " + ", ".join(f"{who(m)} {arrow(c)}" for m, c in sorted(moves, key=lambda mc: (mc[1]['rank_after'] or 1e9))))
     transitions: dict[tuple[str, str, str], list[str]] = {}
     score_only: dict[str, list[dict]] = {}
@@ -376,7 +386,8 @@ def markdown(ch: dict, names: dict[str, str] | None = None, max_groups: int = 8,
             score_only.setdefault(p["model_id"], []).append(p)
     for (m, a, b), sids in sorted(transitions.items()):
         shown = ", ".join(_code(s) for s in sids[:max_prompts]) + (f" and {len(sids) - max_prompts} more" if len(sids) > max_prompts else "")
-        lines.append(f"- {who(m)}: {len(sids)} result{'s' if len(sids) != 1 else ''} {a} → {b}: {shown}")
+        results = f"{len(sids)} result{'s' if len(sids) != 1 else ''}"
+        lines.append(f"- {who(m)}: {results} {_esc(a)} → {_esc(b)}: {shown}")
     for m, ps in sorted(score_only.items()):
         lower = sum(1 for p in ps if (p["overall_9_after"] or 0) < (p["overall_9_before"] or 0))
         lines.append(f"- {who(m)}: Overall-9 of {len(ps)} scored prompt{'s' if len(ps) != 1 else ''} changed ({lower} lower, {len(ps) - lower} higher)")
@@ -386,12 +397,16 @@ def markdown(ch: dict, names: dict[str, str] | None = None, max_groups: int = 8,
         lines += ["", "### Score changes", "", "| group | model | Overall-9 before | after | Δ | rank before | rank after |", "|---|---|---:|---:|---:|---:|---:|"]
         for m in sorted(changed):
             for key, c in sorted(changed[m], key=lambda kc: (kc[0] != "all:All", -abs(kc[1]["delta"] or 0), kc[0])):
-                lines.append(f"| {_esc(_group_label(key))} | {_esc(names.get(m, m))} | {_fmt(c['overall_9_before'])} | {_fmt(c['overall_9_after'])} | {_fmt(c['delta'], True)} | "
-                             f"{c['rank_before'] if c['rank_before'] is not None else '–'} | {c['rank_after'] if c['rank_after'] is not None else '–'} |")
+                lines.append(f"| {_group_label(key)} | {_esc(names.get(m, m))} | "
+                             f"{_fmt(c['overall_9_before'])} | {_fmt(c['overall_9_after'])} | "
+                             f"{_fmt(c['delta'], True)} | {_rank(c['rank_before'])} | "
+                             f"{_rank(c['rank_after'])} |")
     if ch["pairs"]:
         lines += ["", "### Prompt × model changes", "", "| model | sample_id | status before | status after | raw Overall-9 before | after |", "|---|---|---|---|---:|---:|"]
         for p in ch["pairs"]:
-            lines.append(f"| {_esc(names.get(p['model_id'], p['model_id']))} | {_code(p['sample_id'])} | {p['status_before']} | {p['status_after']} | "
+            lines.append(f"| {_esc(names.get(p['model_id'], p['model_id']))} | "
+                         f"{_code(p['sample_id'])} | "
+                         f"{_esc(p['status_before'])} | {_esc(p['status_after'])} | "
                          f"{_raw(p['overall_9_before'])} | {_raw(p['overall_9_after'])} |")
     return "\n".join(lines) + "\n"
 

@@ -24,9 +24,11 @@ from searchgen_nb.constants import (
     PARTITION_KEYS,
 )
 from searchgen_nb.errors import ConfigError
-from searchgen_nb.untrusted import excerpt, is_surrogate, strings
+from searchgen_nb.untrusted import excerpt, hidden_char, strings, twins
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
+#: A variable in a config path: ``${NAME}`` (nothing else).
+_VARIABLE = re.compile(r"\$\{(\w+)\}")
 
 
 class ModelConfig(BaseModel):
@@ -196,13 +198,13 @@ class ReleaseConfig(BaseModel):
         """A config path made absolute against the config file's folder (never the cwd).
 
         ``${VAR}`` is taken from the environment (e.g. ``${TOOLGEN_ROOT}/final_20k_release_v2``);
-        raises :class:`ConfigError` naming the variable when it is not set.
+        any other ``$`` is a character of the path (``price$.jsonl``). Raises
+        :class:`ConfigError` naming the variable when it is not set.
         """
-        expanded = os.path.expandvars(rel)
-        if "$" in expanded:
-            missing = sorted(set(re.findall(r"\$\{?(\w+)", expanded)))
+        missing = sorted({v for v in _VARIABLE.findall(rel) if v not in os.environ})
+        if missing:
             raise ConfigError(f"config {self.config_path}: path {rel!r} uses ${{{', '.join(missing)}}}, which is not set in the environment")
-        return (self.base_dir / expanded).resolve()
+        return (self.base_dir / _VARIABLE.sub(lambda m: os.environ[m.group(1)], rel)).resolve()
 
     @property
     def dataset_path(self) -> Path:
@@ -329,14 +331,35 @@ ReleaseLoader.add_constructor("tag:yaml.org,2002:float", _construct_decimal)
 
 
 def _string_problems(raw: object) -> list[str]:
-    """Every string of a loaded config (keys too) with a control character or a lone surrogate."""
+    """Every string of a loaded config (keys too) that does not show as itself on one line
+    (:func:`hidden_char`: a control character, line break, tab, lone surrogate or
+    bidirectional control); model ids and the values slices select: any invisible character."""
     problems = []
+    models = raw.get("models") if isinstance(raw.get("models"), dict) else {}
+    strict = {f"key {excerpt(m, 40)} of models" for m in models if isinstance(m, str)}
     for where, s in strings(raw):
-        bad = next((c for c in s if (ord(c) < 32 and c not in "\t\n") or ord(c) == 127 or is_surrogate(c)), None)
+        selects = where.startswith("slices.") and ".include[" in where
+        bad = hidden_char(s, strict=where in strict or selects)
         if bad is not None:
-            kind = "a lone surrogate" if is_surrogate(bad) else "a control character"
-            problems.append(f"`{where}`: {excerpt(s, 60)} holds {kind} (U+{ord(bad):04X})")
+            problems.append(f"`{where}`: {excerpt(s, 60)} holds {bad}")
     return problems
+
+
+def _twin_problems(raw: dict) -> list[str]:
+    """Model ids, or display names, of a loaded config that look the same (:func:`twins`: they
+    differ only by invisible characters or Unicode normalisation, or not at all)."""
+    models = raw.get("models") if isinstance(raw.get("models"), dict) else {}
+    ids = [m for m in models if isinstance(m, str)]
+    names = [v["display_name"] for v in models.values()
+             if isinstance(v, dict) and isinstance(v.get("display_name"), str)]
+
+    def ascii_(s: str) -> str:  # each twin written so that their difference shows
+        return excerpt(s.encode("ascii", "backslashreplace").decode("ascii"), 60)
+
+    return [f"`models`: {what} {ascii_(a)} and {ascii_(b)} look the same (they differ only by "
+            "invisible characters or Unicode normalisation, or not at all)"
+            for what, values in (("model ids", ids), ("display names", names))
+            for a, b in twins(values)]
 
 
 def load_config(path: str | os.PathLike) -> ReleaseConfig:
@@ -371,7 +394,7 @@ def config_from_dict(raw: object, config_path: Path) -> ReleaseConfig:
     """Validate an already-parsed config mapping; ``config_path`` anchors relative paths."""
     if not isinstance(raw, dict):
         raise ConfigError(f"config {config_path}: top level must be a mapping, got {type(raw).__name__}")
-    problems = _string_problems(raw)
+    problems = _twin_problems(raw) + _string_problems(raw)
     if problems:
         raise ConfigError(f"config {config_path}: " + "; ".join(problems[:5]))
     try:

@@ -23,6 +23,7 @@ from searchgen_nb.aggregate import ModelMeta, leaderboards
 from searchgen_nb.artifacts import (
     dumps, generated_at, held_signals, promote, staging_dir, write_jsonl, write_text,
 )
+from searchgen_nb.bounds import preflight
 from searchgen_nb.changes import Published, check_previous, compare, first_release
 from searchgen_nb.config import PROJECT_ENV, ReleaseConfig, project_root, work_root
 from searchgen_nb.constants import (
@@ -231,6 +232,7 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     previous_release(cfg)  # a wrong previous_release stops the release before any work
     folder.mkdir(parents=True, exist_ok=True)
     prompt_set = read_prompts(cfg.dataset_path)
+    preflight(cfg, prompt_set)  # an empty slice or too much work stops here, before any result
     extraction = extract_records(cfg, prompt_set, progress)
     sha = {"prompt_scores.jsonl": write_jsonl(folder / "prompt_scores.jsonl", extraction.table.records())}
     partition = partition_counts(extraction.table.prompts)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from searchgen_nb.errors import MetadataError
 from searchgen_nb.partition import partition
-from searchgen_nb.untrusted import excerpt, is_surrogate, no_duplicate_keys, strings
+from searchgen_nb.untrusted import excerpt, hidden_char, is_surrogate, no_duplicate_keys, strings
 
 TAG_FIELDS = ("domains", "failure_modes")
 OPTIONAL_FIELDS = ("difficulty", "language", "generation_task_type", "is_miniset", "eval_slices")
@@ -136,7 +136,12 @@ def read_prompts(path: str | Path) -> PromptSet:
             if value is None:
                 value = []
             if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
-                raise _fail(path, lineno, sid, f"{name} must be a list of strings, got {json.dumps(value)}")
+                got = excerpt(json.dumps(value), 80)
+                raise _fail(path, lineno, sid, f"{name} must be a list of strings, got {got}")
+            hidden = next(((t, why) for t in value if (why := hidden_char(t, strict=True))), None)
+            if hidden:
+                tag = excerpt(hidden[0], 60)
+                raise _fail(path, lineno, sid, f"{name}: tag {tag} holds {hidden[1]}")
             unique = list(dict.fromkeys(value))
             if len(unique) != len(value):
                 dups = sorted({t for t in value if value.count(t) > 1})

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from searchgen_nb.config import SliceConfig
-from searchgen_nb.errors import MetadataError
+from searchgen_nb.errors import ConfigError, MetadataError
 from searchgen_nb.partition import partition_counts
 from searchgen_nb.untrusted import excerpt
 
@@ -102,3 +102,16 @@ def manifest_slices(specs: dict[str, SliceConfig], members: dict[str, np.ndarray
         "published_slices": list(specs),
         "slice_partitions": partitions,
     }
+
+
+def refuse_empty(specs: dict[str, SliceConfig], members: dict[str, np.ndarray], 
+                 config_path: str) -> None:
+    """Raise :class:`ConfigError` naming the config and every slice whose ``include`` selects no
+    prompt (a typo publishes an empty slice otherwise), unless its ``expected_rows`` is 0."""
+    empty = [name for name, spec in specs.items()
+             if len(members[name]) == 0 and spec.include and spec.expected_rows != 0]
+    if empty:
+        said = "; ".join(f"slice {name}: field {specs[name].field} holds none of "
+                         f"{excerpt(specs[name].include, 80)}" for name in empty[:5])
+        raise ConfigError(f"config {config_path}: `slices`: no prompt is in {len(empty)} slice(s): "
+                          f"{said} (set expected_rows: 0 for a slice meant to be empty)")

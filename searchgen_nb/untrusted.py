@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import unicodedata
 from collections.abc import Iterator
 
 
@@ -87,3 +89,83 @@ def strict_loads(text: str | bytes) -> object:
     to Infinity (:func:`finite_float`) and a repeated key (:func:`no_duplicate_keys`); raises
     ``ValueError`` (``DuplicateKey`` for a repeated key)."""
     return json.loads(text, parse_constant=reject_constant, parse_float=finite_float, object_pairs_hook=no_duplicate_keys)
+
+
+# ---- names: what a reader sees ------------------------------------------------------------
+
+#: Bidirectional embeddings, overrides and isolates: they reorder the text around them.
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+#: Unicode categories that never show as themselves on one line, and what they are.
+_HIDDEN = {"Cc": "a control character", "Zl": "a line separator", "Zp": "a paragraph separator",
+           "Cs": "a lone surrogate"}
+
+
+def hidden_char(text: str, strict: bool = False) -> str | None:
+    """The first character of ``text`` that does not show as itself on one line, as
+    ``what (U+XXXX)``, or None: a control character (line breaks and tabs too), a line or
+    paragraph separator, a lone surrogate or a bidirectional control; ``strict`` (ids, tags):
+    any non-printable character (zero-width ones, no-break spaces) as well."""
+    for c in text:
+        cat = unicodedata.category(c)
+        if c in BIDI_CONTROLS:
+            return f"a bidirectional control (U+{ord(c):04X})"
+        if cat in _HIDDEN or (strict and not c.isprintable()):
+            return f"{_HIDDEN.get(cat, 'an invisible or non-printable character')} (U+{ord(c):04X})"
+    return None
+
+
+def skeleton(text: str) -> str:
+    """What a reader sees of ``text``: its NFC form without format characters (zero-width
+    characters, bidirectional marks and controls). Two names with one skeleton are twins."""
+    return unicodedata.normalize("NFC", "".join(c for c in text if unicodedata.category(c) != "Cf"))
+
+
+def twins(names: list[str]) -> list[tuple[str, str]]:
+    """Pairs of entries of ``names`` (in order) that look the same (:func:`skeleton`)."""
+    first: dict[str, str] = {}
+    out = []
+    for n in names:
+        k = skeleton(n)
+        if k in first:
+            out.append((first[k], n))
+        else:
+            first[k] = n
+    return out
+
+
+# ---- text for the context it lands in -------------------------------------------------------
+
+
+def shown(text: object) -> str:
+    """``text`` with every character that does not show as itself written as an escape
+    (``\\n``, ``\\u200b``, ``\\u202e``): one line, in visible characters."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in str(text))
+
+
+def md_text(text: object) -> str:
+    """Text safe in Markdown prose and table cells (GitHub-flavoured): one line (see
+    :func:`shown`) with the characters that start inline markup backslash-escaped (``_``
+    only where it could: not between two letters or digits, as in ``missing_evaluation``)."""
+    out = str(text)
+    for ch in "\\|*`<>[]~&":
+        out = out.replace(ch, "\\" + ch)
+    return shown(re.sub(r"(?<![^\W_])_|_(?![^\W_])", r"\\_", out))
+
+
+def md_code(text: object) -> str:
+    """A Markdown code span holding ``text`` on one line whatever its backticks; ``|``
+    escaped for tables."""
+    t = shown(text).replace("|", "\\|")
+    run = max((len(r) for r in re.findall("`+", t)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if t.startswith("`") or t.endswith("`") else ""
+    return f"{fence}{pad}{t}{pad}{fence}"
+
+
+def csv_cell(value: object) -> object:
+    """A CSV cell that a spreadsheet shows as text: a string starting with ``= + - @`` or a
+    tab or carriage return (read as a formula) gets a leading ``'``; other values unchanged."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value

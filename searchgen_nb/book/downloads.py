@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 
 from searchgen_nb.constants import ARTIFACTS, COMPONENTS, MANIFEST, VALIDATION_REPORT
+from searchgen_nb.untrusted import csv_cell
 
 #: Folder of the downloads below the built book's root.
 FOLDER = "downloads"
@@ -56,7 +57,9 @@ def leaderboard_csv(name: str, data) -> str:
         for r in rows:
             comps, counts = r.get("components") or {}, r.get("component_counts") or {}
             values = [r.get(k) for k in _ROW_KEYS] + [comps.get(c) for c in COMPONENTS] + [counts.get(c) for c in COMPONENTS]
-            w.writerow([*key, *("" if v is None else str(v).lower() if isinstance(v, bool) else v for v in values)])
+            cells = [*key, *("" if v is None else str(v).lower() if isinstance(v, bool) else v
+                             for v in values)]
+            w.writerow([csv_cell(v) for v in cells])  # no name is read as a spreadsheet formula
     return buf.getvalue()
 
 

@@ -307,8 +307,23 @@ def _uncertainty_tds(cell: Mapping[str, Any], tie: str | None, decimals: int | N
 
 # --------------------------------------------------------------------------- prompt explorer
 
-#: URL parameters of the prompt explorer and the column each one filters (a whole word of it).
+#: URL parameters of the prompt explorer and the row field each one filters: a prompt is shown
+#: when the field holds the parameter's value as one whole value (a tag, never a word of it).
 EXPLORER_FILTERS = {"stratum": "stratum", "domain": "domains", "failure_mode": "failure_modes", "slice": "slices"}
+
+
+def _row_values(r: Mapping[str, Any], models: Sequence[tuple[str, str]]) -> str:
+    """A prompt's whole values for the explorer's URL filters: the row's ``data-sg-values``
+    attribute (single-quoted) holding JSON ``{stratum: [search type, and SearchIntensive],
+    domains, failure_modes, slices: [...], statuses: [status of each model, in column order]}``
+    (read by ``searchgen-nb.js``; compared as whole strings)."""
+    values = {
+        "stratum": [r["stratum"]] + ([] if r["stratum"] == "NoSearch" else ["SearchIntensive"]),
+        **{k: list(r[k]) for k in ("domains", "failure_modes", "slices")},
+        "statuses": [r["statuses"][m] for m, _ in models],
+    }
+    text = json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "'" + text.replace("&", "&amp;").replace("<", "&lt;").replace("'", "&#x27;") + "'"
 
 
 def prompt_table(
@@ -354,7 +369,7 @@ def prompt_table(
             cells.append(_num_td(v, decimals) if v is not None else _num_td(None, na=short.get(st, NA)))
         words = " ".join(f"{m}={r['statuses'][m]}" for m, _ in models)
         cells.append(f"<td>{_esc(words)}</td>")
-        body.append(f"<tr>{''.join(cells)}</tr>")
+        body.append(f'<tr data-sg-values={_row_values(r, models)}>{"".join(cells)}</tr>')
     options = {"autoWidth": False, "order": [[0, "asc"]], "pageLength": page_length, "paging": True}
     note = f'<p class="sg-explorer-filter" id="{table_id}-filter" aria-live="polite"></p>'
     table = _table(table_id, header, body, options, None, "sg-explorer", extra_attrs=' data-sg-explorer="1"')

@@ -20,6 +20,7 @@ import yaml
 from searchgen_nb.numeric import percent, scaled
 from searchgen_nb.book.fmt import NA, interval_text
 from searchgen_nb.config import ReleaseConfig, find_config, load_config
+from searchgen_nb.changes import score_changed
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.constants import (
     COMPONENT_LABELS,
@@ -453,7 +454,7 @@ def score_changes_frame(release: Release) -> pd.DataFrame:
     rows = []
     for key, cells in ch.get("groups", {}).items():
         for m, c in cells.items():
-            if c["overall_9_before"] != c["overall_9_after"]:
+            if score_changed(c):
                 ci = (boot.get(m) or {}).get("ci") if key == "all:All" else None
                 rows.append({"Group": group_label(key), "Model": names.get(m, m), "Overall-9 before": c["overall_9_before"],
                              "Overall-9 after": c["overall_9_after"], "Δ": c["delta"],

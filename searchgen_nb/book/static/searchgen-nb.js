@@ -36,31 +36,53 @@
 
   // The prompt explorer: filters from the page's URL (?domain=FAS&model=m&status=scored), so a
   // link from any heatmap or table cell opens exactly that cell's prompts and can be shared.
+  // A filter compares whole values, read from each row's data-sg-values (the tag "A B" is
+  // neither "A" nor "B"); a URL parameter is only compared as a string, never compiled.
   var FILTERS = { stratum: "stratum", domain: "domains", failure_mode: "failure_modes", slice: "slices" };
-  function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+  var SHOWN = 80;  // characters of a parameter repeated in the filter's note
+  function clip(s) { return s.length > SHOWN ? s.slice(0, SHOWN - 1) + "\u2026" : s; }
   function columnIndex(table) {  // read before DataTables removes the hidden columns' headers
-    var cols = {};
-    table.querySelectorAll("thead th").forEach(function (th, i) { cols[th.getAttribute("data-sg-col")] = i; });
+    var cols = {}, models = 0;
+    table.querySelectorAll("thead th").forEach(function (th, i) {
+      var key = th.getAttribute("data-sg-col");
+      cols[key] = i;
+      if (key && key.indexOf("m:") === 0) { cols["status:" + key.slice(2)] = models++; }  // its place in statuses
+    });
     return cols;
   }
+  function rowValues(tr) {
+    if (!tr.sgValues) {
+      try { tr.sgValues = JSON.parse(tr.getAttribute("data-sg-values") || "{}"); } catch (e) { tr.sgValues = {}; }
+    }
+    return tr.sgValues;
+  }
+  function holds(list, value) { return Array.isArray(list) && list.indexOf(value) !== -1; }
   function filterFromUrl(table, api, cols) {
     var params = new URLSearchParams(window.location.search);
-    var said = [];
+    var tests = [], said = [];
     Object.keys(FILTERS).forEach(function (key) {
       var value = params.get(key);
-      if (value && cols[FILTERS[key]] !== undefined) {
-        api.column(cols[FILTERS[key]]).search("(^|\\s)" + escapeRe(value) + "(\\s|$)", true, false);
-        said.push(key.replace("_", " ") + " " + value);
+      if (value) {
+        tests.push(function (v) { return holds(v[FILTERS[key]], value); });
+        said.push(key.replace("_", " ") + " " + clip(value));
       }
     });
     var model = params.get("model"), status = params.get("status");
     if (model && cols["m:" + model] !== undefined) {
       api.column(cols["m:" + model]).nodes().each(function (td) { td.classList.add("sg-highlight"); });
-      said.push("model " + model);
+      said.push("model " + clip(model));
       if (status) {
-        api.column(cols["statuses"]).search("(^|\\s)" + escapeRe(model + "=" + status) + "(\\s|$)", true, false);
-        said.push("status " + status);
+        var k = cols["status:" + model];
+        tests.push(function (v) { return Array.isArray(v.statuses) && v.statuses[k] === status; });
+        said.push("status " + clip(status));
       }
+    }
+    if (tests.length) {
+      DataTable.ext.search.push(function (settings, data, index) {
+        if (settings.nTable !== table) { return true; }
+        var v = rowValues(api.row(index).node());
+        return tests.every(function (test) { return test(v); });
+      });
     }
     api.draw();
     var n = api.rows({ search: "applied" }).count();

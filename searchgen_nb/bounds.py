@@ -1,0 +1,189 @@
+"""The work a release config asks for, estimated before any result file is read, and refused
+above the bounds of the data contract (§ Release config, "Bounded work").
+
+The figures count what grows with the config (``n_bootstrap`` B, the roster's M models, the
+prompts, tags and slices), not seconds, so that a config is accepted or refused the same way on
+every machine; ``benchmarks/bench_bounds.py`` measures what they cost on one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from searchgen_nb.config import ReleaseConfig
+from searchgen_nb.constants import PARTITION_KEYS
+from searchgen_nb.errors import ConfigError
+
+#: Bounds (data contract, § Release config), each set so that its figure alone costs this
+#: 2-core machine under load about 45 s of `data` and at most about 1.5 GB
+#: (benchmarks/README.md, "Bounded work"): replicate values the bootstrap keeps (B × groups ×
+#: models), pairwise replicate comparisons (B × ranked groups × models²), prompt draws summed
+#: (B × models × (prompt memberships + prompts × groups)), leaderboard rows ((1 + slices) ×
+#: board groups × models) and bytes of the leaderboards and uncertainty.json.
+MAX_VALUES = 25_000_000
+MAX_COMPARISONS = 150_000_000
+MAX_DRAW_SUMS = 600_000_000_000
+MAX_ROWS = 60_000
+MAX_PUBLISHED_BYTES = 100 * 2**20
+#: Bytes of the published files per unit (measured on the demo's artifacts, rounded up).
+_ROW_BYTES, _CELL_BYTES, _PAIR_BYTES = 1_500, 100, 140
+
+
+@dataclass(frozen=True)
+class Work:
+    """The size of a release: prompts, models, tags, slices and bootstrap replicates."""
+
+    n_prompts: int
+    n_models: int
+    n_tags: int  # distinct domain and failure-mode tags: one group each
+    n_slices: int  # published slices (with the slice of every prompt)
+    memberships: int  # prompts summed over every group (All, strata, tags, slices)
+    n_bootstrap: int
+
+    @property
+    def groups(self) -> int:
+        """Bootstrap groups: All, the four strata, every tag, every slice."""
+        return 1 + len(PARTITION_KEYS) + self.n_tags + self.n_slices
+
+    @property
+    def ranked_groups(self) -> int:
+        """Groups with ranks and pairwise tests: All, the strata, the slices."""
+        return 1 + len(PARTITION_KEYS) + self.n_slices
+
+    @property
+    def values(self) -> int:
+        return self.n_bootstrap * self.groups * self.n_models
+
+    @property
+    def comparisons(self) -> int:
+        return self.n_bootstrap * self.ranked_groups * self.n_models**2
+
+    @property
+    def draw_sums(self) -> int:
+        return self.n_bootstrap * self.n_models * (self.memberships + self.n_prompts * self.groups)
+
+    @property
+    def rows(self) -> int:
+        return (1 + self.n_slices) * (1 + len(PARTITION_KEYS) + self.n_tags) * self.n_models
+
+    @property
+    def published_bytes(self) -> int:
+        """Rough size of the leaderboards and ``uncertainty.json``."""
+        pairs = (
+            self.ranked_groups * self.n_models * (self.n_models - 1) // 2 if self.n_bootstrap else 0
+        )
+        cells = self.groups * self.n_models if self.n_bootstrap else 0
+        return self.rows * _ROW_BYTES + cells * _CELL_BYTES + pairs * _PAIR_BYTES
+
+    def problems(self) -> list[str]:
+        """What exceeds its bound, each with the figure, how it is made, the bound and what to
+        change (for a figure that grows with B, the largest n_bootstrap within the bound)."""
+        b, m, groups, g = (
+            f"n_bootstrap {self.n_bootstrap:,}",
+            f"{self.n_models:,}",
+            f"{self.groups:,} groups",
+            self.groups,
+        )
+        board = 1 + len(PARTITION_KEYS) + self.n_tags
+        fewer = "fewer slices, tags or models"
+        figures = [
+            (
+                "values",
+                MAX_VALUES,
+                f"the bootstrap would keep {self.values:,} replicate values "
+                f"({b} × {groups} × {m} models)",
+                fewer,
+            ),
+            (
+                "comparisons",
+                MAX_COMPARISONS,
+                f"the pairwise tests would compare {self.comparisons:,} replicate pairs "
+                f"({b} × {self.ranked_groups:,} ranked groups × {m}² models)",
+                "fewer models or slices",
+            ),
+            (
+                "draw_sums",
+                MAX_DRAW_SUMS,
+                f"the bootstrap would sum {self.draw_sums:,} prompt draws ({b} × {m} models × "
+                f"{self.memberships + self.n_prompts * g:,} prompt memberships)",
+                fewer,
+            ),
+            (
+                "rows",
+                MAX_ROWS,
+                f"the leaderboards would hold {self.rows:,} rows "
+                f"({1 + self.n_slices:,} boards × {board:,} "
+                f"groups × {m} models)",
+                None,
+            ),
+            (
+                "published_bytes",
+                MAX_PUBLISHED_BYTES,
+                f"the leaderboards and uncertainty.json would take about "
+                f"{self.published_bytes / 2**20:,.0f} MiB",
+                None,
+            ),
+        ]
+        out = []
+        for name, bound, said, other in figures:
+            if getattr(self, name) > bound:
+                shown = f"{bound / 2**20:,.0f} MiB" if name == "published_bytes" else f"{bound:,}"
+                change = (
+                    f"set uncertainty.n_bootstrap ≤ {_largest_b(self, name, bound):,}, or {other}"
+                    if other
+                    else f"publish {fewer}"
+                )
+                out.append(f"{said}; bound {shown}: {change}")
+        return out
+
+
+def _largest_b(work: Work, figure: str, bound: int) -> int:
+    """The largest n_bootstrap that keeps ``figure`` within ``bound`` (linear in B)."""
+    per_replicate = getattr(Work(**{**work.__dict__, "n_bootstrap": 1}), figure)
+    return bound // max(per_replicate, 1)
+
+
+def measure(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
+    """The :class:`Work` of a release: its prompt records (``stratum``, ``search_type``,
+    ``domains``, ``failure_modes``) and ``{slice: prompt indices}``."""
+    tags = {("domain", t) for p in prompts for t in p["domains"]} | {
+        ("failure_mode", t) for p in prompts for t in p["failure_modes"]
+    }
+    strata = sum(1 + (p["search_type"] != p["stratum"]) for p in prompts)
+    in_tags = sum(len(set(p["domains"])) + len(set(p["failure_modes"])) for p in prompts)
+    in_slices = sum(len(idx) for idx in members.values())
+    return Work(
+        len(prompts),
+        len(cfg.models),
+        len(tags),
+        len(members),
+        len(prompts) + strata + in_tags + in_slices,
+        cfg.uncertainty.n_bootstrap,
+    )
+
+
+def check_work(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
+    """:func:`measure`, raising :class:`ConfigError` naming the config and every figure above
+    its bound (with the setting to change); returns the estimate otherwise."""
+    work = measure(cfg, prompts, members)
+    problems = work.problems()
+    if problems:
+        raise ConfigError(
+            f"config {cfg.config_path}: the release asks for more work than this version bounds "
+            "(data contract, § Release config): " + "; ".join(problems)
+        )
+    return work
+
+
+def preflight(cfg: ReleaseConfig, prompt_set) -> Work:
+    """Before any result file is read: every configured slice holds a prompt
+    (:func:`searchgen_nb.slices.refuse_empty`) and the work is within bounds (:func:`check_work`).
+    ``prompt_set``: the release's :class:`searchgen_nb.prompts.PromptSet`."""
+    from searchgen_nb.records import prompt_record
+    from searchgen_nb.slices import refuse_empty, slice_members, slice_specs
+
+    prompts = [prompt_record(p, i) for i, p in enumerate(prompt_set.prompts)]
+    specs = slice_specs(cfg.slices, len(prompts))
+    members = slice_members(prompts, specs)
+    refuse_empty(specs, members, cfg.config_path)
+    return check_work(cfg, prompts, members)

@@ -1,0 +1,428 @@
+"""Untrusted text lands escaped for its context, names that hide or fake characters are refused
+at the door, silent surprises (an empty slice, ``$`` in a path, a rounding change) are settled,
+and the work a config asks for is bounded before any result file is read."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from factory import make_release, model, prompt, result
+
+from searchgen_nb.book import tables
+from searchgen_nb.book.downloads import leaderboard_csv
+from searchgen_nb.bounds import MAX_VALUES, Work
+from searchgen_nb.changes import markdown
+from searchgen_nb.cli import cli
+
+
+def run(*args: str):
+    """``searchgen-nb ARGS`` in this process: the click result (exit_code, stdout, stderr)."""
+    return CliRunner(mix_stderr=False).invoke(cli, list(args))
+
+
+def _release(root, prompts=None, models=None, scores=None, **config):
+    """A small release: two models, three prompts, every pair scored (``scores[(m, sid)]``)."""
+    prompts = prompts or [
+        prompt("p1", domains=["A B"]),
+        prompt("p2", domains=["A"]),
+        prompt("p3", subset="NoSearch", domains=["B"]),
+    ]
+    models = models or {"a": model("Model A"), "b": model("Model B")}
+    scores = scores or {}
+    res = {
+        (m, p["sample_id"]): result(
+            {"checklist:0": scores.get((m, p["sample_id"]), 2 if m == "a" else 1)}
+        )
+        for m in models
+        for p in prompts
+    }
+    return make_release(root, prompts, models, res, uncertainty={"n_bootstrap": 20}, **config)
+
+
+def _edit(cfg_path, change) -> None:
+    cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
+    change(cfg)
+    cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+# ---- Markdown, CSV: every untrusted string escaped for where it lands ---------------------------
+
+
+def test_diff_markdown_cannot_forge_headings_or_split_rows(tmp_path):
+    """A display name with a line break and table pipes (in a hand-edited release folder) stays
+    on its line of ``searchgen-nb diff``: no forged heading, every table row keeps its cells."""
+    old = _release(tmp_path / "old")
+    new = _release(tmp_path / "new", scores={("b", "p1"): 3})
+    for cfg, out in ((old, "old-data"), (new, "new-data")):
+        assert run("data", str(cfg), "--out", str(tmp_path / out)).exit_code == 0
+    manifest = tmp_path / "new-data" / "manifest.json"
+    doc = json.loads(manifest.read_text(encoding="utf-8"))
+    doc["models"]["b"]["display_name"] = "B\n# Forged heading\n| x | y |\u202e"
+    manifest.write_text(json.dumps(doc), encoding="utf-8")
+    r = run("diff", str(tmp_path / "old-data"), str(tmp_path / "new-data"))
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert [x for x in lines if x.startswith("#")] == [
+        "## What changed",
+        "### Score changes",
+        "### Prompt × model changes",
+    ]
+    assert "**B\\n# Forged heading\\n\\| x \\| y \\|\\u202e** (`b`)" in r.stdout
+    widths = {len(re.split(r"(?<!\\)\|", x)) for x in lines if x.startswith("|")}
+    assert widths == {8, 9}  # the two tables' rows: 6 and 7 cells, none split
+
+
+def test_markdown_escapes_tags_statuses_and_ids():
+    ch = {
+        "first_release": False,
+        "models": {"added": ["m`x\n#"], "removed": [], "changed": []},
+        "prompts": {
+            "added": [],
+            "removed": [],
+            "metadata_changed": [{"sample_id": "s", "fields": ["*f*"]}],
+        },
+        "groups": {
+            "domain:T\n# h": {
+                "m": {
+                    "overall_9_before": 1.0,
+                    "overall_9_after": 2.0,
+                    "delta": 1.0,
+                    "rank_before": 1,
+                    "rank_after": 2,
+                }
+            }
+        },
+        "pairs": [
+            {
+                "model_id": "m",
+                "sample_id": "s|1",
+                "status_before": "<b>",
+                "status_after": "scored",
+                "overall_9_before": None,
+                "overall_9_after": 1.0,
+            }
+        ],
+        "paired_bootstrap": None,
+    }
+    text = markdown(ch, {"m": "M"})
+    assert not any(x.startswith("# ") for x in text.splitlines())
+    for piece in ("``m`x\\n#``", "(\\*f\\*)", "domain T\\n# h +1", "\\<b\\> → scored", "`s\\|1`"):
+        assert piece in text
+
+
+def test_csv_cells_are_not_formulas():
+    row = {
+        "model_id": "m",
+        "display_name": '=HYPERLINK("http://x")',
+        "type": "@Open",
+        "rank": 1,
+        "overall_9": 50.0,
+    }
+    text = leaderboard_csv("leaderboard_by_domain.json", {"-2+3": [row]})
+    assert text.splitlines()[1].startswith('\'-2+3,1,,m,"\'=HYPERLINK(""http://x"")",\'@Open,')
+
+
+# ---- the config and metadata door ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda c: c["models"]["a"].update(display_name="A\n# Forged"),
+            r"`models\.a\.display_name`: A\\n# Forged holds a control character \(U\+000A\)",
+        ),
+        (
+            lambda c: c["models"]["a"].update(display_name="A\u202eB"),
+            r"`models\.a\.display_name`: A\\u202eB holds a bidirectional control \(U\+202E\)",
+        ),
+        (
+            lambda c: c["models"].update({"c\u200b": model("C", source_id="c")}),
+            r"`key c\\u200b of models`: c\\u200b holds an invisible or non-printable character "
+            r"\(U\+200B\)",
+        ),
+        (
+            lambda c: c.update(slices={"s": {"field": "domains", "include": ["A\tB"]}}),
+            r"`slices\.s\.include\[0\]`: A\\tB holds a control character \(U\+0009\)",
+        ),
+        # invisible twins: both named
+        (
+            lambda c: c["models"].update({"a\u200b": model("C", source_id="c")}),
+            r"`models`: model ids a and a\\u200b look the same",
+        ),
+        (
+            lambda c: c["models"]["b"].update(display_name="Model\u200b A"),
+            r"`models`: display names Model A and Model\\u200b A look the same",
+        ),
+        (
+            lambda c: c["models"]["b"].update(display_name="\u202eModel A"),
+            r"`models`: display names Model A and \\u202eModel A look the same",
+        ),
+        (
+            lambda c: (
+                c["models"]["a"].update(display_name="Café"),
+                c["models"]["b"].update(display_name="Cafe\u0301"),
+            ),
+            r"`models`: display names Caf\\xe9 and Cafe\\u0301 look the same",
+        ),
+    ],
+)
+def test_config_refuses_names_that_hide_characters(tmp_path, change, message):
+    cfg = _release(tmp_path / "r")
+    _edit(cfg, change)
+    r = run("data", str(cfg), "--out", str(tmp_path / "out"))
+    assert r.exit_code == 1
+    assert f"config {cfg}: " in r.stderr and re.search(message, r.stderr), r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("tag", ["A\nB", "A\u200bB", "A\u2028B", "\u2066A"])
+def test_metadata_refuses_tags_that_hide_characters(tmp_path, tag):
+    cfg = _release(tmp_path / "r", prompts=[prompt("p1", failure_modes=[tag])])
+    r = run("data", str(cfg), "--out", str(tmp_path / "out"))
+    assert r.exit_code == 1
+    shown = tag.encode("unicode_escape").decode()
+    assert (
+        f"metadata prompts.jsonl line 1 (sample_id 'p1'): failure_modes: tag {shown} holds "
+        in r.stderr
+    ), r.stderr
+
+
+# ---- silent surprises -------------------------------------------------------------------------
+
+
+def test_slice_selecting_no_prompt_is_refused(tmp_path):
+    cfg = _release(tmp_path / "r", slices={"hard": {"field": "domains", "include": ["Aa"]}})
+    r = run("data", str(cfg), "--out", str(tmp_path / "out"))
+    assert r.exit_code == 1
+    assert (
+        f"config {cfg}: `slices`: no prompt is in 1 slice(s): "
+        "slice hard: field domains holds none of ['Aa']" in r.stderr
+    )
+    _edit(
+        cfg, lambda c: c["slices"]["hard"].update(expected_rows=0)
+    )  # meant to be empty: published
+    assert run("data", str(cfg), "--out", str(tmp_path / "out")).exit_code == 0
+    counts = json.loads((tmp_path / "out" / "manifest.json").read_text())["slice_partitions"][
+        "hard"
+    ]
+    assert set(counts.values()) == {0}
+
+
+def test_only_braced_variables_are_variables(tmp_path, monkeypatch):
+    cfg = _release(tmp_path / "r")
+    (tmp_path / "r" / "prompts.jsonl").rename(tmp_path / "r" / "price$HOME.jsonl")
+    _edit(cfg, lambda c: c.update(dataset="price$HOME.jsonl"))
+    assert run("data", str(cfg), "--out", str(tmp_path / "out")).exit_code == 0
+    monkeypatch.setenv("SG_DIR", str(tmp_path / "r"))
+    monkeypatch.delenv("SG_UNSET", raising=False)
+    _edit(
+        cfg,
+        lambda c: c.update(
+            dataset="${SG_DIR}/price$HOME.jsonl", results_root="${SG_UNSET}/results"
+        ),
+    )
+    r = run("data", str(cfg), "--out", str(tmp_path / "out"))
+    assert r.exit_code == 1 and "uses ${SG_UNSET}, which is not set in the environment" in r.stderr
+
+
+def test_rounding_change_alone_is_no_score_change(tmp_path):
+    """Releases that differ only by rounding_decimals (1 → 2) and one real change: only the real
+    change is a score change (delta 0 where both published values round from one score)."""
+    old = _release(tmp_path / "old", scores={("a", "p2"): 2.2})
+    assert run("data", str(old), "--out", str(tmp_path / "old-data")).exit_code == 0
+    new = _release(
+        tmp_path / "new",
+        scores={("a", "p2"): 2.2, ("b", "p3"): 2},
+        previous_release="../old-data",
+        scoring={"rounding_decimals": 2},
+    )
+    assert run("data", str(new), "--out", str(tmp_path / "new-data")).exit_code == 0
+    ch = json.loads((tmp_path / "new-data" / "changes.json").read_text())
+    a = ch["groups"]["all:All"]["a"]
+    assert (a["overall_9_before"], a["overall_9_after"], a["delta"]) == (68.9, 68.89, 0.0)
+    assert ch["groups"]["all:All"]["b"]["delta"] == 11.14  # 33.3 → 44.44: a real change
+    text = run("diff", str(tmp_path / "old-data"), str(tmp_path / "new-data")).stdout
+    assert (
+        "**Model B** (`b`): Overall-9 changed" in text
+        and "**Model A** (`a`): Overall-9 changed" not in text
+    )
+
+
+# ---- bounded work --------------------------------------------------------------------------------
+
+
+def _sized(
+    root, n_prompts: int, n_models: int, n_tags: int = 1, n_slices: int = 0, b: int = 10_000
+):
+    """A config of that size (no result file: a refusal comes before any is read)."""
+    root.mkdir()
+    lines = [
+        json.dumps(
+            prompt(
+                f"p{i:04d}",
+                subset="NoSearch" if i % 7 == 0 else "SearchIntensive",
+                domains=[f"D{j}" for j in range(n_tags)] if n_tags > 1 else [f"D{i % 22}"],
+            )
+        )
+        for i in range(n_prompts)
+    ]
+    (root / "prompts.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    cfg = {
+        "benchmark": "B",
+        "dataset": "prompts.jsonl",
+        "results_root": "results",
+        "uncertainty": {"n_bootstrap": b},
+        "models": {f"m{k}": model(f"Model {k}", source_id=f"m{k}") for k in range(n_models)},
+    }
+    if n_slices:
+        cfg["slices"] = {
+            f"s{k}": {"field": "domains", "include": [f"D{k % 22}"]} for k in range(n_slices)
+        }
+    (root / "release.yml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    return root / "release.yml"
+
+
+@pytest.mark.parametrize(
+    ("size", "figure"),
+    [
+        (
+            {"n_prompts": 751, "n_models": 300},
+            "compare 5,400,000,000 replicate pairs (n_bootstrap 10,000 × 6 ranked groups × "
+            "300² models); bound 150,000,000: set uncertainty.n_bootstrap ≤ 277, or fewer models",
+        ),
+        ({"n_prompts": 6, "n_models": 300}, "compare 5,400,000,000 replicate pairs"),
+        (
+            {"n_prompts": 6, "n_models": 1000},
+            "keep 120,000,000 replicate values (n_bootstrap 10,000 × 12 groups × 1,000 models); "
+            "bound 25,000,000: set uncertainty.n_bootstrap ≤ 2,083, or fewer",
+        ),
+        (
+            {"n_prompts": 1, "n_models": 13, "n_tags": 1000},
+            "keep 130,780,000 replicate values (n_bootstrap 10,000 × 1,006 groups",
+        ),
+        (
+            {"n_prompts": 751, "n_models": 13, "n_slices": 200},
+            "the leaderboards would hold 70,902 rows (202 boards × 27 groups × "
+            "13 models); bound 60,000: publish fewer slices, tags or models",
+        ),
+    ],
+)
+def test_unbounded_work_is_refused_within_seconds(tmp_path, size, figure):
+    cfg = _sized(tmp_path / "r", **size)
+    start = time.perf_counter()
+    r = run("data", str(cfg), "--out", str(tmp_path / "out"))
+    assert time.perf_counter() - start < 5
+    assert r.exit_code == 1 and not (tmp_path / "out").exists()
+    assert f"config {cfg}: the release asks for more work than this version bounds" in r.stderr
+    assert figure in r.stderr and len(r.stderr) < 2000, r.stderr
+
+
+def test_work_figures_of_the_demo_are_within_bounds():
+    demo = Work(
+        n_prompts=751, n_models=13, n_tags=34, n_slices=4, memberships=7626, n_bootstrap=10_000
+    )
+    assert (demo.groups, demo.ranked_groups, demo.values, demo.comparisons) == (
+        43,
+        9,
+        5_590_000,
+        15_210_000,
+    )
+    assert demo.problems() == [] and demo.values * 4 < MAX_VALUES
+
+
+def test_work_is_measured_from_the_release(tmp_path):
+    from searchgen_nb.bounds import preflight
+    from searchgen_nb.config import load_config
+    from searchgen_nb.prompts import read_prompts
+
+    cfg = load_config(
+        _release(tmp_path / "r", slices={"ab": {"field": "domains", "include": ["A B"]}})
+    )
+    w = preflight(cfg, read_prompts(cfg.dataset_path))
+    # All 3 + strata (NoSearch 1, SearchIntensive 2, VisualSearch 2) + tags 3 + slices (3, 1)
+    assert (w.n_tags, w.n_slices, w.memberships, w.values) == (3, 2, 15, 20 * 10 * 2)
+
+
+# ---- the prompt explorer: whole tags, URL parameters never compiled ----------------------------
+
+
+def _explorer_page(tmp_path):
+    from searchgen_nb.book import assets
+
+    site = tmp_path / "site"
+    names = assets.write_vendor_assets(site / "vendor")
+    head = "".join(f'<script src="vendor/{n}"></script>' for n in names if n.endswith(".js"))
+    head += "".join(
+        f'<link rel="stylesheet" href="vendor/{n}">' for n in names if n.endswith(".css")
+    )
+    models = [("m", "M"), ("m x", "MX")]
+    rows = [
+        {
+            "sample_id": f"p{i}",
+            "stratum": "NoSearch" if i == 5 else "VisualSearch",
+            "domains": d,
+            "failure_modes": [],
+            "slices": [],
+            "difficulty": None,
+            "spread": None,
+            "scores": {"m": None, "m x": None},
+            "statuses": {"m": st, "m x": "scored"},
+        }
+        for i, (d, st) in enumerate(
+            [
+                (["A B"], "scored"),
+                (["A"], "scored"),
+                (["B"], "scored"),
+                (["A", "C"], "missing_generation"),
+                (["A B", "A"], "scored"),
+                (["C"], "scored"),
+            ]
+        )
+    ]
+    body = tables.prompt_table(rows, models, "prompt-explorer").html
+    (site / "index.html").write_text(
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'>{head}</head><body>{body}</body></html>",
+        encoding="utf-8",
+    )
+    return site / "index.html"
+
+
+@pytest.mark.browser
+def test_explorer_filters_by_whole_tag(tmp_path, browser):
+    from urllib.parse import quote
+
+    from browser import Page
+
+    page_path = _explorer_page(tmp_path)
+    cases = [
+        (f"domain={quote('A B')}", ["p0", "p4"]),
+        ("domain=A", ["p1", "p3", "p4"]),
+        ("domain=B", ["p2"]),
+        ("domain=A&model=m&status=scored", ["p1", "p4"]),
+        ("model=m%20x&status=scored", ["p0", "p1", "p2", "p3", "p4", "p5"]),
+        ("stratum=SearchIntensive", ["p0", "p1", "p2", "p3", "p4"]),
+        ("stratum=Search", []),
+        ("domain=" + "(" * 100_000, []),
+        ("domain=.*", []),
+    ]
+    for query, want in cases:
+        pg = Page(browser, page_path, query=query)
+        pg.page.wait_for_selector("table#prompt-explorer[data-sg-shown]")
+        shown = pg.page.get_attribute("table#prompt-explorer", "data-sg-shown")
+        ids = (
+            [
+                t.split("\t")[0].strip()
+                for t in pg.page.locator("table#prompt-explorer tbody tr").all_inner_texts()
+            ]
+            if want
+            else []
+        )
+        assert (shown, ids) == (str(len(want)), want), query[:40]
+        assert pg.errors == [], pg.errors
+        assert len(pg.page.inner_text("#prompt-explorer-filter")) < 300
