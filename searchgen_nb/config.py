@@ -24,6 +24,7 @@ from searchgen_nb.constants import (
     PARTITION_KEYS,
 )
 from searchgen_nb.errors import ConfigError
+from searchgen_nb.files import CONFIG_MAX, read_bytes
 from searchgen_nb.untrusted import excerpt, is_surrogate, strings
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
@@ -202,7 +203,7 @@ class ReleaseConfig(BaseModel):
         if "$" in expanded:
             missing = sorted(set(re.findall(r"\$\{?(\w+)", expanded)))
             raise ConfigError(f"config {self.config_path}: path {rel!r} uses ${{{', '.join(missing)}}}, which is not set in the environment")
-        return (self.base_dir / expanded).resolve()
+        return Path(os.path.realpath(self.base_dir / expanded))  # realpath: a loop of links is no crash
 
     @property
     def dataset_path(self) -> Path:
@@ -346,9 +347,9 @@ def load_config(path: str | os.PathLike) -> ReleaseConfig:
     names the file and every offending key (missing, wrong type, unknown policy, duplicate
     key, alias, non-UTF-8 byte, control character, …).
     """
-    p = Path(path).resolve()
+    p = Path(os.path.realpath(path))  # realpath: a loop of links is no crash
     try:
-        data = p.read_bytes()
+        data = read_bytes(p, CONFIG_MAX)  # a regular file, bounded (searchgen_nb.files)
     except FileNotFoundError:
         raise ConfigError(f"config: file not found: {path}") from None
     except OSError as exc:

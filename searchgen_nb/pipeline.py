@@ -38,6 +38,7 @@ from searchgen_nb.constants import (
     ZERO_FILL,
 )
 from searchgen_nb.errors import ConfigError, ValidationFailed
+from searchgen_nb.files import CONFIG_MAX, read_bytes
 from searchgen_nb.prompts import read_prompts
 from searchgen_nb.records import Extraction, extract_records
 from searchgen_nb.schemas import schema_dir
@@ -83,7 +84,7 @@ def load_paper_table(cfg: ReleaseConfig) -> dict | None:
 
     where = f"config {cfg.config_path}: paper_table {cfg.paper_table}"
     try:
-        table = json.loads(path.read_bytes().decode("utf-8"), parse_constant=reject, object_pairs_hook=no_duplicate_keys)
+        table = json.loads(read_bytes(path, CONFIG_MAX).decode("utf-8"), parse_constant=reject, object_pairs_hook=no_duplicate_keys)
     except FileNotFoundError:
         raise ConfigError(f"config {cfg.config_path}: paper_table file not found: {cfg.paper_table}") from None
     except OSError as exc:
@@ -293,7 +294,8 @@ def previous_release(cfg: ReleaseConfig) -> Published | None:
     """The release in the config's ``previous_release`` folder, read and checked once; raises
     :class:`ConfigError` naming the key when it is not a readable published release (SPEC §10)."""
     path = cfg.previous_release_path
-    return None if path is None else check_previous(path, f"config {cfg.config_path}: previous_release {cfg.previous_release}")
+    where = f"config {cfg.config_path}: previous_release {cfg.previous_release}"
+    return None if path is None else check_previous(path, where, cfg.benchmark, cfg.data_origin)
 
 
 def changes_stage(cfg: ReleaseConfig, folder: Path) -> dict:
@@ -375,7 +377,7 @@ def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = No
     """
     out_dir = Path(out_dir).resolve()
     prev = cfg.previous_release_path
-    if prev is not None and prev.resolve() == out_dir:
+    if prev is not None and Path(os.path.realpath(prev)) == out_dir:  # realpath: a loop of links is no crash
         raise ConfigError(
             f"config {cfg.config_path}: previous_release {cfg.previous_release} is the folder this release replaces (--out): "
             "compare with a copy of the last release, or publish into another folder"

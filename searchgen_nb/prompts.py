@@ -12,10 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from searchgen_nb.errors import MetadataError
+from searchgen_nb.files import DATASET_MAX, read_bytes
 from searchgen_nb.partition import partition
 from searchgen_nb.untrusted import excerpt, is_surrogate, no_duplicate_keys, strings
 
 TAG_FIELDS = ("domains", "failure_modes")
+#: The longest sample_id (and folder name of a release_row), in bytes of UTF-8: it becomes
+#: part of a result file's path, and a file name has at most 255 bytes (data contract § 2).
+NAME_MAX = 128
 OPTIONAL_FIELDS = ("difficulty", "language", "generation_task_type", "is_miniset", "eval_slices")
 
 
@@ -74,6 +78,8 @@ def _check_release_row(release_row: str) -> str | None:
         return "climbs out of results_root ('..')"
     if norm in ("", "."):
         return "is empty"
+    if len(norm.encode("utf-8")) > 8 * NAME_MAX or any(len(p.encode("utf-8")) > NAME_MAX for p in norm.split("/")):
+        return f"is too long for a path below results_root (at most {NAME_MAX} bytes of UTF-8 per folder name, {8 * NAME_MAX} in all)"
     return None
 
 
@@ -87,9 +93,11 @@ def read_prompts(path: str | Path) -> PromptSet:
     """
     path = Path(path)
     try:
-        data = path.read_bytes()
+        data = read_bytes(path, DATASET_MAX)
     except FileNotFoundError:
         raise MetadataError(f"metadata: file not found: {path}") from None
+    except OSError as exc:  # not a regular file, over the bound, a loop of links, …
+        raise MetadataError(f"metadata {path}: cannot read: {exc.strerror or exc}") from None
     prompts: dict[str, Prompt] = {}
     warnings: list[dict] = []
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
@@ -117,6 +125,9 @@ def read_prompts(path: str | Path) -> PromptSet:
             raise _fail(path, lineno, sid, "sample_id must not contain path separators")
         if any(not c.isprintable() for c in sid):
             raise _fail(path, lineno, sid, "sample_id holds a control or other non-printable character")
+        if len(sid.encode("utf-8")) > NAME_MAX:
+            raise _fail(path, lineno, sid, f"sample_id is {len(sid.encode('utf-8'))} bytes long in UTF-8, "
+                        f"at most {NAME_MAX} (it names result folders and files)")
         if sid in prompts:
             raise _fail(path, lineno, sid, f"duplicate sample_id (first on line {prompts[sid].line})")
         release_row = row.get("release_row", sid)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import posixpath
 from collections import Counter
 from fractions import Fraction
@@ -36,6 +37,7 @@ from typing import Callable
 
 from array import array
 
+from searchgen_nb.files import ARTIFACT_MAX, STREAM_MAX, open_regular, read_bytes, read_lines
 from searchgen_nb.schemas import check_document, check_folder
 from searchgen_nb.untrusted import strict_loads
 from searchgen_nb.validate_bootstrap import SettingsError, reconstruct_uncertainty
@@ -157,16 +159,39 @@ def _public(raw: Fraction | None, decimals: int) -> float | None:
 
 
 def _strict_load(path: Path) -> object:
-    """An artifact as strict JSON: NaN, Infinity and a repeated key are refused."""
-    return strict_loads(path.read_text(encoding="utf-8"))
+    """An artifact as strict JSON: NaN, Infinity, a repeated key and nesting too deep are
+    refused (``ValueError``); so is a file that is not a regular file or is over its bound
+    (``OSError`` whose text says why)."""
+    try:
+        return strict_loads(read_bytes(path, ARTIFACT_MAX).decode("utf-8"))
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def _sha256_file(path: Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular(path, STREAM_MAX) as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def _why(exc: Exception) -> str:
+    return (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
+
+
+def _lines(path: Path, report: Report):
+    """``(line number, text)`` of every line of ``prompt_scores.jsonl``, streamed; a file (or a
+    line) that cannot be read is a ``strict_json`` failure naming it."""
+    name = path.name
+    try:
+        for line_no, raw in enumerate(read_lines(path), start=1):
+            try:
+                yield line_no, raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                report.fail("strict_json", f"{name} line {line_no}: not UTF-8: {exc}", file=name)
+    except OSError as exc:
+        report.fail("strict_json", f"{name}: cannot read: {_why(exc)}", file=name)
 
 
 def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
@@ -176,29 +201,36 @@ def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
     try:
         manifest = _strict_load(folder / "manifest.json")
     except (OSError, ValueError) as exc:
-        report.fail(check, f"manifest.json: {exc}", file="manifest.json")
+        report.fail(check, f"manifest.json: {_why(exc)}", file="manifest.json")
         return None
-    if not (folder / "prompt_scores.jsonl").is_file():
-        report.fail(check, "prompt_scores.jsonl: missing", file="prompt_scores.jsonl")
+    try:
+        open_regular(folder / "prompt_scores.jsonl", STREAM_MAX).close()  # read by _scan_records
+    except OSError as exc:
+        why = "missing" if isinstance(exc, FileNotFoundError) else f"cannot read: {_why(exc)}"
+        report.fail(check, f"prompt_scores.jsonl: {why}", file="prompt_scores.jsonl")
         return None
     boards = {}
     for name in _BOARDS:
         try:
             boards[name] = _strict_load(folder / name)
         except (OSError, ValueError) as exc:
-            report.fail(check, f"{name}: {exc}", file=name)
+            report.fail(check, f"{name}: {_why(exc)}", file=name)
     try:
         boards[_UNCERTAINTY] = _strict_load(folder / _UNCERTAINTY)
     except (OSError, ValueError) as exc:
-        report.fail(check, f"{_UNCERTAINTY}: {exc}", file=_UNCERTAINTY)
+        report.fail(check, f"{_UNCERTAINTY}: {_why(exc)}", file=_UNCERTAINTY)
     try:
         _strict_load(folder / _CHANGES)  # its shape: the schema check; its figures: the published boards of two releases
     except (OSError, ValueError) as exc:
-        report.fail(check, f"{_CHANGES}: {exc}", file=_CHANGES)
+        report.fail(check, f"{_CHANGES}: {_why(exc)}", file=_CHANGES)
     hashes = manifest.get("artifact_sha256", {}) if isinstance(manifest, dict) else {}
     for name in ("prompt_scores.jsonl", *_BOARDS, _UNCERTAINTY, _CHANGES):
         p = folder / name
-        if p.exists() and hashes.get(name) != _sha256_file(p):
+        try:
+            differs = os.path.lexists(p) and hashes.get(name) != _sha256_file(p)
+        except OSError:  # not readable: reported when it was read
+            continue
+        if differs:
             report.fail(check, f"{name}: sha256 differs from the manifest's artifact_sha256", file=name)
     if len(boards) != len(_BOARDS) + 1:
         return None
@@ -294,62 +326,58 @@ def _scan_records(folder: Path, manifest: dict, report: Report) -> _Columns:
     files = _ResultFiles(manifest, template, report)
     cols = _Columns(models, _slice_fields(manifest))
     seen: Counter = Counter()
-    try:
-        fh = open(folder / "prompt_scores.jsonl", encoding="utf-8")
-    except OSError as exc:
-        report.fail("strict_json", f"prompt_scores.jsonl: {exc}", file="prompt_scores.jsonl")
-        cols.finish()
-        return cols
-    with fh:
-        for line_no, line in enumerate(fh, start=1):
-            try:
-                r = strict_loads(line)
-            except ValueError as exc:
-                report.fail("strict_json", f"prompt_scores.jsonl line {line_no}: {exc}", file="prompt_scores.jsonl")
+    for line_no, line in _lines(folder / "prompt_scores.jsonl", report):
+        try:
+            r = strict_loads(line)
+        except RecursionError:
+            report.fail("strict_json", f"prompt_scores.jsonl line {line_no}: nested too deeply", file="prompt_scores.jsonl")
+            continue
+        except ValueError as exc:
+            report.fail("strict_json", f"prompt_scores.jsonl line {line_no}: {exc}", file="prompt_scores.jsonl")
+            continue
+        conforms = True
+        for p in check_document("prompt_scores.jsonl", r, line_no):
+            conforms = False
+            report.fail("schema", p["message"], file=p["file"], line=p["line"])
+        if not isinstance(r, dict):
+            report.fail("strict_json", f"prompt_scores.jsonl line {line_no}: not a JSON object", file="prompt_scores.jsonl")
+            continue
+        sid = r.get("sample_id")
+        seen[sid] += 1
+        cols.add_prompt(r)
+        stratum, search_type = _partition(r.get("subset"), sid)
+        if (r.get("stratum"), r.get("search_type")) != (stratum, search_type):
+            report.fail("expected_counts", f"partition is {r.get('stratum')}/{r.get('search_type')}, the rule gives {stratum}/{search_type}", sample_id=sid)
+        for field in ("domains", "failure_modes"):
+            tags = r.get(field)
+            if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+                report.fail("tag_fields", f"{field} is not a list of strings: {json.dumps(tags)}", sample_id=sid)
+            elif len(set(tags)) != len(tags):
+                report.fail("tag_fields", f"{field} has duplicate tags: {tags}", sample_id=sid)
+        entries = r.get("models")
+        if not isinstance(entries, dict):
+            report.fail("unique_records", "record has no models map", sample_id=sid)
+            entries = {}
+        for m in models:
+            if m not in entries:
+                report.fail("unique_records", "configured model has no record for this prompt", sample_id=sid, model_id=m)
+        for m in sorted(set(entries) - model_set):
+            report.fail("unique_records", "record for a model that is not configured", sample_id=sid, model_id=m)
+        for k, m in enumerate(models):
+            e = entries.get(m)
+            if not isinstance(e, dict):
+                cols.add_entry(k, _UNKNOWN, _NAN_ROW, None)
                 continue
-            conforms = True
-            for p in check_document("prompt_scores.jsonl", r, line_no):
-                conforms = False
-                report.fail("schema", p["message"], file=p["file"], line=p["line"])
-            if not isinstance(r, dict):
-                report.fail("strict_json", f"prompt_scores.jsonl line {line_no}: not a JSON object", file="prompt_scores.jsonl")
-                continue
-            sid = r.get("sample_id")
-            seen[sid] += 1
-            cols.add_prompt(r)
-            stratum, search_type = _partition(r.get("subset"), sid)
-            if (r.get("stratum"), r.get("search_type")) != (stratum, search_type):
-                report.fail("expected_counts", f"partition is {r.get('stratum')}/{r.get('search_type')}, the rule gives {stratum}/{search_type}", sample_id=sid)
-            for field in ("domains", "failure_modes"):
-                tags = r.get(field)
-                if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-                    report.fail("tag_fields", f"{field} is not a list of strings: {json.dumps(tags)}", sample_id=sid)
-                elif len(set(tags)) != len(tags):
-                    report.fail("tag_fields", f"{field} has duplicate tags: {tags}", sample_id=sid)
-            entries = r.get("models")
-            if not isinstance(entries, dict):
-                report.fail("unique_records", "record has no models map", sample_id=sid)
-                entries = {}
-            for m in models:
-                if m not in entries:
-                    report.fail("unique_records", "configured model has no record for this prompt", sample_id=sid, model_id=m)
-            for m in sorted(set(entries) - model_set):
-                report.fail("unique_records", "record for a model that is not configured", sample_id=sid, model_id=m)
-            for k, m in enumerate(models):
-                e = entries.get(m)
-                if not isinstance(e, dict):
-                    cols.add_entry(k, _UNKNOWN, _NAN_ROW, None)
-                    continue
-                if conforms:  # the schema has checked every type, status rule and range of this entry
-                    code = _STATUS_CODE[e["status"]]
-                    row = _NAN_ROW
-                    if code == _SCORED:
-                        comps = e["components_raw_0to3"]
-                        row = [math.nan if v is None else v for v in (*(comps[c] for c in comps10), e["overall_10_raw"], e["overall_9_raw"])]
-                else:  # name each problem under its own check
-                    code, row = _check_entry(sid, m, e, comps10, comps9, report)
-                cols.add_entry(k, code, row, e.get("result_file"))
-                files.check(r, sid, m, e)
+            if conforms:  # the schema has checked every type, status rule and range of this entry
+                code = _STATUS_CODE[e["status"]]
+                row = _NAN_ROW
+                if code == _SCORED:
+                    comps = e["components_raw_0to3"]
+                    row = [math.nan if v is None else v for v in (*(comps[c] for c in comps10), e["overall_10_raw"], e["overall_9_raw"])]
+            else:  # name each problem under its own check
+                code, row = _check_entry(sid, m, e, comps10, comps9, report)
+            cols.add_entry(k, code, row, e.get("result_file"))
+            files.check(r, sid, m, e)
     for sid, n in sorted(seen.items(), key=lambda kv: str(kv[0])):
         if n > 1:
             report.fail("unique_records", f"sample_id appears {n} times", sample_id=sid)
