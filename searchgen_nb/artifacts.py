@@ -29,9 +29,10 @@ def dumps(obj: object) -> str:
             return {k: plain(v) for k, v in o.items()}
         return [plain(v) for v in o] if isinstance(o, (list, tuple)) else o
 
-    text = json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    canonical = {"sort_keys": True, "indent": 2, "ensure_ascii": False, "allow_nan": False}
+    text = json.dumps(obj, **canonical) + "\n"
     if "-0.0" in text:  # rare (also "-0.05"): only then walk the document
-        text = json.dumps(plain(obj), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        text = json.dumps(plain(obj), **canonical) + "\n"
     return text
 
 

@@ -57,7 +57,8 @@ class Published:
     def board(self, name: str):
         if name not in self.parsed:
             p = self.folder / name
-            self.parsed[name] = strict_loads(read_bytes(p, ARTIFACT_MAX).decode("utf-8")) if os.path.lexists(p) else None
+            text = read_bytes(p, ARTIFACT_MAX).decode("utf-8") if os.path.lexists(p) else None
+            self.parsed[name] = None if text is None else strict_loads(text)
         return self.parsed[name]
 
     @cached_property
@@ -81,7 +82,8 @@ class Published:
         return out
 
 
-def check_previous(folder: Path, where: str, benchmark: str | None = None, data_origin: str | None = None) -> Published:
+def check_previous(folder: Path, where: str, benchmark: str | None = None,
+                   data_origin: str | None = None) -> Published:
     """The release in ``folder``, read once (its manifest and records kept for
     :func:`compare`), when it is a readable published release; else :class:`ConfigError`
     naming ``where`` (the config key or the argument), the folder, the file and the line or
@@ -121,7 +123,8 @@ def check_previous(folder: Path, where: str, benchmark: str | None = None, data_
         if name not in hashes:
             raise reader.fail("manifest.json", f"/artifact_sha256 holds no sha256 of {name}")
         if digests[name] != hashes[name]:
-            raise reader.fail(name, "sha256 differs from the manifest's artifact_sha256 (edited or damaged)")
+            why = "sha256 differs from the manifest's artifact_sha256 (edited or damaged)"
+            raise reader.fail(name, why)
     release = Published(folder, parsed)  # what was just read and checked: nothing is read twice
     release.__dict__["records"] = records
     return release
@@ -161,10 +164,12 @@ class _ReleaseReader:
         try:
             problems = [p["message"] for p in check_document(name, doc, line)]
         except RecursionError:
-            problems = [f"{name}{'' if line is None else f' line {line}'}: nested too deeply to check"]
+            at = "" if line is None else f" line {line}"
+            problems = [f"{name}{at}: nested too deeply to check"]
         if problems:
             more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-            raise ConfigError(f"{self.where}/" + "; ".join(problems[:3]) + more + ": not a release this version reads")
+            shown = "; ".join(problems[:3]) + more
+            raise ConfigError(f"{self.where}/{shown}: not a release this version reads")
 
     def same_kind(self, manifest: object, benchmark: str | None, data_origin: str | None) -> None:
         """Refuse a release of a format this version cannot read, of another benchmark or of
@@ -173,26 +178,29 @@ class _ReleaseReader:
             return  # the schema names it
         version = manifest.get("schema_version")
         if version != SCHEMA_VERSION:
-            raise self.fail("manifest.json", f"/schema_version is {excerpt(json.dumps(version), 40)}: "
-                            f"this version of searchgen-nb reads releases of schema_version {SCHEMA_VERSION}")
+            raise self.fail("manifest.json", f"/schema_version is {_shown(version)}: this version "
+                            f"of searchgen-nb reads releases of schema_version {SCHEMA_VERSION}")
         for key, want in (("benchmark", benchmark), ("data_origin", data_origin)):
             if want is not None and manifest.get(key) != want:
-                raise self.fail("manifest.json", f"/{key} is {excerpt(json.dumps(manifest.get(key)), 80)}, this release's "
-                                f"is {excerpt(json.dumps(want), 80)}: releases of another {key} are not compared")
+                why = f"/{key} is {_shown(manifest.get(key))}, this release's is {_shown(want)}"
+                why += f": releases of another {key} are not compared"
+                raise self.fail("manifest.json", why)
 
     def models_and_settings(self, manifest: dict) -> None:
         """What the schema cannot say: every model of ``model_order`` has its entry in
         ``models``, and ``config.uncertainty`` holds settings the paired bootstrap can use."""
         for m in manifest["model_order"]:
             if m not in manifest["models"]:
-                raise self.fail("manifest.json", f"/model_order names model {excerpt(m, 60)}, which /models does not describe")
+                why = f"/model_order names model {excerpt(m, 60)}, which /models does not describe"
+                raise self.fail("manifest.json", why)
         try:
             bootstrap_settings(manifest)
         except (ValueError, TypeError, ArithmeticError) as exc:
-            raise self.fail("manifest.json", f"/config/uncertainty is not a set of bootstrap settings ({excerpt(str(exc), 160)})") from None
+            why = f"/config/uncertainty holds no bootstrap settings ({excerpt(str(exc), 160)})"
+            raise self.fail("manifest.json", why) from None
 
     def records(self, manifest: dict) -> tuple[list[dict], str]:
-        """The records of ``prompt_scores.jsonl``, streamed and checked line by line, and the file's sha256."""
+        """The records of ``prompt_scores.jsonl`` (streamed, checked by line) and its sha256."""
         name, models = "prompt_scores.jsonl", manifest["model_order"]
         seen: dict[str, int] = {}
         records = []
@@ -204,17 +212,25 @@ class _ReleaseReader:
                 self.conform(name, rec, line_no)
                 sid = rec["sample_id"]
                 if sid in seen:
-                    raise self.fail(name, f"line {line_no}: repeated sample_id {excerpt(sid, 60)} (first on line {seen[sid]})")
+                    why = f"repeated sample_id {excerpt(sid, 60)} (first on line {seen[sid]})"
+                    raise self.fail(name, f"line {line_no}: {why}")
                 lacking = [m for m in models if m not in rec["models"]]
                 if lacking:
-                    raise self.fail(name, f"line {line_no} (sample_id {excerpt(sid, 60)}) has no record of model {excerpt(lacking[0], 60)}")
+                    m = excerpt(lacking[0], 60)
+                    why = f"(sample_id {excerpt(sid, 60)}) has no record of model {m}"
+                    raise self.fail(name, f"line {line_no} {why}")
                 seen[sid] = line_no
                 records.append(rec)
         except OSError as exc:  # not a regular file, a line over the bound, …
             raise self.fail(name, f"cannot read: {exc.strerror or exc}") from None
         if len(seen) != manifest["dataset"]["n_prompts"]:
-            raise self.fail(name, f"{len(seen)} prompts, the manifest says {manifest['dataset']['n_prompts']}")
+            n = manifest["dataset"]["n_prompts"]
+            raise self.fail(name, f"{len(seen)} prompts, the manifest says {n}")
         return records, sha.hexdigest()
+
+
+def _shown(value: object) -> str:
+    return excerpt(json.dumps(value), 80)
 
 
 def bootstrap_settings(manifest: dict) -> UncertaintyConfig:

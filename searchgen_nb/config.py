@@ -203,7 +203,7 @@ class ReleaseConfig(BaseModel):
         if "$" in expanded:
             missing = sorted(set(re.findall(r"\$\{?(\w+)", expanded)))
             raise ConfigError(f"config {self.config_path}: path {rel!r} uses ${{{', '.join(missing)}}}, which is not set in the environment")
-        return Path(os.path.realpath(self.base_dir / expanded))  # realpath: a loop of links is no crash
+        return Path(os.path.realpath(self.base_dir / expanded))  # a loop of links: no crash
 
     @property
     def dataset_path(self) -> Path:

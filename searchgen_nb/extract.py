@@ -190,7 +190,7 @@ def load_extractor(spec: str | None) -> tuple[str, Extractor]:
         module = importlib.import_module(module_name)
     except KeyboardInterrupt:
         raise
-    except BaseException as exc:  # noqa: BLE001 - any import failure (SystemExit too) is reported the same way
+    except BaseException as exc:  # noqa: BLE001 - any import failure, SystemExit too
         raise ExtractorError(f"extractor {spec}: cannot import {module_name}: {exc}") from None
     fn = getattr(module, func_name, None)
     if not callable(fn):
@@ -313,10 +313,11 @@ def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[s
         if unknown:
             warnings.append(printable(f"score key(s) with no component ignored: {', '.join(sorted(unknown))}"))
     except ValueError as exc:  # InvalidResult, or an extractor's documented ValueError
-        return PairResult(INVALID, dict(_NULLS), _reason(_text(exc)), warnings, sha, fid, contradiction)
+        why = _reason(_text(exc))
+        return PairResult(INVALID, dict(_NULLS), why, warnings, sha, fid, contradiction)
     except KeyboardInterrupt:
         raise
-    except BaseException as exc:  # noqa: BLE001 - a pluggable extractor failing on one file (SystemExit too)
+    except BaseException as exc:  # noqa: BLE001 - a pluggable extractor failing, SystemExit too
         why = f"extractor raised {type(exc).__name__}" + (f": {_text(exc)}" if _text(exc) else "")
         return PairResult(INVALID, dict(_NULLS), _reason(why), warnings, sha, fid, contradiction)
     if not any(v is not None for v in comps.values()):

@@ -91,7 +91,8 @@ def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
     return read_file(path, limit)[0]
 
 
-def read_lines(path: str | os.PathLike, limit: int = STREAM_MAX, line_limit: int = LINE_MAX) -> Iterator[bytes]:
+def read_lines(path: str | os.PathLike, limit: int = STREAM_MAX,
+               line_limit: int = LINE_MAX) -> Iterator[bytes]:
     """The lines of a regular file (each with its ``\\n``), streamed: at most ``line_limit``
     bytes per line and ``limit`` in all, else :class:`UnreadableFile` naming the line."""
     with open_regular(path, limit) as fh:
@@ -100,7 +101,8 @@ def read_lines(path: str | os.PathLike, limit: int = STREAM_MAX, line_limit: int
             line_no += 1
             total += len(line)
             if len(line) > line_limit:
-                raise UnreadableFile(f"line {line_no} is longer than the bound of {_size(line_limit)}")
+                why = f"line {line_no} is longer than the bound of {_size(line_limit)}"
+                raise UnreadableFile(why)
             if total > limit:
                 raise UnreadableFile(f"grew beyond the bound of {_size(limit)} while being read")
             yield line

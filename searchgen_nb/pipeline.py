@@ -84,7 +84,8 @@ def load_paper_table(cfg: ReleaseConfig) -> dict | None:
 
     where = f"config {cfg.config_path}: paper_table {cfg.paper_table}"
     try:
-        table = json.loads(read_bytes(path, CONFIG_MAX).decode("utf-8"), parse_constant=reject, object_pairs_hook=no_duplicate_keys)
+        text = read_bytes(path, CONFIG_MAX).decode("utf-8")  # a regular file, bounded
+        table = json.loads(text, parse_constant=reject, object_pairs_hook=no_duplicate_keys)
     except FileNotFoundError:
         raise ConfigError(f"config {cfg.config_path}: paper_table file not found: {cfg.paper_table}") from None
     except OSError as exc:
@@ -377,7 +378,7 @@ def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = No
     """
     out_dir = Path(out_dir).resolve()
     prev = cfg.previous_release_path
-    if prev is not None and Path(os.path.realpath(prev)) == out_dir:  # realpath: a loop of links is no crash
+    if prev is not None and Path(os.path.realpath(prev)) == out_dir:  # a loop of links: no crash
         raise ConfigError(
             f"config {cfg.config_path}: previous_release {cfg.previous_release} is the folder this release replaces (--out): "
             "compare with a copy of the last release, or publish into another folder"

@@ -18,7 +18,8 @@ from searchgen_nb.untrusted import excerpt, is_surrogate, no_duplicate_keys, str
 
 TAG_FIELDS = ("domains", "failure_modes")
 #: The longest sample_id (and folder name of a release_row), in bytes of UTF-8: it becomes
-#: part of a result file's path, and a file name has at most 255 bytes (data contract § 2).
+#: part of a result file's path, and a file name has at most 255 bytes (data contract,
+#: § Prompt metadata and the partition).
 NAME_MAX = 128
 OPTIONAL_FIELDS = ("difficulty", "language", "generation_task_type", "is_miniset", "eval_slices")
 
@@ -78,8 +79,10 @@ def _check_release_row(release_row: str) -> str | None:
         return "climbs out of results_root ('..')"
     if norm in ("", "."):
         return "is empty"
-    if len(norm.encode("utf-8")) > 8 * NAME_MAX or any(len(p.encode("utf-8")) > NAME_MAX for p in norm.split("/")):
-        return f"is too long for a path below results_root (at most {NAME_MAX} bytes of UTF-8 per folder name, {8 * NAME_MAX} in all)"
+    longest = max(len(name.encode("utf-8")) for name in norm.split("/"))
+    if longest > NAME_MAX or len(norm.encode("utf-8")) > 1024:
+        return (f"is too long for a path below results_root (at most {NAME_MAX} bytes of UTF-8 "
+                "per folder name, 1024 in all)")
     return None
 
 
@@ -125,9 +128,9 @@ def read_prompts(path: str | Path) -> PromptSet:
             raise _fail(path, lineno, sid, "sample_id must not contain path separators")
         if any(not c.isprintable() for c in sid):
             raise _fail(path, lineno, sid, "sample_id holds a control or other non-printable character")
-        if len(sid.encode("utf-8")) > NAME_MAX:
-            raise _fail(path, lineno, sid, f"sample_id is {len(sid.encode('utf-8'))} bytes long in UTF-8, "
-                        f"at most {NAME_MAX} (it names result folders and files)")
+        if (n := len(sid.encode("utf-8"))) > NAME_MAX:
+            why = f"sample_id is {n} bytes long in UTF-8, at most {NAME_MAX}"
+            raise _fail(path, lineno, sid, f"{why} (it names result folders and files)")
         if sid in prompts:
             raise _fail(path, lineno, sid, f"duplicate sample_id (first on line {prompts[sid].line})")
         release_row = row.get("release_row", sid)

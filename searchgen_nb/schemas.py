@@ -226,8 +226,10 @@ def check_folder(folder: str | Path, skip: tuple[str, ...] = ()) -> list[dict]:
 
     A file that is present but cannot be read (not a regular file, over its bound:
     :mod:`searchgen_nb.files`) gives one problem at path "". Artifacts missing from the
-    folder are skipped (whether a release is complete is the release gate's business), and so are those named in ``skip`` (the gate checks the lines
-    of ``prompt_scores.jsonl`` as it reads them, :func:`check_document`). Raises ``NotADirectoryError`` when ``folder`` is not a folder.
+    folder are skipped (whether a release is complete is the release gate's business), and
+    so are those named in ``skip`` (the gate checks the lines of ``prompt_scores.jsonl`` as
+    it reads them, :func:`check_document`). Raises ``NotADirectoryError`` when ``folder`` is
+    not a folder.
     """
     folder = Path(folder)
     if not folder.is_dir():

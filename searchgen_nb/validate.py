@@ -25,6 +25,7 @@ Checks (names as they appear in the report and in error messages):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -326,58 +327,61 @@ def _scan_records(folder: Path, manifest: dict, report: Report) -> _Columns:
     files = _ResultFiles(manifest, template, report)
     cols = _Columns(models, _slice_fields(manifest))
     seen: Counter = Counter()
-    for line_no, line in _lines(folder / "prompt_scores.jsonl", report):
-        try:
-            r = strict_loads(line)
-        except RecursionError:
-            report.fail("strict_json", f"prompt_scores.jsonl line {line_no}: nested too deeply", file="prompt_scores.jsonl")
-            continue
-        except ValueError as exc:
-            report.fail("strict_json", f"prompt_scores.jsonl line {line_no}: {exc}", file="prompt_scores.jsonl")
-            continue
-        conforms = True
-        for p in check_document("prompt_scores.jsonl", r, line_no):
-            conforms = False
-            report.fail("schema", p["message"], file=p["file"], line=p["line"])
-        if not isinstance(r, dict):
-            report.fail("strict_json", f"prompt_scores.jsonl line {line_no}: not a JSON object", file="prompt_scores.jsonl")
-            continue
-        sid = r.get("sample_id")
-        seen[sid] += 1
-        cols.add_prompt(r)
-        stratum, search_type = _partition(r.get("subset"), sid)
-        if (r.get("stratum"), r.get("search_type")) != (stratum, search_type):
-            report.fail("expected_counts", f"partition is {r.get('stratum')}/{r.get('search_type')}, the rule gives {stratum}/{search_type}", sample_id=sid)
-        for field in ("domains", "failure_modes"):
-            tags = r.get(field)
-            if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-                report.fail("tag_fields", f"{field} is not a list of strings: {json.dumps(tags)}", sample_id=sid)
-            elif len(set(tags)) != len(tags):
-                report.fail("tag_fields", f"{field} has duplicate tags: {tags}", sample_id=sid)
-        entries = r.get("models")
-        if not isinstance(entries, dict):
-            report.fail("unique_records", "record has no models map", sample_id=sid)
-            entries = {}
-        for m in models:
-            if m not in entries:
-                report.fail("unique_records", "configured model has no record for this prompt", sample_id=sid, model_id=m)
-        for m in sorted(set(entries) - model_set):
-            report.fail("unique_records", "record for a model that is not configured", sample_id=sid, model_id=m)
-        for k, m in enumerate(models):
-            e = entries.get(m)
-            if not isinstance(e, dict):
-                cols.add_entry(k, _UNKNOWN, _NAN_ROW, None)
+    lines = _lines(folder / "prompt_scores.jsonl", report)
+    with contextlib.closing(lines):  # the file is closed however the loop ends
+        for line_no, line in lines:
+            try:
+                r = strict_loads(line)
+            except RecursionError:
+                why = f"prompt_scores.jsonl line {line_no}: nested too deeply"
+                report.fail("strict_json", why, file="prompt_scores.jsonl")
                 continue
-            if conforms:  # the schema has checked every type, status rule and range of this entry
-                code = _STATUS_CODE[e["status"]]
-                row = _NAN_ROW
-                if code == _SCORED:
-                    comps = e["components_raw_0to3"]
-                    row = [math.nan if v is None else v for v in (*(comps[c] for c in comps10), e["overall_10_raw"], e["overall_9_raw"])]
-            else:  # name each problem under its own check
-                code, row = _check_entry(sid, m, e, comps10, comps9, report)
-            cols.add_entry(k, code, row, e.get("result_file"))
-            files.check(r, sid, m, e)
+            except ValueError as exc:
+                report.fail("strict_json", f"prompt_scores.jsonl line {line_no}: {exc}", file="prompt_scores.jsonl")
+                continue
+            conforms = True
+            for p in check_document("prompt_scores.jsonl", r, line_no):
+                conforms = False
+                report.fail("schema", p["message"], file=p["file"], line=p["line"])
+            if not isinstance(r, dict):
+                report.fail("strict_json", f"prompt_scores.jsonl line {line_no}: not a JSON object", file="prompt_scores.jsonl")
+                continue
+            sid = r.get("sample_id")
+            seen[sid] += 1
+            cols.add_prompt(r)
+            stratum, search_type = _partition(r.get("subset"), sid)
+            if (r.get("stratum"), r.get("search_type")) != (stratum, search_type):
+                report.fail("expected_counts", f"partition is {r.get('stratum')}/{r.get('search_type')}, the rule gives {stratum}/{search_type}", sample_id=sid)
+            for field in ("domains", "failure_modes"):
+                tags = r.get(field)
+                if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+                    report.fail("tag_fields", f"{field} is not a list of strings: {json.dumps(tags)}", sample_id=sid)
+                elif len(set(tags)) != len(tags):
+                    report.fail("tag_fields", f"{field} has duplicate tags: {tags}", sample_id=sid)
+            entries = r.get("models")
+            if not isinstance(entries, dict):
+                report.fail("unique_records", "record has no models map", sample_id=sid)
+                entries = {}
+            for m in models:
+                if m not in entries:
+                    report.fail("unique_records", "configured model has no record for this prompt", sample_id=sid, model_id=m)
+            for m in sorted(set(entries) - model_set):
+                report.fail("unique_records", "record for a model that is not configured", sample_id=sid, model_id=m)
+            for k, m in enumerate(models):
+                e = entries.get(m)
+                if not isinstance(e, dict):
+                    cols.add_entry(k, _UNKNOWN, _NAN_ROW, None)
+                    continue
+                if conforms:  # the schema has checked every type, status rule and range of this entry
+                    code = _STATUS_CODE[e["status"]]
+                    row = _NAN_ROW
+                    if code == _SCORED:
+                        comps = e["components_raw_0to3"]
+                        row = [math.nan if v is None else v for v in (*(comps[c] for c in comps10), e["overall_10_raw"], e["overall_9_raw"])]
+                else:  # name each problem under its own check
+                    code, row = _check_entry(sid, m, e, comps10, comps9, report)
+                cols.add_entry(k, code, row, e.get("result_file"))
+                files.check(r, sid, m, e)
     for sid, n in sorted(seen.items(), key=lambda kv: str(kv[0])):
         if n > 1:
             report.fail("unique_records", f"sample_id appears {n} times", sample_id=sid)
