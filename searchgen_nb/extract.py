@@ -14,7 +14,8 @@ Extractor contract
   exactly 10 values in that order.
 * ``None`` (or, from ToolGen's code, a float NaN) means *not applicable* → ``null``.
 * Raise ``ValueError`` for an unusable result; it becomes ``invalid_evaluation`` with the
-  message as its reason. Any returned value that is not a finite number in [0, 3] also
+  message as its reason. Anything else it raises (``SystemExit`` too; Ctrl-C still stops the
+  command) does the same. Any returned value that is not a finite number in [0, 3] also
   makes the pair ``invalid_evaluation``.
 """
 
@@ -188,11 +189,11 @@ def load_extractor(spec: str | None) -> tuple[str, Extractor]:
             sys.path.insert(0, root)
     try:
         module = importlib.import_module(module_name)
+        fn = getattr(module, func_name, None)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - any import failure, SystemExit too
-        raise ExtractorError(f"extractor {spec}: cannot import {module_name}: {exc}") from None
-    fn = getattr(module, func_name, None)
+        raise ExtractorError(f"extractor {spec}: cannot import {module_name}: {_text(exc)}") from None
     if not callable(fn):
         raise ExtractorError(f"extractor {spec}: {module_name} has no callable {func_name!r}")
     return spec, fn

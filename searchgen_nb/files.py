@@ -80,7 +80,9 @@ def read_file(path: str | os.PathLike, limit: int) -> tuple[bytes, os.stat_resul
     that grows meanwhile."""
     fh, st = _open(path, limit)
     with fh:
-        data = fh.read(limit + 1)
+        data = fh.read(st.st_size + 1)  # the size it has (a buffer of ``limit`` would cost)
+        if len(data) > st.st_size:  # it grew since
+            data += fh.read(limit + 1 - len(data))
     if len(data) > limit:
         raise UnreadableFile(f"grew beyond the bound of {_size(limit)} while being read")
     return data, st

@@ -319,7 +319,7 @@ def test_a_previous_release_folder_that_is_a_loop_of_links_is_named(tmp_path):
     assert code == 1 and f"previous_release ../prev: {tmp_path}/prev is not a folder" in err, err
 
 
-@pytest.mark.parametrize("key, value", [("benchmark", "X-Bench"), ("data_origin", "synthetic-demo")])
+@pytest.mark.parametrize("key, value", [("benchmark", "X"), ("data_origin", "synthetic-demo")])
 def test_a_release_of_another_benchmark_or_origin_is_refused(tmp_path, published, key, value):
     prev = tmp_path / "prev"
     shutil.copytree(published, prev)
