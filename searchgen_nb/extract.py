@@ -193,7 +193,8 @@ def load_extractor(spec: str | None) -> tuple[str, Extractor]:
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - any import failure, SystemExit too
-        raise ExtractorError(f"extractor {spec}: cannot import {module_name}: {_text(exc)}") from None
+        why = f"cannot import {module_name}: {_text(exc)}"
+        raise ExtractorError(f"extractor {spec}: {why}") from None
     if not callable(fn):
         raise ExtractorError(f"extractor {spec}: {module_name} has no callable {func_name!r}")
     return spec, fn

@@ -48,7 +48,10 @@ class UnreadableFile(OSError):
 
 
 def _size(n: int) -> str:
-    return f"{n // MiB} MiB" if n >= MiB else f"{n} bytes"
+    for unit, name in ((1024 * MiB, "GiB"), (MiB, "MiB")):
+        if n >= unit and n % unit == 0:
+            return f"{n // unit} {name}"
+    return f"{n} bytes"
 
 
 def _open(path: str | os.PathLike, limit: int) -> tuple[BinaryIO, os.stat_result]:
