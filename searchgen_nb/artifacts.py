@@ -22,8 +22,21 @@ from pathlib import Path
 
 
 def dumps(obj: object) -> str:
-    """Canonical JSON text of an artifact; raises ValueError on NaN/Infinity."""
-    return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """Canonical JSON text of an artifact; raises ValueError on NaN/Infinity. A negative zero
+    (a score written ``-0.0``) is written ``0.0``: one number, one text."""
+
+    def plain(o):
+        if isinstance(o, float):
+            return float(o) + 0.0  # -0.0 + 0.0 is 0.0; every other float is itself
+        if isinstance(o, dict):
+            return {k: plain(v) for k, v in o.items()}
+        return [plain(v) for v in o] if isinstance(o, (list, tuple)) else o
+
+    canonical = {"sort_keys": True, "indent": 2, "ensure_ascii": False, "allow_nan": False}
+    text = json.dumps(obj, **canonical) + "\n"
+    if "-0.0" in text:  # rare (also "-0.05"): only then walk the document
+        text = json.dumps(plain(obj), **canonical) + "\n"
+    return text
 
 
 def dumps_jsonl(rows: list[dict]) -> str:

@@ -14,7 +14,10 @@ Overall-9 minus its old Overall-9 on the same multiset of prompts.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
@@ -23,13 +26,16 @@ from pathlib import Path
 import numpy as np
 
 from searchgen_nb.config import UncertaintyConfig
-from searchgen_nb.constants import PARTITION_KEYS
+from searchgen_nb.constants import PARTITION_KEYS, SCHEMA_VERSION
 from searchgen_nb.errors import ConfigError
+from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.numeric import exact_mean
+from searchgen_nb.schemas import check_document
 from searchgen_nb.table import OVERALL_9, ReleaseTable
 from searchgen_nb.uncertainty import Bootstrap, GroupDef, _intervals, half_up_signed
 from searchgen_nb.untrusted import md_code as _code
 from searchgen_nb.untrusted import md_text as _esc
+from searchgen_nb.untrusted import excerpt, strict_loads
 
 #: Files a previous release's folder must hold.
 NEEDED = ("manifest.json", "prompt_scores.jsonl", "leaderboard_overall.json", "leaderboard_by_stratum.json",
@@ -53,7 +59,8 @@ class Published:
     def board(self, name: str):
         if name not in self.parsed:
             p = self.folder / name
-            self.parsed[name] = json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
+            text = read_bytes(p, ARTIFACT_MAX).decode("utf-8") if os.path.lexists(p) else None
+            self.parsed[name] = None if text is None else strict_loads(text)
         return self.parsed[name]
 
     @cached_property
@@ -77,75 +84,166 @@ class Published:
         return out
 
 
-def check_previous(folder: Path, where: str) -> Published:
+def check_previous(folder: Path, where: str, benchmark: str | None = None,
+                   data_origin: str | None = None) -> Published:
     """The release in ``folder``, read once (its manifest and records kept for
     :func:`compare`), when it is a readable published release; else :class:`ConfigError`
-    naming ``where`` (the config key or the argument), the folder and the file (and line).
+    naming ``where`` (the config key or the argument), the folder, the file and the line or
+    JSON pointer (data contract, § Changes between releases).
 
-    Checked before any work: the files exist; every JSON artifact parses as strict JSON (no
-    NaN/Infinity, no repeated key); the ones the manifest hashes still have their sha256;
-    ``prompt_scores.jsonl`` has ``n_prompts`` records with unique sample_ids, each holding
-    every model of ``model_order``."""
-    import hashlib
-
-    from searchgen_nb.untrusted import excerpt, strict_loads
-
+    Checked before any work: every file is a regular file within its bound
+    (:mod:`searchgen_nb.files`) and parses as strict JSON (no NaN/Infinity, no repeated key,
+    not nested too deeply); the manifest's ``schema_version`` is one this version reads and its
+    ``benchmark`` / ``data_origin`` are the given ones (when given); every artifact read (every
+    line of ``prompt_scores.jsonl``) conforms to its published JSON Schema; every model of
+    ``model_order`` is described in ``models`` and the bootstrap settings are settings; every
+    artifact read has the sha256 the manifest records; ``prompt_scores.jsonl`` has
+    ``n_prompts`` records with unique sample_ids, each holding every model of ``model_order``."""
     folder = Path(folder)
     shown = str(folder)
     if not folder.is_dir():
         raise ConfigError(f"{where}: {shown} is not a folder")
-    missing = [n for n in NEEDED if not (folder / n).is_file()]
+    missing = [n for n in NEEDED if not os.path.lexists(folder / n)]
     if missing:
         raise ConfigError(f"{where}: {shown} is not a published release (missing {', '.join(missing)})")
-
-    def fail(name: str, why: str) -> ConfigError:
-        return ConfigError(f"{where}: {shown}/{name}: {why}")
-
+    reader = _ReleaseReader(folder, f"{where}: {shown}")
     parsed, digests = {}, {}
-    for name in NEEDED[:1] + NEEDED[2:] + ("leaderboard_by_slice.json",):
-        if not (folder / name).is_file():
-            continue
-        try:
-            data = (folder / name).read_bytes()
-            parsed[name] = strict_loads(data.decode("utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise fail(name, f"not readable as strict JSON ({excerpt(str(exc), 120)})") from None
-        digests[name] = hashlib.sha256(data).hexdigest()
+    for name in ("manifest.json", *NEEDED[2:], "leaderboard_by_slice.json"):
+        if name in NEEDED or os.path.lexists(folder / name):
+            parsed[name], digests[name] = reader.document(name)
+            if name == "manifest.json":
+                reader.same_kind(parsed[name], benchmark, data_origin)
+            reader.conform(name, parsed[name])
     manifest = parsed["manifest.json"]
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("model_order"), list) or not isinstance(manifest.get("models"), dict) \
-            or not isinstance((manifest.get("dataset") or {}).get("n_prompts"), int):
-        raise fail("manifest.json", "not a release manifest (model_order, models and dataset.n_prompts are required)")
-    seen: set[str] = set()
-    records = []
-    sha = hashlib.sha256()
-    with open(folder / "prompt_scores.jsonl", "rb") as fh:
-        for line_no, raw in enumerate(fh, start=1):
-            sha.update(raw)
-            try:
-                rec = strict_loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError) as exc:
-                raise fail("prompt_scores.jsonl", f"line {line_no} is not strict JSON ({excerpt(str(exc), 120)})") from None
-            sid = rec.get("sample_id") if isinstance(rec, dict) else None
-            if not isinstance(sid, str) or sid in seen:
-                raise fail("prompt_scores.jsonl", f"line {line_no}: {'repeated' if sid in seen else 'no'} sample_id {excerpt(sid, 60) if sid else ''}".rstrip())
-            lacking = [m for m in manifest["model_order"] if m not in (rec.get("models") or {})]
-            if lacking:
-                raise fail("prompt_scores.jsonl", f"line {line_no} (sample_id {excerpt(sid, 60)}) has no record of model {excerpt(lacking[0], 60)}")
-            seen.add(sid)
-            records.append(rec)
-    if len(seen) != manifest["dataset"]["n_prompts"]:
-        raise fail("prompt_scores.jsonl", f"{len(seen)} prompts, the manifest says {manifest['dataset']['n_prompts']}")
-    digests["prompt_scores.jsonl"] = sha.hexdigest()
-    hashes = manifest.get("artifact_sha256") if isinstance(manifest.get("artifact_sha256"), dict) else {}
-    for name, want in sorted(hashes.items()):
-        path = folder / name
-        if name not in digests and path.is_file():  # hashed but not read above
-            digests[name] = hashlib.sha256(path.read_bytes()).hexdigest()
-        if name in digests and digests[name] != want:
-            raise fail(name, "sha256 differs from the manifest's artifact_sha256 (edited or damaged)")
+    reader.models_and_settings(manifest)
+    records, digests["prompt_scores.jsonl"] = reader.records(manifest)
+    hashes = manifest["artifact_sha256"]
+    for name in sorted(set(hashes) - set(digests)):  # hashed but not read above
+        if os.path.lexists(folder / name):
+            digests[name] = hashlib.sha256(reader.read(name)).hexdigest()
+    for name in sorted(set(digests) - {"manifest.json"}):  # the manifest holds the others' sha256
+        if name not in hashes:
+            raise reader.fail("manifest.json", f"/artifact_sha256 holds no sha256 of {name}")
+        if digests[name] != hashes[name]:
+            why = "sha256 differs from the manifest's artifact_sha256 (edited or damaged)"
+            raise reader.fail(name, why)
     release = Published(folder, parsed)  # what was just read and checked: nothing is read twice
     release.__dict__["records"] = records
     return release
+
+
+class _ReleaseReader:
+    """Reads the files of one release folder for :func:`check_previous`; every refusal is a
+    :class:`ConfigError` starting with ``where`` (the key or argument and the folder)."""
+
+    def __init__(self, folder: Path, where: str) -> None:
+        self.folder, self.where = folder, where
+
+    def fail(self, name: str, why: str) -> ConfigError:
+        return ConfigError(f"{self.where}/{name}: {why}")
+
+    def read(self, name: str) -> bytes:
+        try:
+            return read_bytes(self.folder / name, ARTIFACT_MAX)
+        except OSError as exc:  # not a regular file, over the bound, a loop of links, …
+            raise self.fail(name, f"cannot read: {exc.strerror or exc}") from None
+
+    def parse(self, name: str, data: bytes, line: int | None = None) -> object:
+        at = "" if line is None else f"line {line} "
+        try:
+            return strict_loads(data.decode("utf-8"))
+        except RecursionError:
+            raise self.fail(name, f"{at}is not strict JSON (nested too deeply)") from None
+        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN, a repeated key, …
+            raise self.fail(name, f"{at}is not strict JSON ({excerpt(str(exc), 120)})") from None
+
+    def document(self, name: str) -> tuple[object, str]:
+        data = self.read(name)
+        return self.parse(name, data), hashlib.sha256(data).hexdigest()
+
+    def conform(self, name: str, doc: object, line: int | None = None) -> None:
+        """Refuse a document (a line) that does not conform to its published JSON Schema."""
+        try:
+            problems = [p["message"] for p in check_document(name, doc, line)]
+        except RecursionError:
+            at = "" if line is None else f" line {line}"
+            problems = [f"{name}{at}: nested too deeply to check"]
+        if problems:
+            more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+            shown = "; ".join(problems[:3]) + more
+            raise ConfigError(f"{self.where}/{shown}: not a release this version reads")
+
+    def same_kind(self, manifest: object, benchmark: str | None, data_origin: str | None) -> None:
+        """Refuse a release of a format this version cannot read, of another benchmark or of
+        another data origin, by name (before its schema: another format fails it everywhere)."""
+        if not isinstance(manifest, dict):
+            return  # the schema names it
+        version = manifest.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise self.fail("manifest.json", f"/schema_version is {_shown(version)}: this version "
+                            f"of searchgen-nb reads releases of schema_version {SCHEMA_VERSION}")
+        for key, want in (("benchmark", benchmark), ("data_origin", data_origin)):
+            if want is not None and manifest.get(key) != want:
+                why = f"/{key} is {_shown(manifest.get(key))}, this release's is {_shown(want)}"
+                why += f": releases of another {key} are not compared"
+                raise self.fail("manifest.json", why)
+
+    def models_and_settings(self, manifest: dict) -> None:
+        """What the schema cannot say: every model of ``model_order`` has its entry in
+        ``models``, and ``config.uncertainty`` holds settings the paired bootstrap can use."""
+        for m in manifest["model_order"]:
+            if m not in manifest["models"]:
+                why = f"/model_order names model {excerpt(m, 60)}, which /models does not describe"
+                raise self.fail("manifest.json", why)
+        try:
+            bootstrap_settings(manifest)
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            why = f"/config/uncertainty holds no bootstrap settings ({excerpt(str(exc), 160)})"
+            raise self.fail("manifest.json", why) from None
+
+    def records(self, manifest: dict) -> tuple[list[dict], str]:
+        """The records of ``prompt_scores.jsonl`` (streamed, checked by line) and its sha256."""
+        name, models = "prompt_scores.jsonl", manifest["model_order"]
+        seen: dict[str, int] = {}
+        records = []
+        sha = hashlib.sha256()
+        try:
+            for line_no, raw in enumerate(read_lines(self.folder / name), start=1):
+                sha.update(raw)
+                rec = self.parse(name, raw, line_no)
+                self.conform(name, rec, line_no)
+                sid = rec["sample_id"]
+                if sid in seen:
+                    why = f"repeated sample_id {excerpt(sid, 60)} (first on line {seen[sid]})"
+                    raise self.fail(name, f"line {line_no}: {why}")
+                lacking = [m for m in models if m not in rec["models"]]
+                if lacking:
+                    m = excerpt(lacking[0], 60)
+                    why = f"(sample_id {excerpt(sid, 60)}) has no record of model {m}"
+                    raise self.fail(name, f"line {line_no} {why}")
+                seen[sid] = line_no
+                records.append(rec)
+        except OSError as exc:  # not a regular file, a line over the bound, …
+            raise self.fail(name, f"cannot read: {exc.strerror or exc}") from None
+        if len(seen) != manifest["dataset"]["n_prompts"]:
+            n = manifest["dataset"]["n_prompts"]
+            raise self.fail(name, f"{len(seen)} prompts, the manifest says {n}")
+        return records, sha.hexdigest()
+
+
+def _shown(value: object) -> str:
+    return excerpt(json.dumps(value), 80)
+
+
+def bootstrap_settings(manifest: dict) -> UncertaintyConfig:
+    """The paired bootstrap's ``n_bootstrap``, ``seed`` and ``confidence``: a release's own
+    (its manifest's ``config.uncertainty``; the defaults where absent). Raises ``ValueError``,
+    ``TypeError`` or ``ArithmeticError`` when they are not settings."""
+    given = manifest.get("config", {}).get("uncertainty") or {}
+    if not isinstance(given, dict):
+        raise TypeError(f"expected a mapping, got {type(given).__name__}")
+    kept = {k: v for k, v in given.items() if k in ("n_bootstrap", "seed")}
+    return UncertaintyConfig(**kept, confidence=Decimal(repr(given.get("confidence", 0.95))))
 
 
 def _delta(after: float | None, before: float | None, decimals: tuple[int, int]) -> float | None:
@@ -198,10 +296,16 @@ def compare(old_folder: Path | Published, new_folder: Path | Published) -> dict:
     when one is null), ``rank_before``, ``rank_after``. ``pairs``: every prompt × model of
     both releases whose status or raw Overall-9 differs (sorted by model_id, sample_id).
     ``paired_bootstrap``: per model the change of Overall-9 on the common prompts with its
-    interval. Raises ``KeyError``/``ValueError`` only for folders that are not releases
-    (callers check with :func:`check_previous`)."""
+    interval. Raises :class:`ConfigError` for releases of two benchmarks or data origins, and
+    ``KeyError``/``ValueError`` only for folders that are not releases (callers check with
+    :func:`check_previous`)."""
     old, new = (r if isinstance(r, Published) else Published(Path(r)) for r in (old_folder, new_folder))
     om, nm = old.manifest, new.manifest
+    for key in ("benchmark", "data_origin"):
+        if om.get(key) != nm.get(key):
+            a, b = (excerpt(json.dumps(m.get(key)), 80) for m in (om, nm))
+            raise ConfigError(f"{old.folder} is a release of {key} {a}, {new.folder} of {key} {b}: "
+                              f"releases of another {key} are not compared")
     old_models, new_models = list(om["model_order"]), list(nm["model_order"])
     common = [m for m in new_models if m in set(old_models)]
     orec = {r["sample_id"]: r for r in old.records}
@@ -250,9 +354,7 @@ def paired_bootstrap(old: Published, new: Published, models: list[str], shared: 
     """Each model's Overall-9 change (new − old) on the prompts common to both releases: the
     point change and its interval over SPEC §8's replicates of those prompts (public scale,
     halves away from zero). Settings from the new release's ``uncertainty`` config."""
-    cfg = UncertaintyConfig(**{k: v for k, v in (new.manifest.get("config", {}).get("uncertainty") or {}).items()
-                               if k in ("n_bootstrap", "seed")},
-                            confidence=Decimal(repr((new.manifest.get("config", {}).get("uncertainty") or {}).get("confidence", 0.95))))
+    cfg = bootstrap_settings(new.manifest)
     decimals = new.manifest["scoring"]["public_rounding_decimals"]
     head = {"n_bootstrap": cfg.n_bootstrap, "seed": cfg.seed, "confidence": float(cfg.confidence), "n_common_prompts": len(shared), "models": {}}
     if not models or not shared:

@@ -24,7 +24,8 @@ from searchgen_nb.constants import (
     PARTITION_KEYS,
 )
 from searchgen_nb.errors import ConfigError
-from searchgen_nb.untrusted import excerpt, hidden_char, strings, twins
+from searchgen_nb.files import CONFIG_MAX, read_bytes
+from searchgen_nb.untrusted import excerpt, hidden_char, is_surrogate, strings, twins
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
 #: A variable in a config path: ``${NAME}`` (nothing else).
@@ -204,7 +205,8 @@ class ReleaseConfig(BaseModel):
         missing = sorted({v for v in _VARIABLE.findall(rel) if v not in os.environ})
         if missing:
             raise ConfigError(f"config {self.config_path}: path {rel!r} uses ${{{', '.join(missing)}}}, which is not set in the environment")
-        return (self.base_dir / _VARIABLE.sub(lambda m: os.environ[m.group(1)], rel)).resolve()
+        expanded = _VARIABLE.sub(lambda m: os.environ[m.group(1)], rel)
+        return Path(os.path.realpath(self.base_dir / expanded))  # a loop of links: no crash
 
     @property
     def dataset_path(self) -> Path:
@@ -369,9 +371,9 @@ def load_config(path: str | os.PathLike) -> ReleaseConfig:
     names the file and every offending key (missing, wrong type, unknown policy, duplicate
     key, alias, non-UTF-8 byte, control character, …).
     """
-    p = Path(path).resolve()
+    p = Path(os.path.realpath(path))  # realpath: a loop of links is no crash
     try:
-        data = p.read_bytes()
+        data = read_bytes(p, CONFIG_MAX)  # a regular file, bounded (searchgen_nb.files)
     except FileNotFoundError:
         raise ConfigError(f"config: file not found: {path}") from None
     except OSError as exc:

@@ -14,7 +14,8 @@ Extractor contract
   exactly 10 values in that order.
 * ``None`` (or, from ToolGen's code, a float NaN) means *not applicable* → ``null``.
 * Raise ``ValueError`` for an unusable result; it becomes ``invalid_evaluation`` with the
-  message as its reason. Any returned value that is not a finite number in [0, 3] also
+  message as its reason. Anything else it raises (``SystemExit`` too; Ctrl-C still stops the
+  command) does the same. Any returned value that is not a finite number in [0, 3] also
   makes the pair ``invalid_evaluation``.
 """
 
@@ -40,6 +41,7 @@ from searchgen_nb.constants import (
     TOOLGEN_EXTRACTOR,
 )
 from searchgen_nb.errors import ExtractorError
+from searchgen_nb.files import RESULT_MAX, read_file
 from searchgen_nb.numeric import mean_raw
 from searchgen_nb.untrusted import DuplicateKey, no_duplicate_keys, printable
 
@@ -187,9 +189,12 @@ def load_extractor(spec: str | None) -> tuple[str, Extractor]:
             sys.path.insert(0, root)
     try:
         module = importlib.import_module(module_name)
-    except Exception as exc:  # noqa: BLE001 - any import failure is reported the same way
-        raise ExtractorError(f"extractor {spec}: cannot import {module_name}: {exc}") from None
-    fn = getattr(module, func_name, None)
+        fn = getattr(module, func_name, None)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - any import failure, SystemExit too
+        why = f"cannot import {module_name}: {_text(exc)}"
+        raise ExtractorError(f"extractor {spec}: {why}") from None
     if not callable(fn):
         raise ExtractorError(f"extractor {spec}: {module_name} has no callable {func_name!r}")
     return spec, fn
@@ -216,6 +221,19 @@ class PairResult:
 _NULLS: Components = dict.fromkeys(COMPONENTS)
 #: One decoder for every result file (``json.loads`` with a hook builds a new one per call).
 _DECODER = json.JSONDecoder(object_pairs_hook=no_duplicate_keys)
+
+
+def _reason(text: str, limit: int = 300) -> str:
+    """A pair's reason as published: bounded, lone surrogates escaped."""
+    return printable(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _text(exc: BaseException) -> str:
+    """``str(exc)``, also for an exception whose ``__str__`` fails (an extractor's own class)."""
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001
+        return f"<{type(exc).__name__} that cannot be shown as text>"
 
 
 def _image_present(folder: str, globs: Sequence[str]) -> bool:
@@ -258,9 +276,7 @@ def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[s
     ``identity_error`` for the caller to refuse.
     """
     try:
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            data = fh.read()
+        data, st = read_file(path, RESULT_MAX)
     except FileNotFoundError:
         folder = os.path.dirname(path)
         status = MISSING_EVALUATION if _image_present(folder, generation_glob) else MISSING_GENERATION
@@ -282,7 +298,7 @@ def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[s
     if result.get("success") is not True:
         err = result.get("error")
         why = f"success is {json.dumps(result.get('success'))[:40]}"
-        reason = printable(f"{why}: {err}" if err else why)
+        reason = _reason(f"{why}: {err}" if err else why)
         return PairResult(INVALID, dict(_NULLS), reason, file_sha256=sha, file_id=fid, identity_error=contradiction)
     warnings: list[str] = []
     try:
@@ -299,9 +315,13 @@ def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[s
         if unknown:
             warnings.append(printable(f"score key(s) with no component ignored: {', '.join(sorted(unknown))}"))
     except ValueError as exc:  # InvalidResult, or an extractor's documented ValueError
-        return PairResult(INVALID, dict(_NULLS), printable(str(exc)), warnings, sha, fid, contradiction)
-    except Exception as exc:  # noqa: BLE001 - a pluggable extractor failing on one file
-        return PairResult(INVALID, dict(_NULLS), printable(f"extractor raised {type(exc).__name__}: {exc}"), warnings, sha, fid, contradiction)
+        why = _reason(_text(exc))
+        return PairResult(INVALID, dict(_NULLS), why, warnings, sha, fid, contradiction)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a pluggable extractor failing, SystemExit too
+        why = f"extractor raised {type(exc).__name__}" + (f": {_text(exc)}" if _text(exc) else "")
+        return PairResult(INVALID, dict(_NULLS), _reason(why), warnings, sha, fid, contradiction)
     if not any(v is not None for v in comps.values()):
         return PairResult(INVALID, dict(_NULLS), "no usable score (no component present)", warnings, sha, fid, contradiction)
     return PairResult(SCORED, comps, None, warnings, sha, fid, contradiction)

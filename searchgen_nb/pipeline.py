@@ -41,6 +41,7 @@ from searchgen_nb.constants import (
     ZERO_FILL,
 )
 from searchgen_nb.errors import ConfigError, ReleaseInterrupted, ValidationFailed
+from searchgen_nb.files import CONFIG_MAX, read_bytes
 from searchgen_nb.prompts import read_prompts
 from searchgen_nb.publish import check_data_out, step
 from searchgen_nb.records import Extraction, extract_records
@@ -87,7 +88,8 @@ def load_paper_table(cfg: ReleaseConfig) -> dict | None:
 
     where = f"config {cfg.config_path}: paper_table {cfg.paper_table}"
     try:
-        table = json.loads(path.read_bytes().decode("utf-8"), parse_constant=reject, object_pairs_hook=no_duplicate_keys)
+        text = read_bytes(path, CONFIG_MAX).decode("utf-8")  # a regular file, bounded
+        table = json.loads(text, parse_constant=reject, object_pairs_hook=no_duplicate_keys)
     except FileNotFoundError:
         raise ConfigError(f"config {cfg.config_path}: paper_table file not found: {cfg.paper_table}") from None
     except OSError as exc:
@@ -300,7 +302,8 @@ def previous_release(cfg: ReleaseConfig) -> Published | None:
     """The release in the config's ``previous_release`` folder, read and checked once; raises
     :class:`ConfigError` naming the key when it is not a readable published release (SPEC §10)."""
     path = cfg.previous_release_path
-    return None if path is None else check_previous(path, f"config {cfg.config_path}: previous_release {cfg.previous_release}")
+    where = f"config {cfg.config_path}: previous_release {cfg.previous_release}"
+    return None if path is None else check_previous(path, where, cfg.benchmark, cfg.data_origin)
 
 
 def changes_stage(cfg: ReleaseConfig, folder: Path) -> dict:
@@ -398,7 +401,7 @@ def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = No
     is left byte-for-byte as it was and the staging folder is removed; a file-system error
     names the stage and the path.
     """
-    out_dir = Path(out_dir).resolve()
+    out_dir = Path(os.path.realpath(out_dir))  # a loop of links: named below, no crash
     check_data_out(out_dir, inputs(cfg))
     with step("data, staging"):
         staging = staging_dir(out_dir)

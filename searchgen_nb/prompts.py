@@ -12,10 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from searchgen_nb.errors import MetadataError
+from searchgen_nb.files import DATASET_MAX, read_bytes
 from searchgen_nb.partition import partition
 from searchgen_nb.untrusted import excerpt, hidden_char, is_surrogate, no_duplicate_keys, strings
 
 TAG_FIELDS = ("domains", "failure_modes")
+#: The longest sample_id (and folder name of a release_row), in bytes of UTF-8: it becomes
+#: part of a result file's path, and a file name has at most 255 bytes (data contract,
+#: § Prompt metadata and the partition).
+NAME_MAX = 128
 OPTIONAL_FIELDS = ("difficulty", "language", "generation_task_type", "is_miniset", "eval_slices")
 
 
@@ -74,6 +79,10 @@ def _check_release_row(release_row: str) -> str | None:
         return "climbs out of results_root ('..')"
     if norm in ("", "."):
         return "is empty"
+    longest = max(len(name.encode("utf-8")) for name in norm.split("/"))
+    if longest > NAME_MAX or len(norm.encode("utf-8")) > 1024:
+        return (f"is too long for a path below results_root (at most {NAME_MAX} bytes of UTF-8 "
+                "per folder name, 1024 in all)")
     return None
 
 
@@ -87,9 +96,11 @@ def read_prompts(path: str | Path) -> PromptSet:
     """
     path = Path(path)
     try:
-        data = path.read_bytes()
+        data = read_bytes(path, DATASET_MAX)
     except FileNotFoundError:
         raise MetadataError(f"metadata: file not found: {path}") from None
+    except OSError as exc:  # not a regular file, over the bound, a loop of links, …
+        raise MetadataError(f"metadata {path}: cannot read: {exc.strerror or exc}") from None
     prompts: dict[str, Prompt] = {}
     warnings: list[dict] = []
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
@@ -117,6 +128,9 @@ def read_prompts(path: str | Path) -> PromptSet:
             raise _fail(path, lineno, sid, "sample_id must not contain path separators")
         if any(not c.isprintable() for c in sid):
             raise _fail(path, lineno, sid, "sample_id holds a control or other non-printable character")
+        if (n := len(sid.encode("utf-8"))) > NAME_MAX:
+            why = f"sample_id is {n} bytes long in UTF-8, at most {NAME_MAX}"
+            raise _fail(path, lineno, sid, f"{why} (it names result folders and files)")
         if sid in prompts:
             raise _fail(path, lineno, sid, f"duplicate sample_id (first on line {prompts[sid].line})")
         release_row = row.get("release_row", sid)

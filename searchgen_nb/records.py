@@ -170,7 +170,8 @@ def _extract_pairs(task: tuple[int, int, int]) -> _Chunk:
     return _Chunk(
         np.array(codes, dtype=np.int8),
         np.array(scored_at, dtype=np.int64),
-        np.array(scored_rows, dtype=np.float64).reshape(len(scored_rows), 12),
+        # + 0.0: a score read as -0.0 is 0.0 (one number, one text)
+        np.array(scored_rows, dtype=np.float64).reshape(len(scored_rows), 12) + 0.0,
         np.array(read_at, dtype=np.int64),
         bytes(digests),
         np.array(fids, dtype=np.uint64).reshape(len(fids), 2),

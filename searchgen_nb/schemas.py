@@ -18,6 +18,7 @@ plain data folder (no ``__init__.py``), else it would shadow this module.
 from __future__ import annotations
 
 import json
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -28,6 +29,7 @@ import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
 
 from searchgen_nb.constants import SCHEMA_VERSION  # noqa: F401 - re-exported: one source of the version
+from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.untrusted import strict_loads
 
 #: Artifact file name → its schema file (``prompt_scores.jsonl`` → the schema of ONE line).
@@ -147,28 +149,29 @@ def _errors(validator: jsonschema.Draft202012Validator, doc: object, file: str, 
 
 def _documents(path: Path, name: str):
     """``(line, document or None, parse problem or None)``: one per line of a JSONL file,
-    streamed; one for a JSON file."""
+    streamed; one for a JSON file. Only a regular file is read, within its bound
+    (:mod:`searchgen_nb.files`); else ``OSError``."""
     if name.endswith(".jsonl"):
-        with open(path, encoding="utf-8", errors="strict") as fh:
-            line_no = 0
-            try:
-                for line_no, text in enumerate(fh, start=1):
-                    if not text.strip():
-                        yield line_no, None, "empty line"
-                        continue
-                    try:
-                        yield line_no, strict_loads(text), None
-                    except (ValueError, RecursionError) as exc:
-                        yield line_no, None, f"not strict JSON: {exc}"
-            except UnicodeDecodeError as exc:
-                yield line_no + 1, None, f"not UTF-8: {exc}"
+        for line_no, raw in enumerate(read_lines(path), start=1):
+            yield (line_no, *_parse(raw, empty="empty line"))
         return
+    yield (None, *_parse(read_bytes(path, ARTIFACT_MAX)))
+
+
+def _parse(data: bytes, empty: str | None = None) -> tuple[object, str | None]:
+    """``(document, None)`` or ``(None, why it is not strict UTF-8 JSON)``."""
     try:
-        yield None, strict_loads(path.read_text(encoding="utf-8")), None
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        yield None, None, f"not UTF-8: {exc}"
-    except (ValueError, RecursionError) as exc:
-        yield None, None, f"not strict JSON: {exc}"
+        return None, f"not UTF-8: {exc}"
+    if empty and not text.strip():
+        return None, empty
+    try:
+        return strict_loads(text), None
+    except RecursionError:
+        return None, "not strict JSON: nested too deeply"
+    except ValueError as exc:
+        return None, f"not strict JSON: {exc}"
 
 
 def check_document(artifact_name: str, doc: object, line: int | None = None) -> list[dict]:
@@ -221,9 +224,12 @@ def check_folder(folder: str | Path, skip: tuple[str, ...] = ()) -> list[dict]:
     "". Per file at most :data:`MAX_LISTED` problems are listed plus one entry with the count
     of the rest. ``prompt_scores.jsonl`` is streamed line by line.
 
-    Artifacts missing from the folder are skipped (whether a release is complete is the
-    release gate's business), and so are those named in ``skip`` (the gate checks the lines
-    of ``prompt_scores.jsonl`` as it reads them, :func:`check_document`). Raises ``NotADirectoryError`` when ``folder`` is not a folder.
+    A file that is present but cannot be read (not a regular file, over its bound:
+    :mod:`searchgen_nb.files`) gives one problem at path "". Artifacts missing from the
+    folder are skipped (whether a release is complete is the release gate's business), and
+    so are those named in ``skip`` (the gate checks the lines of ``prompt_scores.jsonl`` as
+    it reads them, :func:`check_document`). Raises ``NotADirectoryError`` when ``folder`` is
+    not a folder.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -231,6 +237,9 @@ def check_folder(folder: str | Path, skip: tuple[str, ...] = ()) -> list[dict]:
     problems: list[dict] = []
     for name in SCHEMA_FILES:
         path = folder / name
-        if path.is_file() and name not in skip:
-            problems += check_file(path, name)
+        if os.path.lexists(path) and name not in skip:
+            try:
+                problems += check_file(path, name)
+            except OSError as exc:  # not a regular file, over its bound, a loop of links, …
+                problems.append(_problem(name, None, "", f"cannot read: {exc.strerror or exc}"))
     return problems

@@ -25,9 +25,11 @@ Checks (names as they appear in the report and in error messages):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
+import os
 import posixpath
 from collections import Counter
 from fractions import Fraction
@@ -36,6 +38,7 @@ from typing import Callable
 
 from array import array
 
+from searchgen_nb.files import ARTIFACT_MAX, STREAM_MAX, open_regular, read_bytes, read_lines
 from searchgen_nb.schemas import check_document, check_folder
 from searchgen_nb.untrusted import strict_loads
 from searchgen_nb.validate_bootstrap import SettingsError, reconstruct_uncertainty
@@ -157,16 +160,39 @@ def _public(raw: Fraction | None, decimals: int) -> float | None:
 
 
 def _strict_load(path: Path) -> object:
-    """An artifact as strict JSON: NaN, Infinity and a repeated key are refused."""
-    return strict_loads(path.read_text(encoding="utf-8"))
+    """An artifact as strict JSON: NaN, Infinity, a repeated key and nesting too deep are
+    refused (``ValueError``); so is a file that is not a regular file or is over its bound
+    (``OSError`` whose text says why)."""
+    try:
+        return strict_loads(read_bytes(path, ARTIFACT_MAX).decode("utf-8"))
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def _sha256_file(path: Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular(path, STREAM_MAX) as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def _why(exc: Exception) -> str:
+    return (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
+
+
+def _lines(path: Path, report: Report):
+    """``(line number, text)`` of every line of ``prompt_scores.jsonl``, streamed; a file (or a
+    line) that cannot be read is a ``strict_json`` failure naming it."""
+    name = path.name
+    try:
+        for line_no, raw in enumerate(read_lines(path), start=1):
+            try:
+                yield line_no, raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                report.fail("strict_json", f"{name} line {line_no}: not UTF-8: {exc}", file=name)
+    except OSError as exc:
+        report.fail("strict_json", f"{name}: cannot read: {_why(exc)}", file=name)
 
 
 def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
@@ -176,29 +202,36 @@ def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
     try:
         manifest = _strict_load(folder / "manifest.json")
     except (OSError, ValueError) as exc:
-        report.fail(check, f"manifest.json: {exc}", file="manifest.json")
+        report.fail(check, f"manifest.json: {_why(exc)}", file="manifest.json")
         return None
-    if not (folder / "prompt_scores.jsonl").is_file():
-        report.fail(check, "prompt_scores.jsonl: missing", file="prompt_scores.jsonl")
+    try:
+        open_regular(folder / "prompt_scores.jsonl", STREAM_MAX).close()  # read by _scan_records
+    except OSError as exc:
+        why = "missing" if isinstance(exc, FileNotFoundError) else f"cannot read: {_why(exc)}"
+        report.fail(check, f"prompt_scores.jsonl: {why}", file="prompt_scores.jsonl")
         return None
     boards = {}
     for name in _BOARDS:
         try:
             boards[name] = _strict_load(folder / name)
         except (OSError, ValueError) as exc:
-            report.fail(check, f"{name}: {exc}", file=name)
+            report.fail(check, f"{name}: {_why(exc)}", file=name)
     try:
         boards[_UNCERTAINTY] = _strict_load(folder / _UNCERTAINTY)
     except (OSError, ValueError) as exc:
-        report.fail(check, f"{_UNCERTAINTY}: {exc}", file=_UNCERTAINTY)
+        report.fail(check, f"{_UNCERTAINTY}: {_why(exc)}", file=_UNCERTAINTY)
     try:
         _strict_load(folder / _CHANGES)  # its shape: the schema check; its figures: the published boards of two releases
     except (OSError, ValueError) as exc:
-        report.fail(check, f"{_CHANGES}: {exc}", file=_CHANGES)
+        report.fail(check, f"{_CHANGES}: {_why(exc)}", file=_CHANGES)
     hashes = manifest.get("artifact_sha256", {}) if isinstance(manifest, dict) else {}
     for name in ("prompt_scores.jsonl", *_BOARDS, _UNCERTAINTY, _CHANGES):
         p = folder / name
-        if p.exists() and hashes.get(name) != _sha256_file(p):
+        try:
+            differs = os.path.lexists(p) and hashes.get(name) != _sha256_file(p)
+        except OSError:  # not readable: reported when it was read
+            continue
+        if differs:
             report.fail(check, f"{name}: sha256 differs from the manifest's artifact_sha256", file=name)
     if len(boards) != len(_BOARDS) + 1:
         return None
@@ -294,16 +327,15 @@ def _scan_records(folder: Path, manifest: dict, report: Report) -> _Columns:
     files = _ResultFiles(manifest, template, report)
     cols = _Columns(models, _slice_fields(manifest))
     seen: Counter = Counter()
-    try:
-        fh = open(folder / "prompt_scores.jsonl", encoding="utf-8")
-    except OSError as exc:
-        report.fail("strict_json", f"prompt_scores.jsonl: {exc}", file="prompt_scores.jsonl")
-        cols.finish()
-        return cols
-    with fh:
-        for line_no, line in enumerate(fh, start=1):
+    lines = _lines(folder / "prompt_scores.jsonl", report)
+    with contextlib.closing(lines):  # the file is closed however the loop ends
+        for line_no, line in lines:
             try:
                 r = strict_loads(line)
+            except RecursionError:
+                why = f"prompt_scores.jsonl line {line_no}: nested too deeply"
+                report.fail("strict_json", why, file="prompt_scores.jsonl")
+                continue
             except ValueError as exc:
                 report.fail("strict_json", f"prompt_scores.jsonl line {line_no}: {exc}", file="prompt_scores.jsonl")
                 continue

@@ -1,0 +1,113 @@
+"""Opening input files: regular files only (after following links), each read with a bound.
+
+Every file this project reads from its user — the release config, the prompt metadata, a
+result file, the paper table, a release folder given to ``validate``, ``diff`` or as
+``previous_release`` — is opened here (data contract, § Input files). A named pipe, a device,
+a socket or a folder in place of a file is refused at once (the file is opened without
+blocking, then looked at with ``fstat``), and a regular file is read up to its bound and no
+further. Both raise :class:`UnreadableFile`, an ``OSError`` whose text says why, so that each
+caller words it the way it words any other unreadable file.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from typing import BinaryIO
+
+MiB = 1 << 20
+#: The release config and the paper table.
+CONFIG_MAX = 16 * MiB
+#: One result file.
+RESULT_MAX = 16 * MiB
+#: The prompt metadata (read whole).
+DATASET_MAX = 256 * MiB
+#: A JSON artifact of a release folder (read whole).
+ARTIFACT_MAX = 1024 * MiB
+#: ``prompt_scores.jsonl`` of a release folder, streamed: the file, and one line of it.
+STREAM_MAX = 64 * 1024 * MiB
+LINE_MAX = 64 * MiB
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+class UnreadableFile(OSError):
+    """A file this project does not read: not a regular file, or larger than its bound.
+    ``str()`` and ``strerror`` give the reason, e.g. ``a named pipe (FIFO), not a regular file``."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.strerror = why
+
+
+def _size(n: int) -> str:
+    for unit, name in ((1024 * MiB, "GiB"), (MiB, "MiB")):
+        if n >= unit and n % unit == 0:
+            return f"{n // unit} {name}"
+    return f"{n} bytes"
+
+
+def _open(path: str | os.PathLike, limit: int) -> tuple[BinaryIO, os.stat_result]:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a file")
+            raise UnreadableFile(f"{kind}, not a regular file")
+        if st.st_size > limit:
+            raise UnreadableFile(f"{st.st_size} bytes, larger than the bound of {_size(limit)}")
+        return os.fdopen(fd, "rb"), st
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_regular(path: str | os.PathLike, limit: int) -> BinaryIO:
+    """``path`` opened for binary reading when it is a regular file (after following links)
+    of at most ``limit`` bytes. Never blocks (a named pipe without a writer is refused, not
+    waited for). Raises :class:`UnreadableFile`, or the ``OSError`` of the open itself
+    (``FileNotFoundError``, a loop of symbolic links, a name too long, …)."""
+    return _open(path, limit)[0]
+
+
+def read_file(path: str | os.PathLike, limit: int) -> tuple[bytes, os.stat_result]:
+    """The content of a regular file of at most ``limit`` bytes and its ``fstat`` (see
+    :func:`open_regular`); never more than ``limit + 1`` bytes are read, also from a file
+    that grows meanwhile."""
+    fh, st = _open(path, limit)
+    with fh:
+        data = fh.read(st.st_size + 1)  # the size it has (a buffer of ``limit`` would cost)
+        if len(data) > st.st_size:  # it grew since
+            data += fh.read(limit + 1 - len(data))
+    if len(data) > limit:
+        raise UnreadableFile(f"grew beyond the bound of {_size(limit)} while being read")
+    return data, st
+
+
+def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
+    """The content of a regular file of at most ``limit`` bytes (see :func:`read_file`)."""
+    return read_file(path, limit)[0]
+
+
+def read_lines(path: str | os.PathLike, limit: int = STREAM_MAX,
+               line_limit: int = LINE_MAX) -> Iterator[bytes]:
+    """The lines of a regular file (each with its ``\\n``), streamed: at most ``line_limit``
+    bytes per line and ``limit`` in all, else :class:`UnreadableFile` naming the line."""
+    with open_regular(path, limit) as fh:
+        total, line_no = 0, 0
+        while line := fh.readline(line_limit + 1):
+            line_no += 1
+            total += len(line)
+            if len(line) > line_limit:
+                why = f"line {line_no} is longer than the bound of {_size(line_limit)}"
+                raise UnreadableFile(why)
+            if total > limit:
+                raise UnreadableFile(f"grew beyond the bound of {_size(limit)} while being read")
+            yield line
