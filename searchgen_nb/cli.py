@@ -7,6 +7,7 @@ offending file / line / sample_id / model, and a non-zero exit code; never a bar
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 from pathlib import Path
@@ -79,8 +80,8 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
         cfg = load_config(config)
         if timings_path:  # checked before any work: nothing may fail after publication
             forbidden = {k: v for k, v in inputs(cfg).items() if k != "project"}
-            forbidden["--out folder"] = Path(out_dir).resolve()
-            check_output_file(Path(timings_path).resolve(), "--timings", {"stages"}, forbidden)
+            forbidden["--out folder"] = Path(os.path.realpath(out_dir))
+            check_output_file(Path(os.path.realpath(timings_path)), "--timings", {"stages"}, forbidden)
         result = run_data(cfg, out_dir, progress)
     except (ReleaseInterrupted, KeyboardInterrupt) as exc:
         _interrupted("data", exc)
@@ -173,9 +174,9 @@ def validate(folder: str, report_path: str | None) -> None:
         from searchgen_nb.publish import check_output_file
 
         try:
-            forbidden = {"FOLDER": Path(folder).resolve()}
+            forbidden = {"FOLDER": Path(os.path.realpath(folder))}
             keys = {"passed", "checks"}
-            check_output_file(Path(report_path).resolve(), "--report", keys, forbidden)
+            check_output_file(Path(os.path.realpath(report_path)), "--report", keys, forbidden)
         except SearchGenError as exc:
             _fail("validate", exc)
     report = validate_folder(folder)

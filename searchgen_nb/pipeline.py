@@ -388,7 +388,7 @@ def inputs(cfg: ReleaseConfig) -> dict[str, Path]:
         "paper_table": cfg.paper_table_path,
         "project": project_root(),
     }
-    return {name: path.resolve() for name, path in named.items() if path is not None}
+    return {name: Path(os.path.realpath(path)) for name, path in named.items() if path is not None}
 
 
 def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = None) -> DataRelease:

@@ -89,7 +89,7 @@ def marked(folder: Path, name: str | None = None) -> bool:
 def published_version(path: Path) -> Path | None:
     """The ``.releases`` folder, or the version folder in it, that ``path`` (resolved) is or
     lies inside; None elsewhere. A published version is never written into."""
-    path = Path(path).resolve()
+    path = Path(os.path.realpath(path))
     for folder in (path, *path.parents):
         if RELEASES in (folder.name, folder.parent.name):
             return folder
