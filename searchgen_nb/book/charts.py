@@ -190,6 +190,10 @@ def _label(text: Any) -> str:
     return _UNSAFE_CHARS.sub(" ", str(text))
 
 
+def _mid(r: Mapping[str, Any]) -> str:
+    return str(r.get("model_id", r.get("display_name")))
+
+
 def _records(data: Any) -> list[dict]:
     if hasattr(data, "to_dict") and hasattr(data, "columns"):
         data = data.to_dict(orient="records")
@@ -200,8 +204,7 @@ def _model_labels(records: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """model_id -> label, in first-seen order; a duplicate display name gets its model_id."""
     names: dict[str, str] = {}
     for r in records:
-        mid = str(r.get("model_id", r.get("display_name")))
-        names.setdefault(mid, _label(r.get("display_name", mid)))
+        names.setdefault(_mid(r), _label(r.get("display_name", _mid(r))))
     counts = list(names.values())
     return {m: d if counts.count(d) == 1 else f"{d} ({_label(m)})" for m, d in names.items()}
 
@@ -227,10 +230,9 @@ def _redblue(field: str, title: str, span: float, legend: Any) -> Any:
 # --------------------------------------------------------------------------- heatmap
 
 def _heat_cell(r: Mapping[str, Any], decimals: int, wide_interval: float | None) -> dict:
-    """A heatmap cell's fields from a record (``{}``: a model × tag pair without one)."""
+    """A heatmap cell's fields from a record (``{}``: a model × tag pair without one: N/A)."""
     v, n_total, n_scored = _number(r.get("overall_9")), r.get("n_total"), r.get("n_scored")
-    iv = None if is_null(r.get("interval")) else r["interval"]
-    cov = _number(r.get("coverage"))
+    iv, cov = None if is_null(r.get("interval")) else r["interval"], _number(r.get("coverage"))
     if not is_null(n_total) and not is_null(n_scored):
         cov_text = share_text(int(n_scored), int(n_total))
     else:
@@ -240,35 +242,30 @@ def _heat_cell(r: Mapping[str, Any], decimals: int, wide_interval: float | None)
             "coverage_text": cov_text, "interval_text": interval_text(iv, decimals), "wide": wide}
 
 
-def _heat_cells(recs, decimals, tags, wide_interval, href) -> tuple[list[dict], dict, list]:
-    """(cells model-major — one model's cells together, one hunk in a diff —, model labels,
-    tag labels in axis order); a model × tag pair without a record is an N/A cell."""
+def _heat_cells(recs, tags, decimals, wide_interval, href) -> tuple[list[dict], dict, list]:
+    """(cells model-major — a model's cells together: one hunk in a diff —, model labels, tag
+    labels in ``tags`` order); a model × tag pair without a record is an N/A cell."""
     labels, cells, tag_labels = _model_labels(recs), {}, {}
     for r in recs:
-        key = (str(r.get("model_id", r.get("display_name"))), str(r["tag"]))
-        if key in cells:
-            raise ValueError(f"duplicate heatmap cell: model {key[0]!r}, tag {key[1]!r}")
+        m, t = _mid(r), str(r["tag"])
+        if (m, t) in cells:
+            raise ValueError(f"duplicate heatmap cell: model {m!r}, tag {t!r}")
         name = None if is_null(r.get("tag_name")) else r["tag_name"]
-        tag_labels.setdefault(key[1], _label(f"{key[1]} · {name}" if name else key[1]))
-        cells[key] = {"model_id": key[0], "tag": key[1], "tag_label": tag_labels[key[1]],
-                      **_heat_cell(r, decimals, wide_interval)}
+        tag_labels.setdefault(t, _label(f"{t} · {name}" if name else t))
+        cells[m, t] = _heat_cell(r, decimals, wide_interval)
         if href is not None:
-            cells[key]["href"] = href.format(tag=quote(key[1]), model_id=quote(key[0]))
-    for t in tags:
-        tag_labels.setdefault(t, _label(t))
-    for m in labels:
-        for t in tags:
-            cells.setdefault((m, t), {"model_id": m, "tag": t, "tag_label": tag_labels[t],
-                                      **_heat_cell({}, decimals, None)})
-    order = {m: i for i, m in enumerate(labels)}, {t: i for i, t in enumerate(tags)}
-    rows = sorted(cells.values(), key=lambda c: (
-        order[0][c["model_id"]], order[1].get(c["tag"], len(tags)), c["tag"]))
-    return [{**c, "model": labels[c["model_id"]]} for c in rows], labels, [tag_labels[t] for t in tags]
+            cells[m, t]["href"] = href.format(tag=quote(t), model_id=quote(m))
+    axis = [tag_labels.setdefault(t, _label(t)) for t in tags]
+    extra = sorted({t for _, t in cells} - set(tags))  # tags left out of ``tags``: at the end
+    out = [{**(cells.get((m, t)) or _heat_cell({}, decimals, None)), "model": labels[m],
+            "model_id": m, "tag": t, "tag_label": tag_labels[t]}
+           for m in labels for t in [*tags, *extra] if t in tags or (m, t) in cells]
+    return out, labels, axis
 
 
 def _mark_best_and_relative(cells: list[dict], relative_to, decimals: int) -> None:
-    """``best``: the best value of its column; ``shown``: the value minus the model's overall
-    (the exact decimal difference of two published values), with ``relative_to``."""
+    """``best``: the best value of its column; with ``relative_to``, ``shown``: the value minus
+    the model's overall (the exact difference of two published values)."""
     best: dict[str, float] = {}
     for c in cells:
         if c["value"] is not None:
@@ -277,8 +274,7 @@ def _mark_best_and_relative(cells: list[dict], relative_to, decimals: int) -> No
         c["best"] = c["value"] is not None and c["value"] == best.get(c["tag"])
         if relative_to is not None:
             base = relative_to.get(c["model_id"])
-            d = None if c["value"] is None or base is None else exact_diff(c["value"], base)
-            c["shown"] = d
+            d = c["shown"] = None if c["value"] is None or base is None else exact_diff(c["value"], base)
             c["shown_text"] = NA if d is None else ("+" if d > 0 else "") + format_number(d, decimals)[0]
 
 
@@ -298,7 +294,7 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
     outline; ``confidence`` names the intervals in the tooltip."""
     recs = _records(df)
     tags = list(tag_order) if tag_order is not None else sorted({str(r["tag"]) for r in recs})
-    cells, labels, x_sort = _heat_cells(recs, decimals, tags, wide_interval, href)
+    cells, labels, x_sort = _heat_cells(recs, tags, decimals, wide_interval, href)
     _mark_best_and_relative(cells, relative_to, decimals)
     axis = alt.Axis(labelAngle=-45, labelLimit=220, orient="bottom", labelFontSize=11)
     x = alt.X("tag_label:N", title=None, sort=x_sort, axis=axis)  # labels extend down-left
@@ -542,7 +538,7 @@ def coverage_bars(df: Any, name: str, *, min_coverage: float | None = 0.9,
     labels = _model_labels(recs)
     values, ends = [], []
     for r in recs:
-        mid = str(r.get("model_id", r.get("display_name")))
+        mid = _mid(r)
         missing = [s for s in STATUSES if s not in r or is_null(r[s])]
         if missing:
             raise ValueError(f"coverage_bars: model {mid!r} has no count for status {missing[0]!r}")
