@@ -17,6 +17,7 @@ import json
 import math
 import os
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -166,13 +167,6 @@ def _layered(name, layers, title, subtitle, values=None, params=(), **size) -> H
 
 # --------------------------------------------------------------------------- values
 
-def _number(value: Any) -> float | None:
-    """A finite float, or None for null / NaN (never 0)."""
-    if isinstance(value, bool):
-        raise TypeError(f"boolean is not a score: {value!r}")
-    return number(value)
-
-
 def _plain(value: float | None) -> str:
     """The stored value, shortest round-trip form without exponent (72.25 stays "72.25")."""
     return NA if value is None else decimal_text(value)
@@ -205,8 +199,8 @@ def _model_labels(records: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     names: dict[str, str] = {}
     for r in records:
         names.setdefault(_mid(r), _label(r.get("display_name", _mid(r))))
-    counts = list(names.values())
-    return {m: d if counts.count(d) == 1 else f"{d} ({_label(m)})" for m, d in names.items()}
+    counts = Counter(names.values())
+    return {m: d if counts[d] == 1 else f"{d} ({_label(m)})" for m, d in names.items()}
 
 
 def _tips(*fields: str) -> list:
@@ -231,8 +225,8 @@ def _redblue(field: str, title: str, span: float, legend: Any) -> Any:
 
 def _heat_cell(r: Mapping[str, Any], decimals: int, wide_interval: float | None) -> dict:
     """A heatmap cell's fields from a record (``{}``: a model × tag pair without one: N/A)."""
-    v, n_total, n_scored = _number(r.get("overall_9")), r.get("n_total"), r.get("n_scored")
-    iv, cov = None if is_null(r.get("interval")) else r["interval"], _number(r.get("coverage"))
+    v, n_total, n_scored = number(r.get("overall_9")), r.get("n_total"), r.get("n_scored")
+    iv, cov = None if is_null(r.get("interval")) else r["interval"], number(r.get("coverage"))
     if not is_null(n_total) and not is_null(n_scored):
         cov_text = share_text(int(n_scored), int(n_total))
     else:
@@ -274,8 +268,9 @@ def _mark_best_and_relative(cells: list[dict], relative_to, decimals: int) -> No
         c["best"] = c["value"] is not None and c["value"] == best.get(c["tag"])
         if relative_to is not None:
             base = relative_to.get(c["model_id"])
-            d = c["shown"] = None if c["value"] is None or base is None else exact_diff(c["value"], base)
-            c["shown_text"] = NA if d is None else ("+" if d > 0 else "") + format_number(d, decimals)[0]
+            d = None if c["value"] is None or base is None else exact_diff(c["value"], base)
+            sign = "+" if d is not None and d > 0 else ""
+            c["shown"], c["shown_text"] = d, sign + format_number(d, decimals)[0]
 
 
 @_chart_builder
@@ -304,7 +299,8 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
     if any(c["interval_text"] != NA for c in cells):  # none computed (a slice's tags): no line
         tooltip += _tips("interval_text:N", f"{confidence} interval")
     tooltip += _tips("n_total:N", "Prompts (n_total)", "coverage_text:N", "Coverage (scored)")
-    legend = alt.Legend(orient="top", direction="horizontal", gradientLength=200, titleOrient="left")
+    legend = alt.Legend(orient="top", direction="horizontal", gradientLength=200,
+                        titleOrient="left")
     na_tips = list(tooltip)
     if relative_to is not None:
         span = _span([c["shown"] for c in cells if c["shown"] is not None])
@@ -362,8 +358,9 @@ def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
         comps, counts = by_id[m].get("components") or {}, by_id[m].get("component_counts") or {}
         for c in components:
             n = counts.get(c)
-            values.append({"model": labels[m], "model_id": m, "component": COMPONENT_LABELS.get(c, c),
-                           **_score(_number(comps.get(c)), decimals),
+            score = _score(number(comps.get(c)), decimals)
+            values.append({"model": labels[m], "model_id": m, **score,
+                           "component": COMPONENT_LABELS.get(c, c),
                            "n_values": NA if is_null(n) else int(n)})
     sort = list(labels.values())
     x = alt.X("component:N", title=None, sort=[COMPONENT_LABELS.get(c, c) for c in components],
@@ -381,7 +378,8 @@ def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
         alt.Chart().transform_filter("datum.is_na").mark_text(
             **label, fontSize=10, fontWeight="bold", color="#555555",
         ).encode(y=alt.datum(0), text="value_text:N", **enc),
-        bars.mark_text(**label, fontSize=8, color="#333333").encode(y=y, text="value_text:N", **enc),
+        bars.mark_text(**label, fontSize=8, color="#333333").encode(
+            y=y, text="value_text:N", **enc),
     ]
     subtitle = f"{NA} = component not applicable to any included prompt (no bar), not 0"
     return _layered(name, layers, title or "Components (0–100)", subtitle, values,
@@ -401,17 +399,17 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
     labels = _model_labels(rows)
     values = []
     for r in rows:
-        m, v = str(r["model_id"]), _number(r.get("overall_9"))
+        m, v = str(r["model_id"]), number(r.get("overall_9"))
         cell = intervals.get(m) or {}
         iv, rk = cell.get("overall_9"), cell.get("rank")
         if v is None:
             continue
+        rank = "unranked" if not r.get("ranked") else "–" if rk is None else rank_text(rk)
         values.append({
             "model": labels[m], "value": v, "value_text": format_number(v, decimals)[0],
             "lo": None if iv is None else float(iv[0]), "hi": None if iv is None else float(iv[1]),
             "interval_text": interval_text(iv, decimals), "tie": ties.get(m, "–"),
-            "rank_text": "unranked" if not r.get("ranked") else "–" if rk is None else rank_text(rk),
-            "ranked": bool(r.get("ranked")),
+            "rank_text": rank, "ranked": bool(r.get("ranked")),
         })
     lows = [v["lo"] for v in values if v["lo"] is not None] + [v["value"] for v in values]
     highs = [v["hi"] for v in values if v["hi"] is not None] + [v["value"] for v in values]
@@ -512,7 +510,8 @@ def compare_picker(records: Sequence[Mapping[str, Any]], groups: Sequence[str],
                         legend=legend),
     ).add_params(model_pick)
     axis = alt.Axis(labelAngle=-30, labelLimit=200, labelFontSize=11)
-    bars = base.transform_filter(model_pick).transform_filter("datum.value !== null").mark_bar().encode(
+    bars = base.transform_filter(model_pick).transform_filter("datum.value !== null")
+    bars = bars.mark_bar().encode(
         x=alt.X("component:N", sort=comp_order, title=None, axis=axis),
         xOffset=alt.XOffset("model:N", sort=list(models)),
         y=alt.Y("value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100])),

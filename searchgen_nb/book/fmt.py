@@ -42,11 +42,14 @@ def is_null(value: Any) -> bool:
 
 
 def is_number(value: Any) -> bool:
+    """An int or float (numpy's too), never a bool."""
     return isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))
 
 
 def number(value: Any) -> float | None:
-    """A finite float, or None for null / NaN (never 0)."""
+    """A finite float, or None for null / NaN (never 0); a boolean is no number."""
+    if isinstance(value, bool):
+        raise TypeError(f"boolean is not a number: {value!r}")
     if is_null(value):
         return None
     if math.isinf(x := float(value)):

@@ -15,7 +15,7 @@ from searchgen_nb.book.display import HTMLFragment, join
 from searchgen_nb.book.downloads import CSV_FILES, links_html
 from searchgen_nb.book.fmt import NA, STATUS_LABELS, esc, format_number
 from searchgen_nb.book.tables import COLUMN_DEFINITIONS as DEFS
-from searchgen_nb.book.tables import Head
+from searchgen_nb.book.tables import METHOD_ANCHORS, Head
 from searchgen_nb.book.views import TAG_KINDS, Release
 from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS, STATUSES
 from searchgen_nb.numeric import decimal_text
@@ -27,7 +27,7 @@ EXPLORER = "10_prompts.html"
 #: The book's root as seen from an executed notebook (its downloads are in <root>/downloads/).
 ROOT = "../../"
 
-_COMPONENT_HEADS = {COMPONENT_LABELS[c]: Head(None, DEFS[c], f"{METHODS}#component-{c.replace('_', '-')}")
+_COMPONENT_HEADS = {COMPONENT_LABELS[c]: Head(None, DEFS[c], f"{METHODS}#{METHOD_ANCHORS[c]}")
                     for c in OVERALL_9_COMPONENTS}
 _TAG_HEADS = {
     "Overall-9": Head(None, DEFS["overall_9"], f"{METHODS}#overall-9"),
@@ -47,7 +47,8 @@ _STATUS_TITLES = {
 }
 _STATUS_HEADS = {
     "display_name": Head("Model"),
-    **{s: Head(STATUS_LABELS[s].capitalize(), _STATUS_TITLES[s], f"{METHODS}#status") for s in STATUSES},
+    **{s: Head(STATUS_LABELS[s].capitalize(), _STATUS_TITLES[s], f"{METHODS}#status")
+       for s in STATUSES},
     "prompts": Head("Prompts"),
     "coverage": Head("Coverage", DEFS["coverage"], f"{METHODS}#coverage"),
     "missing_policy": Head("Missing policy", DEFS["missing_policy"], f"{METHODS}#missing-policy"),
@@ -65,7 +66,8 @@ def _a(anchor: str, text: str) -> str:
 
 def _safe_id(model_id: str) -> str:
     clean = re.sub(r"[^A-Za-z0-9_-]", "-", model_id)
-    return clean if clean == model_id else f"{clean}-{hashlib.sha1(model_id.encode()).hexdigest()[:6]}"
+    digest = hashlib.sha1(model_id.encode()).hexdigest()[:6]
+    return clean if clean == model_id else f"{clean}-{digest}"
 
 
 def _board_file(release: Release, kind: str) -> str:
@@ -80,7 +82,7 @@ def _slice_filter(release: Release) -> dict[str, str]:
 def explorer_link(model_template: bool = False, **filters: str) -> str:
     """URL of the prompt explorer filtered to a group's prompts (``domain=FAS``, ``model=…``);
     ``model_template``: end with ``model={model_id}``, a template a table fills per row."""
-    query = "&".join(q for q in (urlencode(filters), "model={model_id}" if model_template else "") if q)
+    query = "&".join(q for q in (urlencode(filters), "model={model_id}" * model_template) if q)
     return EXPLORER + ("?" + query if query else "")
 
 
@@ -304,7 +306,8 @@ def compare(release: Release, group: str, models: list[str] | None) -> list[HTML
 def compare_picker(release: Release) -> HTMLFragment:
     """Any models on the nine components in any group, picked in the built page (the rows of
     every group precomputed: All, strata, search types, domain and failure-mode tags)."""
-    groups = [(g, rows) for g, rows in release.boards["stratum"].items() if rows and rows[0]["n_total"]]
+    groups = [(g, rows) for g, rows in release.boards["stratum"].items()
+              if rows and rows[0]["n_total"]]
     groups += [(views.group_label(kind, t), rows) for kind in TAG_KINDS
                for t, rows in release.boards[kind].items()]
     records = [{"group": label, "model": r["display_name"], "component": COMPONENT_LABELS[c],
@@ -363,8 +366,9 @@ def audit_status(release: Release) -> list[HTMLFragment]:
     chart = charts.coverage_bars(views.status_frame(release), "coverage-status",
                                  min_coverage=release.min_coverage,
                                  title="Status of every prompt × model pair")
-    legend = (f"Segments: the four {_a('status', 'statuses')}; label: {_a('coverage', 'coverage')}; "
-              f"dashed line: the coverage needed to be {_a('ranking', 'ranked')}.")
+    legend = (f"Segments: the four {_a('status', 'statuses')}; label: "
+              f"{_a('coverage', 'coverage')}; dashed line: the coverage needed to be "
+              f"{_a('ranking', 'ranked')}.")
     return [with_legend(chart, legend), status_table(release, "status-counts"),
             downloads("prompt_scores.jsonl")]
 
@@ -417,8 +421,8 @@ def changes(release: Release) -> list[HTMLFragment]:
     text = markdown(ch, release.names).split("\n### ")[0].replace("## What changed\n", "", 1)
     prev = ch.get("previous") or {}
     out = [HTMLFragment(
-        f'<p class="sg-previous">Compared with the release generated {esc(prev.get("generated_at"))} '
-        f"({prev.get('n_prompts')} prompts).</p>\n"
+        '<p class="sg-previous">Compared with the release generated '
+        f"{esc(prev.get('generated_at'))} ({prev.get('n_prompts')} prompts).</p>\n"
         + MarkdownIt("commonmark", {"html": False}).render(text), "changes summary"),
         downloads("changes.json")]
     sections = [
@@ -444,7 +448,7 @@ def prompt_explorer(release: Release) -> list[HTMLFragment]:
     each model's Overall-9 or status; filtered from the URL (links from the heatmaps and
     tables), searchable and sortable; then the hardest and the most discriminating prompts."""
     rows = views.prompt_rows(release)
-    models = [(r["model_id"], release.display_name(r["model_id"])) for r in release.boards["overall"]]
+    models = [(r["model_id"], release.names[r["model_id"]]) for r in release.boards["overall"]]
     scored = [r for r in rows if r["difficulty"] is not None]
     lists = [
         ("Hardest prompts", "hardest-prompts",
@@ -457,8 +461,9 @@ def prompt_explorer(release: Release) -> list[HTMLFragment]:
     out = [tables.prompt_table(rows, models, "prompt-explorer", decimals=release.decimals),
            downloads("prompt_scores.jsonl")]
     for title, table_id, what, picked in lists:
-        frame = [{"sample_id": r["sample_id"], "Stratum": r["stratum"], "Domains": " ".join(r["domains"]),
-                  "Difficulty": r["difficulty"], "Spread": r["spread"]} for r in picked[:10]]
+        frame = [{"sample_id": r["sample_id"], "Stratum": r["stratum"],
+                  "Domains": " ".join(r["domains"]), "Difficulty": r["difficulty"],
+                  "Spread": r["spread"]} for r in picked[:10]]
         body = tables.data_table(frame, table_id, decimals=release.decimals)
         out.append(HTMLFragment(f"<h3>{esc(title)}</h3><p>{what}</p>\n{body.html}", table_id))
     return out

@@ -95,12 +95,15 @@ def _paging(page_length: int | None) -> dict:
 
 def _th(key: str, head: Head, numeric: bool, *classes: str) -> str:
     """A header cell; ``classes``: e.g. a set of columns shown or hidden together."""
-    label = esc(head.label or key)
-    title = f' title="{esc(head.title)}"' if head.title else ""
-    help_link = (f' <a class="sg-help" href="{esc(head.href)}" title="{esc(head.title or head.label or key)}">?</a>'
-                 if head.href else "")
-    cls = " ".join(["sg-num" if numeric else "sg-text", *classes])
-    return f'<th class="{cls}" data-sg-col="{esc(key)}"{title}>{label}{help_link}</th>'
+    label, cls = head.label or key, " ".join(["sg-num" if numeric else "sg-text", *classes])
+    attrs = f'class="{cls}" data-sg-col="{esc(key)}"'
+    if head.title:
+        attrs += f' title="{esc(head.title)}"'
+    inner = esc(label)
+    if head.href:
+        link = f'href="{esc(head.href)}" title="{esc(head.title or label)}"'
+        inner += f' <a class="sg-help" {link}>?</a>'
+    return f"<th {attrs}>{inner}</th>"
 
 
 def _link(inner: str, href: str | None) -> str:
@@ -163,49 +166,50 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
     (``methods_href``; None: no link). ``prompts_href``: a template with ``{model_id}`` making
     the coverage cell a link."""
     _check_id(table_id)
-    cols = [("rank", "Rank", True), ("model", "Model", False), ("type", "Type", False),
-            ("overall_9", "Overall-9", True), ("gap", "Gap to next", True)]
+    cols = [("rank", "Rank"), ("model", "Model"), ("type", "Type"), ("overall_9", "Overall-9"),
+            ("gap", "Gap to next")]
     if intervals:
-        cols += [("interval", f"{confidence} interval", True), ("rank_range", "Rank range", True)]
-    cols += [("overall_10", "Overall-10 (paper-compatible)", True), ("coverage", "Coverage", True),
-             ("missing_policy", "Missing policy", False)]
-    cols += [(c, COMPONENT_LABELS[c], True) for c in OVERALL_9_COMPONENTS]
-    header = []
-    for key, label, numeric in cols:
-        href = f"{methods_href}#{METHOD_ANCHORS[key]}" if methods_href and key in METHOD_ANCHORS else None
-        classes = ["sg-asc-first"] if key == "rank" else ["sg-component"] if key in COMPONENT_LABELS else []
-        header.append(_th(key, Head(label, COLUMN_DEFINITIONS.get(key), href), numeric, *classes))
+        cols += [("interval", f"{confidence} interval"), ("rank_range", "Rank range")]
+    cols += [("overall_10", "Overall-10 (paper-compatible)"), ("coverage", "Coverage"),
+             ("missing_policy", "Missing policy")]
+    cols += [(c, COMPONENT_LABELS[c]) for c in OVERALL_9_COMPONENTS]
+    header = [_leader_th(key, label, methods_href) for key, label in cols]
     ranked = sorted((r for r in rows if r.get("ranked") and not is_null(r.get("overall_9"))),
                     key=lambda r: r.get("rank") or 0)
-    gaps = {a.get("model_id"): exact_diff(a["overall_9"], b["overall_9"]) for a, b in zip(ranked, ranked[1:])}
-    threshold = pct_label(min_coverage)
+    gaps = {a.get("model_id"): exact_diff(a["overall_9"], b["overall_9"])
+            for a, b in zip(ranked, ranked[1:])}
+    threshold = esc(pct_label(min_coverage))
     body = []
     for row in rows:
         mid, unranked = row.get("model_id"), row.get("ranked") is False
-        extra = []
-        if intervals:
-            extra = _uncertainty_tds(intervals.get(mid) or {}, (ties or {}).get(mid))
+        badge = "" if not unranked else _PENDING if mid in pending else (
+            f' <span class="sg-badge sg-unranked-badge" title="{esc(COLUMN_DEFINITIONS["rank"])}">'
+            f"unranked (coverage &lt; {threshold})</span>")
         cells = [
-            (f'<td class="sg-num sg-na" data-order="" title="unranked: coverage below {esc(threshold)}">–</td>'
-             if unranked else _num_td(row.get("rank"))),
-            _model_td(row, "" if not unranked else _PENDING if mid in pending else (
-                f' <span class="sg-badge sg-unranked-badge" title="{esc(COLUMN_DEFINITIONS["rank"])}">'
-                f"unranked (coverage &lt; {esc(threshold)})</span>")),
-            _text_td(row.get("type")),
-            _num_td(row.get("overall_9")),
+            f'<td class="sg-num sg-na" data-order="" title="unranked: coverage below {threshold}">'
+            "–</td>" if unranked else _num_td(row.get("rank")),
+            _model_td(row, badge), _text_td(row.get("type")), _num_td(row.get("overall_9")),
             _num_td(gaps.get(mid), na="–"),
-            *extra,
-            _num_td(row.get("overall_10")),
-            _coverage_td(row, prompts_href),
+            *(_uncertainty_tds(intervals.get(mid), (ties or {}).get(mid)) if intervals else []),
+            _num_td(row.get("overall_10")), _coverage_td(row, prompts_href),
             _text_td(row.get("missing_policy")),
             *[_num_td((row.get("components") or {}).get(c)) for c in OVERALL_9_COMPONENTS],
         ]
-        attrs = (' class="sg-unranked"' if unranked else "") + (
-            f' data-model-id="{esc(mid)}"' if mid is not None else "")
+        attrs = ' class="sg-unranked"' if unranked else ""
+        attrs += f' data-model-id="{esc(mid)}"' if mid is not None else ""
         body.append(f"<tr{attrs}>{''.join(cells)}</tr>")
     options = {"order": [[3, "desc"]], "autoWidth": False, **_paging(None)}
     table = _table(table_id, header, body, options, caption, "sg-leaderboard")
     return HTMLFragment(_TOOLS.format(table_id) + "\n" + table, f"leaderboard table {table_id}")
+
+
+def _leader_th(key: str, label: str, methods_href: str | None) -> str:
+    """A leaderboard header: its definition, a "?" link to Methods; the components one group."""
+    anchor = METHOD_ANCHORS.get(key) if methods_href else None
+    href = f"{methods_href}#{anchor}" if anchor else None
+    classes = ["sg-asc-first"] if key == "rank" else ["sg-component"] * (key in COMPONENT_LABELS)
+    numeric = key not in ("model", "type", "missing_policy")
+    return _th(key, Head(label, COLUMN_DEFINITIONS.get(key), href), numeric, *classes)
 
 
 def _model_td(row: Mapping[str, Any], badge: str) -> str:
@@ -229,9 +233,9 @@ def _coverage_td(row: Mapping[str, Any], prompts_href: str | None) -> str:
     return f'<td class="sg-num" data-order="{esc(key)}">{inner}</td>'
 
 
-def _uncertainty_tds(cell: Mapping[str, Any], tie: str | None) -> list[str]:
+def _uncertainty_tds(cell: Mapping[str, Any] | None, tie: str | None) -> list[str]:
     """The interval and rank-range cells of one leaderboard row (N/A without a value)."""
-    iv, rk = cell.get("overall_9"), cell.get("rank")
+    iv, rk = (cell or {}).get("overall_9"), (cell or {}).get("rank")
     if iv is None:
         iv_td = f'<td class="sg-num sg-na" data-order="">{NA}</td>'
     else:
@@ -270,7 +274,7 @@ def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, 
     model's cell shows its Overall-9, or its status when it has none; a hidden column holds
     ``model_id=status`` words for the status filter."""
     _check_id(table_id)
-    header = [_th(key, Head(label, title), numeric) for key, label, title, numeric in _EXPLORER_HEADS]
+    header = [_th(key, Head(label, title), num) for key, label, title, num in _EXPLORER_HEADS]
     header += [_th(f"m:{m}", Head(name, f"{name} ({m}): Overall-9 on this prompt, or its status "
                                   "when it has none."), True) for m, name in models]
     header.append('<th class="sg-text sg-hidden" data-sg-col="statuses">statuses</th>')
@@ -279,7 +283,8 @@ def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, 
         search = r["stratum"] + ("" if r["stratum"] == "NoSearch" else " SearchIntensive")
         cells = [f'<td>{esc(r["sample_id"])}</td>',
                  f'<td data-search="{esc(search)}">{esc(r["stratum"])}</td>',
-                 *[f'<td>{esc(" ".join(r[k]))}</td>' for k in ("domains", "failure_modes", "slices")],
+                 *(f"<td>{esc(' '.join(r[k]))}</td>" for k in ("domains", "failure_modes",
+                                                               "slices")),
                  _num_td(r["difficulty"], decimals), _num_td(r["spread"], decimals)]
         for m, _ in models:
             na = STATUS_SHORT.get(r["statuses"][m], NA)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from searchgen_nb.book.fmt import NA, coverage_text, esc, interval_text, pct_label
+from searchgen_nb.book.fmt import NA, coverage_text, interval_text, pct_label
 from searchgen_nb.config import ReleaseConfig, SliceConfig, find_config, load_config
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.constants import (
@@ -93,13 +93,41 @@ class Release:
     folder: Path
     slice: str | None = None
 
-    def _read(self, name: str) -> dict | None:
+    def _read(self, name: str, optional: bool = False) -> dict | None:
         path = self.folder / name
-        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+        if optional and not path.exists():
+            return None
+        return json.loads(path.read_text(encoding="utf-8"))
 
-    @cached_property
-    def manifest(self) -> dict:
-        return json.loads((self.folder / MANIFEST).read_text(encoding="utf-8"))
+    manifest = cached_property(lambda self: self._read(MANIFEST))
+    changes = cached_property(lambda self: self._read(CHANGES, optional=True))
+    uncertainty = cached_property(lambda self: self._read(UNCERTAINTY, optional=True))
+    validation_report = cached_property(lambda self: self._read(VALIDATION_REPORT, optional=True))
+    #: The slice of every prompt (what the v1.0-shaped files show).
+    output_slice = property(lambda self: self.manifest.get("output_slice")
+                            or f"full_{self.manifest['dataset']['n_prompts']}")
+    slice_name = property(lambda self: self.slice or self.output_slice)
+    is_full = property(lambda self: self.slice_name == self.output_slice)
+    #: The published slices, in order (the first holds every prompt).
+    slices = property(lambda self: list(self.manifest.get("published_slices")
+                                        or [self.output_slice]))
+    is_demo = property(lambda self: self.manifest.get("data_origin") == "synthetic-demo")
+    #: The release's ``rounding_decimals``: places of every published 0–100 value.
+    decimals = property(lambda self: self.manifest["scoring"]["public_rounding_decimals"])
+    min_coverage = property(lambda self: self.manifest["scoring"]["min_ranking_coverage"])
+    model_order = property(lambda self: self.manifest["model_order"])
+    names = property(lambda self: {m: self.display_name(m) for m in self.manifest["models"]})
+    #: Models whose results are not in yet (``pending: true`` in the config): never ranked.
+    pending = property(lambda self: frozenset(
+        m for m, meta in self.manifest["models"].items() if meta.get("pending") is True))
+    #: "95%" for confidence 0.95 (as written in the config).
+    confidence = property(lambda self: pct_label((self.uncertainty or {}).get("confidence", 0.95)))
+    #: Appended to every table and chart id of a page, so one page can show several slices.
+    id_suffix = property(lambda self: "" if self.is_full
+                         else "-" + self.slice_name.replace(".", "-").lower())
+
+    def display_name(self, model_id: str) -> str:
+        return self.manifest["models"][model_id]["display_name"]
 
     @cached_property
     def boards(self) -> dict[str, object]:
@@ -108,7 +136,8 @@ class Release:
             return {k: self._read(f) for k, f in BOARD_FILES.items()}
         by_slice = self._read(BOARD_FILES["slice"])
         if self.slice not in by_slice:
-            raise KeyError(f"no slice {self.slice!r} in this release (slices: {', '.join(by_slice)})")
+            raise KeyError(f"no slice {self.slice!r} in this release "
+                           f"(slices: {', '.join(by_slice)})")
         b = by_slice[self.slice]
         return {"overall": b["overall"], "stratum": b["strata"], "domain": b["domains"],
                 "failure_mode": b["failure_modes"], "slice": by_slice}
@@ -120,6 +149,12 @@ class Release:
 
         return read_records(self.folder)
 
+    @cached_property
+    def records(self) -> list[dict]:
+        """The records of this view's prompts."""
+        keep = self.in_slice(self.slice_name)
+        return self.all_records if self.is_full else [r for r in self.all_records if keep(r)]
+
     def in_slice(self, name: str):
         """``record -> bool``: whether a record's prompt is in the published slice ``name``."""
         if name == self.output_slice:
@@ -129,81 +164,12 @@ class Release:
                           match=spec["match"])
         return lambda r: in_slice(field_values(r, cfg.field), cfg)
 
-    @cached_property
-    def records(self) -> list[dict]:
-        """The records of ``prompt_scores.jsonl`` (of this slice's prompts)."""
-        keep = self.in_slice(self.slice_name)
-        return self.all_records if self.is_full else [r for r in self.all_records if keep(r)]
-
-    changes = cached_property(lambda self: self._read(CHANGES))
-    uncertainty = cached_property(lambda self: self._read(UNCERTAINTY))
-    validation_report = cached_property(lambda self: self._read(VALIDATION_REPORT))
-
-    @property
-    def output_slice(self) -> str:
-        """The slice of every prompt (what the v1.0-shaped files show)."""
-        return self.manifest.get("output_slice") or f"full_{self.manifest['dataset']['n_prompts']}"
-
-    @property
-    def slice_name(self) -> str:
-        return self.slice or self.output_slice
-
-    @property
-    def is_full(self) -> bool:
-        """Whether this view shows every prompt (no named slice)."""
-        return self.slice_name == self.output_slice
-
-    @property
-    def slices(self) -> list[str]:
-        """The published slices, in order (the first holds every prompt)."""
-        return list(self.manifest.get("published_slices") or [self.output_slice])
-
-    @property
-    def id_suffix(self) -> str:
-        """Appended to every table and chart id of a page, so one page can show several slices."""
-        return "" if self.is_full else "-" + self.slice_name.replace(".", "-").lower()
-
     def for_slice(self, name: str) -> "Release":
         """The same release seen through one named slice (its boards, its records)."""
         view = Release(self.folder, None if name == self.output_slice else name)
         view.__dict__["manifest"] = self.manifest
         view.__dict__["all_records"] = self.all_records  # one read for every slice
         return view
-
-    @property
-    def is_demo(self) -> bool:
-        return self.manifest.get("data_origin") == "synthetic-demo"
-
-    @property
-    def decimals(self) -> int:
-        """The release's ``rounding_decimals``: places of every published 0–100 value."""
-        return self.manifest["scoring"]["public_rounding_decimals"]
-
-    @property
-    def min_coverage(self) -> float:
-        return self.manifest["scoring"]["min_ranking_coverage"]
-
-    @property
-    def pending(self) -> frozenset[str]:
-        """Models whose results are not in yet (``pending: true`` in the config): never ranked."""
-        return frozenset(m for m, meta in self.manifest["models"].items() if meta.get("pending") is True)
-
-    @property
-    def model_order(self) -> list[str]:
-        return self.manifest["model_order"]
-
-    @property
-    def names(self) -> dict[str, str]:
-        """``{model_id: display name}``."""
-        return {m: meta["display_name"] for m, meta in self.manifest["models"].items()}
-
-    def display_name(self, model_id: str) -> str:
-        return self.manifest["models"][model_id]["display_name"]
-
-    @property
-    def confidence(self) -> str:
-        """"95%" for confidence 0.95 (the decimal written in the config)."""
-        return pct_label((self.uncertainty or {}).get("confidence", 0.95))
 
 
 # ---- groups --------------------------------------------------------------------------------
@@ -224,7 +190,7 @@ def tag_frame(release: Release, kind: str) -> pd.DataFrame:
         intervals = group_intervals(release, kind, tag)
         rows += [{
             "model_id": r["model_id"],
-            "display_name": r["display_name"] + (" (unranked)" if r["model_id"] in unranked else ""),
+            "display_name": r["display_name"] + " (unranked)" * (r["model_id"] in unranked),
             "tag": tag, "tag_name": tag_name(kind, tag),
             **{k: r[k] for k in ("overall_9", "n_total", "n_scored", "coverage")},
             "interval": (intervals.get(r["model_id"]) or {}).get("overall_9"),
@@ -268,58 +234,59 @@ def resolve_models(release: Release, wanted: list) -> list[str]:
     for m in release.model_order:
         by_key.setdefault(m.casefold(), m)
         by_key.setdefault(release.display_name(m).casefold(), m)
-    for item in wanted:
-        if str(item).strip().casefold() not in by_key:
-            valid = ", ".join(f"{m} ({release.display_name(m)})" for m in release.model_order)
-            raise ValueError(f"compare_models: {str(item)!r} is not a model of this release; "
-                             f"valid (id or display name, any case): {valid}")
-    return list(dict.fromkeys(by_key[str(item).strip().casefold()] for item in wanted))
+    if bad := [w for w in wanted if str(w).strip().casefold() not in by_key]:
+        valid = ", ".join(f"{m} ({release.display_name(m)})" for m in release.model_order)
+        raise ValueError(f"compare_models: {str(bad[0])!r} is not a model of this release; "
+                         f"valid (id or display name, any case): {valid}")
+    return list(dict.fromkeys(by_key[str(w).strip().casefold()] for w in wanted))
 
 
-def _groups(release: Release) -> list[str]:
-    return [*release.boards["stratum"], *release.boards["domain"], *release.boards["failure_mode"]]
+def _group_kinds(release: Release) -> dict[str, str]:
+    """``{group: kind}``: All and the strata, the domains, the failure modes (first wins)."""
+    out: dict[str, str] = {}
+    for kind in ("stratum", *TAG_KINDS):
+        for g in release.boards[kind]:
+            out.setdefault(g, kind)
+    return out
 
 
 def resolve_group(release: Release, group) -> str:
     """The group name from what a reader typed: All, a stratum or search type, a tag code or
     name, any case. ValueError with one line listing the valid values."""
-    names: dict[str, str] = {}
-    for g in release.boards["stratum"]:
+    kinds, names = _group_kinds(release), {}
+    for g, kind in kinds.items():
         names.setdefault(g.casefold(), g)
-    for kind in TAG_KINDS:
-        for tag in release.boards[kind]:
-            names.setdefault(tag.casefold(), tag)
-            names.setdefault(tag_name(kind, tag).casefold(), tag)
-    key = str(group).strip().casefold()
-    if key not in names:
+        if kind != "stratum":
+            names.setdefault(tag_name(kind, g).casefold(), g)
+    if (key := str(group).strip().casefold()) not in names:
         raise ValueError(f"compare_group: {str(group)!r} is not a group of this release; "
-                         f"valid (code or name, any case): {', '.join(_groups(release))}")
+                         f"valid (code or name, any case): {', '.join(kinds)}")
     return names[key]
 
 
 def group_label(kind: str, name: str) -> str:
     """"all prompts", "stratum NoSearch", "search type VisualSearch", "domain FAS · Fashion"."""
-    if kind == "stratum":
-        if name == "All":
-            return "all prompts"
-        return f"{'stratum' if name in ('NoSearch', 'SearchIntensive') else 'search type'} {name}"
-    return f"{kind.replace('_', ' ')} {name} · {tag_name(kind, name)}"
+    if kind != "stratum":
+        return f"{kind.replace('_', ' ')} {name} · {tag_name(kind, name)}"
+    if name == "All":
+        return "all prompts"
+    return f"{'stratum' if name in ('NoSearch', 'SearchIntensive') else 'search type'} {name}"
 
 
 def group_rows(release: Release, group: str) -> tuple[str, list[dict]]:
-    """``(label, rows)`` of a named group: All or a stratum, else a domain, else a failure
-    mode; KeyError listing the valid names."""
-    for kind in ("stratum", *TAG_KINDS):
-        if group in release.boards[kind]:
-            return group_label(kind, group), release.boards[kind][group]
-    raise KeyError(f"group {group!r} is not a stratum, domain or failure mode of this release "
-                   f"(valid: {', '.join(_groups(release))})")
+    """``(label, rows)`` of a named group; KeyError listing the valid names."""
+    kinds = _group_kinds(release)
+    if group not in kinds:
+        raise KeyError(f"group {group!r} is not a stratum, domain or failure mode of this "
+                       f"release (valid: {', '.join(kinds)})")
+    return group_label(kinds[group], group), release.boards[kinds[group]][group]
 
 
 def group_sizes(release: Release) -> pd.DataFrame:
     """Every aggregate group: kind, group (with tag name), prompts (n_total), models ranked."""
     return pd.DataFrame([
-        {"Kind": kind.replace("_", " "), "Group": g if kind == "stratum" else f"{g} · {tag_name(kind, g)}",
+        {"Kind": kind.replace("_", " "),
+         "Group": g if kind == "stratum" else f"{g} · {tag_name(kind, g)}",
          "Prompts": board[0]["n_total"] if board else 0,
          "Ranked models": sum(r["ranked"] for r in board), "Models": len(board)}
         for kind in ("stratum", *TAG_KINDS) for g, board in release.boards[kind].items()
@@ -341,14 +308,14 @@ def uncertainty_key(release: Release, kind: str, name: str) -> str | None:
 
 def group_intervals(release: Release, kind: str, name: str) -> dict[str, dict]:
     """``{model_id: {overall_9, overall_10, rank, n_valid}}`` of a group ({} without one)."""
-    u, key = release.uncertainty, uncertainty_key(release, kind, name)
-    return {} if u is None or key is None else u["groups"].get(key, {})
+    key = uncertainty_key(release, kind, name)
+    return (release.uncertainty or {}).get("groups", {}).get(key, {})
 
 
 def group_pairs(release: Release, kind: str, name: str) -> list[dict]:
     """The pairwise tests of a group (ranked groups only), in published rank order."""
-    u, key = release.uncertainty, uncertainty_key(release, kind, name)
-    return [] if u is None or key is None else u["pairs"].get(key, [])
+    key = uncertainty_key(release, kind, name)
+    return (release.uncertainty or {}).get("pairs", {}).get(key, [])
 
 
 def tie_groups(rows: list[dict], pairs: list[dict]) -> dict[str, str]:
@@ -455,6 +422,7 @@ def prompt_rows(release: Release) -> list[dict]:
     ``difficulty`` (mean public Overall-9 of the models with a value), ``spread`` (highest
     minus lowest), ``scores[model_id]`` (public Overall-9, None = no value), ``statuses``."""
     tests = {name: release.in_slice(name) for name in release.slices}
+    public = functools.partial(to_public, decimals=release.decimals)
     out = []
     for r in release.records:
         statuses = {m: r["models"][m]["status"] for m in release.model_order}
@@ -464,16 +432,12 @@ def prompt_rows(release: Release) -> list[dict]:
             "sample_id": r["sample_id"], "stratum": r["search_type"], "domains": list(r["domains"]),
             "failure_modes": list(r["failure_modes"]),
             "slices": [n for n, test in tests.items() if test(r)],
-            "difficulty": _public(sum(raws.values(), Fraction(0)) / len(raws), release) if raws else None,
-            "spread": _public(max(raws.values()) - min(raws.values()), release) if raws else None,
-            "scores": {m: _public(raws[m], release) if m in raws else None for m in release.model_order},
+            "difficulty": public(sum(raws.values(), Fraction(0)) / len(raws)) if raws else None,
+            "spread": public(max(raws.values()) - min(raws.values())) if raws else None,
+            "scores": {m: public(raws[m]) if m in raws else None for m in release.model_order},
             "statuses": statuses,
         })
     return out
-
-
-def _public(raw: Fraction, release: Release) -> float:
-    return to_public(raw, release.decimals)
 
 
 def status_frame(release: Release) -> pd.DataFrame:
@@ -511,13 +475,15 @@ def validation_frame(report: dict) -> pd.DataFrame:
     """One row per release check: number, name, result, problems, first problem / why skipped."""
     from searchgen_nb.validate import CHECK_DESCRIPTIONS
 
-    return pd.DataFrame([
-        {"#": i, "Check": c["name"], "What it checks": CHECK_DESCRIPTIONS.get(c["name"], ""),
-         "Result": ("PASS (not applicable)" if c.get("skipped") else "PASS") if c["passed"] else "FAIL",
-         "Problems": c["n_failures"],
-         "First problem / note": c["failures"][0]["message"] if c["failures"] else (c.get("skipped") or "–")}
-        for i, c in enumerate(report["checks"], start=1)
-    ])
+    rows = []
+    for i, c in enumerate(report["checks"], start=1):
+        passed = "PASS (not applicable)" if c.get("skipped") else "PASS"
+        result = passed if c["passed"] else "FAIL"
+        first = c["failures"][0]["message"] if c["failures"] else (c.get("skipped") or "–")
+        what = CHECK_DESCRIPTIONS.get(c["name"], "")
+        rows.append({"#": i, "Check": c["name"], "What it checks": what, "Result": result,
+                     "Problems": c["n_failures"], "First problem / note": first})
+    return pd.DataFrame(rows)
 
 
 def manifest_summary(release: Release, fields: tuple[str, ...] | None = None) -> pd.DataFrame:
@@ -551,6 +517,3 @@ def manifest_summary(release: Release, fields: tuple[str, ...] | None = None) ->
     rows = [(f, facts[f]) for f in fields] if fields is not None else list(facts.items())
     return pd.DataFrame(rows, columns=["Field", "Value"], dtype=object)
 
-
-#: HTML-escape text from the data for prose built in a notebook.
-escape = esc
