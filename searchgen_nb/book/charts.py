@@ -273,6 +273,21 @@ def _mark_best_and_relative(cells: list[dict], relative_to, decimals: int) -> No
             c["shown"], c["shown_text"] = d, sign + format_number(d, decimals)[0]
 
 
+def _heat_colours(cells: list[dict], relative: bool) -> tuple:
+    """(cell colour, label field, label colour): 0–100, or around 0 for a ``relative`` view."""
+    legend = alt.Legend(orient="top", direction="horizontal", gradientLength=200,
+                        titleOrient="left")
+    if relative:
+        span = _span([c["shown"] for c in cells if c["shown"] is not None])
+        colour = _redblue("shown:Q", "Overall-9 − the model's overall", span, legend)
+        return colour, "shown_text:N", _white_if(
+            f"datum.shown !== null && abs(datum.shown) > {0.6 * span!r}")
+    scale = alt.Scale(scheme="viridis", domain=[0, 100], clamp=True)
+    return (alt.Color("value:Q", title="Overall-9", scale=scale, legend=legend), "value_text:N",
+            alt.condition("datum.value === null || datum.value >= 60",
+                          alt.value("black"), alt.value("white")))
+
+
 @_chart_builder
 def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | None = None,
             decimals: int = 1, tag_order: Sequence[str] | None = None,
@@ -299,21 +314,10 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
     if any(c["interval_text"] != NA for c in cells):  # none computed (a slice's tags): no line
         tooltip += _tips("interval_text:N", f"{confidence} interval")
     tooltip += _tips("n_total:N", "Prompts (n_total)", "coverage_text:N", "Coverage (scored)")
-    legend = alt.Legend(orient="top", direction="horizontal", gradientLength=200,
-                        titleOrient="left")
     na_tips = list(tooltip)
     if relative_to is not None:
-        span = _span([c["shown"] for c in cells if c["shown"] is not None])
-        colour = _redblue("shown:Q", "Overall-9 − the model's overall", span, legend)
         tooltip.insert(3, alt.Tooltip("shown_text:N", title="vs the model's overall"))
-        text = "shown_text:N"
-        text_colour = _white_if(f"datum.shown !== null && abs(datum.shown) > {0.6 * span!r}")
-    else:
-        scale = alt.Scale(scheme="viridis", domain=[0, 100], clamp=True)
-        colour = alt.Color("value:Q", title="Overall-9", scale=scale, legend=legend)
-        text = "value_text:N"
-        text_colour = alt.condition(
-            "datum.value === null || datum.value >= 60", alt.value("black"), alt.value("white"))
+    colour, text, text_colour = _heat_colours(cells, relative_to is not None)
     enc = {"x": x, "y": y, "tooltip": tooltip}
     link = {"href": alt.Href("href:N")} if href is not None else {}
     base = alt.Chart()  # no data: embed sets the layers' (module docstring)
