@@ -570,7 +570,7 @@ def coverage_bars(df: Any, name: str, *, min_coverage: float | None = 0.9,
         alt.Chart(alt.Data(values=ends)).mark_text(align="left", dx=4, fontSize=10).encode(
             x=alt.X("end:Q"), y=y, text="coverage_text:N"),
     ]
-    subtitle = "stacked: scored / invalid evaluation / missing evaluation / missing generation"
+    subtitle = "stacked: " + " / ".join(names)
     if min_coverage is not None:
         layers.append(alt.Chart(alt.Data(values=[{"threshold": float(min_coverage) * 100}]))
                       .mark_rule(strokeDash=[4, 3], color="#333333").encode(

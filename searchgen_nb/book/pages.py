@@ -82,7 +82,8 @@ def _slice_filter(release: Release) -> dict[str, str]:
 def explorer_link(model_template: bool = False, **filters: str) -> str:
     """URL of the prompt explorer filtered to a group's prompts (``domain=FAS``, ``model=…``);
     ``model_template``: end with ``model={model_id}``, a template a table fills per row."""
-    query = "&".join(q for q in (urlencode(filters), "model={model_id}" * model_template) if q)
+    parts = [urlencode(filters), "model={model_id}" if model_template else ""]
+    query = "&".join(q for q in parts if q)
     return EXPLORER + ("?" + query if query else "")
 
 

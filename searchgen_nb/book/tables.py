@@ -207,7 +207,8 @@ def _leader_th(key: str, label: str, methods_href: str | None) -> str:
     """A leaderboard header: its definition, a "?" link to Methods; the components one group."""
     anchor = METHOD_ANCHORS.get(key) if methods_href else None
     href = f"{methods_href}#{anchor}" if anchor else None
-    classes = ["sg-asc-first"] if key == "rank" else ["sg-component"] * (key in COMPONENT_LABELS)
+    group = "sg-component" if key in COMPONENT_LABELS else None
+    classes = ["sg-asc-first"] if key == "rank" else [group] if group else []
     numeric = key not in ("model", "type", "missing_policy")
     return _th(key, Head(label, COLUMN_DEFINITIONS.get(key), href), numeric, *classes)
 

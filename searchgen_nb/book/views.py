@@ -184,13 +184,13 @@ def tag_frame(release: Release, kind: str) -> pd.DataFrame:
     """One row per model × tag (models in overall order): model_id, display_name, tag,
     tag_name, overall_9, n_total, n_scored, coverage, interval, the nine components."""
     overall = [r["model_id"] for r in release.boards["overall"]]
-    unranked = {r["model_id"] for r in release.boards["overall"] if not r["ranked"]}
+    unranked = {r["model_id"]: " (unranked)" for r in release.boards["overall"] if not r["ranked"]}
     rows = []
     for tag, board in release.boards[kind].items():
         intervals = group_intervals(release, kind, tag)
         rows += [{
             "model_id": r["model_id"],
-            "display_name": r["display_name"] + " (unranked)" * (r["model_id"] in unranked),
+            "display_name": r["display_name"] + unranked.get(r["model_id"], ""),
             "tag": tag, "tag_name": tag_name(kind, tag),
             **{k: r[k] for k in ("overall_9", "n_total", "n_scored", "coverage")},
             "interval": (intervals.get(r["model_id"]) or {}).get("overall_9"),
