@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from searchgen_nb.book import assets, charts, sphinx_ext, tables
+from searchgen_nb.book import assets, charts, fmt, sphinx_ext, tables
 from searchgen_nb.constants import COMPONENTS, OVERALL_9_COMPONENTS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -295,7 +295,8 @@ def test_chart_labels_follow_rounding_decimals():
 
 
 def test_heatmap_na_zero_tooltips_labels():
-    f = charts.heatmap(_heat_records(), "heat", tag_names={"ART": "Art & Design", "ABS": "Abstract"})
+    names = {"ART": "Art & Design", "ABS": "Abstract"}
+    f = charts.heatmap([dict(r, tag_name=names[r["tag"]]) for r in _heat_records()], "heat")
     spec = spec_of(f)
     vals = {(v["model_id"], v["tag"]): v for v in layer_values(spec)}
     assert len(vals) == 4  # the missing pair is filled, not a silent hole
@@ -329,14 +330,6 @@ def test_heatmap_na_zero_tooltips_labels():
     assert [t["title"] for t in layer["encoding"]["tooltip"]][3] == "95% interval"
     assert {(v["model_id"], v["tag"]): v["interval_text"] for v in layer_values(spec_of(charts.heatmap(with_iv, "heat-iv")))}[("m2", "ART")] == "50.0–60.0"
     assert spec["layer"][0]["encoding"]["x"]["sort"] == ["ABS · Abstract", "ART · Art & Design"]
-
-
-def test_heatmap_records_from_groups():
-    by_tag = {"ZZZ": [{"model_id": "a", "display_name": "A", "overall_9": 1.0, "n_total": 2, "n_scored": 2, "coverage": 1.0}],
-              "AAA": [{"model_id": "a", "display_name": "A", "overall_9": None, "n_total": 2, "n_scored": 0, "coverage": 0.0}]}
-    recs = charts.heatmap_records(by_tag, {"AAA": "Alpha"})
-    assert [r["tag"] for r in recs] == ["AAA", "ZZZ"]
-    assert recs[0]["overall_9"] is None and recs[0]["tag_name"] == "Alpha"
 
 
 def test_duplicate_display_names_stay_apart():
@@ -432,17 +425,17 @@ def test_output_byte_identical_across_processes():
 # --------------------------------------------------------------------------- tables
 
 def test_format_number():
-    assert tables.format_number(None) == ("N/A", "")
-    assert tables.format_number(math.nan) == ("N/A", "")
-    assert tables.format_number(pd.NA) == ("N/A", "")
-    assert tables.format_number(0.0) == ("0.0", "0.0")
-    assert tables.format_number(70.0) == ("70.0", "70.0")
-    assert tables.format_number(72.25) == ("72.25", "72.25")
-    assert tables.format_number(72.25, 1) == ("72.3", "72.25")  # half-up on the decimal value
-    assert tables.format_number(0.00001) == ("0.00001", "1e-05")
-    assert tables.format_number(7) == ("7", "7")
+    assert fmt.format_number(None) == ("N/A", "")
+    assert fmt.format_number(math.nan) == ("N/A", "")
+    assert fmt.format_number(pd.NA) == ("N/A", "")
+    assert fmt.format_number(0.0) == ("0.0", "0.0")
+    assert fmt.format_number(70.0) == ("70.0", "70.0")
+    assert fmt.format_number(72.25) == ("72.25", "72.25")
+    assert fmt.format_number(72.25, 1) == ("72.3", "72.25")  # half-up on the decimal value
+    assert fmt.format_number(0.00001) == ("0.00001", "1e-05")
+    assert fmt.format_number(7) == ("7", "7")
     with pytest.raises(TypeError):
-        tables.format_number(True)
+        fmt.format_number(True)
 
 
 def test_leaderboard_columns_headers_links(rows):
@@ -520,7 +513,7 @@ def test_data_table_na_zero_escape_order():
             "note": [pd.NA, "<b>x</b>", "ok"],
         }
     )
-    f = tables.data_table(df, "dt", order=[("n", "desc")], titles={"n": "count"}, labels={"n": "Prompts"}, decimals={"share": 2})
+    f = tables.data_table(df, "dt", order=[("n", "desc")], heads={"n": tables.Head("Prompts", "count")}, decimals={"share": 2})
     assert "<b>x</b>" not in f.html and "&lt;b&gt;x&lt;/b&gt;" in f.html
     t = parse_table(f)
     head = {c["attrs"]["data-sg-col"]: c for c in t["head"]}
@@ -635,9 +628,9 @@ def test_a_page_length_outside_the_menu_joins_it():
 
 def test_negative_numbers_show_the_minus_sign():
     """Δ columns write −1.8 as the change summaries do; sorting keeps the plain number."""
-    assert tables.format_number(-1.75, 1) == ("\u22121.8", "-1.75")
-    assert tables.format_number(-3) == ("\u22123", "-3")
-    assert tables.format_number(0.0, 1) == ("0.0", "0.0") and tables.format_number(2.5) == ("2.5", "2.5")
+    assert fmt.format_number(-1.75, 1) == ("\u22121.8", "-1.75")
+    assert fmt.format_number(-3) == ("\u22123", "-3")
+    assert fmt.format_number(0.0, 1) == ("0.0", "0.0") and fmt.format_number(2.5) == ("2.5", "2.5")
 
 
 def test_layered_chart_gets_its_records_after_to_dict():

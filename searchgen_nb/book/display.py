@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
+
+@dataclass(frozen=True, repr=False)
 class HTMLFragment:
     """A notebook display object that only emits ``text/html`` (plus a fixed plain-text label).
 
-    Deterministic: no memory addresses in ``repr``, no random ids, no extra mime types (in
-    particular no ``application/vnd.vegalite...`` bundle pointing at a CDN).
-    """
+    Deterministic: no memory address in ``repr``, no random id, no other mime type (no
+    ``application/vnd.vegalite...`` bundle pointing at a CDN)."""
 
-    def __init__(self, html_text: str, label: str) -> None:
-        self.html = html_text
-        self.label = label
+    html: str
+    label: str = "html"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/html": self.html, "text/plain": f"<{self.label}>"}
+        return {"text/html": self.html, "text/plain": repr(self)}
 
     def _repr_html_(self) -> str:
         return self.html
@@ -26,8 +27,7 @@ class HTMLFragment:
     def __str__(self) -> str:
         return self.html
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, HTMLFragment) and (self.html, self.label) == (other.html, other.label)
 
-    def __hash__(self) -> int:
-        return hash((self.html, self.label))
+def join(parts: list[HTMLFragment], label: str) -> HTMLFragment:
+    """The fragments one after the other, a line apart."""
+    return HTMLFragment("\n".join(p.html for p in parts), label)

@@ -1,18 +1,31 @@
-"""The book's one formatting module: how a published number, a null and a missing value are
-shown (N/A is never 0 or blank). Number text itself comes from :mod:`searchgen_nb.numeric`
-(decimal half-up of the stored value)."""
+"""How the book writes a value: numbers, null (N/A: never 0 or blank), intervals, shares,
+statuses. Number text comes from :mod:`searchgen_nb.numeric` (decimal half-up of the value)."""
 
 from __future__ import annotations
 
 import html
 import math
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
-from searchgen_nb.numeric import decimal_text
+import numpy as np
+import pandas as pd
+
+from searchgen_nb.numeric import decimal_text, percent, scaled
 
 #: What a null (not applicable) value shows.
 NA = "N/A"
+#: The statuses of a prompt × model pair, as charts and headers name them.
+STATUS_LABELS = {
+    "scored": "scored",
+    "invalid_evaluation": "invalid evaluation",
+    "missing_evaluation": "missing evaluation",
+    "missing_generation": "missing generation",
+}
+#: Short status words of the prompt explorer's cells (a scored pair shows its Overall-9).
+STATUS_SHORT = {"invalid_evaluation": "invalid", "missing_evaluation": "no eval",
+                "missing_generation": "no image"}
 
 
 def esc(value: Any) -> str:
@@ -22,63 +35,74 @@ def esc(value: Any) -> str:
 
 def is_null(value: Any) -> bool:
     """True for None, NaN and pandas NA/NaT scalars: shown as N/A, never as 0 or blank."""
-    if value is None:
-        return True
-    if isinstance(value, (str, bytes, bool, Mapping, list, tuple, dict)):
+    if isinstance(value, (str, bytes, bool, Mapping, list, tuple)):
         return False
-    try:
-        import pandas as pd
-
-        result = pd.isna(value)
-    except Exception:  # pragma: no cover
-        return False
-    return result is True or (getattr(result, "shape", None) == () and bool(result))
+    result = pd.isna(value)
+    return getattr(result, "shape", ()) == () and bool(result)
 
 
 def is_number(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, (int, float)):
-        return True
-    try:
-        import numpy as np
+    """An int or float (numpy's too), never a bool."""
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))
 
-        return isinstance(value, np.number) and not isinstance(value, np.bool_)
-    except Exception:  # pragma: no cover
-        return False
+
+def number(value: Any) -> float | None:
+    """A finite float, or None for null / NaN (never 0); a boolean is no number."""
+    if isinstance(value, bool):
+        raise TypeError(f"boolean is not a number: {value!r}")
+    if is_null(value):
+        return None
+    if math.isinf(x := float(value)):
+        raise ValueError(f"infinite value: {value!r}")
+    return x
 
 
 def format_number(value: Any, decimals: int | None = None, na: str = NA) -> tuple[str, str]:
     """(display text, sort key) of a number; null/NaN -> (``na``, "").
 
-    ``decimals=None`` shows the value as stored (shortest round-trip form, never exponent
-    notation: 72.2 -> "72.2", 0.0 -> "0.0", 70 -> "70"); an int stays an int. With ``decimals``
-    the stored decimal value is rounded half-up (72.25 -> "72.3" at 1 decimal). A negative
-    number shows U+2212 (−1.8), its sort key the plain float.
-    """
+    ``decimals=None``: as stored (shortest round-trip form, no exponent: 72.2 -> "72.2",
+    70 -> "70"); else the stored decimal rounded half-up (72.25 -> "72.3" at 1). A negative
+    number shows U+2212 (−1.8), its sort key the plain number."""
     if is_null(value):
         return na, ""
     if not is_number(value):
         raise TypeError(f"not a number: {value!r}")
-    if isinstance(value, float) or (hasattr(value, "dtype") and getattr(value.dtype, "kind", "") == "f"):
-        x = float(value)
-        if math.isinf(x):
-            raise ValueError(f"infinite value: {value!r}")
-        return _minus(decimal_text(x, decimals)), repr(x)
-    n = int(value)
-    return _minus(str(n)), str(n)
-
-
-def _minus(text: str) -> str:
-    """A negative number shown with the minus sign (U+2212), as the change summaries write it;
-    the sort key keeps the plain number."""
-    return "\u2212" + text[1:] if text.startswith("-") else text
+    if isinstance(value, (float, np.floating)):
+        x = number(value)
+        text, key = decimal_text(x, decimals), repr(x)
+    else:
+        text = key = str(int(value))
+    return ("\u2212" + text[1:] if text.startswith("-") else text), key
 
 
 def interval_text(interval: Any, decimals: int | None) -> str:
-    """``"74.1–77.0"``: an interval's ends as :func:`format_number` writes them (a negative end
-    with U+2212), joined by an en dash; N/A when there is no interval."""
+    """``"74.1–77.0"``: the ends as :func:`format_number` writes them; N/A without interval."""
     if interval is None:
         return NA
     lo, hi = (format_number(float(v), decimals)[0] for v in interval)
     return f"{lo}–{hi}"
+
+
+def rank_text(rank: Any) -> str:
+    """A rank range: ``"3"`` or ``"2–4"``."""
+    return str(rank[0]) if rank[0] == rank[1] else f"{rank[0]}–{rank[1]}"
+
+
+def exact_diff(a: float, b: float) -> float:
+    """``a − b`` of two published values as the decimals they print (72.2 − 70.1 = 2.1)."""
+    return float(Decimal(repr(float(a))) - Decimal(repr(float(b))))
+
+
+def pct_label(fraction: float) -> str:
+    """A fraction of a setting as a percent label: 0.9 → "90%", 0.95 → "95%"."""
+    return f"{scaled(fraction, 100):g}%"
+
+
+def share_text(part: int, total: int) -> str:
+    """``"95.7% (719/751)"``: a share with its counts."""
+    return f"{percent(part, total)} ({part}/{total})"
+
+
+def coverage_text(scored: int, total: int) -> str:
+    """``"719/751 (95.7%)"``: scored prompts of a group, as the tables write it."""
+    return f"{scored}/{total} ({percent(scored, total)})"

@@ -1,15 +1,13 @@
-"""What the book's notebooks show, as plain data: release loading and table/chart frames.
-
-Notebooks stay thin: they call these functions and hand the frames to
-:mod:`searchgen_nb.book.tables` and :mod:`searchgen_nb.book.charts`. Values are public 0–100 figures
-read from the aggregate files (never recomputed here); ``None`` stays ``None`` (N/A).
-"""
+"""What the book's notebooks show, as plain data: the release read lazily, and the frames
+:mod:`~searchgen_nb.book.pages` hands to the tables and charts. Values are the published 0–100
+figures read from the aggregate files, never recomputed; ``None`` stays ``None`` (N/A)."""
 
 from __future__ import annotations
 
-import html
+import functools
 import json
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -17,22 +15,23 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from searchgen_nb.numeric import percent, scaled
-from searchgen_nb.book.fmt import NA, interval_text
-from searchgen_nb.config import ReleaseConfig, find_config, load_config
+from searchgen_nb.book.fmt import NA, coverage_text, interval_text, pct_label
+from searchgen_nb.config import ReleaseConfig, SliceConfig, find_config, load_config
 from searchgen_nb.changes import score_changed
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.constants import (
+    CHANGES,
     COMPONENT_LABELS,
     INVALID,
     MANIFEST,
     OVERALL_9_COMPONENTS,
     STATUSES,
     STRATUM_GROUPS,
-    CHANGES,
     UNCERTAINTY,
     VALIDATION_REPORT,
 )
+from searchgen_nb.numeric import scaled, to_public
+from searchgen_nb.slices import field_values, in_slice
 
 BOARD_FILES = {
     "overall": "leaderboard_overall.json",
@@ -41,62 +40,108 @@ BOARD_FILES = {
     "failure_mode": "leaderboard_by_failure_mode.json",
     "slice": "leaderboard_by_slice.json",
 }
+#: The tag kinds, each with its taxonomy key.
+TAG_KINDS = {"domain": "domains", "failure_mode": "failure_modes"}
+#: The facts the Extraction page shows (by name, never by position).
+EXTRACTION_FACTS = ("Dataset", "Dataset sha256 (canonical)", "Result files read",
+                    "Results sha256", "Result path", "Extractor")
 
 
+@functools.cache
 def taxonomy() -> dict[str, dict[str, str]]:
-    """Tag names: ``{"domains": {code: name}, "failure_modes": {code: name}}`` (SearchGen-Bench taxonomy)."""
-    data = json.loads(resources.files("searchgen_nb").joinpath("data/taxonomy.json").read_text(encoding="utf-8"))
-    return {kind: {code: v["name"] for code, v in data[kind].items()} for kind in ("domains", "failure_modes")}
+    """Tag names: ``{"domains": {code: name}, "failure_modes": {code: name}}``."""
+    path = resources.files("searchgen_nb").joinpath("data/taxonomy.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {key: {code: v["name"] for code, v in data[key].items()} for key in TAG_KINDS.values()}
+
+
+def tag_name(kind: str, code: str) -> str:
+    """The name of a tag of ``kind`` (``domain``, ``failure_mode``); its code when unknown."""
+    return taxonomy()[TAG_KINDS[kind]].get(code, code)
 
 
 def open_config(release_config: str | None, given: dict | None = None) -> ReleaseConfig:
     """Load the release config a notebook was given (``release_config`` parameter).
 
-    ``given``: the notebook's variables (``globals()``); when papermill injected keys of a
-    release YAML (``-f other.yml``), each one that is also a key of the loaded config must
-    have the same value there — a notebook runs the release its parameters describe, never
-    another one. Raises :class:`ConfigError` naming the missing parameter or the key that
-    differs (SPEC §1.1).
-    """
+    ``given``: the notebook's variables; each key papermill injected from a release YAML that
+    is also a key of the loaded config must have the same value there — a notebook runs the
+    release its parameters describe. ConfigError names the missing or differing parameter."""
     if not release_config:
         raise ConfigError(
-            "notebook parameter `release_config` is not set: run with `-p release_config releases/NAME.yml`, "
-            "or `-f` a release YAML that holds its own path under `release_config`"
-        )
+            "notebook parameter `release_config` is not set: run with `-p release_config "
+            "releases/NAME.yml`, or `-f` a release YAML that holds its own path under "
+            "`release_config`")
     path = find_config(release_config)
     cfg = load_config(path)
     if given:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))  # already checked by load_config
-        for key in sorted(set(ReleaseConfig.model_fields) & set(given) - {"release_config", "config_path"}):
+        keys = set(ReleaseConfig.model_fields) & set(given) - {"release_config", "config_path"}
+        for key in sorted(keys):
             if given[key] != raw.get(key, given):
                 raise ConfigError(
-                    f"notebook parameter `{key}` differs from `{key}` in {release_config} (the file named by "
-                    "`release_config`): the parameters describe another release; give that release's own path as `release_config`"
-                )
+                    f"notebook parameter `{key}` differs from `{key}` in {release_config} (the "
+                    "file named by `release_config`): the parameters describe another release; "
+                    "give that release's own path as `release_config`")
     return cfg
+
 
 
 @dataclass
 class Release:
     """A staged or published artifact folder, read lazily; ``slice`` None = the slice of every
-    prompt (the manifest's ``output_slice``), else one named evaluation slice (SPEC §9)."""
+    prompt (the manifest's ``output_slice``), else one named evaluation slice."""
 
     folder: Path
     slice: str | None = None
 
-    @cached_property
-    def manifest(self) -> dict:
-        return json.loads((self.folder / MANIFEST).read_text(encoding="utf-8"))
+    def _read(self, name: str, optional: bool = False) -> dict | None:
+        path = self.folder / name
+        if optional and not path.exists():
+            return None
+        return json.loads(path.read_text(encoding="utf-8"))
+
+    manifest = cached_property(lambda self: self._read(MANIFEST))
+    changes = cached_property(lambda self: self._read(CHANGES, optional=True))
+    uncertainty = cached_property(lambda self: self._read(UNCERTAINTY, optional=True))
+    validation_report = cached_property(lambda self: self._read(VALIDATION_REPORT, optional=True))
+    #: The slice of every prompt (what the v1.0-shaped files show).
+    output_slice = property(lambda self: self.manifest.get("output_slice")
+                            or f"full_{self.manifest['dataset']['n_prompts']}")
+    slice_name = property(lambda self: self.slice or self.output_slice)
+    is_full = property(lambda self: self.slice_name == self.output_slice)
+    #: The published slices, in order (the first holds every prompt).
+    slices = property(lambda self: list(self.manifest.get("published_slices")
+                                        or [self.output_slice]))
+    is_demo = property(lambda self: self.manifest.get("data_origin") == "synthetic-demo")
+    #: The release's ``rounding_decimals``: places of every published 0–100 value.
+    decimals = property(lambda self: self.manifest["scoring"]["public_rounding_decimals"])
+    min_coverage = property(lambda self: self.manifest["scoring"]["min_ranking_coverage"])
+    model_order = property(lambda self: self.manifest["model_order"])
+    names = property(lambda self: {m: self.display_name(m) for m in self.manifest["models"]})
+    #: Models whose results are not in yet (``pending: true`` in the config): never ranked.
+    pending = property(lambda self: frozenset(
+        m for m, meta in self.manifest["models"].items() if meta.get("pending") is True))
+    #: "95%" for confidence 0.95 (as written in the config).
+    confidence = property(lambda self: pct_label((self.uncertainty or {}).get("confidence", 0.95)))
+    #: Appended to every table and chart id of a page, so one page can show several slices.
+    id_suffix = property(lambda self: "" if self.is_full
+                         else "-" + self.slice_name.replace(".", "-").lower())
+
+    def display_name(self, model_id: str) -> str:
+        return self.manifest["models"][model_id]["display_name"]
 
     @cached_property
     def boards(self) -> dict[str, object]:
-        if self.slice is None or self.slice == self.output_slice:
-            return {k: json.loads((self.folder / f).read_text(encoding="utf-8")) for k, f in BOARD_FILES.items()}
-        by_slice = json.loads((self.folder / BOARD_FILES["slice"]).read_text(encoding="utf-8"))
+        """The leaderboards of this view: ``overall``, ``stratum``, ``domain``, ``failure_mode``."""
+        if self.is_full:
+            return {k: self._read(f) for k, f in BOARD_FILES.items()}
+        by_slice = self._read(BOARD_FILES["slice"])
         if self.slice not in by_slice:
-            raise KeyError(f"no slice {self.slice!r} in this release (slices: {', '.join(by_slice)})")
+            raise KeyError(f"no slice {self.slice!r} in this release "
+                           f"(slices: {', '.join(by_slice)})")
         b = by_slice[self.slice]
-        return {"overall": b["overall"], "stratum": b["strata"], "domain": b["domains"], "failure_mode": b["failure_modes"], "slice": by_slice}
+        return {"overall": b["overall"], "stratum": b["strata"], "domain": b["domains"],
+                "failure_mode": b["failure_modes"], "slice": by_slice}
 
     @cached_property
     def all_records(self) -> list[dict]:
@@ -105,175 +150,77 @@ class Release:
 
         return read_records(self.folder)
 
+    @cached_property
+    def records(self) -> list[dict]:
+        """The records of this view's prompts."""
+        keep = self.in_slice(self.slice_name)
+        return self.all_records if self.is_full else [r for r in self.all_records if keep(r)]
+
     def in_slice(self, name: str):
         """``record -> bool``: whether a record's prompt is in the published slice ``name``."""
         if name == self.output_slice:
             return lambda r: True
-        from searchgen_nb.config import SliceConfig
-        from searchgen_nb.slices import field_values, in_slice
-
         spec = self.manifest["evaluation_slices"]["named"][name]
-        cfg = SliceConfig(field=spec.get("field", "subset"), include=spec["include_tags"], match=spec["match"])
+        cfg = SliceConfig(field=spec.get("field", "subset"), include=spec["include_tags"],
+                          match=spec["match"])
         return lambda r: in_slice(field_values(r, cfg.field), cfg)
-
-    @cached_property
-    def records(self) -> list[dict]:
-        """The records of ``prompt_scores.jsonl`` (of this slice's prompts)."""
-        if self.slice is None or self.slice == self.output_slice:
-            return self.all_records
-        keep = self.in_slice(self.slice)
-        return [r for r in self.all_records if keep(r)]
-
-    @property
-    def output_slice(self) -> str:
-        """The slice of every prompt (what the v1.0-shaped files show)."""
-        return self.manifest.get("output_slice") or f"full_{self.manifest['dataset']['n_prompts']}"
-
-    @property
-    def slice_name(self) -> str:
-        """The slice this view shows."""
-        return self.slice or self.output_slice
-
-    @property
-    def slices(self) -> list[str]:
-        """The published slices, in order (the first holds every prompt)."""
-        return list(self.manifest.get("published_slices") or [self.output_slice])
-
-    @property
-    def id_suffix(self) -> str:
-        """Appended to every table and chart id of a page, so one page can show several slices."""
-        return "" if self.slice_name == self.output_slice else "-" + self.slice_name.replace(".", "-").lower()
 
     def for_slice(self, name: str) -> "Release":
         """The same release seen through one named slice (its boards, its records)."""
         view = Release(self.folder, None if name == self.output_slice else name)
         view.__dict__["manifest"] = self.manifest
-        view.__dict__["all_records"] = self.all_records  # one read of prompt_scores.jsonl for every slice
+        view.__dict__["all_records"] = self.all_records  # one read for every slice
         return view
 
-    @cached_property
-    def changes(self) -> dict | None:
-        """``changes.json`` (SPEC §10), or None when the folder has none."""
-        p = self.folder / CHANGES
-        return json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
 
-    @cached_property
-    def uncertainty(self) -> dict | None:
-        """``uncertainty.json`` (SPEC §8), or None when the folder has none."""
-        p = self.folder / UNCERTAINTY
-        return json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
-
-    @cached_property
-    def validation_report(self) -> dict | None:
-        p = self.folder / VALIDATION_REPORT
-        return json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
-
-    @property
-    def is_demo(self) -> bool:
-        return self.manifest.get("data_origin") == "synthetic-demo"
-
-    @property
-    def decimals(self) -> int:
-        """The release's ``rounding_decimals``: places of every published 0–100 value."""
-        return self.manifest["scoring"]["public_rounding_decimals"]
-
-    @property
-    def min_coverage(self) -> float:
-        return self.manifest["scoring"]["min_ranking_coverage"]
-
-    @property
-    def pending(self) -> frozenset[str]:
-        """Models whose results are not in yet (``pending: true`` in the config): never ranked."""
-        return frozenset(m for m, meta in self.manifest["models"].items() if meta.get("pending") is True)
-
-    @property
-    def model_order(self) -> list[str]:
-        return self.manifest["model_order"]
-
-    def display_name(self, model_id: str) -> str:
-        return self.manifest["models"][model_id]["display_name"]
-
-
-def banner_html(release: Release) -> str:
-    """The synthetic-data banner (empty string for a real release)."""
-    if not release.is_demo:
-        return ""
-    return (
-        '<div class="sg-demo-banner" role="note"><strong>Synthetic demo data.</strong> '
-        "Every model and number on this page is generated by <code>searchgen_nb.demo</code> "
-        "to the real formats and sizes; none of it is a real SearchGen-Bench result.</div>"
-    )
-
+# ---- groups --------------------------------------------------------------------------------
 
 def stratum_views(release: Release) -> list[tuple[str, int, list[dict]]]:
-    """``[(group, n_prompts, rows)]`` for All, NoSearch, SearchIntensive, VisualSearch, TextualSearch.
-
-    ``n_prompts`` comes from the rows' ``n_total`` (the data), never typed in.
-    """
+    """``[(group, n_prompts, rows)]`` for All and the strata; ``n_prompts`` from the rows."""
     by = release.boards["stratum"]
-    out = []
-    for g in STRATUM_GROUPS:
-        rows = by.get(g, [])
-        out.append((g, rows[0]["n_total"] if rows else 0, rows))
-    return out
-
-
-def tag_kind(kind: str) -> str:
-    """``domain`` → ``domains`` key of the taxonomy; ``failure_mode`` → ``failure_modes``."""
-    return {"domain": "domains", "failure_mode": "failure_modes"}[kind]
+    return [(g, by[g][0]["n_total"] if by.get(g) else 0, by.get(g, [])) for g in STRATUM_GROUPS]
 
 
 def tag_frame(release: Release, kind: str) -> pd.DataFrame:
-    """Long frame, one row per model × tag: model_id, display_name, tag, tag_name, overall_9,
-    n_total, n_scored, coverage, and the nine public components (None = N/A)."""
-    names = taxonomy()[tag_kind(kind)]
-    unranked = {r["model_id"] for r in release.boards["overall"] if not r["ranked"]}
+    """One row per model × tag (models in overall order): model_id, display_name, tag,
+    tag_name, overall_9, n_total, n_scored, coverage, interval, the nine components."""
+    overall = [r["model_id"] for r in release.boards["overall"]]
+    unranked = {r["model_id"]: " (unranked)" for r in release.boards["overall"] if not r["ranked"]}
     rows = []
     for tag, board in release.boards[kind].items():
         intervals = group_intervals(release, kind, tag)
-        for r in board:
-            rows.append(
-                {
-                    "model_id": r["model_id"],
-                    "display_name": r["display_name"] + (" (unranked)" if r["model_id"] in unranked else ""),
-                    "tag": tag,
-                    "tag_name": names.get(tag, tag),
-                    "overall_9": r["overall_9"],
-                    "n_total": r["n_total"],
-                    "n_scored": r["n_scored"],
-                    "coverage": r["coverage"],
-                    "interval": (intervals.get(r["model_id"]) or {}).get("overall_9"),
-                    **{c: r["components"][c] for c in OVERALL_9_COMPONENTS},
-                }
-            )
+        rows += [{
+            "model_id": r["model_id"],
+            "display_name": r["display_name"] + unranked.get(r["model_id"], ""),
+            "tag": tag, "tag_name": tag_name(kind, tag),
+            **{k: r[k] for k in ("overall_9", "n_total", "n_scored", "coverage")},
+            "interval": (intervals.get(r["model_id"]) or {}).get("overall_9"),
+            **{c: r["components"][c] for c in OVERALL_9_COMPONENTS},
+        } for r in board]
+    pos = {m: i for i, m in enumerate(overall)}
+    rows.sort(key=lambda r: pos.get(r["model_id"], len(pos)))  # model-major (stable: tag order)
     return pd.DataFrame(rows, dtype=object)
 
 
 def tag_counts(release: Release, kind: str) -> pd.DataFrame:
     """Prompts per tag (``n_total``), with the multi-label total for the note under the table."""
-    names = taxonomy()[tag_kind(kind)]
-    return pd.DataFrame(
-        [{"Tag": f"{t} · {names.get(t, t)}", "Prompts": board[0]["n_total"]} for t, board in release.boards[kind].items() if board],
-        columns=["Tag", "Prompts"],  # a release whose prompts carry no tag of this kind: no rows, same columns
-    )
+    rows = [{"Tag": f"{t} · {tag_name(kind, t)}", "Prompts": board[0]["n_total"]}
+            for t, board in release.boards[kind].items() if board]
+    return pd.DataFrame(rows, columns=["Tag", "Prompts"])  # no tag of this kind: no rows
 
 
 def model_tag_table(release: Release, kind: str, model_id: str) -> pd.DataFrame:
-    """Per-model table: one row per tag with Overall-9, prompts, scored, coverage and the nine components."""
+    """One model's row per tag: Overall-9, prompts, scored, coverage, the nine components."""
     df = tag_frame(release, kind)
     df = df[df["model_id"] == model_id]
-    out = pd.DataFrame(
-        {
-            "Tag": [f"{t} · {n}" for t, n in zip(df["tag"], df["tag_name"])],
-            "Overall-9": df["overall_9"].tolist(),
-            "Prompts": df["n_total"].tolist(),
-            "Scored": df["n_scored"].tolist(),
-            "Coverage %": [scaled(c, 100) for c in df["coverage"]],
-            **{COMPONENT_LABELS[c]: df[c].tolist() for c in OVERALL_9_COMPONENTS},
-        },
-        dtype=object,
-    )
-    return out
+    return pd.DataFrame({
+        "Tag": [f"{t} · {n}" for t, n in zip(df["tag"], df["tag_name"])],
+        "Overall-9": df["overall_9"].tolist(),
+        "Prompts": df["n_total"].tolist(),
+        "Scored": df["n_scored"].tolist(),
+        "Coverage %": [scaled(c, 100) for c in df["coverage"]],
+        **{COMPONENT_LABELS[c]: df[c].tolist() for c in OVERALL_9_COMPONENTS},
+    }, dtype=object)
 
 
 def top_models(release: Release, k: int = 3) -> list[str]:
@@ -283,67 +230,77 @@ def top_models(release: Release, k: int = 3) -> list[str]:
 
 def resolve_models(release: Release, wanted: list) -> list[str]:
     """Model ids from what a reader typed: ids or display names, any case (an id like ``007``
-    stays text). Raises ``ValueError`` with one line listing the valid values."""
+    stays text). ValueError with one line listing the valid values."""
     by_key: dict[str, str] = {}
     for m in release.model_order:
         by_key.setdefault(m.casefold(), m)
         by_key.setdefault(release.display_name(m).casefold(), m)
-    out = []
-    for item in wanted:
-        key = str(item).strip().casefold()
-        if key not in by_key:
-            valid = ", ".join(f"{m} ({release.display_name(m)})" for m in release.model_order)
-            raise ValueError(f"compare_models: {str(item)!r} is not a model of this release; valid (id or display name, any case): {valid}")
-        out.append(by_key[key])
-    return list(dict.fromkeys(out))
+    if bad := [w for w in wanted if str(w).strip().casefold() not in by_key]:
+        valid = ", ".join(f"{m} ({release.display_name(m)})" for m in release.model_order)
+        raise ValueError(f"compare_models: {str(bad[0])!r} is not a model of this release; "
+                         f"valid (id or display name, any case): {valid}")
+    return list(dict.fromkeys(by_key[str(w).strip().casefold()] for w in wanted))
+
+
+def _group_kinds(release: Release) -> dict[str, str]:
+    """``{group: kind}``: All and the strata, the domains, the failure modes (first wins)."""
+    out: dict[str, str] = {}
+    for kind in ("stratum", *TAG_KINDS):
+        for g in release.boards[kind]:
+            out.setdefault(g, kind)
+    return out
 
 
 def resolve_group(release: Release, group) -> str:
-    """The group name from what a reader typed: All, a stratum or search type, a domain or
-    failure-mode code or its name, any case. Raises ``ValueError`` with one line listing the
-    valid values."""
-    tax = taxonomy()
-    names: dict[str, str] = {}
-    for g in release.boards["stratum"]:
+    """The group name from what a reader typed: All, a stratum or search type, a tag code or
+    name, any case. ValueError with one line listing the valid values."""
+    kinds, names = _group_kinds(release), {}
+    for g, kind in kinds.items():
         names.setdefault(g.casefold(), g)
-    for kind in ("domain", "failure_mode"):
-        for tag in release.boards[kind]:
-            names.setdefault(tag.casefold(), tag)
-            names.setdefault(tax[tag_kind(kind)].get(tag, tag).casefold(), tag)
-    key = str(group).strip().casefold()
-    if key not in names:
-        valid = ", ".join([*release.boards["stratum"], *release.boards["domain"], *release.boards["failure_mode"]])
-        raise ValueError(f"compare_group: {str(group)!r} is not a group of this release; valid (code or name, any case): {valid}")
+        if kind != "stratum":
+            names.setdefault(tag_name(kind, g).casefold(), g)
+    if (key := str(group).strip().casefold()) not in names:
+        raise ValueError(f"compare_group: {str(group)!r} is not a group of this release; "
+                         f"valid (code or name, any case): {', '.join(kinds)}")
     return names[key]
 
 
+def group_label(kind: str, name: str) -> str:
+    """"all prompts", "stratum NoSearch", "search type VisualSearch", "domain FAS · Fashion"."""
+    if kind != "stratum":
+        return f"{kind.replace('_', ' ')} {name} · {tag_name(kind, name)}"
+    if name == "All":
+        return "all prompts"
+    return f"{'stratum' if name in ('NoSearch', 'SearchIntensive') else 'search type'} {name}"
+
+
 def group_rows(release: Release, group: str) -> tuple[str, list[dict]]:
-    """Rows of a named group: ``All``/a stratum, else a domain tag, else a failure-mode tag.
-
-    Returns ``(label, rows)``; raises ``KeyError`` listing the valid names.
-    """
-    if group == "All":
-        return "all prompts", release.boards["stratum"][group]
-    if group in release.boards["stratum"]:
-        kind = "stratum" if group in ("NoSearch", "SearchIntensive") else "search type"
-        return f"{kind} {group}", release.boards["stratum"][group]
-    tax = taxonomy()
-    for kind in ("domain", "failure_mode"):
-        if group in release.boards[kind]:
-            label = tax[tag_kind(kind)].get(group, group)
-            return f"{kind.replace('_', ' ')} {group} · {label}", release.boards[kind][group]
-    valid = [*release.boards["stratum"], *release.boards["domain"], *release.boards["failure_mode"]]
-    raise KeyError(f"group {group!r} is not a stratum, domain or failure mode of this release (valid: {', '.join(valid)})")
+    """``(label, rows)`` of a named group; KeyError listing the valid names."""
+    kinds = _group_kinds(release)
+    if group not in kinds:
+        raise KeyError(f"group {group!r} is not a stratum, domain or failure mode of this "
+                       f"release (valid: {', '.join(kinds)})")
+    return group_label(kinds[group], group), release.boards[kinds[group]][group]
 
 
-# ---- uncertainty (SPEC §8) ------------------------------------------------------------------
+def group_sizes(release: Release) -> pd.DataFrame:
+    """Every aggregate group: kind, group (with tag name), prompts (n_total), models ranked."""
+    return pd.DataFrame([
+        {"Kind": kind.replace("_", " "),
+         "Group": g if kind == "stratum" else f"{g} · {tag_name(kind, g)}",
+         "Prompts": board[0]["n_total"] if board else 0,
+         "Ranked models": sum(r["ranked"] for r in board), "Models": len(board)}
+        for kind in ("stratum", *TAG_KINDS) for g, board in release.boards[kind].items()
+    ])
 
+
+# ---- uncertainty ---------------------------------------------------------------------------
 
 def uncertainty_key(release: Release, kind: str, name: str) -> str | None:
     """The ``uncertainty.json`` key of a group as this view shows it (``kind``: ``stratum``
     — All and the strata —, ``domain`` or ``failure_mode``), or None when the file has no such
     group: inside a named slice only the whole slice is bootstrapped (``slice:<name>``)."""
-    if release.slice_name != release.output_slice:
+    if not release.is_full:
         return f"slice:{release.slice_name}" if (kind, name) == ("stratum", "All") else None
     if kind == "stratum":
         return "all:All" if name == "All" else f"stratum:{name}"
@@ -351,16 +308,15 @@ def uncertainty_key(release: Release, kind: str, name: str) -> str | None:
 
 
 def group_intervals(release: Release, kind: str, name: str) -> dict[str, dict]:
-    """``{model_id: {overall_9, overall_10, rank, n_valid}}`` of a group ({} when the release
-    has no uncertainty section or the view has no interval for the group)."""
-    u, key = release.uncertainty, uncertainty_key(release, kind, name)
-    return {} if u is None or key is None else u["groups"].get(key, {})
+    """``{model_id: {overall_9, overall_10, rank, n_valid}}`` of a group ({} without one)."""
+    key = uncertainty_key(release, kind, name)
+    return (release.uncertainty or {}).get("groups", {}).get(key, {})
 
 
 def group_pairs(release: Release, kind: str, name: str) -> list[dict]:
     """The pairwise tests of a group (ranked groups only), in published rank order."""
-    u, key = release.uncertainty, uncertainty_key(release, kind, name)
-    return [] if u is None or key is None else u["pairs"].get(key, [])
+    key = uncertainty_key(release, kind, name)
+    return (release.uncertainty or {}).get("pairs", {}).get(key, [])
 
 
 def tie_groups(rows: list[dict], pairs: list[dict]) -> dict[str, str]:
@@ -370,12 +326,9 @@ def tie_groups(rows: list[dict], pairs: list[dict]) -> dict[str, str]:
     sep = {(p["a"], p["b"]): p["separable"] for p in pairs}
     ranked = [r["model_id"] for r in rows if r.get("ranked")]
     out: dict[str, str] = {}
-    n = 0
     for a, b in zip(ranked, ranked[1:]):
         if sep.get((a, b)) is False:
-            if a not in out:
-                n += 1
-                out[a] = f"T{n}"
+            out.setdefault(a, f"T{len(set(out.values())) + 1}")
             out[b] = out[a]
     return out
 
@@ -385,194 +338,138 @@ def wide_interval(release: Release) -> float | None:
     is wider is marked low-confidence; None without an uncertainty section."""
     if not (release.uncertainty or {}).get("groups"):
         return None
-    return float(((release.manifest.get("config") or {}).get("uncertainty") or {}).get("low_confidence_width", 20.0))
-
-
-def confidence_label(release: Release) -> str:
-    """"95%" for confidence 0.95 (the decimal written in the config)."""
-    c = (release.uncertainty or {}).get("confidence", 0.95)
-    return f"{scaled(c, 100):g}%"
+    config = (release.manifest.get("config") or {}).get("uncertainty") or {}
+    return float(config.get("low_confidence_width", 20.0))
 
 
 def pairs_frame(release: Release, kind: str, name: str) -> pd.DataFrame:
     """One row per pair of ranked models of a group: A, B, Δ Overall-9 (published), its
     interval, p, Holm-adjusted p and whether the two are separable at the release's α."""
-    names = {m: meta["display_name"] for m, meta in release.manifest["models"].items()}
-    conf = confidence_label(release)
-    return pd.DataFrame(
-        [
-            {
-                "A": names.get(p["a"], p["a"]),
-                "B": names.get(p["b"], p["b"]),
-                "Δ Overall-9": p["diff"],
-                f"{conf} interval of Δ": interval_text(p["ci"], release.decimals),
-                "p": p["p"],
-                "Holm p": p["p_holm"],
-                "Separable": "yes" if p["separable"] else "no",
-            }
-            for p in group_pairs(release, kind, name)
-        ],
-        columns=["A", "B", "Δ Overall-9", f"{conf} interval of Δ", "p", "Holm p", "Separable"],
-        dtype=object,
-    )
+    names, iv = release.names, f"{release.confidence} interval of Δ"
+    return pd.DataFrame([
+        {"A": names.get(p["a"], p["a"]), "B": names.get(p["b"], p["b"]), "Δ Overall-9": p["diff"],
+         iv: interval_text(p["ci"], release.decimals), "p": p["p"], "Holm p": p["p_holm"],
+         "Separable": "yes" if p["separable"] else "no"}
+        for p in group_pairs(release, kind, name)
+    ], columns=["A", "B", "Δ Overall-9", iv, "p", "Holm p", "Separable"], dtype=object)
 
 
-# ---- changes since the previous release (SPEC §10) -----------------------------------------
+# ---- changes since the previous release ----------------------------------------------------
 
-
-def group_label(key: str) -> str:
+def change_group_label(key: str) -> str:
     """``domain:FAS`` → "domain FAS · Fashion"; ``all:All`` → "All"; strata and slices by name."""
     kind, _, name = key.partition(":")
-    if kind == "all":
-        return "All"
-    if kind in ("domain", "failure_mode"):
-        return f"{kind.replace('_', ' ')} {name} · {taxonomy()[tag_kind(kind)].get(name, name)}"
-    return name if kind == "stratum" else f"slice {name}"
+    if kind in TAG_KINDS:
+        return group_label(kind, name)
+    return {"all": "All", "stratum": name}.get(kind, f"slice {name}")
+
+
+def _changed_cells(release: Release):
+    """``(group label, model_id, display name, cell)`` of every group × model of changes.json."""
+    names = release.names
+    for key, cells in (release.changes or {}).get("groups", {}).items():
+        for m, c in cells.items():
+            yield key, change_group_label(key), names.get(m, m), m, c
 
 
 def rank_moves_frame(release: Release) -> pd.DataFrame:
-    """Every group × model whose rank changed: Group, Model, rank before, after, and an arrow."""
+    """Every group × model whose rank changed: Group, Model, an arrow, ranks and scores."""
     rows = []
-    names = {m: meta["display_name"] for m, meta in release.manifest["models"].items()}
-    for key, cells in (release.changes or {}).get("groups", {}).items():
-        for m, c in cells.items():
-            b, a = c["rank_before"], c["rank_after"]
-            if b != a:
-                arrow = "↑" if b is not None and a is not None and a < b else "↓" if b is not None and a is not None else "•"
-                rows.append({"Group": group_label(key), "Model": names.get(m, m), "Rank before": b, "Rank after": a, "Move": arrow,
-                             "Overall-9 before": c["overall_9_before"], "Overall-9 after": c["overall_9_after"]})
-    return pd.DataFrame(rows, columns=["Group", "Model", "Move", "Rank before", "Rank after", "Overall-9 before", "Overall-9 after"], dtype=object)
+    for _, group, name, _, c in _changed_cells(release):
+        b, a = c["rank_before"], c["rank_after"]
+        if b != a:
+            move = "•" if b is None or a is None else "↑" if a < b else "↓"
+            rows.append({"Group": group, "Model": name, "Move": move, "Rank before": b,
+                         "Rank after": a, "Overall-9 before": c["overall_9_before"],
+                         "Overall-9 after": c["overall_9_after"]})
+    return pd.DataFrame(rows, columns=["Group", "Model", "Move", "Rank before", "Rank after",
+                                       "Overall-9 before", "Overall-9 after"], dtype=object)
 
 
 def score_changes_frame(release: Release) -> pd.DataFrame:
-    """Every group × model whose Overall-9 changed, largest change first: Group, Model,
-    before, after, Δ, and for group All the paired bootstrap interval of the change."""
-    ch = release.changes or {}
-    boot = (ch.get("paired_bootstrap") or {}).get("models", {})
-    names = {m: meta["display_name"] for m, meta in release.manifest["models"].items()}
-    conf = confidence_label(release)
+    """Every group × model whose Overall-9 changed, largest change first, with the paired
+    bootstrap interval of the change for group All."""
+    boot = ((release.changes or {}).get("paired_bootstrap") or {}).get("models", {})
+    iv = f"{release.confidence} interval of Δ (paired, common prompts)"
     rows = []
-    for key, cells in ch.get("groups", {}).items():
-        for m, c in cells.items():
-            if score_changed(c):
-                ci = (boot.get(m) or {}).get("ci") if key == "all:All" else None
-                rows.append({"Group": group_label(key), "Model": names.get(m, m), "Overall-9 before": c["overall_9_before"],
-                             "Overall-9 after": c["overall_9_after"], "Δ": c["delta"],
-                             f"{conf} interval of Δ (paired, common prompts)": interval_text(ci, release.decimals) if ci else "–"})
+    for key, group, name, m, c in _changed_cells(release):
+        if score_changed(c):
+            ci = (boot.get(m) or {}).get("ci") if key == "all:All" else None
+            rows.append({"Group": group, "Model": name, "Overall-9 before": c["overall_9_before"],
+                         "Overall-9 after": c["overall_9_after"], "Δ": c["delta"],
+                         iv: interval_text(ci, release.decimals) if ci else "–"})
     rows.sort(key=lambda r: (-abs(r["Δ"] or 0), r["Group"], r["Model"]))
-    return pd.DataFrame(rows, columns=["Group", "Model", "Overall-9 before", "Overall-9 after", "Δ", f"{conf} interval of Δ (paired, common prompts)"], dtype=object)
+    return pd.DataFrame(rows, columns=["Group", "Model", "Overall-9 before", "Overall-9 after",
+                                       "Δ", iv], dtype=object)
 
 
 def status_changes_frame(release: Release) -> pd.DataFrame:
     """Every prompt × model whose status or raw Overall-9 changed."""
-    names = {m: meta["display_name"] for m, meta in release.manifest["models"].items()}
-    return pd.DataFrame(
-        [{"Model": names.get(p["model_id"], p["model_id"]), "sample_id": p["sample_id"], "Status before": p["status_before"],
-          "Status after": p["status_after"], "Raw Overall-9 before": p["overall_9_before"], "Raw Overall-9 after": p["overall_9_after"]}
-         for p in (release.changes or {}).get("pairs", [])],
-        columns=["Model", "sample_id", "Status before", "Status after", "Raw Overall-9 before", "Raw Overall-9 after"], dtype=object,
-    )
+    names = release.names
+    return pd.DataFrame([
+        {"Model": names.get(p["model_id"], p["model_id"]), "sample_id": p["sample_id"],
+         "Status before": p["status_before"], "Status after": p["status_after"],
+         "Raw Overall-9 before": p["overall_9_before"], "Raw Overall-9 after": p["overall_9_after"]}
+        for p in (release.changes or {}).get("pairs", [])
+    ], columns=["Model", "sample_id", "Status before", "Status after", "Raw Overall-9 before",
+                "Raw Overall-9 after"], dtype=object)
 
 
-# ---- the prompt explorer ---------------------------------------------------------------------
-
-#: Short status words of the explorer's cells (a scored pair shows its Overall-9).
-STATUS_SHORT = {"invalid_evaluation": "invalid", "missing_evaluation": "no eval", "missing_generation": "no image"}
-
+# ---- prompts and the audit -----------------------------------------------------------------
 
 def prompt_rows(release: Release) -> list[dict]:
-    """One dict per prompt of this view (sample_id order): ``sample_id``, ``stratum`` (its
-    search type), ``domains``, ``failure_modes``, ``slices`` (the published slices holding it),
-    ``difficulty`` (mean public Overall-9 across the models with a value), ``spread`` (highest
-    minus lowest), and per model ``scores[model_id]`` (public Overall-9, None = no value) and
-    ``statuses[model_id]``. Public values are half-up to the release's decimals (SPEC §5)."""
-    from fractions import Fraction
-
-    from searchgen_nb.numeric import to_public
-
+    """One dict per prompt of this view (sample_id order): ``sample_id``, ``stratum`` (search
+    type), ``domains``, ``failure_modes``, ``slices`` (the published slices holding it),
+    ``difficulty`` (mean public Overall-9 of the models with a value), ``spread`` (highest
+    minus lowest), ``scores[model_id]`` (public Overall-9, None = no value), ``statuses``."""
     tests = {name: release.in_slice(name) for name in release.slices}
+    public = functools.partial(to_public, decimals=release.decimals)
     out = []
-    dec = release.decimals
     for r in release.records:
-        scores, statuses, raws = {}, {}, []
-        for m in release.model_order:
-            e = r["models"][m]
-            statuses[m] = e["status"]
-            raw = e["overall_9_raw"] if e["status"] == "scored" else None
-            scores[m] = None if raw is None else to_public(Fraction(raw), dec)
-            if raw is not None:
-                raws.append(Fraction(raw))
-        mean = to_public(sum(raws, Fraction(0)) / len(raws), dec) if raws else None
-        spread = None if not raws else to_public(max(raws) - min(raws), dec)
+        statuses = {m: r["models"][m]["status"] for m in release.model_order}
+        raws = {m: Fraction(r["models"][m]["overall_9_raw"]) for m in release.model_order
+                if statuses[m] == "scored" and r["models"][m]["overall_9_raw"] is not None}
         out.append({
             "sample_id": r["sample_id"], "stratum": r["search_type"], "domains": list(r["domains"]),
-            "failure_modes": list(r["failure_modes"]), "slices": [n for n, test in tests.items() if test(r)],
-            "difficulty": mean, "spread": spread, "scores": scores, "statuses": statuses,
+            "failure_modes": list(r["failure_modes"]),
+            "slices": [n for n, test in tests.items() if test(r)],
+            "difficulty": public(sum(raws.values(), Fraction(0)) / len(raws)) if raws else None,
+            "spread": public(max(raws.values()) - min(raws.values())) if raws else None,
+            "scores": {m: public(raws[m]) if m in raws else None for m in release.model_order},
+            "statuses": statuses,
         })
     return out
-
-
-def compare_frame(release: Release, group: str, models: list[str]) -> pd.DataFrame:
-    """Long frame for the comparison chart: model × component with its 0–100 value (None = N/A)."""
-    _, rows = group_rows(release, group)
-    by = {r["model_id"]: r for r in rows}
-    unknown = [m for m in models if m not in by]
-    if unknown:
-        raise KeyError(f"unknown model_id(s) {', '.join(unknown)} (valid: {', '.join(release.model_order)})")
-    out = []
-    for m in models:
-        r = by[m]
-        for c in OVERALL_9_COMPONENTS:
-            out.append(
-                {
-                    "model_id": m,
-                    "display_name": r["display_name"],
-                    "component": c,
-                    "component_label": COMPONENT_LABELS[c],
-                    "value": r["components"][c],
-                    "count": r["component_counts"][c],
-                }
-            )
-    return pd.DataFrame(out, dtype=object)
 
 
 def status_frame(release: Release) -> pd.DataFrame:
     """Per model (config order): display_name, model_id, the four status counts, prompts,
     coverage text and missing policy (from the manifest)."""
-    m = release.manifest
-    n = m["dataset"]["n_prompts"]
+    m, n = release.manifest, release.manifest["dataset"]["n_prompts"]
     rows = []
     for model_id in release.model_order:
         counts = m["extraction"]["status_counts"][model_id]
-        rows.append(
-            {
-                "display_name": release.display_name(model_id),
-                "model_id": model_id,
-                **{s: counts[s] for s in STATUSES},  # SPEC order, not the manifest's sorted keys
-                "prompts": n,
-                "coverage": f"{counts['scored']}/{n} ({percent(counts['scored'], n)})" if n else NA,
-                "missing_policy": m["models"][model_id]["missing_policy"],
-            }
-        )
+        rows.append({"display_name": release.display_name(model_id), "model_id": model_id,
+                     **{s: counts[s] for s in STATUSES}, "prompts": n,
+                     "coverage": coverage_text(counts["scored"], n) if n else NA,
+                     "missing_policy": m["models"][model_id]["missing_policy"]})
     return pd.DataFrame(rows)
 
 
 def invalid_frame(release: Release) -> pd.DataFrame:
     """Every ``invalid_evaluation`` pair: model, sample_id, file (below results_root), reason."""
-    rows = [
-        {"Model": release.display_name(m), "model_id": m, "sample_id": r["sample_id"], "Reason": e["error"], "File": e["result_file"]}
-        for r in release.records
-        for m, e in sorted(r["models"].items())
-        if e["status"] == INVALID
-    ]
-    rows.sort(key=lambda x: (x["model_id"], x["sample_id"]))
+    rows = sorted(
+        ({"Model": release.display_name(m), "model_id": m, "sample_id": r["sample_id"],
+          "Reason": e["error"], "File": e["result_file"]}
+         for r in release.records for m, e in r["models"].items() if e["status"] == INVALID),
+        key=lambda x: (x["model_id"], x["sample_id"]))
     return pd.DataFrame(rows, columns=["Model", "model_id", "sample_id", "Reason", "File"])
 
 
 def warnings_frame(release: Release) -> pd.DataFrame:
     """Every extraction warning recorded in the manifest."""
     cols = ["check", "model_id", "sample_id", "line", "file", "message"]
-    return pd.DataFrame([{c: w.get(c) for c in cols} for w in release.manifest["extraction"]["warnings"]], columns=cols, dtype=object)
+    warnings = release.manifest["extraction"]["warnings"]
+    return pd.DataFrame([{c: w.get(c) for c in cols} for w in warnings], columns=cols, dtype=object)
 
 
 def validation_frame(report: dict) -> pd.DataFrame:
@@ -581,72 +478,43 @@ def validation_frame(report: dict) -> pd.DataFrame:
 
     rows = []
     for i, c in enumerate(report["checks"], start=1):
-        result = "PASS" if c["passed"] else "FAIL"
-        if c["passed"] and c.get("skipped"):
-            result = "PASS (not applicable)"
+        passed = "PASS (not applicable)" if c.get("skipped") else "PASS"
+        result = passed if c["passed"] else "FAIL"
         first = c["failures"][0]["message"] if c["failures"] else (c.get("skipped") or "–")
-        rows.append(
-            {"#": i, "Check": c["name"], "What it checks": CHECK_DESCRIPTIONS.get(c["name"], ""), "Result": result, "Problems": c["n_failures"], "First problem / note": first}
-        )
+        what = CHECK_DESCRIPTIONS.get(c["name"], "")
+        rows.append({"#": i, "Check": c["name"], "What it checks": what, "Result": result,
+                     "Problems": c["n_failures"], "First problem / note": first})
     return pd.DataFrame(rows)
-
-
-#: The facts the Extraction page shows (by name, never by position).
-EXTRACTION_FACTS = ("Dataset", "Dataset sha256 (canonical)", "Result files read", "Results sha256", "Result path", "Extractor")
 
 
 def manifest_summary(release: Release, fields: tuple[str, ...] | None = None) -> pd.DataFrame:
     """Key facts of the manifest as a two-column table (hashes, versions, config); ``fields``:
     only those facts, in that order (KeyError naming an unknown one)."""
     m = release.manifest
-    facts = [
-        ("Benchmark", m["benchmark"]),
-        ("Data origin", m["data_origin"]),
-        ("Schema version", m["schema_version"]),
-        ("Generated at (SOURCE_DATE_EPOCH when set)", m["generated_at"]),
-        ("Dataset", f"{m['dataset']['filename']} ({m['dataset']['n_prompts']} prompts)"),
-        ("Dataset sha256 (canonical)", m["dataset"]["sha256"]),
-        ("Result files read", m["extraction"]["n_result_files_read"]),
-        ("Results sha256", m["inputs"]["results_sha256"]),
-        ("Result path", m["inputs"]["result_path"]),
-        ("Extractor", m["extraction"]["extractor"]),
-        ("Source commit", m["source_commit"]),
-        ("searchgen-nb", f"{m['software']['searchgen_nb']} (commit {m['software']['pipeline_commit']})"),
-        ("Python", m["software"]["python"]),
-        ("Missing policy default", m["scoring"]["missing_policy_default"]),
-        ("Policy exceptions", ", ".join(m["scoring"]["missing_policy_exceptions"]) or "none"),
-        ("Min ranking coverage", m["scoring"]["min_ranking_coverage"]),
-        ("Rounding", f"{m['scoring']['public_rounding_decimals']} decimal(s), {m['scoring']['rounding']}"),
-    ]
-    facts += [(f"sha256 {name}", sha) for name, sha in sorted(m["artifact_sha256"].items())]
-    if fields is not None:
-        by_name = dict(facts)
-        unknown = [f for f in fields if f not in by_name]
-        if unknown:
-            raise KeyError(f"manifest_summary: unknown fact(s) {unknown} (known: {', '.join(by_name)})")
-        facts = [(f, by_name[f]) for f in fields]
-    return pd.DataFrame(facts, columns=["Field", "Value"], dtype=object)
+    ds, sc, sw = m["dataset"], m["scoring"], m["software"]
+    facts = {
+        "Benchmark": m["benchmark"],
+        "Data origin": m["data_origin"],
+        "Schema version": m["schema_version"],
+        "Generated at (SOURCE_DATE_EPOCH when set)": m["generated_at"],
+        "Dataset": f"{ds['filename']} ({ds['n_prompts']} prompts)",
+        "Dataset sha256 (canonical)": ds["sha256"],
+        "Result files read": m["extraction"]["n_result_files_read"],
+        "Results sha256": m["inputs"]["results_sha256"],
+        "Result path": m["inputs"]["result_path"],
+        "Extractor": m["extraction"]["extractor"],
+        "Source commit": m["source_commit"],
+        "searchgen-nb": f"{sw['searchgen_nb']} (commit {sw['pipeline_commit']})",
+        "Python": sw["python"],
+        "Missing policy default": sc["missing_policy_default"],
+        "Policy exceptions": ", ".join(sc["missing_policy_exceptions"]) or "none",
+        "Min ranking coverage": sc["min_ranking_coverage"],
+        "Rounding": f"{sc['public_rounding_decimals']} decimal(s), {sc['rounding']}",
+        **{f"sha256 {name}": sha for name, sha in sorted(m["artifact_sha256"].items())},
+    }
+    unknown = [f for f in fields or () if f not in facts]
+    if unknown:
+        raise KeyError(f"manifest_summary: unknown fact(s) {unknown} (known: {', '.join(facts)})")
+    rows = [(f, facts[f]) for f in fields] if fields is not None else list(facts.items())
+    return pd.DataFrame(rows, columns=["Field", "Value"], dtype=object)
 
-
-def escape(text: object) -> str:
-    """HTML-escape text from the data for prose built in a notebook."""
-    return html.escape(str(text), quote=True)
-
-
-def group_sizes(release: Release) -> pd.DataFrame:
-    """Every aggregate group: kind, group (with tag name), prompts (n_total), models ranked."""
-    tax = taxonomy()
-    rows = []
-    for kind in ("stratum", "domain", "failure_mode"):
-        for g, board in release.boards[kind].items():
-            name = g if kind == "stratum" else f"{g} · {tax[tag_kind(kind)].get(g, g)}"
-            rows.append(
-                {
-                    "Kind": kind.replace("_", " "),
-                    "Group": name,
-                    "Prompts": board[0]["n_total"] if board else 0,
-                    "Ranked models": sum(r["ranked"] for r in board),
-                    "Models": len(board),
-                }
-            )
-    return pd.DataFrame(rows)
