@@ -147,7 +147,7 @@ _TOOLS = (
     '<button type="button" class="sg-toggle-components" data-sg-toggle="sg-component" '
     'aria-pressed="false">Hide the components</button></div>'
 )
-_PENDING = ('<span class="sg-badge sg-unranked-badge" title="results not in yet (pending in the '
+_PENDING = (' <span class="sg-badge sg-unranked-badge" title="results not in yet (pending in the '
             'release config): never ranked">pending</span>')
 
 
