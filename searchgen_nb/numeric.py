@@ -44,7 +44,8 @@ def means_with_extra(base: list[float], extra: float | None) -> tuple[float | No
 def to_public(raw_mean: Fraction, decimals: int) -> float:
     """Public 0–100 value of an exact raw 0–3 mean: ``raw × 100 / 3`` rounded half-up.
 
-    The rounding is decimal rounding of the exact rational value (SPEC §5): a raw mean of
+    The rounding is decimal rounding of the exact rational value (data contract, § Public scale
+    and rounding): a raw mean of
     2.4375 is exactly 81.25 and shows as 81.3 with one decimal; 72.25 → 72.3.
     """
     if raw_mean < 0:
@@ -53,7 +54,9 @@ def to_public(raw_mean: Fraction, decimals: int) -> float:
 
 
 def round_coverage(n_scored: int, n_total: int) -> float:
-    """Coverage ``n_scored / n_total`` rounded half-up to 4 decimals (SPEC §5); 0.0 when n_total is 0."""
+    """Coverage ``n_scored / n_total`` rounded half-up to 4 decimals (data contract, § Coverage
+    and ranking);
+    0.0 when n_total is 0."""
     if n_total == 0:
         return 0.0
     scaled = Fraction(n_scored * 10**4, n_total) + Fraction(1, 2)
@@ -67,7 +70,8 @@ _U = 2.0**-53
 
 
 def public_units(sums, counts, n_terms, decimals: int, settle):
-    """Half-up rounded public values ``mean × 100 / 3`` in units of ``10**-decimals`` (SPEC §5).
+    """Half-up rounded public values ``mean × 100 / 3`` in units of ``10**-decimals``
+    (data contract, § Public scale and rounding).
 
     ``sums``, ``counts``, ``n_terms``: float64 arrays of one shape — the float sum of the
     non-negative raw 0–3 values of each cell (in any summation order), how many values the
@@ -88,7 +92,9 @@ def public_units(sums, counts, n_terms, decimals: int, settle):
     sums, counts, n_terms = (np.asarray(a, dtype=np.float64) for a in (sums, counts, n_terms))
     has = counts > 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.where(has, sums / np.where(has, counts, 1.0) * 100.0 / 3.0 * float(10**decimals), 0.0)
+        q = np.where(
+            has, sums / np.where(has, counts, 1.0) * 100.0 / 3.0 * float(10**decimals), 0.0
+        )
     frac = q - np.floor(q)
     tol = q * (n_terms + 8.0) * (2 * _U)
     units = np.floor(q + 0.5).astype(np.int64)
@@ -112,10 +118,12 @@ def public_values(units, decimals: int) -> "list":
 def coverage_values(n_scored, n_total) -> "list":
     """:func:`round_coverage` of arrays of whole counts (float64 holding integers) as nested
     lists of floats: ``n_scored / n_total`` half-up to 4 decimals, in exact integer arithmetic
-    (``floor((2·s·10⁴ + t) / 2t)``); 0.0 where ``n_total`` is 0 (SPEC §5)."""
+    (``floor((2·s·10⁴ + t) / 2t)``); 0.0 where ``n_total`` is 0."""
     import numpy as np
 
-    units = np.where(n_total > 0, (2 * n_scored * 10**4 + n_total) // np.maximum(2 * n_total, 1), 0.0)
+    units = np.where(
+        n_total > 0, (2 * n_scored * 10**4 + n_total) // np.maximum(2 * n_total, 1), 0.0
+    )
     return (units / 10**4).tolist()
 
 
