@@ -454,7 +454,7 @@ def test_leaderboard_columns_headers_links(rows):
     t2 = parse_table(tables.leaderboard_table(rows, "lb", methods_href=None))
     assert all(not c["links"] for c in t2["head"])
     opts = json.loads(t["attrs"]["data-sg-options"])
-    assert opts["order"] == [[3, "desc"]] and opts["paging"] is False
+    assert opts["order"] == [[0, "asc"], [3, "desc"]] and opts["paging"] is False
 
 
 def test_leaderboard_na_zero_sort_keys(rows):

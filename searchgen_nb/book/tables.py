@@ -157,7 +157,8 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
                       ties: Mapping[str, str] | None = None, confidence: str = "95%",
                       caption: str | None = None, prompts_href: str | None = None,
                       methods_href: str | None = "methods.html") -> HTMLFragment:
-    """Sortable leaderboard: one row per model (leaderboard rows), default order Overall-9 desc.
+    """Sortable leaderboard: one row per model (leaderboard rows), first shown in the
+    contract's order (rank, then Overall-9 for unranked rows; § Coverage and ranking).
 
     Columns: Rank, Model, Type, Overall-9, Gap to next, [``intervals``: "<confidence> interval"
     and "Rank range" with the ``ties`` badges], Overall-10, Coverage, Missing policy, the nine
@@ -198,7 +199,7 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
         attrs = ' class="sg-unranked"' if unranked else ""
         attrs += f' data-model-id="{esc(mid)}"' if mid is not None else ""
         body.append(f"<tr{attrs}>{''.join(cells)}</tr>")
-    options = {"order": [[3, "desc"]], "autoWidth": False, **_paging(None)}
+    options = {"order": [[0, "asc"], [3, "desc"]], "autoWidth": False, **_paging(None)}
     table = _table(table_id, header, body, options, caption, "sg-leaderboard")
     return HTMLFragment(_TOOLS.format(table_id) + "\n" + table, f"leaderboard table {table_id}")
 
