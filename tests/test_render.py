@@ -454,7 +454,7 @@ def test_leaderboard_columns_headers_links(rows):
     t2 = parse_table(tables.leaderboard_table(rows, "lb", methods_href=None))
     assert all(not c["links"] for c in t2["head"])
     opts = json.loads(t["attrs"]["data-sg-options"])
-    assert opts["order"] == [[0, "asc"], [3, "desc"]] and opts["paging"] is False
+    assert opts["order"] == [] and opts["paging"] is False
 
 
 def test_leaderboard_na_zero_sort_keys(rows):
@@ -579,10 +579,14 @@ def test_page_from_file_url_in_chromium(vendor, tmp_path, rows, browser):
                 return r.children[ths.findIndex(t => t.dataset.sgCol === '{key}')].textContent.trim(); }})""",
         )
 
-    assert col("overall_9") == ["72.2", "0.0", "N/A"]  # default: Overall-9 desc, N/A last
+    assert col("overall_9") == ["72.2", "0.0", "N/A"]  # default: the rows' own (rank) order
     th = page.locator("#lb thead th[data-sg-col='overall_9']")
+    sorted_as = "document.querySelector('#lb thead th[data-sg-col=overall_9]').getAttribute('aria-sort') === '{}'"
+    th.click(position={"x": 3, "y": 3})  # a number sorts highest first
+    page.wait_for_function(sorted_as.format("descending"))
+    assert col("overall_9") == ["72.2", "0.0", "N/A"]
     th.click(position={"x": 3, "y": 3})
-    page.wait_for_function("document.querySelector('#lb thead th[data-sg-col=overall_9]').getAttribute('aria-sort') === 'ascending'")
+    page.wait_for_function(sorted_as.format("ascending"))
     assert col("overall_9") == ["0.0", "72.2", "N/A"]  # ascending: N/A still last
     assert EVIL.split("<!--")[0] in page.locator("#lb tbody").inner_text()
     assert (pg.errors, pg.dialogs, pg.external) == ([], [], [])

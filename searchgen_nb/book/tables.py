@@ -158,7 +158,7 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
                       caption: str | None = None, prompts_href: str | None = None,
                       methods_href: str | None = "methods.html") -> HTMLFragment:
     """Sortable leaderboard: one row per model (leaderboard rows), first shown in the
-    contract's order (rank, then Overall-9 for unranked rows; § Coverage and ranking).
+    contract's order, as the leaderboard file lists them (§ Coverage and ranking).
 
     Columns: Rank, Model, Type, Overall-9, Gap to next, [``intervals``: "<confidence> interval"
     and "Rank range" with the ``ties`` badges], Overall-10, Coverage, Missing policy, the nine
@@ -199,7 +199,7 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
         attrs = ' class="sg-unranked"' if unranked else ""
         attrs += f' data-model-id="{esc(mid)}"' if mid is not None else ""
         body.append(f"<tr{attrs}>{''.join(cells)}</tr>")
-    options = {"order": [[0, "asc"], [3, "desc"]], "autoWidth": False, **_paging(None)}
+    options = {"order": [], "autoWidth": False, **_paging(None)}
     table = _table(table_id, header, body, options, caption, "sg-leaderboard")
     return HTMLFragment(_TOOLS.format(table_id) + "\n" + table, f"leaderboard table {table_id}")
 
