@@ -121,7 +121,7 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
     if out_dir is None:
         _fail("demo", RuntimeError("--out is required (the folder for the synthetic release)"), 2)
     if previous is not None:
-        from searchgen_nb.changes import check_previous
+        from searchgen_nb.published import check_previous
 
         try:
             check_previous(Path(previous), "--previous")

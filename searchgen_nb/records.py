@@ -7,6 +7,8 @@ components stay unrounded on the raw 0–3 scale; null = not applicable.
 from __future__ import annotations
 
 import hashlib
+import json
+from pathlib import Path
 import os
 
 import numpy as np
@@ -19,9 +21,15 @@ from searchgen_nb.config import ReleaseConfig
 from searchgen_nb.constants import COMPONENTS, EXCLUDED_PUBLIC_COMPONENT, OVERALL_9_COMPONENTS, SCORED
 from searchgen_nb.errors import ConfigError, ResultIdentityError
 from searchgen_nb.numeric import means_with_extra
+from searchgen_nb.files import read_lines
 from searchgen_nb.extract import PairResult, classify_result, load_extractor
 from searchgen_nb.prompts import Prompt, PromptSet
 from searchgen_nb.table import STATUS_CODE, ReleaseTable
+
+
+def read_records(folder: Path) -> list[dict]:
+    """The records of a staged or published ``prompt_scores.jsonl``."""
+    return [json.loads(line) for line in read_lines(Path(folder) / "prompt_scores.jsonl")]
 
 
 def prompt_overalls(components: dict) -> tuple[float | None, float | None]:
