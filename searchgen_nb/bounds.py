@@ -14,12 +14,8 @@ from searchgen_nb.config import ReleaseConfig
 from searchgen_nb.constants import PARTITION_KEYS
 from searchgen_nb.errors import ConfigError
 
-#: Bounds (data contract, § Release config), each set so that its figure alone costs this
-#: 2-core machine under load about 45 s of `data` and at most about 1.5 GB
-#: (benchmarks/README.md, "Bounded work"): replicate values the bootstrap keeps (B × groups ×
-#: models), pairwise replicate comparisons (B × ranked groups × models²), prompt draws summed
-#: (B × models × (prompt memberships + prompts × groups)), leaderboard rows ((1 + slices) ×
-#: board groups × models) and bytes of the leaderboards and uncertainty.json.
+#: Bounds, each costing about 45 s of `data` and at most about 1.5 GB on a loaded 2-core
+#: machine (benchmarks/README.md, "Bounded work").
 MAX_VALUES = 25_000_000
 MAX_COMPARISONS = 150_000_000
 MAX_DRAW_SUMS = 600_000_000_000

@@ -27,7 +27,7 @@ from searchgen_nb.constants import (
 )
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import CONFIG_MAX, read_bytes
-from searchgen_nb.untrusted import excerpt, hidden_char, strings, twins
+from searchgen_nb.untrusted import ConfigLoader, excerpt, hidden_char, strings, twins
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
 #: A variable in a config path: ``${NAME}`` (nothing else).
@@ -256,43 +256,6 @@ class ReleaseConfig(BaseModel):
         return d
 
 
-class ReleaseLoader(yaml.SafeLoader):
-    """YAML loader for release configs: floats read as :class:`Decimal`, a duplicate key
-    refused (naming both lines), anchors and aliases refused (no alias bomb)."""
-
-    def compose_node(self, parent, index):  # noqa: D102
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            why = "anchors and aliases (& and *) are not allowed in a release config"
-            raise yaml.composer.ComposerError(None, None, why, event.start_mark)
-        return super().compose_node(parent, index)
-
-    def construct_mapping(self, node, deep=False):  # noqa: D102
-        if isinstance(node, yaml.MappingNode):
-            seen: dict = {}
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    first = seen.get(key)
-                except TypeError:  # an unhashable key: let PyYAML report it
-                    continue
-                if first is not None:
-                    why = f"duplicate key {excerpt(key)!s} (first on line {first.line + 1})"
-                    raise yaml.constructor.ConstructorError(None, None, why, key_node.start_mark)
-                seen[key] = key_node.start_mark
-        return super().construct_mapping(node, deep=deep)
-
-
-def _construct_decimal(loader: ReleaseLoader, node) -> Decimal:
-    text = loader.construct_scalar(node).replace("_", "").strip().lower()
-    if text in (".nan", ".inf", "+.inf", "-.inf") or ":" in text:
-        return Decimal(repr(yaml.SafeLoader.construct_yaml_float(loader, node)))
-    return Decimal(text)
-
-
-ReleaseLoader.add_constructor("tag:yaml.org,2002:float", _construct_decimal)
-
-
 def _string_problems(raw: dict, models: dict) -> list[str]:
     """Strings (keys too) that do not show as themselves on one line; model ids and the values
     slices select: any invisible character (:func:`hidden_char`)."""
@@ -344,7 +307,7 @@ def load_config(path: str | os.PathLike) -> ReleaseConfig:
         raise ConfigError(f"config {path}: line {line}: not UTF-8 text ({where})") from None
     bad = f"config {path}: not a valid release config YAML"
     try:
-        raw = yaml.load(text, Loader=ReleaseLoader)  # noqa: S506 - a SafeLoader subclass
+        raw = yaml.load(text, Loader=ConfigLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise ConfigError(f"{bad}: {excerpt(str(exc), 400, newlines=True)}") from None
     except (ValueError, ArithmeticError, RecursionError) as exc:
