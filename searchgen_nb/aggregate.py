@@ -150,25 +150,18 @@ def group_rows(
         for k, model in enumerate(models):
             pub = [None if v != v else v for v in public[g][k]]
             nt, ns = int(n_total[g, k]), int(n_scored[g, k])
-            rows.append(
-                {
-                    "model_id": model.model_id,
-                    "display_name": model.display_name,
-                    "type": model.type,
-                    "missing_policy": model.missing_policy,
-                    "n_total": nt,
-                    "n_scored": ns,
-                    "n_included": ns if model.missing_policy == EXCLUDE else nt,
-                    "coverage": coverage[g][k],
-                    "overall_9": pub[OVERALL_9],
-                    "overall_10": pub[OVERALL_10],
-                    "components": dict(zip(COMPONENTS, pub[:OVERALL_10])),
-                    "component_counts": dict(zip(COMPONENTS, counts_int[g][k][:OVERALL_10])),
-                    "status_counts": dict(zip(STATUSES, status_int[g][k])),
-                    "rank": None,
-                    "ranked": False,
-                }
-            )
+            rows.append({
+                "model_id": model.model_id, "display_name": model.display_name,
+                "type": model.type, "missing_policy": model.missing_policy,
+                "n_total": nt, "n_scored": ns,
+                "n_included": ns if model.missing_policy == EXCLUDE else nt,
+                "coverage": coverage[g][k],
+                "overall_9": pub[OVERALL_9], "overall_10": pub[OVERALL_10],
+                "components": dict(zip(COMPONENTS, pub[:OVERALL_10])),
+                "component_counts": dict(zip(COMPONENTS, counts_int[g][k][:OVERALL_10])),
+                "status_counts": dict(zip(STATUSES, status_int[g][k])),
+                "rank": None, "ranked": False,
+            })  # fmt: skip
         out.append(rows)
     return out
 
@@ -229,15 +222,13 @@ def leaderboards(
     the table's, in its order; ``config_order``: the order of unranked ties."""
     if [m.model_id for m in models] != table.model_ids:
         raise ValueError("leaderboards: models are not the table's models in its order")
-    everything = np.arange(table.n_prompts, dtype=np.int64)
     if slices is None:
-        slices = {f"full_{table.n_prompts}": everything}
+        slices = {f"full_{table.n_prompts}": np.arange(table.n_prompts, dtype=np.int64)}
     full = next((name for name, idx in slices.items() if len(idx) == table.n_prompts), None)
     if full is None:
         raise ValueError("leaderboards: no slice holds every prompt")
-    order = sorted(
-        range(len(models)), key=lambda k: models[k].model_id
-    )  # rows do not depend on the table's order
+    # rows do not depend on the table's order
+    order = sorted(range(len(models)), key=lambda k: models[k].model_id)
     config_order = list(config_order or table.model_ids)
     pending = frozenset(m.model_id for m in models if m.pending)
     names, members = [], []
