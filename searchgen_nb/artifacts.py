@@ -1,9 +1,6 @@
-"""Writing artifacts: canonical JSON, the manifest, and atomic publication.
-
-JSON is UTF-8 with sorted keys, two-space indent, no NaN/Infinity and a final newline, so
-reruns are byte-identical and diffs are reviewable. A release is written into a staging
-folder and swapped into place in one step (:func:`promote`).
-"""
+"""Writing artifacts: canonical JSON (UTF-8, sorted keys, no NaN, a final newline: reruns are
+byte-identical), timestamps, and a staged folder swapped into place in one step
+(data contract, § Artifacts; § Publication)."""
 
 from __future__ import annotations
 
@@ -19,6 +16,9 @@ import signal
 import tempfile
 import threading
 from pathlib import Path
+
+from searchgen_nb.errors import ConfigError
+from searchgen_nb.untrusted import excerpt
 
 
 def dumps(obj: object) -> str:
@@ -39,20 +39,22 @@ def dumps(obj: object) -> str:
     return text
 
 
+def _line(row: dict) -> str:
+    compact = {"separators": (",", ":"), "sort_keys": True, "ensure_ascii": False}
+    return json.dumps(row, allow_nan=False, **compact) + "\n"
+
+
 def dumps_jsonl(rows: list[dict]) -> str:
     """One compact canonical JSON object per line."""
-    return "".join(
-        json.dumps(r, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n" for r in rows
-    )
+    return "".join(map(_line, rows))
 
 
 def write_jsonl(path: Path, rows) -> str:
-    """Write rows (any iterable of objects) as :func:`dumps_jsonl` does, streaming; return the
-    file's sha256."""
+    """Write rows (any iterable) as :func:`dumps_jsonl` does, streaming; return the sha256."""
     h = hashlib.sha256()
     with open(path, "wb") as fh:
         for r in rows:
-            data = (json.dumps(r, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n").encode("utf-8")
+            data = _line(r).encode("utf-8")
             h.update(data)
             fh.write(data)
     return h.hexdigest()
@@ -65,46 +67,26 @@ def write_text(path: Path, text: str) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def source_date_epoch() -> int | None:
-    """``SOURCE_DATE_EPOCH`` (reproducible builds) as seconds, None when unset or empty.
-
-    Raises :class:`ConfigError` naming the variable when it is not a whole number of seconds
-    between 1970 and 9999 (the reproducible-builds specification: a decimal integer).
-    """
-    from searchgen_nb.untrusted import excerpt
-    from searchgen_nb.errors import ConfigError
-
+    """``SOURCE_DATE_EPOCH`` (reproducible builds) as seconds, None when unset or empty;
+    :class:`ConfigError` naming it unless whole seconds between 1970 and 9999."""
     raw = os.environ.get("SOURCE_DATE_EPOCH")
     if not raw:
         return None
     if not (raw.isascii() and raw.isdigit()) or int(raw) > 253402300799:
-        raise ConfigError(f"environment: SOURCE_DATE_EPOCH={excerpt(raw, 40)!s} is not a Unix timestamp (whole seconds since 1970, at most year 9999)")
+        raise ConfigError(
+            f"environment: SOURCE_DATE_EPOCH={excerpt(raw, 40)!s} is not a Unix timestamp "
+            "(whole seconds since 1970, at most year 9999)"
+        )
     return int(raw)
 
 
 def generated_at() -> str:
     """ISO-8601 UTC timestamp: ``SOURCE_DATE_EPOCH`` when set (reproducible builds), else now."""
     epoch = source_date_epoch()
-    when = (
-        dt.datetime.fromtimestamp(epoch, tz=dt.timezone.utc)
-        if epoch is not None
-        else dt.datetime.now(tz=dt.timezone.utc).replace(microsecond=0)
-    )
-    return when.isoformat()
-
-
-def load_json_strict(path: Path) -> object:
-    """Parse JSON rejecting NaN and Infinity (release check 11); raises ValueError naming the file."""
-
-    def reject(token: str):
-        raise ValueError(f"{Path(path).name}: non-standard JSON constant {token}")
-
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh, parse_constant=reject)
+    if epoch is None:
+        return dt.datetime.now(tz=dt.timezone.utc).replace(microsecond=0).isoformat()
+    return dt.datetime.fromtimestamp(epoch, tz=dt.timezone.utc).isoformat()
 
 
 # ---- atomic publication ---------------------------------------------------------------
@@ -141,26 +123,22 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _leftovers(dest: Path) -> list[Path]:
-    """The staging and set-aside folders beside ``dest`` that a killed run left: this module's
-    own names (``.<dest>.staging-<pid>-…``, ``.<dest>.old-<pid>-…``) of a process that is
-    gone."""
+    """This module's staging and set-aside folders beside ``dest`` (``.<dest>.staging-<pid>-…``,
+    ``.<dest>.old-<pid>-…``) of a process that is gone."""
     found = []
     for kind in ("staging", "old"):
         prefix = f".{dest.name}.{kind}-"
         for path in dest.parent.glob(f"{prefix}*"):
-            pid = path.name[len(prefix):].split("-", 1)[0]
+            pid = path.name[len(prefix) :].split("-", 1)[0]
             if pid.isdigit() and not _pid_alive(int(pid)) and not path.is_symlink():
                 found.append(path)
     return found
 
 
 def staging_dir(dest: Path) -> Path:
-    """A fresh empty folder beside ``dest`` (same file system, so the final rename is atomic),
-    named ``.<dest>.staging-<pid>-…``; what a killed run left there is removed first.
-
-    Made with the ordinary mode (``0777`` less the umask), not ``mkdtemp``'s private 0700:
-    the folder is what gets published, and other users and web servers must read it.
-    """
+    """A fresh empty folder ``.<dest>.staging-<pid>-…`` beside ``dest`` (the final rename is
+    atomic) after removing what a killed run left; mode 0777 less the umask, not ``mkdtemp``'s
+    0700: what gets published must be readable by others."""
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     for path in _leftovers(dest):
@@ -193,13 +171,8 @@ def held_signals():
 
 
 def promote(staging: Path, dest: Path) -> None:
-    """Replace ``dest`` by ``staging`` in one step (data contract, § Publication).
-
-    With an existing ``dest`` the two folders are exchanged atomically (``renameat2``), so a
-    reader who opens ``dest`` sees either the old or the new release; the old one is then
-    deleted. Where the exchange is unsupported, ``dest`` is renamed aside first. The caller
-    has checked that ``dest`` is a folder this tool may replace.
-    """
+    """Replace ``dest`` (checked by the caller) by ``staging`` in one step: exchanged atomically
+    with ``renameat2`` where supported, else renamed aside first (data contract, § Publication)."""
     staging, dest = Path(staging), Path(dest)
     if not dest.exists():
         os.rename(staging, dest)

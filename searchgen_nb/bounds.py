@@ -14,12 +14,8 @@ from searchgen_nb.config import ReleaseConfig
 from searchgen_nb.constants import PARTITION_KEYS
 from searchgen_nb.errors import ConfigError
 
-#: Bounds (data contract, § Release config), each set so that its figure alone costs this
-#: 2-core machine under load about 45 s of `data` and at most about 1.5 GB
-#: (benchmarks/README.md, "Bounded work"): replicate values the bootstrap keeps (B × groups ×
-#: models), pairwise replicate comparisons (B × ranked groups × models²), prompt draws summed
-#: (B × models × (prompt memberships + prompts × groups)), leaderboard rows ((1 + slices) ×
-#: board groups × models) and bytes of the leaderboards and uncertainty.json.
+#: Bounds, each costing about 45 s of `data` and at most about 1.5 GB on a loaded 2-core
+#: machine (benchmarks/README.md, "Bounded work").
 MAX_VALUES = 25_000_000
 MAX_COMPARISONS = 150_000_000
 MAX_DRAW_SUMS = 600_000_000_000
@@ -78,61 +74,29 @@ class Work:
     def problems(self) -> list[str]:
         """What exceeds its bound, each with the figure, how it is made, the bound and what to
         change (for a figure that grows with B, the largest n_bootstrap within the bound)."""
-        b, m, groups, g = (
-            f"n_bootstrap {self.n_bootstrap:,}",
-            f"{self.n_models:,}",
-            f"{self.groups:,} groups",
-            self.groups,
-        )
+        b, m, g = f"n_bootstrap {self.n_bootstrap:,}", f"{self.n_models:,}", self.groups
         board = 1 + len(PARTITION_KEYS) + self.n_tags
         fewer = "fewer slices, tags or models"
         figures = [
-            (
-                "values",
-                MAX_VALUES,
-                f"the bootstrap would keep {self.values:,} replicate values "
-                f"({b} × {groups} × {m} models)",
-                fewer,
-            ),
-            (
-                "comparisons",
-                MAX_COMPARISONS,
-                f"the pairwise tests would compare {self.comparisons:,} replicate pairs "
-                f"({b} × {self.ranked_groups:,} ranked groups × {m}² models)",
-                "fewer models or slices",
-            ),
-            (
-                "draw_sums",
-                MAX_DRAW_SUMS,
-                f"the bootstrap would sum {self.draw_sums:,} prompt draws ({b} × {m} models × "
-                f"{self.memberships + self.n_prompts * g:,} prompt memberships)",
-                fewer,
-            ),
-            (
-                "rows",
-                MAX_ROWS,
-                f"the leaderboards would hold {self.rows:,} rows "
-                f"({1 + self.n_slices:,} boards × {board:,} "
-                f"groups × {m} models)",
-                None,
-            ),
-            (
-                "published_bytes",
-                MAX_PUBLISHED_BYTES,
-                f"the leaderboards and uncertainty.json would take about "
-                f"{self.published_bytes / 2**20:,.0f} MiB",
-                None,
-            ),
-        ]
+            ("values", MAX_VALUES, fewer, f"the bootstrap would keep {self.values:,} replicate "
+             f"values ({b} × {g:,} groups × {m} models)"),
+            ("comparisons", MAX_COMPARISONS, "fewer models or slices", "the pairwise tests would "
+             f"compare {self.comparisons:,} replicate pairs ({b} × {self.ranked_groups:,} ranked "
+             f"groups × {m}² models)"),
+            ("draw_sums", MAX_DRAW_SUMS, fewer, f"the bootstrap would sum {self.draw_sums:,} "
+             f"prompt draws ({b} × {m} models × {self.memberships + self.n_prompts * g:,} prompt "
+             "memberships)"),
+            ("rows", MAX_ROWS, None, f"the leaderboards would hold {self.rows:,} rows "
+             f"({1 + self.n_slices:,} boards × {board:,} groups × {m} models)"),
+            ("published_bytes", MAX_PUBLISHED_BYTES, None, "the leaderboards and uncertainty.json "
+             f"would take about {self.published_bytes / 2**20:,.0f} MiB"),
+        ]  # fmt: skip
         out = []
-        for name, bound, said, other in figures:
+        for name, bound, other, said in figures:
             if getattr(self, name) > bound:
                 shown = f"{bound / 2**20:,.0f} MiB" if name == "published_bytes" else f"{bound:,}"
-                change = (
-                    f"set uncertainty.n_bootstrap ≤ {_largest_b(self, name, bound):,}, or {other}"
-                    if other
-                    else f"publish {fewer}"
-                )
+                largest = f"set uncertainty.n_bootstrap ≤ {_largest_b(self, name, bound):,}"
+                change = f"{largest}, or {other}" if other else f"publish {fewer}"
                 out.append(f"{said}; bound {shown}: {change}")
         return out
 

@@ -1,12 +1,12 @@
-"""Command line: ``searchgen-nb {demo,data,validate,diff,release}`` (also ``python -m searchgen_nb``).
-
-Every failure ends with a one-line (or one-block) message naming the step and the
-offending file / line / sample_id / model, and a non-zero exit code; never a bare traceback.
+"""Command line: ``searchgen-nb {demo,data,validate,diff,release}`` (also ``python -m
+searchgen_nb``). Every failure ends with a bounded message naming the step and the offending
+file / line / sample_id / model, and a non-zero exit code; never a bare traceback.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -14,7 +14,11 @@ from pathlib import Path
 
 import click
 
-from searchgen_nb.errors import ReleaseInterrupted, SearchGenError, ValidationFailed
+from searchgen_nb.errors import ReleaseInterrupted, SearchGenError
+
+FILE = click.Path(dir_okay=False)
+FOLDER = click.Path(file_okay=False)
+EXISTING_FOLDER = click.Path(file_okay=False, exists=True)
 
 
 class Terminated(KeyboardInterrupt):
@@ -39,21 +43,20 @@ def _term_as_interrupt():
             signal.signal(signal.SIGTERM, saved)
 
 
-def _fail(step: str, exc: BaseException, code: int = 1) -> None:
-    click.echo(f"searchgen-nb {step}: FAILED: {exc}", err=True)
+def _fail(step: str, why: object, code: int = 1) -> None:
+    click.echo(f"searchgen-nb {step}: FAILED: {why}", err=True)
     sys.exit(code)
 
 
 def _interrupted(step: str, exc: BaseException) -> None:
-    """Exit 143 after SIGTERM, 130 after Ctrl-C, with the message of a ReleaseInterrupted (it
-    says whether anything was published) or that nothing was."""
+    """Exit 143 after SIGTERM, 130 after Ctrl-C, saying whether anything was published."""
     term = isinstance(exc, Terminated) or isinstance(exc.__context__, Terminated)
-    message = "interrupted; nothing was published"
-    if isinstance(exc, ReleaseInterrupted):
-        message = str(exc)
+    message = (
+        str(exc) if isinstance(exc, ReleaseInterrupted) else "interrupted; nothing was published"
+    )
     if term:
         message = message.replace("interrupted", "terminated (SIGTERM)", 1)
-    _fail(step, RuntimeError(message), 143 if term else 130)
+    _fail(step, message, 143 if term else 130)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -62,12 +65,25 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("config", type=click.Path(dir_okay=False))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Folder that receives the artifacts (replaced atomically; only an empty "
-              "folder or one that data wrote is replaced).")
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: only on a terminal).")
-@click.option("--timings", "timings_path", type=click.Path(dir_okay=False), default=None, help="Write per-stage wall/CPU seconds and peak RSS as JSON here (benchmarks).")
+@click.argument("config", type=FILE)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=FOLDER,
+    help="Folder that receives the artifacts (replaced atomically; only an empty "
+    "folder or one that data wrote is replaced).",
+)
+@click.option(
+    "--progress/--no-progress", default=None, help="Progress bar (default: only on a terminal)."
+)
+@click.option(
+    "--timings",
+    "timings_path",
+    type=FILE,
+    default=None,
+    help="Write per-stage wall/CPU seconds and peak RSS as JSON here (benchmarks).",
+)
 def data(config: str, out_dir: str, progress: bool | None, timings_path: str | None) -> None:
     """Extract, aggregate and validate CONFIG's release; write the artifacts to --out."""
     from searchgen_nb.artifacts import source_date_epoch
@@ -89,63 +105,104 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
         _fail("data", exc)
     counts = result.extraction
     if timings_path:
-        import json
-        import resource
-
-        rss = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-        n_pairs = counts.table.n_prompts * counts.table.n_models
-        stats = {"n_pairs": n_pairs, "stages": result.timings, "peak_rss_mb": round(rss / 1024, 1)}
-        try:
-            Path(timings_path).write_text(json.dumps(stats, indent=1) + "\n")
-        except OSError as exc:  # checked before; the release is published all the same
-            click.echo(f"searchgen-nb data: published {result.out_dir}, but --timings "
-                       f"{timings_path} could not be written: {exc.strerror or exc}", err=True)
+        _write_timings(Path(timings_path), result)
     click.echo(
-        f"searchgen-nb data: wrote {counts.table.n_prompts} prompts × {len(cfg.models)} models to {result.out_dir} "
-        f"({counts.n_files_read} result files read, {len(counts.warnings)} warnings); all release checks passed"
+        f"searchgen-nb data: wrote {counts.table.n_prompts} prompts × {len(cfg.models)} models to "
+        f"{result.out_dir} ({counts.n_files_read} result files read, {len(counts.warnings)} "
+        "warnings); all release checks passed"
     )
 
 
+def _write_timings(path: Path, result) -> None:
+    """``--timings``: per-stage seconds and the peak RSS (a failure is said, not fatal: the
+    release is published)."""
+    import resource
+
+    rss = max(
+        resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
+    table = result.extraction.table
+    stats = {
+        "n_pairs": table.n_prompts * table.n_models,
+        "stages": result.timings,
+        "peak_rss_mb": round(rss / 1024, 1),
+    }
+    try:
+        path.write_text(json.dumps(stats, indent=1) + "\n")
+    except OSError as exc:  # checked before; the release is published all the same
+        click.echo(
+            f"searchgen-nb data: published {result.out_dir}, but --timings {path} could "
+            f"not be written: {exc.strerror or exc}",
+            err=True,
+        )
+
+
 @cli.command()
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Folder for the synthetic release.")
-@click.option("--print-config", is_flag=True, help="Print the text releases/demo.yml must hold (the demo's config reading from data/demo) and exit.")
-@click.option("--changed", is_flag=True, help="Write the second, changed release instead (one model lower on 5 prompts of one domain, 2 results of another model lost).")
-@click.option("--previous", type=click.Path(file_okay=False, exists=True), default=None,
-              help="With --changed: the first release's published data folder, written into release.yml as previous_release.")
+@click.option(
+    "--out", "out_dir", type=FOLDER, default=None, help="Folder for the synthetic release."
+)
+@click.option(
+    "--print-config",
+    is_flag=True,
+    help="Print the text releases/demo.yml must hold "
+    "(the demo's config reading from data/demo) and exit.",
+)
+@click.option(
+    "--changed",
+    is_flag=True,
+    help="Write the second, changed release instead (one "
+    "model lower on 5 prompts of one domain, 2 results of another model lost).",
+)
+@click.option(
+    "--previous",
+    type=EXISTING_FOLDER,
+    default=None,
+    help="With --changed: the first "
+    "release's published data folder, written into release.yml as previous_release.",
+)
 def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str | None) -> None:
-    """Write the deterministic synthetic demo release (prompts, results, release.yml, paper_table.json)."""
+    """Write the deterministic synthetic demo release (prompts, results, release.yml,
+    paper_table.json)."""
     from searchgen_nb.demo import committed_config_text, write_demo
+    from searchgen_nb.published import check_previous
 
     if print_config:
         click.echo(committed_config_text(), nl=False)
         return
     if out_dir is None:
-        _fail("demo", RuntimeError("--out is required (the folder for the synthetic release)"), 2)
+        _fail("demo", "--out is required (the folder for the synthetic release)", 2)
     if previous is not None:
-        from searchgen_nb.changes import check_previous
-
         try:
             check_previous(Path(previous), "--previous")
         except SearchGenError as exc:
             _fail("demo", exc, 2)
-    if previous is not None and not changed:
-        _fail("demo", RuntimeError("--previous goes with --changed (the first release has no previous one)"), 2)
+        if not changed:
+            _fail(
+                "demo", "--previous goes with --changed (the first release has no previous one)", 2
+            )
     try:
-        summary = write_demo(Path(out_dir), changed=changed, previous=None if previous is None else Path(previous))
+        summary = write_demo(Path(out_dir), changed=changed, previous=previous and Path(previous))
     except (OSError, SearchGenError) as exc:
         _fail("demo", exc)
-    click.echo(f"searchgen-nb demo: wrote {summary.get('n_prompts')} prompts and results to {out_dir} (config: {Path(out_dir) / 'release.yml'})")
+    config = Path(out_dir) / "release.yml"
+    click.echo(
+        f"searchgen-nb demo: wrote {summary.get('n_prompts')} prompts and results to {out_dir} "
+        f"(config: {config})"
+    )
 
 
 @cli.command()
-@click.argument("old_dir", type=click.Path(file_okay=False, exists=True))
-@click.argument("new_dir", type=click.Path(file_okay=False, exists=True))
-@click.option("--json", "as_json", is_flag=True, help="Print changes.json instead of the Markdown summary.")
+@click.argument("old_dir", type=EXISTING_FOLDER)
+@click.argument("new_dir", type=EXISTING_FOLDER)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print changes.json instead of the Markdown summary."
+)
 def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
     """What changed from the release published in OLD_DIR to the one in NEW_DIR: Markdown for a
     pull-request description (headline facts, then tables), or changes.json with --json."""
     from searchgen_nb.artifacts import dumps
-    from searchgen_nb.changes import check_previous, compare, markdown
+    from searchgen_nb.changes import compare, markdown
+    from searchgen_nb.published import check_previous
 
     try:
         old = check_previous(Path(old_dir), "OLD_DIR")
@@ -154,7 +211,8 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
     except SearchGenError as exc:
         _fail("diff", exc)
     except (KeyError, ValueError, TypeError) as exc:
-        _fail("diff", RuntimeError(f"the folders are not releases this version can read: {type(exc).__name__}: {exc}"))
+        why = f"{type(exc).__name__}: {exc}"
+        _fail("diff", f"the folders are not releases this version can read: {why}")
     if as_json:
         click.echo(dumps(ch), nl=False)
         return
@@ -163,20 +221,22 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("folder", type=click.Path(file_okay=False, exists=True))
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None, help="Also write the report as JSON here.")
+@click.argument("folder", type=EXISTING_FOLDER)
+@click.option(
+    "--report", "report_path", type=FILE, default=None, help="Also write the report as JSON here."
+)
 def validate(folder: str, report_path: str | None) -> None:
     """Re-check a published (or staged) artifact FOLDER on its own; exit 1 on any failed check."""
     from searchgen_nb.artifacts import dumps
+    from searchgen_nb.publish import check_output_file
     from searchgen_nb.validate import validate_folder
 
     if report_path:  # checked before the work
-        from searchgen_nb.publish import check_output_file
-
         try:
             forbidden = {"FOLDER": Path(os.path.realpath(folder))}
-            keys = {"passed", "checks"}
-            check_output_file(Path(os.path.realpath(report_path)), "--report", keys, forbidden)
+            check_output_file(
+                Path(os.path.realpath(report_path)), "--report", {"passed", "checks"}, forbidden
+            )
         except SearchGenError as exc:
             _fail("validate", exc)
     report = validate_folder(folder)
@@ -184,25 +244,38 @@ def validate(folder: str, report_path: str | None) -> None:
         try:
             Path(report_path).write_text(dumps(report.as_dict()), encoding="utf-8")
         except OSError as exc:
-            _fail("validate", RuntimeError(f"--report {report_path}: {exc.strerror or exc}"))
+            _fail("validate", f"--report {report_path}: {exc.strerror or exc}")
     if not report.passed:
-        _fail("validate", RuntimeError(f"{folder}:\n{report.summary()}"))
+        _fail("validate", f"{folder}:\n{report.summary()}")
     click.echo(f"searchgen-nb validate: {folder}: all {len(report.checks)} release checks passed")
 
 
 @cli.command()
-@click.argument("config", type=click.Path(dir_okay=False))
-@click.option("--output-root", type=click.Path(file_okay=False), default=None, help="Publish below this folder instead of the project folder.")
-@click.option("--project", type=click.Path(file_okay=False, exists=True), default=None, help="Folder with notebooks/, book/, _config.yml, _toc.yml (default: this checkout, or the cwd).")
+@click.argument("config", type=FILE)
+@click.option(
+    "--output-root",
+    type=FOLDER,
+    default=None,
+    help="Publish below this folder instead of the project folder.",
+)
+@click.option(
+    "--project",
+    type=EXISTING_FOLDER,
+    default=None,
+    help="Folder with notebooks/, "
+    "book/, _config.yml, _toc.yml (default: this checkout, or the cwd).",
+)
 def release(config: str, output_root: str | None, project: str | None) -> None:
-    """Run every notebook with papermill, build the book, then publish public/data and _build/html.
-
-    Nothing is published unless every notebook, the validation and the book build succeed.
-    """
+    """Run every notebook with papermill, build the book, then publish public/data and
+    _build/html. Nothing is published unless every notebook, the validation and the book build
+    succeed."""
     from searchgen_nb.book.release import run_release
 
+    def log(msg: str) -> None:
+        click.echo(f"searchgen-nb release: {msg}", err=True)
+
     try:
-        outcome = run_release(config, log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True), output_root=output_root, project=project)
+        outcome = run_release(config, log=log, output_root=output_root, project=project)
     except (ReleaseInterrupted, KeyboardInterrupt) as exc:
         _interrupted("release", exc)
     except SearchGenError as exc:
@@ -216,9 +289,8 @@ def release(config: str, output_root: str | None, project: str | None) -> None:
 
 
 def main() -> None:
-    """Entry point. An unexpected crash still ends with a one-line message (traceback with SEARCHGEN_DEBUG=1)."""
-    import os
-
+    """Entry point; an unexpected crash still ends with one line (a traceback with
+    ``SEARCHGEN_DEBUG=1``)."""
     try:
         with _term_as_interrupt():
             cli(prog_name="searchgen-nb", standalone_mode=True)
@@ -226,7 +298,11 @@ def main() -> None:
         if os.environ.get("SEARCHGEN_DEBUG"):
             raise
         step = sys.argv[1] if len(sys.argv) > 1 else "command"
-        click.echo(f"searchgen-nb {step}: FAILED with an internal error: {type(exc).__name__}: {exc} (rerun with SEARCHGEN_DEBUG=1 for the traceback)", err=True)
+        click.echo(
+            f"searchgen-nb {step}: FAILED with an internal error: {type(exc).__name__}: "
+            f"{exc} (rerun with SEARCHGEN_DEBUG=1 for the traceback)",
+            err=True,
+        )
         sys.exit(2)
 
 

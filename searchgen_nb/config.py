@@ -1,15 +1,16 @@
-"""Release configuration (SPEC §1.1): load, validate, resolve paths from the config's folder.
+"""Release configuration: load, validate, resolve paths from the config's folder (data
+contract, § Release config).
 
-The same YAML file is the papermill parameters file of every notebook
-(``papermill notebooks/NN.ipynb out.ipynb -f releases/demo.yml``); its optional key
-``release_config`` holds the file's own path from the project root so that a notebook run
-that way can find it (papermill injects the keys, not the file name).
+The same YAML file is the papermill parameters file of every notebook; its optional key
+``release_config`` holds the file's own path from the project root (papermill injects the
+keys, not the file name).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import string
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -22,70 +23,85 @@ from searchgen_nb.constants import (
     DEFAULT_GENERATION_GLOB,
     DEFAULT_RESULT_PATH,
     PARTITION_KEYS,
+    TOOLGEN_EXTRACTOR,
 )
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import CONFIG_MAX, read_bytes
-from searchgen_nb.untrusted import excerpt, hidden_char, is_surrogate, strings, twins
+from searchgen_nb.untrusted import ConfigLoader, excerpt, hidden_char, strings, twins
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
 #: A variable in a config path: ``${NAME}`` (nothing else).
 _VARIABLE = re.compile(r"\$\{(\w+)\}")
+_SLICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+Policy = Literal["zero_fill", "exclude"]
+
+
+def _decimal(value: object, wanted: str) -> Decimal:
+    """A config number as the decimal the user wrote (a float as its shortest repr)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        raise ValueError(f"must be {wanted}, got {excerpt(value)}")
+    return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+
+
+def exact_decimal(value: object) -> Decimal:
+    """A number in [0, 1] as the exact decimal written ("0.9 is exactly nine tenths", data
+    contract, § Release config), of at most 15 significant digits (so that the manifest's
+    JSON number reads back as the same decimal); else ``ValueError``."""
+    d = _decimal(value, "a number between 0 and 1")
+    if not d.is_finite():
+        raise ValueError(f"must be a finite number, got {value}")
+    if not 0 <= d <= 1:
+        raise ValueError(f"must be between 0 and 1, got {value}")
+    if len(d.normalize().as_tuple().digits) > 15:
+        raise ValueError(f"has more than 15 significant digits: {value}")
+    return d
 
 
 class ModelConfig(BaseModel):
-    """One configured model (SPEC §1.1 ``models``)."""
+    """One configured model (``models``)."""
 
     model_config = _STRICT
     display_name: str = Field(min_length=1)
     type: Literal["Open", "Commercial"]
     source_id: str = Field(min_length=1)
     lane: str = "none"
-    missing_policy: Literal["zero_fill", "exclude"] | None = None
-    #: True = results are not in yet on purpose: listed and shown as pending, never ranked,
-    #: and no error when the model has no result file at all (a wrong source_id otherwise).
+    missing_policy: Policy | None = None
+    #: Results not in yet on purpose: shown as pending, never ranked, no file needed.
     pending: bool = False
     #: What the result files' own ``generator_name`` may say besides source_id and model_id.
     generator_name: str | None = None
 
 
 class ScoringConfig(BaseModel):
-    """``scoring`` block (SPEC §1.1)."""
+    """``scoring``; the coverage is compared exactly (data contract, § Coverage and ranking)."""
 
     model_config = _STRICT
-    missing_policy_default: Literal["zero_fill", "exclude"] = "zero_fill"
-    #: The decimal the user wrote (YAML floats are read as Decimal): 0.9 is nine tenths,
-    #: compared exactly with n_scored / n_total (SPEC §5–6).
+    missing_policy_default: Policy = "zero_fill"
     min_ranking_coverage: Decimal = Field(default=Decimal("0.9"))
     rounding_decimals: int = Field(default=1, ge=0, le=6)
 
     @field_validator("min_ranking_coverage", mode="before")
     @classmethod
-    def _exact_decimal(cls, v):
+    def _exact(cls, v):
         return exact_decimal(v)
 
 
 class ExpectedConfig(BaseModel):
-    """``expected`` block: release expectations checked by the release gate (SPEC §1.1, §7)."""
+    """``expected``: checked by the release gate (data contract, § The release gate)."""
 
     model_config = _STRICT
     n_prompts: int | None = Field(default=None, ge=0)
-    partition: dict[Literal["NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch"], int] | None = None
+    partition: dict[Literal[PARTITION_KEYS], int] | None = None  # type: ignore[valid-type]
     n_scored: dict[str, int] | None = None
 
 
 class UncertaintyConfig(BaseModel):
-    """``uncertainty`` block: the stratified prompt bootstrap (SPEC §8).
-
-    ``n_bootstrap`` replicates B (0 turns the section off), ``seed`` of
-    ``numpy.random.default_rng``, ``confidence`` c of every interval as the decimal written
-    (0.95 is nineteen twentieths: α = 1 − c is compared exactly with adjusted p-values), and
-    ``low_confidence_width``: public 0–100 points; the book marks a domain or failure-mode
-    cell whose Overall-9 interval is wider as low-confidence (presentation only).
-    """
+    """``uncertainty`` (data contract, § Uncertainty: the stratified prompt bootstrap):
+    ``confidence`` is the decimal written; ``low_confidence_width`` in public points marks wide
+    cells in the book (presentation only)."""
 
     model_config = _STRICT
-    #: capped: the replicate values of every group are kept for the percentiles
-    #: (groups × B × models × 16 bytes)
+    #: capped: every group's replicate values are kept (groups × B × models × 16 bytes)
     n_bootstrap: int = Field(default=10_000, ge=0, le=100_000)
     seed: int = Field(default=0, ge=0, le=2**63 - 1)
     confidence: Decimal = Field(default=Decimal("0.95"))
@@ -102,9 +118,7 @@ class UncertaintyConfig(BaseModel):
     @field_validator("low_confidence_width", mode="before")
     @classmethod
     def _width(cls, v):
-        if isinstance(v, bool) or not isinstance(v, (int, float, Decimal)):
-            raise ValueError(f"must be a number of public points (0–100), got {excerpt(v)}")
-        d = Decimal(repr(v)) if isinstance(v, float) else Decimal(v)
+        d = _decimal(v, "a number of public points (0–100)")
         if not d.is_finite() or not 0 <= d <= 100:
             raise ValueError(f"must be between 0 and 100 public points, got {v}")
         return d
@@ -116,13 +130,14 @@ class UncertaintyConfig(BaseModel):
 
 
 #: Prompt fields a slice can select on: the record fields that hold a string or a list.
-SLICE_FIELDS = ("subset", "eval_slices", "domains", "failure_modes", "difficulty", "language", "generation_task_type")
+SLICE_FIELDS = (
+    "subset", "eval_slices", "domains", "failure_modes", "difficulty", "language",
+    "generation_task_type",
+)  # fmt: skip
 
 
 class SliceConfig(BaseModel):
-    """One named evaluation slice (SPEC §9): the prompts whose metadata ``field`` (a string or
-    a list of strings) holds ``any`` (or ``all``) of the ``include`` values; an empty
-    ``include`` selects every prompt. ``expected_rows``, when given, is checked by the gate."""
+    """One named evaluation slice (data contract, § Named evaluation slices)."""
 
     model_config = _STRICT
     field: Literal[SLICE_FIELDS] = "subset"  # type: ignore[valid-type]
@@ -132,11 +147,7 @@ class SliceConfig(BaseModel):
 
 
 class ReleaseConfig(BaseModel):
-    """A release config with every path resolved to an absolute path.
-
-    ``config_path`` is the YAML file; ``project_root`` the repository the book lives in.
-    Raised errors: :class:`ConfigError` naming the file and the key.
-    """
+    """A release config; ``config_path`` is the YAML file, which paths are relative to."""
 
     model_config = _STRICT
     benchmark: str = Field(min_length=1)
@@ -151,36 +162,35 @@ class ReleaseConfig(BaseModel):
     expected: ExpectedConfig | None = None
     slices: dict[str, SliceConfig] | None = None
     uncertainty: UncertaintyConfig = Field(default_factory=UncertaintyConfig)
-    #: Folder of an earlier release's published data (``public/data``); ``changes.json`` and
-    #: the book's "What changed" page compare with it (SPEC §10).
+    #: An earlier release's ``public/data`` (data contract, § Changes between releases).
     previous_release: str | None = Field(default=None, min_length=1)
     data_origin: Literal["release", "synthetic-demo"] = "release"
     release_config: str | None = None
-    # Filled in by load_config, never from the YAML.
-    config_path: str = ""
+    config_path: str = ""  # filled in by load_config, never from the YAML
 
     @field_validator("result_path")
     @classmethod
     def _template_fields(cls, v: str) -> str:
-        import string
-
         allowed = {"release_row", "sample_id", "lane", "source_id"}
-        for _, field, spec, conversion in string.Formatter().parse(v):
-            if field is not None and field not in allowed:
-                raise ValueError(f"unknown field {{{excerpt(field, 40)}}} (allowed: {', '.join(sorted(allowed))})")
-            if field is not None and (spec or conversion):
-                raise ValueError(f"field {{{field}}} takes no format spec or conversion")
+        for _, name, spec, conversion in string.Formatter().parse(v):
+            if name is not None and name not in allowed:
+                known = ", ".join(sorted(allowed))
+                raise ValueError(f"unknown field {{{excerpt(name, 40)}}} (allowed: {known})")
+            if name is not None and (spec or conversion):
+                raise ValueError(f"field {{{name}}} takes no format spec or conversion")
         return v
 
     @field_validator("slices")
     @classmethod
     def _slice_names(cls, v: dict | None) -> dict | None:
-        if v is not None:
-            if not v:
-                raise ValueError("names no slice (leave the block out for one slice of every prompt)")
-            for name in v:
-                if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name):
-                    raise ValueError(f"slice name {excerpt(name, 40)!r}: letters, digits, '_', '.', '-' (at most 64, first a letter or digit)")
+        if v is not None and not v:
+            raise ValueError("names no slice (leave the block out for one slice of every prompt)")
+        for name in v or ():
+            if not _SLICE_NAME.fullmatch(name):
+                raise ValueError(
+                    f"slice name {excerpt(name, 40)!r}: letters, digits, '_', '.', '-' "
+                    "(at most 64, first a letter or digit)"
+                )
         return v
 
     @field_validator("extractor")
@@ -190,21 +200,19 @@ class ReleaseConfig(BaseModel):
             raise ValueError("must be 'module:function'")
         return v
 
-    # ---- derived values -------------------------------------------------------------
     @property
     def base_dir(self) -> Path:
         return Path(self.config_path).parent
 
     def resolve(self, rel: str) -> Path:
-        """A config path made absolute against the config file's folder (never the cwd).
-
-        ``${VAR}`` is taken from the environment (e.g. ``${TOOLGEN_ROOT}/final_20k_release_v2``);
-        any other ``$`` is a character of the path (``price$.jsonl``). Raises
-        :class:`ConfigError` naming the variable when it is not set.
-        """
+        """A config path made absolute against the config's folder (never the cwd), ``${VAR}``
+        taken from the environment (any other ``$`` is a character of the path)."""
         missing = sorted({v for v in _VARIABLE.findall(rel) if v not in os.environ})
         if missing:
-            raise ConfigError(f"config {self.config_path}: path {rel!r} uses ${{{', '.join(missing)}}}, which is not set in the environment")
+            raise ConfigError(
+                f"config {self.config_path}: path {rel!r} uses ${{{', '.join(missing)}}}, "
+                "which is not set in the environment"
+            )
         expanded = _VARIABLE.sub(lambda m: os.environ[m.group(1)], rel)
         return Path(os.path.realpath(self.base_dir / expanded))  # a loop of links: no crash
 
@@ -234,110 +242,24 @@ class ReleaseConfig(BaseModel):
         return list(self.models)
 
     def extractor_spec(self) -> str | None:
-        """The extractor to use: ``TOOLGEN_ROOT`` wins (SPEC §1.1), then the config, else built-in."""
-        from searchgen_nb.constants import TOOLGEN_EXTRACTOR
-
-        if os.environ.get("TOOLGEN_ROOT"):
-            return TOOLGEN_EXTRACTOR
-        return self.extractor
+        """``TOOLGEN_ROOT`` set wins (data contract, § Release config), then the config's."""
+        return TOOLGEN_EXTRACTOR if os.environ.get("TOOLGEN_ROOT") else self.extractor
 
     def public_dict(self) -> dict:
         """The config as recorded in the manifest: paths as written, no absolute paths."""
         d = self.model_dump(mode="json", exclude={"config_path", "release_config"})
-        d["scoring"]["min_ranking_coverage"] = float(self.scoring.min_ranking_coverage)  # ≤ 15 digits: reads back exactly
-        d["uncertainty"]["confidence"] = float(self.uncertainty.confidence)
-        d["uncertainty"]["low_confidence_width"] = float(self.uncertainty.low_confidence_width)
+        # ≤ 15 digits: each reads back exactly
+        d["scoring"]["min_ranking_coverage"] = float(self.scoring.min_ranking_coverage)
+        for key in ("confidence", "low_confidence_width"):
+            d["uncertainty"][key] = float(getattr(self.uncertainty, key))
         d["models"] = {m: {**v, "missing_policy": self.policy(m)} for m, v in d["models"].items()}
         return d
 
 
-def exact_decimal(value: object) -> Decimal:
-    """A config number as the exact decimal the user wrote (SPEC §1.1; "0.9 is nine tenths").
-
-    YAML floats arrive as :class:`Decimal` (see :class:`ReleaseLoader`); a Python float given
-    by a caller is read as its shortest repr (``0.9`` → ``Decimal('0.9')``), never as its
-    binary value. Raises ``ValueError`` unless the value is finite, within [0, 1] and has at
-    most 15 significant digits (so that the manifest's JSON number reads back as the same
-    decimal).
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
-        raise ValueError(f"must be a number between 0 and 1, got {excerpt(value)}")
-    d = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-    if not d.is_finite():
-        raise ValueError(f"must be a finite number, got {value}")
-    if not 0 <= d <= 1:
-        raise ValueError(f"must be between 0 and 1, got {value}")
-    if len(d.normalize().as_tuple().digits) > 15:
-        raise ValueError(f"has more than 15 significant digits: {value}")
-    return d
-
-
-def _format_pydantic(err: ValidationError) -> list[str]:
-    out = []
-    for e in err.errors():
-        loc = ".".join(str(p) for p in e["loc"])
-        msg = e["msg"]
-        if e["type"] == "missing":
-            out.append(f"`{loc}`: required key is missing")
-            continue
-        if e["type"] == "extra_forbidden":
-            msg = "unknown key"
-        out.append(f"`{loc}`: {msg} (got {excerpt(e.get('input'))})")
-    return out
-
-
-class ReleaseLoader(yaml.SafeLoader):
-    """YAML loader for release configs.
-
-    * floats are read as :class:`Decimal` — the number the user wrote, not its binary double;
-    * a mapping with a duplicate key is refused (naming the key and both lines) instead of
-      the last one silently winning;
-    * anchors and aliases are refused: a release config has no use for them, and an alias
-      bomb cannot expand (neither in memory nor in an error message).
-    Raises :class:`yaml.MarkedYAMLError` subclasses (their message names the line).
-    """
-
-    def compose_node(self, parent, index):  # noqa: D102 - see class docstring
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            raise yaml.composer.ComposerError(
-                None, None, "anchors and aliases (& and *) are not allowed in a release config", event.start_mark
-            )
-        return super().compose_node(parent, index)
-
-    def construct_mapping(self, node, deep=False):  # noqa: D102 - see class docstring
-        if isinstance(node, yaml.MappingNode):
-            seen: dict = {}
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    first = seen.get(key)
-                except TypeError:  # an unhashable key: let PyYAML report it
-                    continue
-                if first is not None:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"duplicate key {excerpt(key)!s} (first on line {first.line + 1})", key_node.start_mark
-                    )
-                seen[key] = key_node.start_mark
-        return super().construct_mapping(node, deep=deep)
-
-
-def _construct_decimal(loader: ReleaseLoader, node) -> Decimal:
-    text = loader.construct_scalar(node).replace("_", "").strip().lower()
-    if text in (".nan", ".inf", "+.inf", "-.inf") or ":" in text:
-        return Decimal(repr(yaml.SafeLoader.construct_yaml_float(loader, node)))
-    return Decimal(text)
-
-
-ReleaseLoader.add_constructor("tag:yaml.org,2002:float", _construct_decimal)
-
-
-def _string_problems(raw: object) -> list[str]:
-    """Every string of a loaded config (keys too) that does not show as itself on one line
-    (:func:`hidden_char`: a control character, line break, tab, lone surrogate or
-    bidirectional control); model ids and the values slices select: any invisible character."""
+def _string_problems(raw: dict, models: dict) -> list[str]:
+    """Strings (keys too) that do not show as themselves on one line; model ids and the values
+    slices select: any invisible character (:func:`hidden_char`)."""
     problems = []
-    models = raw.get("models") if isinstance(raw.get("models"), dict) else {}
     strict = {f"key {excerpt(m, 40)} of models" for m in models if isinstance(m, str)}
     for where, s in strings(raw):
         selects = where.startswith("slices.") and ".include[" in where
@@ -347,33 +269,32 @@ def _string_problems(raw: object) -> list[str]:
     return problems
 
 
-def _twin_problems(raw: dict) -> list[str]:
-    """Model ids, or display names, of a loaded config that look the same (:func:`twins`: they
-    differ only by invisible characters or Unicode normalisation, or not at all)."""
-    models = raw.get("models") if isinstance(raw.get("models"), dict) else {}
+def _twin_problems(models: dict) -> list[str]:
+    """Model ids, or display names, that look the same (:func:`twins`)."""
     ids = [m for m in models if isinstance(m, str)]
-    names = [v["display_name"] for v in models.values()
-             if isinstance(v, dict) and isinstance(v.get("display_name"), str)]
+    names = [
+        v["display_name"]
+        for v in models.values()
+        if isinstance(v, dict) and isinstance(v.get("display_name"), str)
+    ]
 
     def ascii_(s: str) -> str:  # each twin written so that their difference shows
         return excerpt(s.encode("ascii", "backslashreplace").decode("ascii"), 60)
 
-    return [f"`models`: {what} {ascii_(a)} and {ascii_(b)} look the same (they differ only by "
-            "invisible characters or Unicode normalisation, or not at all)"
-            for what, values in (("model ids", ids), ("display names", names))
-            for a, b in twins(values)]
+    return [
+        f"`models`: {what} {ascii_(a)} and {ascii_(b)} look the same (they differ only by "
+        "invisible characters or Unicode normalisation, or not at all)"
+        for what, values in (("model ids", ids), ("display names", names))
+        for a, b in twins(values)
+    ]
 
 
 def load_config(path: str | os.PathLike) -> ReleaseConfig:
-    """Read and validate a release config (SPEC §1.1).
-
-    Paths in the file are relative to the file's folder. Raises :class:`ConfigError` that
-    names the file and every offending key (missing, wrong type, unknown policy, duplicate
-    key, alias, non-UTF-8 byte, control character, …).
-    """
+    """Read and validate a release config; :class:`ConfigError` names the file and every
+    offending key (data contract, § Release config)."""
     p = Path(os.path.realpath(path))  # realpath: a loop of links is no crash
     try:
-        data = read_bytes(p, CONFIG_MAX)  # a regular file, bounded (searchgen_nb.files)
+        data = read_bytes(p, CONFIG_MAX)
     except FileNotFoundError:
         raise ConfigError(f"config: file not found: {path}") from None
     except OSError as exc:
@@ -382,70 +303,77 @@ def load_config(path: str | os.PathLike) -> ReleaseConfig:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise ConfigError(f"config {path}: line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+        where = f"byte 0x{data[exc.start]:02x} at offset {exc.start}"
+        raise ConfigError(f"config {path}: line {line}: not UTF-8 text ({where})") from None
+    bad = f"config {path}: not a valid release config YAML"
     try:
-        raw = yaml.load(text, Loader=ReleaseLoader)  # noqa: S506 - a SafeLoader subclass
+        raw = yaml.load(text, Loader=ConfigLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise ConfigError(f"config {path}: not a valid release config YAML: {excerpt(str(exc), 400, newlines=True)}") from None
+        raise ConfigError(f"{bad}: {excerpt(str(exc), 400, newlines=True)}") from None
     except (ValueError, ArithmeticError, RecursionError) as exc:
-        raise ConfigError(f"config {path}: not a valid release config YAML: {excerpt(str(exc), 200)}") from None
+        raise ConfigError(f"{bad}: {excerpt(str(exc), 200)}") from None
     return config_from_dict(raw, p)
+
+
+def _format_pydantic(err: ValidationError) -> list[str]:
+    out = []
+    for e in err.errors():
+        loc = ".".join(str(p) for p in e["loc"])
+        if e["type"] == "missing":
+            out.append(f"`{loc}`: required key is missing")
+            continue
+        msg = "unknown key" if e["type"] == "extra_forbidden" else e["msg"]
+        out.append(f"`{loc}`: {msg} (got {excerpt(e.get('input'))})")
+    return out
 
 
 def config_from_dict(raw: object, config_path: Path) -> ReleaseConfig:
     """Validate an already-parsed config mapping; ``config_path`` anchors relative paths."""
+    where = f"config {config_path}"
     if not isinstance(raw, dict):
-        raise ConfigError(f"config {config_path}: top level must be a mapping, got {type(raw).__name__}")
-    problems = _twin_problems(raw) + _string_problems(raw)
+        raise ConfigError(f"{where}: top level must be a mapping, got {type(raw).__name__}")
+    models = raw.get("models") if isinstance(raw.get("models"), dict) else {}
+    problems = _twin_problems(models) + _string_problems(raw, models)
     if problems:
-        raise ConfigError(f"config {config_path}: " + "; ".join(problems[:5]))
+        raise ConfigError(f"{where}: " + "; ".join(problems[:5]))
     try:
         cfg = ReleaseConfig.model_validate({**raw, "config_path": str(config_path)})
     except ValidationError as exc:
-        lines = _format_pydantic(exc)
-        raise ConfigError(f"config {config_path}: " + "; ".join(lines)) from None
-    if cfg.expected and cfg.expected.n_scored:
-        unknown = sorted(set(cfg.expected.n_scored) - set(cfg.models))
-        if unknown:
-            raise ConfigError(f"config {config_path}: `expected.n_scored` names unknown model(s): {', '.join(unknown)}")
+        raise ConfigError(f"{where}: " + "; ".join(_format_pydantic(exc))) from None
+    unknown = sorted(set((cfg.expected and cfg.expected.n_scored) or ()) - set(cfg.models))
+    if unknown:
+        names = ", ".join(unknown)
+        raise ConfigError(f"{where}: `expected.n_scored` names unknown model(s): {names}")
     return cfg
 
 
 def project_root() -> Path:
-    """The repository root (the folder holding ``searchgen_nb/``), independent of the cwd.
-
-    For an installed (non-editable) package this is ``site-packages``: use it to *find*
-    things, never to write; see :func:`work_root`.
-    """
+    """The folder holding ``searchgen_nb/``: to find things, never to write (:func:`work_root`)."""
     return Path(__file__).resolve().parent.parent
 
 
 #: Set by ``searchgen-nb release`` for its notebooks: the output root that relative notebook
 #: parameters (``release_config``, ``staging``) are taken from.
 WORK_ROOT_ENV = "SEARCHGEN_ROOT"
-
-#: Set by ``searchgen-nb release`` for its notebooks: the project folder the notebooks and book
-#: sources come from (``--project``); the manifest's ``pipeline_commit`` is its git commit.
+#: Set by ``searchgen-nb release``: the project folder the notebooks and book come from; the
+#: manifest's ``pipeline_commit`` is its git commit.
 PROJECT_ENV = "SEARCHGEN_PROJECT"
 
 
 def work_root() -> Path:
-    """Where relative notebook parameters point: ``$SEARCHGEN_ROOT`` during a release (its
-    output root), else the project root. Keeps machine paths out of executed notebooks."""
+    """Where relative notebook parameters point: ``$SEARCHGEN_ROOT``, else the project root."""
     env = os.environ.get(WORK_ROOT_ENV)
     return Path(env) if env else project_root()
 
 
 def find_config(release_config: str | os.PathLike) -> Path:
-    """Locate a config given as absolute, cwd-relative, work-root- or project-root-relative path."""
+    """A config given as absolute, cwd-, work-root- or project-root-relative path."""
     p = Path(release_config)
     if p.is_absolute() or p.exists():
         return p.resolve()
     for base in dict.fromkeys((work_root(), project_root())):
-        q = base / p
-        if q.exists():
-            return q.resolve()
-    raise ConfigError(f"config: file not found: {release_config} (looked in the cwd and in {work_root()})")
-
-
-__all__ = ["ReleaseConfig", "ModelConfig", "load_config", "config_from_dict", "find_config", "project_root", "PARTITION_KEYS"]
+        if (base / p).exists():
+            return (base / p).resolve()
+    raise ConfigError(
+        f"config: file not found: {release_config} (looked in the cwd and in {work_root()})"
+    )

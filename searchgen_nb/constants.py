@@ -1,8 +1,9 @@
-"""Names fixed by SPEC.md: components, statuses, strata, policies, schema version."""
+"""Names fixed by the data contract: components, statuses, strata, policies, schema version."""
 
 SCHEMA_VERSION = "1.1.0"
 
-#: The ten components in SPEC §2 order (Overall-10 uses all of them).
+#: The ten components in the contract's order (data contract, § The ten components, Overall-9
+#: and Overall-10); Overall-10 uses all of them.
 COMPONENTS = (
     "checklist",
     "rubric_adaptive",
@@ -17,11 +18,10 @@ COMPONENTS = (
 )
 #: Excluded from Overall-9 only ("text fidelity" = text reference, never text rendering).
 EXCLUDED_PUBLIC_COMPONENT = "text_reference_evaluation"
-#: The nine public components of Overall-9 (SPEC §2).
+#: The nine public components of Overall-9.
 OVERALL_9_COMPONENTS = tuple(c for c in COMPONENTS if c != EXCLUDED_PUBLIC_COMPONENT)
-OVERALL_10_COMPONENTS = COMPONENTS
 
-#: The six generic rubric dimensions; every other ``rubric:*`` key is adaptive (SPEC §2).
+#: The six generic rubric dimensions; every other ``rubric:*`` key is adaptive.
 GENERIC_RUBRIC = (
     "prompt_faithfulness",
     "image_quality",
@@ -44,21 +44,18 @@ COMPONENT_LABELS = {
     "text_reference_evaluation": "Text Reference",
 }
 
-#: Status of a prompt × model pair (SPEC §3).
+#: Status of a prompt × model pair (data contract, § Status of a prompt × model pair).
 SCORED = "scored"
 INVALID = "invalid_evaluation"
 MISSING_EVALUATION = "missing_evaluation"
 MISSING_GENERATION = "missing_generation"
 STATUSES = (SCORED, INVALID, MISSING_EVALUATION, MISSING_GENERATION)
 
-#: Missing-result policies (SPEC §5).
+#: Missing-result policies (data contract, § Aggregation over a group of prompts).
 ZERO_FILL = "zero_fill"
 EXCLUDE = "exclude"
-POLICIES = (ZERO_FILL, EXCLUDE)
 
-MODEL_TYPES = ("Open", "Commercial")
-
-#: Stratum groups in the order of ``leaderboard_by_stratum.json`` (SPEC §6).
+#: Stratum groups in the order of ``leaderboard_by_stratum.json`` (data contract, § Artifacts).
 STRATUM_GROUPS = ("All", "NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
 PARTITION_KEYS = ("NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
 

@@ -1,22 +1,7 @@
-"""Reading evaluation results: status of every prompt × model pair and its 10 components.
-
-SPEC §2 (components of the built-in extractor) and §3 (status). The extractor is pluggable
-(``extractor: module:function`` in the config, or ToolGen's ``extract_10comp`` when
-``TOOLGEN_ROOT`` is set); whatever it returns is checked here the same way.
-
-Extractor contract
-------------------
-``fn(result: dict) -> Mapping[str, float | None] | Sequence[float | None]``
-
-* ``result`` is the parsed JSON object of one result file whose ``success`` is true.
-* Return the 10 components, either as a mapping keyed by the names in
-  :data:`searchgen_nb.constants.COMPONENTS` (a key left out is ``null``), or as a sequence of
-  exactly 10 values in that order.
-* ``None`` (or, from ToolGen's code, a float NaN) means *not applicable* → ``null``.
-* Raise ``ValueError`` for an unusable result; it becomes ``invalid_evaluation`` with the
-  message as its reason. Anything else it raises (``SystemExit`` too; Ctrl-C still stops the
-  command) does the same. Any returned value that is not a finite number in [0, 3] also
-  makes the pair ``invalid_evaluation``.
+"""Reading one result file: the status of its prompt × model pair and its ten components
+(data contract, § The ten components, Overall-9 and Overall-10; § Status of a prompt × model
+pair). The extractor is pluggable (``extractor: module:function``, or ToolGen's when
+``TOOLGEN_ROOT`` is set); whatever it returns is checked here as the contract says.
 """
 
 from __future__ import annotations
@@ -54,7 +39,7 @@ class InvalidResult(ValueError):
 
 
 def _check_value(key: str, v: object) -> float:
-    """A score value as float, or :class:`InvalidResult` (non-numeric, NaN/Infinity, outside 0–3)."""
+    """A score value as float, or :class:`InvalidResult` (not a finite number in 0–3)."""
     t = type(v)
     if (t is float or t is int) and 0 <= v <= 3:  # fast path; NaN and ±inf fail the comparison
         return float(v)
@@ -92,7 +77,7 @@ def _key_kind(key: str) -> tuple[str, str | None]:
 
 
 def _components_and_unknown(scores: object) -> tuple[Components, list[str]]:
-    """Built-in extraction of a ``scores`` map plus the keys that carry no component."""
+    """The built-in extractor's components of a ``scores`` map, and its keys that carry none."""
     if not isinstance(scores, dict):
         raise InvalidResult(f"'scores' is not an object: {json.dumps(scores)[:80]}")
     checklist: list[float] = []
@@ -118,19 +103,9 @@ def _components_and_unknown(scores: object) -> tuple[Components, list[str]]:
 
 
 def extract_components(result: dict) -> Components:
-    """Built-in extractor (SPEC §2): the 10 raw 0–3 components of one parsed result.
-
-    ``checklist`` = mean of all ``checklist:*``; ``rubric_adaptive`` = mean of the ``rubric:*``
-    keys that are not one of the six generic dimensions; the six generic rubric dimensions,
-    ``visual_reference_evaluation`` and ``text_reference_evaluation`` are copied. A component
-    with no key is ``None``. Other keys carry no component. Raises :class:`InvalidResult`
-    when ``scores`` is not an object or holds a value that is not a finite number in [0, 3].
-    """
+    """The built-in extractor: the ten raw 0–3 components of one parsed result (data contract,
+    § The ten components, Overall-9 and Overall-10); :class:`InvalidResult` for a bad value."""
     return _components_and_unknown(result.get("scores"))[0]
-
-
-def _is_known_score_key(key: str) -> bool:
-    return key.startswith(("checklist:", "rubric:")) or key in _REFERENCE_KEYS
 
 
 _ALIASES = {
@@ -142,11 +117,9 @@ _ALIASES = {
 
 
 def adapt_components(out: object) -> Components:
-    """Normalise an extractor's return value to the 10-component mapping (contract above).
-
-    Raises :class:`InvalidResult` for an unknown key, a wrong-length sequence, or a value
-    that is not a finite number in [0, 3] (``None``/NaN are accepted as not applicable).
-    """
+    """An extractor's return value as the ten-component mapping; :class:`InvalidResult` for an
+    unknown name, a sequence not of ten, or a value not a finite number in 0–3 (None, NaN:
+    not applicable)."""
     if isinstance(out, Mapping):
         items = {}
         for k, v in out.items():
@@ -159,7 +132,9 @@ def adapt_components(out: object) -> Components:
             raise InvalidResult(f"extractor returned {len(out)} values, expected {len(COMPONENTS)}")
         items = dict(zip(COMPONENTS, out))
     else:
-        raise InvalidResult(f"extractor returned {type(out).__name__}, expected a mapping or a sequence")
+        raise InvalidResult(
+            f"extractor returned {type(out).__name__}, expected a mapping or a sequence"
+        )
     comps: Components = {}
     for c in COMPONENTS:
         v = items.get(c)
@@ -173,11 +148,8 @@ def adapt_components(out: object) -> Components:
 
 
 def load_extractor(spec: str | None) -> tuple[str, Extractor]:
-    """Import an extractor given as ``module:function`` (None → built-in).
-
-    For ToolGen's extractor (:data:`TOOLGEN_EXTRACTOR`), ``$TOOLGEN_ROOT`` is put first on
-    ``sys.path``. Returns ``(spec, callable)``; raises :class:`ExtractorError`.
-    """
+    """``(spec, callable)`` of an extractor given as ``module:function`` (None: built-in;
+    ToolGen's is imported from ``$TOOLGEN_ROOT``); else :class:`ExtractorError`."""
     if spec is None or spec == BUILTIN_EXTRACTOR:
         return BUILTIN_EXTRACTOR, extract_components
     module_name, _, func_name = spec.partition(":")
@@ -202,12 +174,9 @@ def load_extractor(spec: str | None) -> tuple[str, Extractor]:
 
 @dataclass
 class PairResult:
-    """Outcome for one prompt × model pair (SPEC §3): status, components, reason, warnings.
-
-    ``file_id`` is the ``(st_dev, st_ino)`` of the file read (two pairs reading one file —
-    a symlink, a hard link — are refused by the caller); ``identity_error`` says how the
-    file's own ``sample_id`` / ``generator_name`` contradicts the pair it was read for.
-    """
+    """Outcome for one prompt × model pair: status, components, reason, warnings; the sha256
+    and ``(st_dev, st_ino)`` of the file read, and how the file's own ``sample_id`` /
+    ``generator_name`` contradicts its pair (the caller refuses both)."""
 
     status: str
     components: Components
@@ -246,12 +215,8 @@ def _image_present(folder: str, globs: Sequence[str]) -> bool:
 
 
 def _identity(result: dict, identity: tuple[Collection[str], Collection[str]] | None) -> str | None:
-    """How the result's own ``sample_id``/``bench_id``/``generator_name`` contradicts the pair, or None.
-
-    A result identifies itself by these optional fields; when present, ``sample_id`` and
-    ``bench_id`` must be the pair's sample_id (or its release_row) and ``generator_name`` one of
-    the model's names (source_id, model_id, or its configured ``generator_name``).
-    """
+    """How the result's own optional ``sample_id``/``bench_id`` (the pair's sample_id or
+    release_row) or ``generator_name`` (one of the model's names) contradicts the pair."""
     if identity is None:
         return None
     ids, generators = identity
@@ -261,67 +226,66 @@ def _identity(result: dict, identity: tuple[Collection[str], Collection[str]] | 
             return f"the file's {key} is {printable(str(v))[:80]!r}, not this prompt's"
     g = result.get("generator_name")
     if g is not None and g not in generators:
-        return f"the file's generator_name is {printable(str(g))[:80]!r}, not this model's ({', '.join(sorted(generators))})"
+        names = ", ".join(sorted(generators))
+        return (
+            f"the file's generator_name is {printable(str(g))[:80]!r}, not this model's ({names})"
+        )
     return None
 
 
-def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[str], digest, identity: tuple[Collection[str], Collection[str]] | None = None) -> PairResult:
-    """Status and components of one pair from its result file (SPEC §3).
-
-    ``digest(bytes) -> str`` hashes every file that is read (for the manifest's input hash).
-    ``identity``: ``(accepted sample ids, accepted generator names)`` checked against the
-    file's own fields (see :func:`_identity`). Never raises for a bad result: a problem of the
-    file becomes ``invalid_evaluation`` with its reason (also pathological JSON: nesting too
-    deep, integers too long, duplicate keys); an identity contradiction is returned in
-    ``identity_error`` for the caller to refuse.
-    """
+def classify_result(
+    path: str, extractor: Extractor, generation_glob: Sequence[str], digest,
+    identity: tuple[Collection[str], Collection[str]] | None = None,
+) -> PairResult:  # fmt: skip
+    """Status and components of one pair from its result file (data contract, § Status of a
+    prompt × model pair). ``digest`` hashes every file read; ``identity``: ``(accepted sample
+    ids, accepted generator names)``. A bad file is ``invalid_evaluation`` with its reason,
+    never an exception."""
     try:
         data, st = read_file(path, RESULT_MAX)
     except FileNotFoundError:
-        folder = os.path.dirname(path)
-        status = MISSING_EVALUATION if _image_present(folder, generation_glob) else MISSING_GENERATION
-        return PairResult(status, dict(_NULLS))
+        image = _image_present(os.path.dirname(path), generation_glob)
+        return PairResult(MISSING_EVALUATION if image else MISSING_GENERATION, dict(_NULLS))
     except OSError as exc:
         return PairResult(INVALID, dict(_NULLS), f"cannot read file: {exc.strerror}")
-    sha = digest(data)
-    fid = (st.st_dev, st.st_ino)
-    try:
-        result = _DECODER.decode(data.decode(json.detect_encoding(data), "surrogatepass"))  # = json.loads(data, …)
+    read = {"file_sha256": digest(data), "file_id": (st.st_dev, st.st_ino)}
+    try:  # = json.loads(data, …)
+        result = _DECODER.decode(data.decode(json.detect_encoding(data), "surrogatepass"))
     except DuplicateKey as exc:
-        return PairResult(INVALID, dict(_NULLS), f"not valid JSON: {exc}", file_sha256=sha, file_id=fid)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, too many digits
-        reason = "nested too deeply" if isinstance(exc, RecursionError) else printable(str(exc))[:200]
-        return PairResult(INVALID, dict(_NULLS), f"not valid JSON: {reason}", file_sha256=sha, file_id=fid)
+        return PairResult(INVALID, dict(_NULLS), f"not valid JSON: {exc}", **read)
+    except (ValueError, RecursionError) as exc:  # not JSON, not Unicode, too many digits
+        why = "nested too deeply" if isinstance(exc, RecursionError) else printable(str(exc))[:200]
+        return PairResult(INVALID, dict(_NULLS), f"not valid JSON: {why}", **read)
     if not isinstance(result, dict):
-        return PairResult(INVALID, dict(_NULLS), f"not a JSON object (got {type(result).__name__})", file_sha256=sha, file_id=fid)
-    contradiction = _identity(result, identity)
+        why = f"not a JSON object (got {type(result).__name__})"
+        return PairResult(INVALID, dict(_NULLS), why, **read)
+    read["identity_error"] = _identity(result, identity)
     if result.get("success") is not True:
-        err = result.get("error")
         why = f"success is {json.dumps(result.get('success'))[:40]}"
-        reason = _reason(f"{why}: {err}" if err else why)
-        return PairResult(INVALID, dict(_NULLS), reason, file_sha256=sha, file_id=fid, identity_error=contradiction)
-    warnings: list[str] = []
+        err = result.get("error")
+        return PairResult(INVALID, dict(_NULLS), _reason(f"{why}: {err}" if err else why), **read)
     try:
-        if extractor is extract_components:
-            comps, unknown = _components_and_unknown(result.get("scores"))
-        else:
-            scores = result.get("scores")
-            unknown = []
-            if isinstance(scores, dict):  # SPEC §3: every value of the file is checked
-                for key in scores:
-                    _check_value(key, scores[key])
-                unknown = [k for k in scores if not _is_known_score_key(k)]
-            comps = adapt_components(extractor(result))
-        if unknown:
-            warnings.append(printable(f"score key(s) with no component ignored: {', '.join(sorted(unknown))}"))
+        comps, unknown = _extract(result, extractor)
     except ValueError as exc:  # InvalidResult, or an extractor's documented ValueError
-        why = _reason(_text(exc))
-        return PairResult(INVALID, dict(_NULLS), why, warnings, sha, fid, contradiction)
+        return PairResult(INVALID, dict(_NULLS), _reason(_text(exc)), **read)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - a pluggable extractor failing, SystemExit too
         why = f"extractor raised {type(exc).__name__}" + (f": {_text(exc)}" if _text(exc) else "")
-        return PairResult(INVALID, dict(_NULLS), _reason(why), warnings, sha, fid, contradiction)
+        return PairResult(INVALID, dict(_NULLS), _reason(why), **read)
+    ignored = f"score key(s) with no component ignored: {', '.join(sorted(unknown))}"
+    warnings = [printable(ignored)] if unknown else []
     if not any(v is not None for v in comps.values()):
-        return PairResult(INVALID, dict(_NULLS), "no usable score (no component present)", warnings, sha, fid, contradiction)
-    return PairResult(SCORED, comps, None, warnings, sha, fid, contradiction)
+        why = "no usable score (no component present)"
+        return PairResult(INVALID, dict(_NULLS), why, warnings, **read)
+    return PairResult(SCORED, comps, None, warnings, **read)
+
+
+def _extract(result: dict, extractor: Extractor) -> tuple[Components, list[str]]:
+    """The components of a successful result and its score keys that carry none; every value
+    of ``scores`` is checked whichever extractor is used."""
+    scores = result.get("scores")
+    if extractor is extract_components:
+        return _components_and_unknown(scores)
+    unknown = _components_and_unknown(scores)[1] if isinstance(scores, dict) else []
+    return adapt_components(extractor(result)), unknown

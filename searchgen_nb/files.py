@@ -1,12 +1,6 @@
-"""Opening input files: regular files only (after following links), each read with a bound.
-
-Every file this project reads from its user — the release config, the prompt metadata, a
-result file, the paper table, a release folder given to ``validate``, ``diff`` or as
-``previous_release`` — is opened here (data contract, § Input files). A named pipe, a device,
-a socket or a folder in place of a file is refused at once (the file is opened without
-blocking, then looked at with ``fstat``), and a regular file is read up to its bound and no
-further. Both raise :class:`UnreadableFile`, an ``OSError`` whose text says why, so that each
-caller words it the way it words any other unreadable file.
+"""Opening input files: regular files only (after following links), each read within a bound
+(data contract, § Input files). Anything else is refused at once (opened without blocking,
+looked at with ``fstat``) with :class:`UnreadableFile`, an ``OSError`` whose text says why.
 """
 
 from __future__ import annotations
@@ -39,8 +33,7 @@ _KINDS = (
 
 
 class UnreadableFile(OSError):
-    """A file this project does not read: not a regular file, or larger than its bound.
-    ``str()`` and ``strerror`` give the reason, e.g. ``a named pipe (FIFO), not a regular file``."""
+    """A file not read: not a regular file, or over its bound (``strerror`` says which)."""
 
     def __init__(self, why: str) -> None:
         super().__init__(why)
@@ -70,17 +63,14 @@ def _open(path: str | os.PathLike, limit: int) -> tuple[BinaryIO, os.stat_result
 
 
 def open_regular(path: str | os.PathLike, limit: int) -> BinaryIO:
-    """``path`` opened for binary reading when it is a regular file (after following links)
-    of at most ``limit`` bytes. Never blocks (a named pipe without a writer is refused, not
-    waited for). Raises :class:`UnreadableFile`, or the ``OSError`` of the open itself
-    (``FileNotFoundError``, a loop of symbolic links, a name too long, …)."""
+    """``path`` opened for binary reading when a regular file of at most ``limit`` bytes; never
+    blocks. :class:`UnreadableFile`, or the ``OSError`` of the open itself."""
     return _open(path, limit)[0]
 
 
 def read_file(path: str | os.PathLike, limit: int) -> tuple[bytes, os.stat_result]:
-    """The content of a regular file of at most ``limit`` bytes and its ``fstat`` (see
-    :func:`open_regular`); never more than ``limit + 1`` bytes are read, also from a file
-    that grows meanwhile."""
+    """The content and ``fstat`` of a regular file of at most ``limit`` bytes; never more than
+    ``limit + 1`` bytes are read, also from a file that grows meanwhile."""
     fh, st = _open(path, limit)
     with fh:
         data = fh.read(st.st_size + 1)  # the size it has (a buffer of ``limit`` would cost)
@@ -96,8 +86,9 @@ def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
     return read_file(path, limit)[0]
 
 
-def read_lines(path: str | os.PathLike, limit: int = STREAM_MAX,
-               line_limit: int = LINE_MAX) -> Iterator[bytes]:
+def read_lines(
+    path: str | os.PathLike, limit: int = STREAM_MAX, line_limit: int = LINE_MAX
+) -> Iterator[bytes]:
     """The lines of a regular file (each with its ``\\n``), streamed: at most ``line_limit``
     bytes per line and ``limit`` in all, else :class:`UnreadableFile` naming the line."""
     with open_regular(path, limit) as fh:

@@ -1,11 +1,10 @@
-"""Prompt metadata (SPEC §1.2): read the JSONL, check every line, derive the partition.
-
-Errors stop the release (:class:`MetadataError` naming file, line and sample_id); duplicate
-tags inside one prompt are dropped and reported as warnings.
-"""
+"""Prompt metadata: read the JSONL, check every line, derive the partition (data contract,
+§ Prompt metadata and the partition)."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import posixpath
 from dataclasses import dataclass, field
@@ -81,19 +80,16 @@ def _check_release_row(release_row: str) -> str | None:
         return "is empty"
     longest = max(len(name.encode("utf-8")) for name in norm.split("/"))
     if longest > NAME_MAX or len(norm.encode("utf-8")) > 1024:
-        return (f"is too long for a path below results_root (at most {NAME_MAX} bytes of UTF-8 "
-                "per folder name, 1024 in all)")
+        return (
+            f"is too long for a path below results_root (at most {NAME_MAX} bytes of UTF-8 "
+            "per folder name, 1024 in all)"
+        )
     return None
 
 
 def read_prompts(path: str | Path) -> PromptSet:
-    """Read prompt metadata JSONL (SPEC §1.2) into a :class:`PromptSet` sorted by sample_id.
-
-    Accepts ``bench_id`` as an alias of ``sample_id`` and defaults ``release_row`` to the
-    sample_id. A missing or null tag field is ``[]``. Raises :class:`MetadataError` for a
-    line that is not a JSON object, a missing/duplicate sample_id, a tag field that is not a
-    list of strings, or a release_row that is absolute or escapes ``results_root``.
-    """
+    """Prompt metadata JSONL as a :class:`PromptSet` sorted by sample_id (data contract,
+    § Prompt metadata and the partition); :class:`MetadataError` naming the line otherwise."""
     path = Path(path)
     try:
         data = read_bytes(path, DATASET_MAX)
@@ -104,105 +100,107 @@ def read_prompts(path: str | Path) -> PromptSet:
     prompts: dict[str, Prompt] = {}
     warnings: list[dict] = []
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            row = json.loads(raw, parse_constant=_reject_constant, object_pairs_hook=no_duplicate_keys)
-        except RecursionError:
-            raise _fail(path, lineno, None, "not valid JSON (nested too deeply)") from None
-        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity, too many digits, duplicate key
-            raise _fail(path, lineno, None, f"not valid JSON ({excerpt(str(exc), 200)})") from None
-        if not isinstance(row, dict):
-            raise _fail(path, lineno, None, f"expected a JSON object, got {type(row).__name__}")
-        bad = _unpublishable(row)
-        if bad:
-            raise _fail(path, lineno, row.get("sample_id", row.get("bench_id")), bad)
-        sid, alias = row.get("sample_id"), row.get("bench_id")
-        if sid is None:
-            sid = alias
-        elif alias is not None and alias != sid:
-            raise _fail(path, lineno, sid, f"sample_id and its alias bench_id differ ({alias!r})")
-        if not isinstance(sid, str) or not sid:
-            raise _fail(path, lineno, sid, "sample_id (or bench_id) must be a non-empty string")
-        if "/" in sid or "\\" in sid or sid in (".", ".."):
-            raise _fail(path, lineno, sid, "sample_id must not contain path separators")
-        if any(not c.isprintable() for c in sid):
-            raise _fail(path, lineno, sid, "sample_id holds a control or other non-printable character")
-        if (n := len(sid.encode("utf-8"))) > NAME_MAX:
-            why = f"sample_id is {n} bytes long in UTF-8, at most {NAME_MAX}"
-            raise _fail(path, lineno, sid, f"{why} (it names result folders and files)")
-        if sid in prompts:
-            raise _fail(path, lineno, sid, f"duplicate sample_id (first on line {prompts[sid].line})")
-        release_row = row.get("release_row", sid)
-        if not isinstance(release_row, str):
-            raise _fail(path, lineno, sid, f"release_row must be a string, got {type(release_row).__name__}")
-        if any(not c.isprintable() for c in release_row):
-            raise _fail(path, lineno, sid, "release_row holds a control or other non-printable character")
-        why = _check_release_row(release_row)
-        if why:
-            raise _fail(path, lineno, sid, f"release_row {release_row!r} {why}")
-        subset = row.get("subset")
-        if subset is not None and not isinstance(subset, str) and not (isinstance(subset, list) and all(isinstance(x, str) for x in subset)):
-            raise _fail(path, lineno, sid, f"subset must be a string or a list of strings, got {type(subset).__name__}")
-        tags = {}
-        for name in TAG_FIELDS:
-            value = row.get(name)
-            if value is None:
-                value = []
-            if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
-                got = excerpt(json.dumps(value), 80)
-                raise _fail(path, lineno, sid, f"{name} must be a list of strings, got {got}")
-            hidden = next(((t, why) for t in value if (why := hidden_char(t, strict=True))), None)
-            if hidden:
-                tag = excerpt(hidden[0], 60)
-                raise _fail(path, lineno, sid, f"{name}: tag {tag} holds {hidden[1]}")
-            unique = list(dict.fromkeys(value))
-            if len(unique) != len(value):
-                dups = sorted({t for t in value if value.count(t) > 1})
-                warnings.append(
-                    {
-                        "check": "duplicate_tag",
-                        "sample_id": sid,
-                        "line": lineno,
-                        "message": f"{name}: duplicate tag(s) {', '.join(dups)} dropped",
-                    }
-                )
-            tags[name] = tuple(unique)
-        stratum, search_type = partition(subset, sid)
-        prompts[sid] = Prompt(
-            sample_id=sid,
-            release_row=posixpath.normpath(release_row.replace("\\", "/")),
-            subset=subset,
-            stratum=stratum,
-            search_type=search_type,
-            domains=tags["domains"],
-            failure_modes=tags["failure_modes"],
-            optional={k: row.get(k) for k in OPTIONAL_FIELDS},
-            line=lineno,
-        )
+        if raw.strip():
+            prompt = _prompt(_row(path, lineno, raw), path, lineno, prompts, warnings)
+            prompts[prompt.sample_id] = prompt
     ordered = [prompts[k] for k in sorted(prompts)]
     warnings.sort(key=lambda w: (w["sample_id"], w["message"]))
     return PromptSet(ordered, warnings, canonical_hash(ordered))
 
 
+def _row(path: Path, lineno: int, raw: bytes) -> dict:
+    """One line as a JSON object that can be published as UTF-8."""
+    try:
+        row = json.loads(raw, parse_constant=_reject_constant, object_pairs_hook=no_duplicate_keys)
+    except RecursionError:
+        raise _fail(path, lineno, None, "not valid JSON (nested too deeply)") from None
+    except ValueError as exc:  # not JSON or UTF-8, NaN/Infinity, too many digits, a repeated key
+        raise _fail(path, lineno, None, f"not valid JSON ({excerpt(str(exc), 200)})") from None
+    if not isinstance(row, dict):
+        raise _fail(path, lineno, None, f"expected a JSON object, got {type(row).__name__}")
+    bad = _unpublishable(row)
+    if bad:
+        raise _fail(path, lineno, row.get("sample_id", row.get("bench_id")), bad)
+    return row
+
+
+def _prompt(row: dict, path: Path, lineno: int, seen: dict, warnings: list) -> Prompt:
+    """The prompt of one line; its duplicate tags dropped and reported in ``warnings``."""
+    sid = _sample_id(row, path, lineno, seen)
+    fail = functools.partial(_fail, path, lineno, sid)
+    release_row = row.get("release_row", sid)
+    if not isinstance(release_row, str):
+        raise fail(f"release_row must be a string, got {type(release_row).__name__}")
+    if any(not c.isprintable() for c in release_row):
+        raise fail("release_row holds a control or other non-printable character")
+    why = _check_release_row(release_row)
+    if why:
+        raise fail(f"release_row {release_row!r} {why}")
+    subset = row.get("subset")
+    if not (subset is None or isinstance(subset, str) or _strings(subset)):
+        raise fail(f"subset must be a string or a list of strings, got {type(subset).__name__}")
+    tags = {name: _tags(row.get(name), name, fail) for name in TAG_FIELDS}
+    for name, value in tags.items():
+        dups = sorted({t for t in value if value.count(t) > 1})
+        if dups:
+            warnings.append({
+                "check": "duplicate_tag", "sample_id": sid, "line": lineno,
+                "message": f"{name}: duplicate tag(s) {', '.join(dups)} dropped",
+            })  # fmt: skip
+    stratum, search_type = partition(subset, sid)
+    return Prompt(
+        sid, posixpath.normpath(release_row.replace("\\", "/")), subset, stratum, search_type,
+        *(tuple(dict.fromkeys(tags[name])) for name in TAG_FIELDS),
+        optional={k: row.get(k) for k in OPTIONAL_FIELDS}, line=lineno,
+    )  # fmt: skip
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) for x in value)
+
+
+def _sample_id(row: dict, path: Path, lineno: int, seen: dict) -> str:
+    """The line's sample_id (or its alias bench_id): a new, printable file name."""
+    sid, alias = row.get("sample_id"), row.get("bench_id")
+    if sid is None:
+        sid = alias
+    elif alias is not None and alias != sid:
+        raise _fail(path, lineno, sid, f"sample_id and its alias bench_id differ ({alias!r})")
+    if not isinstance(sid, str) or not sid:
+        why = "sample_id (or bench_id) must be a non-empty string"
+    elif "/" in sid or "\\" in sid or sid in (".", ".."):
+        why = "sample_id must not contain path separators"
+    elif any(not c.isprintable() for c in sid):
+        why = "sample_id holds a control or other non-printable character"
+    elif (n := len(sid.encode("utf-8"))) > NAME_MAX:
+        why = f"sample_id is {n} bytes long in UTF-8, at most {NAME_MAX} (it names result folders "
+        why += "and files)"
+    elif sid in seen:
+        why = f"duplicate sample_id (first on line {seen[sid].line})"
+    else:
+        return sid
+    raise _fail(path, lineno, sid, why)
+
+
+def _tags(value: object, name: str, fail) -> list[str]:
+    """A tag field: a list of strings with no invisible character (null or absent: [])."""
+    value = [] if value is None else value
+    if not _strings(value):
+        raise fail(f"{name} must be a list of strings, got {excerpt(json.dumps(value), 80)}")
+    for t in value:
+        if why := hidden_char(t, strict=True):
+            raise fail(f"{name}: tag {excerpt(t, 60)} holds {why}")
+    return value
+
+
 def canonical_hash(prompts: list[Prompt]) -> str:
-    """sha256 of the metadata's content, independent of line order.
-
-    Each prompt's fields are serialised as sorted-key JSON, lines sorted by sample_id. The
-    raw file's hash would change when lines are merely reordered, which must not change
-    any artifact (SPEC §5).
-    """
-    import hashlib
-
+    """sha256 of the metadata's content, one sorted-key JSON line per prompt by sample_id: line
+    order changes no artifact (data contract, § Prompt metadata and the partition; § Artifacts)."""
     h = hashlib.sha256()
     for p in prompts:
         doc = {
-            "sample_id": p.sample_id,
-            "release_row": p.release_row,
-            "subset": p.subset,
-            "domains": list(p.domains),
-            "failure_modes": list(p.failure_modes),
-            **p.optional,
-        }
+            "sample_id": p.sample_id, "release_row": p.release_row, "subset": p.subset,
+            "domains": list(p.domains), "failure_modes": list(p.failure_modes), **p.optional,
+        }  # fmt: skip
         h.update(json.dumps(doc, sort_keys=True, ensure_ascii=False).encode() + b"\n")
     return h.hexdigest()

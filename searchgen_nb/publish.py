@@ -1,28 +1,12 @@
 """Publishing safely: what a command may replace, and a whole release in one atomic step
-(data contract, § Publication).
-
-A command replaces only what it made itself, or an empty folder; it refuses anything else,
-naming the place and what is in it, before it changes anything. Inputs and published
-versions are read only.
-
-``searchgen-nb release`` publishes three folders: ``public/data`` (artifacts), ``_build/html``
-(the book) and ``book/notebooks`` (executed notebooks). Each release is written once, whole,
-into a version folder (marked as this tool's), and the three paths are symbolic links through
-one ``current`` link that is replaced in a single ``rename``::
+(data contract, § Publication). The published paths are links through one ``current`` link::
 
     OUT/.releases/<version>/public/data, _build/html, book/notebooks
     OUT/.releases/current  -> <version>          (one atomic switch)
-    OUT/.releases/previous -> <older version>    (kept at hand)
-    OUT/public/data        -> ../.releases/current/public/data
-    OUT/_build/html        -> ../.releases/current/_build/html
-    OUT/book/notebooks     -> ../../.releases/current/book/notebooks
+    OUT/.releases/previous -> <older version>
+    OUT/public/data        -> ../.releases/current/public/data   (and so on)
 
-A reader opening any of the three paths sees either the old release or the new one, whole,
-whatever moment the process is killed at. Only ``current`` and ``previous`` are kept of the
-versions this tool made; anything else in ``.releases`` is left alone.
-
-A lock file (``OUT/build/release.lock``) lets one release run at a time into an output
-root; a second one stops at once naming the first.
+A lock file (``OUT/build/release.lock``) lets one release run at a time into an output root.
 """
 
 from __future__ import annotations
@@ -76,8 +60,7 @@ def mark(folder: Path) -> None:
 
 
 def marked(folder: Path, name: str | None = None) -> bool:
-    """Whether ``folder`` is a real folder carrying this tool's marker for ``name`` (default:
-    its own name)."""
+    """Whether ``folder`` is a real folder marked for ``name`` (default: its own name)."""
     if folder.is_symlink() or not folder.is_dir():
         return False
     try:
@@ -87,8 +70,7 @@ def marked(folder: Path, name: str | None = None) -> bool:
 
 
 def published_version(path: Path) -> Path | None:
-    """The ``.releases`` folder, or the version folder in it, that ``path`` (resolved) is or
-    lies inside; None elsewhere. A published version is never written into."""
+    """The ``.releases`` folder, or the version in it, that ``path`` (resolved) is or lies in."""
     path = Path(os.path.realpath(path))
     for folder in (path, *path.parents):
         if RELEASES in (folder.name, folder.parent.name):
@@ -106,8 +88,7 @@ def _relation(path: Path, other: Path) -> str | None:
 
 
 def _data_folder_problem(path: Path) -> str | None:
-    """None when ``path`` is absent, an empty folder, or a data release ``searchgen-nb data``
-    wrote (its names only, and its manifest); else what is there."""
+    """What is at ``path`` unless absent, an empty folder or a data release ``data`` wrote."""
     if not os.path.lexists(path):
         return None
     if path.is_symlink() or not path.is_dir():
@@ -130,33 +111,32 @@ def _data_folder_problem(path: Path) -> str | None:
 
 
 def check_data_out(out: Path, inputs: dict[str, Path]) -> None:
-    """Raise :class:`ReleaseError` unless ``searchgen-nb data`` may replace the folder ``out``
-    (resolved): not an input nor holding or inside one (``inputs``: name → resolved path), not
-    in a published version, not a mount point; absent, empty or a data release it wrote."""
+    """:class:`ReleaseError` unless ``searchgen-nb data`` may replace ``out`` (resolved;
+    ``inputs``: name → resolved path), as data contract, § Publication says."""
+    problem = _data_out_problem(out, inputs)
+    if problem:
+        raise ReleaseError(f"--out {out} {problem}")
+
+
+def _data_out_problem(out: Path, inputs: dict[str, Path]) -> str | None:
     version = published_version(out)
     if version is not None:
         root = version.parent.parent if version.name != RELEASES else version.parent
-        raise ReleaseError(
-            f"--out {out} lies inside the published release {version.name} ({version}): "
-            "a published version is never changed; publish a new release with "
-            f"`searchgen-nb release CONFIG --output-root {root}`"
+        return (
+            f"lies inside the published release {version.name} ({version}): a published version "
+            f"is never changed; publish a new release with `searchgen-nb release CONFIG "
+            f"--output-root {root}`"
         )
     for name, path in inputs.items():
-        relation = _relation(out, path)
-        if relation:
-            raise ReleaseError(
-                f"--out {out} {relation} the {name} {path}: inputs are never written; "
-                "give --out a new folder"
+        if relation := _relation(out, path):
+            return (
+                f"{relation} the {name} {path}: inputs are never written; give --out a new folder"
             )
     if os.path.ismount(out):
-        raise ReleaseError(f"--out {out} is a mount point, which cannot be replaced; "
-                           "give --out a folder inside it")
+        return "is a mount point, which cannot be replaced; give --out a folder inside it"
     problem = _data_folder_problem(out)
-    if problem:
-        raise ReleaseError(
-            f"--out {out} {problem}: data replaces only an empty folder or a data release it "
-            "wrote; give --out a new folder"
-        )
+    why = "data replaces only an empty folder or a data release it wrote; give --out a new folder"
+    return problem and f"{problem}: {why}"
 
 
 def _json_keys(path: Path) -> set:
@@ -185,10 +165,8 @@ def _output_file_problem(path: Path, keys: set, forbidden: dict[str, Path]) -> s
 
 
 def check_output_file(path: Path, option: str, keys: set, forbidden: dict[str, Path]) -> None:
-    """Raise :class:`ReleaseError` unless a command may write its JSON file at ``path``
-    (resolved) when it ends: the folder exists and can be written; ``path`` is absent or a file
-    this command wrote before (a JSON object with ``keys``); neither one of ``forbidden``
-    (name → resolved path) nor inside one, nor inside a published version."""
+    """:class:`ReleaseError` unless a command may write its JSON file (an object with ``keys``)
+    at ``path`` when it ends; ``forbidden``: name → resolved path it must not be in."""
     problem = _output_file_problem(path, keys, forbidden)
     if problem:
         raise ReleaseError(f"{option} {path} {problem}; nothing was done")
@@ -198,8 +176,8 @@ def check_output_file(path: Path, option: str, keys: set, forbidden: dict[str, P
 
 
 def os_failure(step: str, exc: OSError) -> ReleaseError:
-    """A :class:`ReleaseError` naming the step, the path and the system's reason, bounded in
-    length (a tree copy's error lists every file: the first is named, the others counted)."""
+    """A :class:`ReleaseError` naming the step, the path and the system's reason, bounded (of a
+    tree copy's errors the first is named, the others counted)."""
     errors = exc.args[0] if isinstance(exc, shutil.Error) and exc.args else None
     if isinstance(errors, list) and errors:
         dst, why = (list(errors[0]) + ["?", "?", "?"])[1:3]
@@ -214,8 +192,7 @@ def os_failure(step: str, exc: OSError) -> ReleaseError:
 
 @contextlib.contextmanager
 def step(name: str):
-    """Turn an ``OSError`` in the block (disk full, read-only, …) into a failure naming
-    ``name``."""
+    """Turn an ``OSError`` in the block (disk full, read-only, …) into a failure naming it."""
     try:
         yield
     except OSError as exc:
@@ -244,9 +221,8 @@ def _replace_link(link: Path, target: str) -> None:
 
 
 def publication_problems(out: Path) -> list[str]:
-    """What stops a release from publishing below ``out``: each published path must be absent
-    or the link this tool makes, below folders; ``.releases`` a folder whose ``current`` and
-    ``previous`` are links; ``out`` itself a folder outside any published version."""
+    """What stops a release from publishing below ``out`` (each published path absent or the
+    link this tool makes; ``.releases`` a folder of links ``current`` and ``previous``)."""
     if published_version(out) is not None:
         return [f"{out} lies inside the published release {published_version(out)} (never changed)"]
     if os.path.lexists(out) and not out.is_dir():
@@ -273,7 +249,8 @@ def check_publication(out: Path) -> None:
     problems = publication_problems(Path(out))
     if problems:
         raise ReleaseError(
-            f"cannot publish below {out}: " + "; ".join(problems[:6])
+            f"cannot publish below {out}: "
+            + "; ".join(problems[:6])
             + ". A release publishes only through the links it makes: move what is there "
             "elsewhere (for instance `mv public/data public/data.old`), then run again; "
             "nothing was changed"
@@ -281,8 +258,7 @@ def check_publication(out: Path) -> None:
 
 
 def ensure_links(out: Path) -> None:
-    """Make each published path a link through ``OUT/.releases/current`` (checked by
-    :func:`check_publication`: each is absent or that link already)."""
+    """Make each published path (absent, or that link already) a link through ``current``."""
     for rel in PUBLISHED:
         path = out / rel
         if not os.path.lexists(path):
@@ -301,16 +277,10 @@ def _stale_tmp(child: Path) -> bool:
 
 
 def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: None) -> Path:
-    """Publish ``sources`` (``{published path: folder}``, the keys of :data:`PUBLISHED`) as one
-    release.
-
-    Checks every published path first (:func:`check_publication`; nothing changes on a
-    refusal), copies everything into ``OUT/.releases/<version>`` (marked), then switches
-    ``current`` in one ``rename``; the previous release stays as ``previous``, older versions
-    this tool made are removed, anything else is left (and ``log`` says so). Returns the
-    version folder. A kill at any moment leaves every published path showing the old release
-    or the new one, never a mix; a later run removes what the killed one left.
-    """
+    """Publish ``sources`` (``{published path: folder}``) as one release: checked first, copied
+    into ``OUT/.releases/<version>`` (marked), then ``current`` switched in one ``rename``;
+    older versions this tool made are removed (``log`` names what else is left). Returns the
+    version folder."""
     out = Path(out)
     check_publication(out)
     releases = out / RELEASES
@@ -342,8 +312,7 @@ def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: N
 
 
 def _remove_old_versions(releases: Path, keep: set, log) -> None:
-    """Remove the versions this tool made (marked with their name) but ``keep``; say what else
-    is there and was left."""
+    """Remove the versions this tool made but ``keep``; say what else was left."""
     left = []
     for child in sorted(releases.iterdir()):
         if child.name in keep:
@@ -367,9 +336,8 @@ def current_version(out: Path) -> str | None:
 
 @contextlib.contextmanager
 def release_lock(out: Path, what: str):
-    """Hold ``OUT/build/release.lock`` for the duration; raise :class:`ReleaseError` at once
-    when another release holds it (naming its pid, start time and config), or when the file
-    holds something this tool did not write."""
+    """Hold ``OUT/build/release.lock`` for the block; :class:`ReleaseError` at once when
+    another release holds it (naming it) or the file is not this tool's."""
     path = Path(out) / LOCK
     with step("release lock"):
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -393,8 +361,9 @@ def release_lock(out: Path, what: str):
                 "wait for it to finish or stop it, then run again"
             )
         if not isinstance(holder, dict):
-            raise ReleaseError(f"{path} holds something this tool did not write; move it elsewhere "
-                               "and run again")
+            raise ReleaseError(
+                f"{path} holds something this tool did not write; move it elsewhere and run again"
+            )
         fh.seek(0)
         fh.truncate()
         started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")

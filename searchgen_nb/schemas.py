@@ -1,18 +1,8 @@
-"""JSON Schemas (draft 2020-12) of the published artifacts, and a folder check against them.
-
-The schema files live in the package data folder ``searchgen_nb/schemas/`` (one per artifact,
-named after it, plus the shared ``definitions.schema.json``). They describe the *shape* of
-each artifact — keys, types, enums, value ranges, null vs 0 vs missing (docs/data-contract.md
-§4–§10: per-prompt values §6, rounding and scales §9, artifacts §10) — for readers in other
-front ends. The arithmetic (do the means recompute? is the order right?) stays with the release gate
-(:mod:`searchgen_nb.validate`); this module checks only what a schema can say.
-
-Every ``$ref`` resolves offline through a :class:`referencing.Registry` built from the files
-in the folder: the ``$id`` URLs (``https://searchgen-bench.org/schemas/1.1.0/…``) are names,
-never fetched.
-
-Note: this module and the data folder share the name ``schemas``; the folder must stay a
-plain data folder (no ``__init__.py``), else it would shadow this module.
+"""JSON Schemas (draft 2020-12) of the published artifacts, and a folder check against them
+(data contract, § Artifacts). The schema files live in the package data folder
+``searchgen_nb/schemas/`` (one per artifact plus ``definitions.schema.json``; no
+``__init__.py``, else it would shadow this module); every ``$ref`` resolves offline, the
+``$id`` URLs are names, never fetched. The arithmetic stays with the release gate.
 """
 
 from __future__ import annotations
@@ -28,7 +18,7 @@ import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
 
-from searchgen_nb.constants import SCHEMA_VERSION  # noqa: F401 - re-exported: one source of the version
+from searchgen_nb.constants import SCHEMA_VERSION  # noqa: F401 - re-exported
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.untrusted import strict_loads
 
@@ -62,24 +52,14 @@ def _read(name: str) -> dict:
 
 
 def load_schemas() -> dict[str, dict]:
-    """Every artifact schema, keyed by the artifact's file name.
-
-    ``{"prompt_scores.jsonl": <schema of one line>, "leaderboard_overall.json": …,
-    "manifest.json": …, "validation_report.json": …, …}`` (the keys of :data:`SCHEMA_FILES`);
-    the shared definitions are not an artifact and are not included (see :func:`registry`).
-    Fresh dicts on every call. Raises ``FileNotFoundError`` / ``json.JSONDecodeError`` when
-    the package's schema folder is incomplete or damaged.
-    """
+    """Every artifact schema (fresh dicts), keyed by the artifact's file name."""
     return {artifact: _read(file) for artifact, file in SCHEMA_FILES.items()}
 
 
 @lru_cache(maxsize=1)
 def registry() -> referencing.Registry:
-    """A registry of every schema in :func:`schema_dir` under its ``$id`` (definitions included).
-
-    It has no ``retrieve`` function: a reference to anything outside the folder raises
-    ``referencing.exceptions.Unresolvable`` instead of going to the network.
-    """
+    """Every schema under its ``$id``; with no ``retrieve``, a reference outside the folder
+    raises ``Unresolvable`` instead of going to the network."""
     resources = []
     for file in (DEFINITIONS_FILE, *SCHEMA_FILES.values()):
         schema = _read(file)
@@ -89,28 +69,27 @@ def registry() -> referencing.Registry:
 
 @lru_cache(maxsize=None)
 def validator_for(artifact_name: str) -> jsonschema.Draft202012Validator:
-    """A draft 2020-12 validator of one artifact (``"manifest.json"``, ``"prompt_scores.jsonl"``
-    — one line —, …), its refs resolved through :func:`registry`, format checking off
-    (``format`` is an annotation only; the patterns carry the rule).
-
-    Raises ``KeyError`` for a name that is not in :data:`SCHEMA_FILES`.
-    """
-    if artifact_name not in SCHEMA_FILES:
-        raise KeyError(f"no schema for artifact {artifact_name!r} (known: {', '.join(SCHEMA_FILES)})")
-    schema = _read(SCHEMA_FILES[artifact_name])
+    """The validator of one artifact (``format`` an annotation only; ``KeyError`` for a name
+    not in :data:`SCHEMA_FILES`)."""
+    schema = _read(_schema_file(artifact_name))
     return jsonschema.Draft202012Validator(schema, registry=registry(), format_checker=None)
 
 
 @lru_cache(maxsize=None)
 def fast_validator_for(artifact_name: str):
-    """The same schema compiled by ``jsonschema-rs`` (Rust): it decides whether a document is
-    valid ~70× faster than :func:`validator_for` (measured on demo ``prompt_scores.jsonl``
-    lines: 0.07 ms vs 4.6 ms per line), which then explains the rare invalid one. The test
-    suite checks that both agree on every artifact and every mutation."""
+    """The same schema compiled by ``jsonschema-rs``: it decides ~70× faster (0.07 ms vs 4.6 ms
+    per demo line), :func:`validator_for` explains the rare invalid document."""
+    schema = _read(_schema_file(artifact_name))
+    files = (DEFINITIONS_FILE, *SCHEMA_FILES.values())
+    resources = [(s["$id"], s) for s in map(_read, files)]
+    return jsonschema_rs.Draft202012Validator(schema, registry=jsonschema_rs.Registry(resources))
+
+
+def _schema_file(artifact_name: str) -> str:
     if artifact_name not in SCHEMA_FILES:
-        raise KeyError(f"no schema for artifact {artifact_name!r} (known: {', '.join(SCHEMA_FILES)})")
-    resources = [(schema["$id"], schema) for schema in map(_read, (DEFINITIONS_FILE, *SCHEMA_FILES.values()))]
-    return jsonschema_rs.Draft202012Validator(_read(SCHEMA_FILES[artifact_name]), registry=jsonschema_rs.Registry(resources))
+        known = ", ".join(SCHEMA_FILES)
+        raise KeyError(f"no schema for artifact {artifact_name!r} (known: {known})")
+    return SCHEMA_FILES[artifact_name]
 
 
 # ---- checking a folder ---------------------------------------------------------------------
@@ -137,11 +116,18 @@ def _leaf(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
 
 def _problem(file: str, line: int | None, pointer: str, text: str) -> dict:
     where = f"{file} line {line}" if line is not None else file
-    return {"file": file, "line": line, "path": pointer, "message": _short(f"{where} {pointer or '(top level)'}: {text}")}
+    return {
+        "file": file,
+        "line": line,
+        "path": pointer,
+        "message": _short(f"{where} {pointer or '(top level)'}: {text}"),
+    }
 
 
 def _errors(validator: jsonschema.Draft202012Validator, doc: object, file: str, line: int | None):
-    errors = sorted(validator.iter_errors(doc), key=lambda e: (json_pointer(e.absolute_path), e.message))
+    errors = sorted(
+        validator.iter_errors(doc), key=lambda e: (json_pointer(e.absolute_path), e.message)
+    )
     for e in errors:
         leaf = _leaf(e)
         yield _problem(file, line, json_pointer(leaf.absolute_path), leaf.message)
@@ -175,62 +161,58 @@ def _parse(data: bytes, empty: str | None = None) -> tuple[object, str | None]:
 
 
 def check_document(artifact_name: str, doc: object, line: int | None = None) -> list[dict]:
-    """Problems of one parsed document (or one parsed line of ``prompt_scores.jsonl``) against
-    its artifact's schema, as :func:`check_folder` words them; ``[]`` when it conforms.
-    jsonschema-rs decides, jsonschema explains a rejected document."""
+    """Problems of one parsed document (or line) against its artifact's schema, as
+    :func:`check_folder` words them; ``[]`` when it conforms."""
     if fast_validator_for(artifact_name).is_valid(doc):
         return []
     return list(_errors(validator_for(artifact_name), doc, artifact_name, line)) or [
-        _problem(artifact_name, line, "", "jsonschema-rs rejects this document, jsonschema accepts it: report this disagreement")
+        _problem(
+            artifact_name,
+            line,
+            "",
+            "jsonschema-rs rejects this document, jsonschema accepts it: report this disagreement",
+        )
     ]
 
 
 def check_file(path: str | Path, artifact_name: str | None = None) -> list[dict]:
-    """Problems of one artifact file against its schema (see :func:`check_folder` for the shape).
-
-    ``artifact_name``: which schema (default: the file's name). A JSONL file is checked line
-    by line without being held in memory. At most :data:`MAX_LISTED` problems are listed,
-    then one entry ``{"file", "line": None, "path": "", "message": "… N more problem(s) …"}``
-    gives the count of the rest. Raises ``KeyError`` for an unknown artifact name and
-    ``OSError`` when the file cannot be read.
-    """
+    """Problems of one artifact file (a JSONL file streamed) against the schema of
+    ``artifact_name`` (default: its name), as :func:`check_folder` lists them; ``KeyError``
+    for an unknown name, ``OSError`` when the file cannot be read."""
     path = Path(path)
     name = artifact_name or path.name
     validator_for(name)  # KeyError for an unknown artifact name, before reading anything
     listed: list[dict] = []
     n = 0
     for line, doc, parse_problem in _documents(path, name):
-        found = [_problem(name, line, "", parse_problem)] if parse_problem else check_document(name, doc, line)
+        found = (
+            [_problem(name, line, "", parse_problem)]
+            if parse_problem
+            else check_document(name, doc, line)
+        )
         for p in found:
             n += 1
             if len(listed) < MAX_LISTED:
                 listed.append(p)
     if n > len(listed):
-        listed.append({"file": name, "line": None, "path": "",
-                       "message": f"{name}: {n - len(listed)} more problem(s) not listed ({n} in all)"})
+        listed.append(
+            {
+                "file": name,
+                "line": None,
+                "path": "",
+                "message": f"{name}: {n - len(listed)} more problem(s) not listed ({n} in all)",
+            }
+        )
     return listed
 
 
 def check_folder(folder: str | Path, skip: tuple[str, ...] = ()) -> list[dict]:
-    """Check every artifact present in a release folder against its schema (data contract §10;
-    the shapes of §4–§9: null vs 0 vs missing, the 0–3 and 0–100 scales, counts, enums).
-
-    Returns a list of problems, empty when every present file conforms; each problem is
-    ``{"file": artifact file name, "line": line number in prompt_scores.jsonl or None,
-    "path": JSON pointer of the offending value ("" = the whole document or line),
-    "message": short text naming file and pointer}``, e.g.
-    ``leaderboard_overall.json /3/coverage: 1.5 is greater than the maximum of 1``. A file
-    that is not strict UTF-8 JSON (NaN, Infinity, a repeated key) gives one problem at path
-    "". Per file at most :data:`MAX_LISTED` problems are listed plus one entry with the count
-    of the rest. ``prompt_scores.jsonl`` is streamed line by line.
-
-    A file that is present but cannot be read (not a regular file, over its bound:
-    :mod:`searchgen_nb.files`) gives one problem at path "". Artifacts missing from the
-    folder are skipped (whether a release is complete is the release gate's business), and
-    so are those named in ``skip`` (the gate checks the lines of ``prompt_scores.jsonl`` as
-    it reads them, :func:`check_document`). Raises ``NotADirectoryError`` when ``folder`` is
-    not a folder.
-    """
+    """Problems of every artifact present in ``folder`` (but ``skip``) against its schema:
+    ``{"file", "line" (of a JSONL file, else None), "path" (JSON pointer, "" = the document),
+    "message"}``, e.g. ``leaderboard_overall.json /3/coverage: 1.5 is greater than the maximum
+    of 1``. A file not strict UTF-8 JSON, or unreadable, gives one problem at path ""; per file
+    at most :data:`MAX_LISTED` are listed, then one with the count of the rest.
+    ``NotADirectoryError`` when ``folder`` is not a folder."""
     folder = Path(folder)
     if not folder.is_dir():
         raise NotADirectoryError(f"{folder} is not a folder")

@@ -1,17 +1,8 @@
-"""Named evaluation slices (SPEC §9): which prompts each slice holds.
-
-A slice is the prompts whose metadata ``field`` (a string or a list of strings) holds
-``any`` (or ``all``) of its ``include`` values; an empty ``include`` holds every prompt.
-Every leaderboard is computed again inside each slice (:func:`searchgen_nb.aggregate.leaderboards`).
-
-Decisions where the contract is silent (also on the Methods page):
-
-* Without a ``slices`` block a release has one slice, ``full_<n_prompts>``, of every prompt.
-* The v1.0-shaped leaderboard files always cover every prompt; the manifest's
-  ``output_slice`` names the slice that holds every prompt. When the configured slices have
-  none, ``full_<n_prompts>`` is added in front of them.
-* A prompt whose ``field`` is null or absent is in no slice that selects on values; a value
-  that is neither a string nor a list of strings stops the release naming the prompt.
+"""Named evaluation slices: which prompts each holds (data contract, § Named evaluation
+slices). Without a ``slices`` block a release has one slice, ``full_<n_prompts>``, of every
+prompt; it is added in front when no configured slice holds every prompt, and the v1.0-shaped
+leaderboard files show it. A prompt whose ``field`` is null or absent is in no slice that
+selects on values; any other value that is not a string or a list of strings stops the release.
 """
 
 from __future__ import annotations
@@ -34,11 +25,12 @@ def field_values(prompt: dict, field: str) -> frozenset[str]:
         return frozenset((v,))
     if isinstance(v, list) and all(isinstance(x, str) for x in v):
         return frozenset(v)
-    raise MetadataError(f"metadata: sample_id {prompt.get('sample_id')}: slice field {field!r} is {excerpt(v, 80)}, not a string or a list of strings")
+    where = f"metadata: sample_id {prompt.get('sample_id')}: slice field {field!r}"
+    raise MetadataError(f"{where} is {excerpt(v, 80)}, not a string or a list of strings")
 
 
 def in_slice(values: frozenset[str], spec: SliceConfig) -> bool:
-    """Whether a prompt with these field values belongs to the slice (SPEC §9)."""
+    """Whether a prompt with these field values belongs to the slice."""
     if not spec.include:
         return True
     want = set(spec.include)
@@ -49,14 +41,15 @@ def slice_specs(slices: dict[str, SliceConfig] | None, n_prompts: int) -> dict[s
     """The published slices in order: the configured ones, with ``full_<n_prompts>`` first
     when none of them selects every prompt by definition (empty ``include``), or alone when
     there is no ``slices`` block."""
-    full = f"full_{n_prompts}"
+    full = {f"full_{n_prompts}": SliceConfig(include=[], match="all", expected_rows=n_prompts)}
     if not slices:
-        return {full: SliceConfig(include=[], match="all", expected_rows=n_prompts)}
+        return full
     if any(not spec.include for spec in slices.values()):
         return dict(slices)
-    if full in slices:
-        raise MetadataError(f"slice {full} is configured with include values; that name is kept for the slice of every prompt")
-    return {full: SliceConfig(include=[], match="all", expected_rows=n_prompts), **slices}
+    if f"full_{n_prompts}" in slices:
+        why = "is configured with include values; that name is kept for the slice of every prompt"
+        raise MetadataError(f"slice full_{n_prompts} {why}")
+    return {**full, **slices}
 
 
 def output_slice(specs: dict[str, SliceConfig]) -> str:
@@ -77,13 +70,17 @@ def slice_members(prompts: list[dict], specs: dict[str, SliceConfig]) -> dict[st
     return out
 
 
-def manifest_slices(specs: dict[str, SliceConfig], members: dict[str, np.ndarray], prompts: list[dict]) -> dict:
+def manifest_slices(
+    specs: dict[str, SliceConfig], members: dict[str, np.ndarray], prompts: list[dict]
+) -> dict:
     """The manifest's v1.1 slice keys: ``evaluation_slices`` (``named`` in the published form,
     ``subset_field``: the field every value-selecting slice uses, null when they differ or none
     does), ``published_slices``, ``output_slice`` and ``slice_partitions`` (per slice the four
     stratum counts)."""
     fields = {spec.field for spec in specs.values() if spec.include}
-    partitions = {name: partition_counts(prompts[i] for i in idx.tolist()) for name, idx in members.items()}
+    partitions = {
+        name: partition_counts(prompts[i] for i in idx.tolist()) for name, idx in members.items()
+    }
     return {
         "evaluation_slices": {
             "named": {
@@ -104,14 +101,23 @@ def manifest_slices(specs: dict[str, SliceConfig], members: dict[str, np.ndarray
     }
 
 
-def refuse_empty(specs: dict[str, SliceConfig], members: dict[str, np.ndarray], 
-                 config_path: str) -> None:
+def refuse_empty(
+    specs: dict[str, SliceConfig], members: dict[str, np.ndarray], config_path: str
+) -> None:
     """Raise :class:`ConfigError` naming the config and every slice whose ``include`` selects no
     prompt (a typo publishes an empty slice otherwise), unless its ``expected_rows`` is 0."""
-    empty = [name for name, spec in specs.items()
-             if len(members[name]) == 0 and spec.include and spec.expected_rows != 0]
+    empty = [
+        name
+        for name, spec in specs.items()
+        if len(members[name]) == 0 and spec.include and spec.expected_rows != 0
+    ]
     if empty:
-        said = "; ".join(f"slice {name}: field {specs[name].field} holds none of "
-                         f"{excerpt(specs[name].include, 80)}" for name in empty[:5])
-        raise ConfigError(f"config {config_path}: `slices`: no prompt is in {len(empty)} slice(s): "
-                          f"{said} (set expected_rows: 0 for a slice meant to be empty)")
+        said = "; ".join(
+            f"slice {name}: field {specs[name].field} holds none of "
+            f"{excerpt(specs[name].include, 80)}"
+            for name in empty[:5]
+        )
+        raise ConfigError(
+            f"config {config_path}: `slices`: no prompt is in {len(empty)} slice(s): "
+            f"{said} (set expected_rows: 0 for a slice meant to be empty)"
+        )

@@ -1,9 +1,6 @@
-"""Reading untrusted input: bounded excerpts for messages, text safe to publish, strict JSON.
-
-One home for the helpers that config, prompt metadata, result files and the paper table
-share (the independent validator keeps its own, on purpose: it must not share code with
-what it checks).
-"""
+"""Reading untrusted input: bounded excerpts for messages, text safe to publish, strict JSON
+and YAML. (The independent validator keeps its own: it must not share code with what it
+checks.)"""
 
 from __future__ import annotations
 
@@ -12,15 +9,21 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterator
+from decimal import Decimal
+
+import yaml
 
 
 def excerpt(value: object, limit: int = 80, newlines: bool = False) -> str:
-    """A bounded, printable excerpt of a value for an error message (never the whole input).
-
-    Control characters and lone surrogates are written as escapes (``\\x00``, ``\\ud835``);
-    ``newlines`` keeps line breaks (for multi-line parser messages)."""
+    """A bounded, printable excerpt of a value for a message: non-printable characters
+    escaped, line breaks kept with ``newlines``."""
     text = value if isinstance(value, str) else repr(value)
-    text = "".join(c if c.isprintable() or (newlines and c == "\n") else c.encode("unicode_escape").decode("ascii") for c in text[: limit * 2])
+    text = "".join(
+        c
+        if c.isprintable() or (newlines and c == "\n")
+        else c.encode("unicode_escape").decode("ascii")
+        for c in text[: limit * 2]
+    )
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -88,7 +91,49 @@ def strict_loads(text: str | bytes) -> object:
     """:func:`json.loads` refusing NaN/Infinity (:func:`reject_constant`), numbers that overflow
     to Infinity (:func:`finite_float`) and a repeated key (:func:`no_duplicate_keys`); raises
     ``ValueError`` (``DuplicateKey`` for a repeated key)."""
-    return json.loads(text, parse_constant=reject_constant, parse_float=finite_float, object_pairs_hook=no_duplicate_keys)
+    return json.loads(
+        text,
+        parse_constant=reject_constant,
+        parse_float=finite_float,
+        object_pairs_hook=no_duplicate_keys,
+    )
+
+
+class ConfigLoader(yaml.SafeLoader):
+    """A YAML loader for configs: floats read as :class:`Decimal` (the number written), a
+    duplicate key refused (naming both lines), anchors and aliases refused (no alias bomb)."""
+
+    def compose_node(self, parent, index):  # noqa: D102
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            why = "anchors and aliases (& and *) are not allowed in a release config"
+            raise yaml.composer.ComposerError(None, None, why, event.start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):  # noqa: D102
+        if isinstance(node, yaml.MappingNode):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:  # an unhashable key: let PyYAML report it
+                    continue
+                if first is not None:
+                    why = f"duplicate key {excerpt(key)!s} (first on line {first.line + 1})"
+                    raise yaml.constructor.ConstructorError(None, None, why, key_node.start_mark)
+                seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
+def _construct_decimal(loader: ConfigLoader, node) -> Decimal:
+    text = loader.construct_scalar(node).replace("_", "").strip().lower()
+    if text in (".nan", ".inf", "+.inf", "-.inf") or ":" in text:
+        return Decimal(repr(yaml.SafeLoader.construct_yaml_float(loader, node)))
+    return Decimal(text)
+
+
+ConfigLoader.add_constructor("tag:yaml.org,2002:float", _construct_decimal)
 
 
 # ---- names: what a reader sees ------------------------------------------------------------
@@ -96,8 +141,12 @@ def strict_loads(text: str | bytes) -> object:
 #: Bidirectional embeddings, overrides and isolates: they reorder the text around them.
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 #: Unicode categories that never show as themselves on one line, and what they are.
-_HIDDEN = {"Cc": "a control character", "Zl": "a line separator", "Zp": "a paragraph separator",
-           "Cs": "a lone surrogate"}
+_HIDDEN = {
+    "Cc": "a control character",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+    "Cs": "a lone surrogate",
+}
 
 
 def hidden_char(text: str, strict: bool = False) -> str | None:
@@ -139,8 +188,9 @@ def twins(names: list[str]) -> list[tuple[str, str]]:
 def shown(text: object) -> str:
     """``text`` with every character that does not show as itself written as an escape
     (``\\n``, ``\\u200b``, ``\\u202e``): one line, in visible characters."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
-                   for c in str(text))
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text)
+    )
 
 
 def md_text(text: object) -> str:

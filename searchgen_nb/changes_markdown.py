@@ -1,0 +1,227 @@
+"""The Markdown summary of a ``changes.json``: the text of ``searchgen-nb diff`` and of the
+book's "What changed" page (data contract, § Changes between releases)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from searchgen_nb.untrusted import md_code, md_text
+
+TITLE = "## What changed"
+_KIND_LABEL = {
+    "stratum": "",
+    "domain": "domain ",
+    "failure_mode": "failure mode ",
+    "slice": "slice ",
+}
+
+
+def score_changed(cell: dict) -> bool:
+    """Whether a ``groups`` cell of ``changes.json`` is a change of Overall-9."""
+    if cell["delta"] is None:
+        return cell["overall_9_before"] != cell["overall_9_after"]
+    return cell["delta"] != 0
+
+
+def _fmt(x: float | None, signed: bool = False) -> str:
+    if x is None:
+        return "N/A"
+    text = f"{Decimal(repr(x)):f}"
+    return "+" + text if signed and x > 0 else text.replace("-", "−")
+
+
+def _raw(x: float | None) -> str:
+    if x is None:
+        return "null"
+    return f"{x:.4f}".rstrip("0").rstrip(".") if x != int(x) else f"{x:.1f}"
+
+
+def _rank(r: object) -> str:
+    return "–" if r is None else md_text(r)
+
+
+def _group_label(key: str) -> str:
+    """The group's name as Markdown text (its tag or slice name escaped)."""
+    kind, _, name = key.partition(":")
+    return "All" if kind not in _KIND_LABEL else _KIND_LABEL[kind] + md_text(name)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def _listed(texts: list[str], limit: int) -> str:
+    """The first ``limit`` texts, then how many more."""
+    more = f" and {len(texts) - limit} more" if len(texts) > limit else ""
+    return ", ".join(texts[:limit]) + more
+
+
+def _by_size(item: tuple[str, dict]) -> tuple:
+    """A group's change: largest first, then by group."""
+    return -abs(item[1]["delta"] or 0), item[0]
+
+
+def _has(cells: dict, side: str) -> bool:
+    """Whether a group has a value or a rank on one side (``before``/``after``)."""
+    return any(c[f"overall_9_{side}"] is not None or c[f"rank_{side}"] is not None
+               for c in cells.values())  # fmt: skip
+
+
+def _arrow(c: dict) -> str:
+    b, a = c["rank_before"], c["rank_after"]
+    if b is None or a is None:
+        return f"{md_text(b or 'unranked')} → {md_text(a or 'unranked')}"
+    return f"{md_text(b)} → {md_text(a)} {'↑' if a < b else '↓'}"
+
+
+def _row(*cells: str) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def markdown(
+    ch: dict, names: dict | None = None, max_groups: int = 8, max_prompts: int = 10
+) -> str:
+    """The change as Markdown for a pull-request description: the headline facts first, then
+    tables; nothing is said about what did not change."""
+    names = names or {}
+
+    def who(m: str) -> str:
+        return f"**{md_text(names[m])}** ({md_code(m)})" if names.get(m, m) != m else md_code(m)
+
+    if ch["first_release"]:
+        return (
+            f"{TITLE}\n\nThis is the first release: there is no previous release to compare with.\n"
+        )
+    both = {
+        k for k, cells in ch["groups"].items() if _has(cells, "before") and _has(cells, "after")
+    }
+    changed: dict[str, list[tuple[str, dict]]] = {}
+    for key, cells in ch["groups"].items():
+        for m, c in cells.items():
+            if key in both and score_changed(c):
+                changed.setdefault(m, []).append((key, c))
+    facts = [
+        *_roster_facts(ch, who, max_prompts), *_score_facts(ch, changed, who, max_groups),
+        *_rank_facts(ch, both, who), *_pair_facts(ch, who, max_prompts),
+    ]  # fmt: skip
+    nothing = ["- Nothing changed: same models, prompts, statuses and scores."]
+    return "\n".join([TITLE, "", *(facts or nothing), *_tables(ch, changed, names)]) + "\n"
+
+
+def _roster_facts(ch: dict, who, max_prompts: int) -> list[str]:
+    """Models and prompts added or removed, model and prompt metadata changed."""
+    mo, pr = ch["models"], ch["prompts"]
+    lines = []
+    if mo["added"]:
+        lines.append(f"- Models added: {', '.join(who(m) for m in mo['added'])}")
+    if mo["removed"]:
+        lines.append(f"- Models removed: {', '.join(md_code(m) for m in mo['removed'])}")
+    for c in mo.get("changed", []):
+        fields = (f"{md_text(f.replace('_', ' '))} {md_text(a)} → {md_text(b)}"
+                  for f, (a, b) in c["fields"].items())  # fmt: skip
+        lines.append(f"- {who(c['model_id'])}: " + "; ".join(fields))
+    for label in ("added", "removed"):
+        if pr[label]:
+            shown = _listed([md_code(s) for s in pr[label]], max_prompts)
+            lines.append(f"- {_plural(len(pr[label]), 'prompt')} {label}: {shown}")
+    retagged = [f"{md_code(c['sample_id'])} ({', '.join(map(md_text, c['fields']))})"
+                for c in pr["metadata_changed"]]  # fmt: skip
+    if retagged:
+        shown = _listed(retagged, max_prompts)
+        lines.append(f"- {len(retagged)} prompt(s) with changed metadata: {shown}")
+    return lines
+
+
+def _score_facts(ch: dict, changed: dict, who, max_groups: int) -> list[str]:
+    """Per model with a changed Overall-9: in how many groups, All with its paired interval,
+    then the largest changes."""
+    boot = ch.get("paired_bootstrap") or {}
+    conf = f"{Decimal(repr(boot.get('confidence', 0.95))) * 100:f}".rstrip("0").rstrip(".") + "%"
+    lines = []
+    for m in sorted(changed):
+        cells = dict(changed[m])
+        head = f"- {who(m)}: Overall-9 changed in {_plural(len(cells), 'group')}"
+        if c := cells.pop("all:All", None):
+            ci = (boot.get("models", {}).get(m) or {}).get("ci")
+            if ci:
+                ci = f"; paired {conf} interval {_fmt(ci[0], True)} to {_fmt(ci[1], True)} on the "
+                ci += f"{boot['n_common_prompts']} common prompts"
+            before, after = _fmt(c["overall_9_before"]), _fmt(c["overall_9_after"])
+            head += f"; All {before} → {after} ({_fmt(c['delta'], True)}{ci or ''})"
+        others = sorted(cells.items(), key=_by_size)
+        if others:
+            shown = [f"{_group_label(k)} {_fmt(c['delta'], True)}" for k, c in others]
+            head += ": " + _listed(shown, max_groups)
+        lines.append(head)
+    return lines
+
+
+def _rank_facts(ch: dict, both: set, who) -> list[str]:
+    lines = []
+    for key in [k for k in ch["groups"] if k in both]:
+        moves = [
+            (m, c) for m, c in ch["groups"][key].items() if c["rank_before"] != c["rank_after"]
+        ]
+        if moves:
+            moves.sort(key=lambda mc: mc[1]["rank_after"] or 1e9)
+            shown = ", ".join(f"{who(m)} {_arrow(c)}" for m, c in moves)
+            lines.append(f"- Rank change in {_group_label(key)}: {shown}")
+    return lines
+
+
+def _pair_facts(ch: dict, who, max_prompts: int) -> list[str]:
+    """Status transitions with their prompts, then per model the scored prompts that moved."""
+    transitions: dict[tuple[str, str, str], list[str]] = {}
+    score_only: dict[str, list[dict]] = {}
+    for p in ch["pairs"]:
+        if p["status_before"] != p["status_after"]:
+            key = (p["model_id"], p["status_before"], p["status_after"])
+            transitions.setdefault(key, []).append(p["sample_id"])
+        else:
+            score_only.setdefault(p["model_id"], []).append(p)
+    lines = []
+    for (m, a, b), sids in sorted(transitions.items()):
+        shown = _listed([md_code(s) for s in sids], max_prompts)
+        lines.append(
+            f"- {who(m)}: {_plural(len(sids), 'result')} {md_text(a)} → {md_text(b)}: {shown}"
+        )
+    for m, ps in sorted(score_only.items()):
+        lower = sum(1 for p in ps if (p["overall_9_after"] or 0) < (p["overall_9_before"] or 0))
+        moved = (
+            f"{_plural(len(ps), 'scored prompt')} changed ({lower} lower, {len(ps) - lower} higher)"
+        )
+        lines.append(f"- {who(m)}: Overall-9 of {moved}")
+    return lines
+
+
+def _tables(ch: dict, changed: dict, names: dict) -> list[str]:
+    """The tables of score changes and of prompt × model changes."""
+    lines = []
+    if changed:
+        head = ("group", "model", "Overall-9 before", "after", "Δ", "rank before", "rank after")
+        lines += ["", "### Score changes", "", _row(*head), "|---|---|---:|---:|---:|---:|---:|"]
+        for m in sorted(changed):
+            for key, c in sorted(changed[m], key=lambda kc: (kc[0] != "all:All", *_by_size(kc))):
+                values = (
+                    _fmt(c["overall_9_before"]),
+                    _fmt(c["overall_9_after"]),
+                    _fmt(c["delta"], True),
+                )
+                ranks = (_rank(c["rank_before"]), _rank(c["rank_after"]))
+                lines.append(_row(_group_label(key), md_text(names.get(m, m)), *values, *ranks))
+    if ch["pairs"]:
+        head = (
+            "model",
+            "sample_id",
+            "status before",
+            "status after",
+            "raw Overall-9 before",
+            "after",
+        )
+        lines += ["", "### Prompt × model changes", "", _row(*head), "|---|---|---|---|---:|---:|"]
+        for p in ch["pairs"]:
+            who = (md_text(names.get(p["model_id"], p["model_id"])), md_code(p["sample_id"]))
+            statuses = (md_text(p["status_before"]), md_text(p["status_after"]))
+            scores = (_raw(p["overall_9_before"]), _raw(p["overall_9_after"]))
+            lines.append(_row(*who, *statuses, *scores))
+    return lines

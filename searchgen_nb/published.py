@@ -1,0 +1,223 @@
+"""Reading a published (or staged) release folder, strictly: a previous release, or a folder
+given to ``searchgen-nb diff`` (data contract, § Changes between releases)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import cached_property
+from pathlib import Path
+
+from searchgen_nb.config import UncertaintyConfig
+from searchgen_nb.constants import PARTITION_KEYS, SCHEMA_VERSION
+from searchgen_nb.errors import ConfigError
+from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
+from searchgen_nb.records import read_records
+from searchgen_nb.schemas import check_document
+from searchgen_nb.untrusted import excerpt, strict_loads
+
+#: Files a previous release's folder must hold.
+NEEDED = (
+    "manifest.json", "prompt_scores.jsonl", "leaderboard_overall.json",
+    "leaderboard_by_stratum.json", "leaderboard_by_domain.json",
+    "leaderboard_by_failure_mode.json",
+)  # fmt: skip
+
+
+@dataclass
+class Published:
+    """A published (or staged) release folder, read lazily; ``parsed``: JSON files already
+    read (by :func:`check_previous`), by name, None = absent."""
+
+    folder: Path
+    parsed: dict = field(default_factory=dict)
+
+    @cached_property
+    def manifest(self) -> dict:
+        return self.board("manifest.json")
+
+    def board(self, name: str):
+        if name not in self.parsed:
+            p = self.folder / name
+            text = read_bytes(p, ARTIFACT_MAX).decode("utf-8") if os.path.lexists(p) else None
+            self.parsed[name] = None if text is None else strict_loads(text)
+        return self.parsed[name]
+
+    @cached_property
+    def records(self) -> list[dict]:
+        return read_records(self.folder)
+
+    @cached_property
+    def groups(self) -> dict[str, list[dict]]:
+        """``{"<kind>:<name>": rows}``: all, strata, domains, failure modes, slices."""
+        out = {"all:All": self.board("leaderboard_overall.json")}
+        strata = self.board("leaderboard_by_stratum.json")
+        out.update({f"stratum:{s}": strata[s] for s in PARTITION_KEYS if s in strata})
+        for kind in ("domain", "failure_mode"):
+            board = self.board(f"leaderboard_by_{kind}.json")
+            out.update({f"{kind}:{t}": rows for t, rows in sorted(board.items())})
+        full = self.manifest.get("output_slice")
+        for s, boards in (self.board("leaderboard_by_slice.json") or {}).items():
+            if s != full:  # the slice of every prompt is group All again
+                out[f"slice:{s}"] = boards["overall"]
+        return out
+
+
+def check_previous(
+    folder: Path, where: str, benchmark: str | None = None, data_origin: str | None = None
+) -> Published:
+    """The release in ``folder``, read and checked once (data contract, § Changes between
+    releases): regular files within their bounds, strict JSON conforming to the published
+    schemas, of this schema version, benchmark and data origin, with the sha256 the manifest
+    records and every model in every record. Else :class:`ConfigError` naming ``where``, the
+    folder, the file and the line or JSON pointer."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ConfigError(f"{where}: {folder} is not a folder")
+    missing = [n for n in NEEDED if not os.path.lexists(folder / n)]
+    if missing:
+        why = f"is not a published release (missing {', '.join(missing)})"
+        raise ConfigError(f"{where}: {folder} {why}")
+    reader = _ReleaseReader(folder, f"{where}: {folder}")
+    parsed, digests = {}, {}
+    for name in ("manifest.json", *NEEDED[2:], "leaderboard_by_slice.json"):
+        if name in NEEDED or os.path.lexists(folder / name):
+            data = reader.read(name)
+            parsed[name], digests[name] = reader.parse(name, data), _sha256(data)
+            if name == "manifest.json":
+                reader.same_kind(parsed[name], benchmark, data_origin)
+            reader.conform(name, parsed[name])
+    manifest = parsed["manifest.json"]
+    reader.models_and_settings(manifest)
+    records, digests["prompt_scores.jsonl"] = reader.records(manifest)
+    hashes = manifest["artifact_sha256"]
+    for name in sorted(set(hashes) - set(digests)):  # hashed but not read above
+        if os.path.lexists(folder / name):
+            digests[name] = _sha256(reader.read(name))
+    for name in sorted(set(digests) - {"manifest.json"}):  # the manifest holds the others'
+        if name not in hashes:
+            raise reader.fail("manifest.json", f"/artifact_sha256 holds no sha256 of {name}")
+        if digests[name] != hashes[name]:
+            why = "sha256 differs from the manifest's artifact_sha256 (edited or damaged)"
+            raise reader.fail(name, why)
+    release = Published(folder, parsed)  # what was just read and checked: nothing is read twice
+    release.__dict__["records"] = records
+    return release
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def shown(value: object) -> str:
+    return excerpt(json.dumps(value), 80)
+
+
+class _ReleaseReader:
+    """Reads one release folder for :func:`check_previous`; each refusal is a
+    :class:`ConfigError` starting with ``where`` (the key or argument and the folder)."""
+
+    def __init__(self, folder: Path, where: str) -> None:
+        self.folder, self.where = folder, where
+
+    def fail(self, name: str, why: str) -> ConfigError:
+        return ConfigError(f"{self.where}/{name}: {why}")
+
+    def read(self, name: str) -> bytes:
+        try:
+            return read_bytes(self.folder / name, ARTIFACT_MAX)
+        except OSError as exc:  # not a regular file, over the bound, a loop of links, …
+            raise self.fail(name, f"cannot read: {exc.strerror or exc}") from None
+
+    def parse(self, name: str, data: bytes, line: int | None = None) -> object:
+        at = "" if line is None else f"line {line} "
+        try:
+            return strict_loads(data.decode("utf-8"))
+        except RecursionError:
+            raise self.fail(name, f"{at}is not strict JSON (nested too deeply)") from None
+        except ValueError as exc:  # not UTF-8 or JSON, NaN, a repeated key, …
+            raise self.fail(name, f"{at}is not strict JSON ({excerpt(str(exc), 120)})") from None
+
+    def conform(self, name: str, doc: object, line: int | None = None) -> None:
+        """Refuse a document (a line) that does not conform to its published JSON Schema."""
+        try:
+            problems = [p["message"] for p in check_document(name, doc, line)]
+        except RecursionError:
+            problems = [
+                f"{name}{'' if line is None else f' line {line}'}: nested too deeply to check"
+            ]
+        if problems:
+            more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+            shown = "; ".join(problems[:3]) + more
+            raise ConfigError(f"{self.where}/{shown}: not a release this version reads")
+
+    def same_kind(self, manifest: object, benchmark: str | None, data_origin: str | None) -> None:
+        """Refuse another format, benchmark or data origin by name (before the schema)."""
+        if not isinstance(manifest, dict):
+            return  # the schema names it
+        version = manifest.get("schema_version")
+        if version != SCHEMA_VERSION:
+            why = f"/schema_version is {shown(version)}: this version of searchgen-nb reads "
+            raise self.fail("manifest.json", f"{why}releases of schema_version {SCHEMA_VERSION}")
+        for key, want in (("benchmark", benchmark), ("data_origin", data_origin)):
+            if want is not None and manifest.get(key) != want:
+                why = f"/{key} is {shown(manifest.get(key))}, this release's is {shown(want)}"
+                raise self.fail("manifest.json", f"{why}: {not_compared(key)}")
+
+    def models_and_settings(self, manifest: dict) -> None:
+        """What the schema cannot say: every model of ``model_order`` is described, and
+        ``config.uncertainty`` holds settings the paired bootstrap can use."""
+        for m in manifest["model_order"]:
+            if m not in manifest["models"]:
+                why = f"/model_order names model {excerpt(m, 60)}, which /models does not describe"
+                raise self.fail("manifest.json", why)
+        try:
+            bootstrap_settings(manifest)
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            why = f"/config/uncertainty holds no bootstrap settings ({excerpt(str(exc), 160)})"
+            raise self.fail("manifest.json", why) from None
+
+    def records(self, manifest: dict) -> tuple[list[dict], str]:
+        """The records of ``prompt_scores.jsonl`` (streamed, checked by line) and its sha256."""
+        name, models = "prompt_scores.jsonl", manifest["model_order"]
+        seen: dict[str, int] = {}
+        records, sha = [], hashlib.sha256()
+        try:
+            for line_no, raw in enumerate(read_lines(self.folder / name), start=1):
+                sha.update(raw)
+                rec = self.parse(name, raw, line_no)
+                self.conform(name, rec, line_no)
+                sid = rec["sample_id"]
+                if sid in seen:
+                    why = f"repeated sample_id {excerpt(sid, 60)} (first on line {seen[sid]})"
+                    raise self.fail(name, f"line {line_no}: {why}")
+                lacking = [m for m in models if m not in rec["models"]]
+                if lacking:
+                    m = excerpt(lacking[0], 60)
+                    why = f"(sample_id {excerpt(sid, 60)}) has no record of model {m}"
+                    raise self.fail(name, f"line {line_no} {why}")
+                seen[sid] = line_no
+                records.append(rec)
+        except OSError as exc:  # not a regular file, a line over the bound, …
+            raise self.fail(name, f"cannot read: {exc.strerror or exc}") from None
+        if len(seen) != manifest["dataset"]["n_prompts"]:
+            n = manifest["dataset"]["n_prompts"]
+            raise self.fail(name, f"{len(seen)} prompts, the manifest says {n}")
+        return records, sha.hexdigest()
+
+
+def not_compared(key: str) -> str:
+    return f"releases of another {key} are not compared"
+
+
+def bootstrap_settings(manifest: dict) -> UncertaintyConfig:
+    """The paired bootstrap's settings: the manifest's ``config.uncertainty`` (defaults where
+    absent); ``ValueError``, ``TypeError`` or ``ArithmeticError`` when they are not settings."""
+    given = manifest.get("config", {}).get("uncertainty") or {}
+    if not isinstance(given, dict):
+        raise TypeError(f"expected a mapping, got {type(given).__name__}")
+    kept = {k: v for k, v in given.items() if k in ("n_bootstrap", "seed")}
+    return UncertaintyConfig(**kept, confidence=Decimal(repr(given.get("confidence", 0.95))))
