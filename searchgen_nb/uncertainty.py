@@ -1,15 +1,11 @@
-"""Stratified prompt bootstrap: intervals, rank intervals and Holm-corrected pairwise tests,
-computed on the release table (data contract, § Uncertainty: the stratified prompt bootstrap).
+"""Stratified prompt bootstrap: intervals, rank intervals and Holm-corrected pairwise tests
+(data contract, § Uncertainty: the stratified prompt bootstrap), on the release table.
 
-The draws are the contract's, regenerated a chunk of replicates at a time as a replicate ×
-prompt count matrix (the generator's state is saved at the start of every chunk of every
-stratum: a chunked ``integers`` call continues the same stream), so memory does not grow with
-B or the release. A group's replicate sums are one float64 product of its prompts' counts with
-the models' numerators and inclusion indicators. Every decision a float could get wrong — an
-interval end near a rounding boundary, the order of two values within their error bounds
-(ranks, p-values) — is settled by one helper, :meth:`Bootstrap.exact_ratios`: the means of
-those replicates as exact integer ratios from their counts. The validator recomputes all of
-it with its own code (:mod:`searchgen_nb.validate_bootstrap`).
+The draws are regenerated a chunk of replicates at a time as a replicate × prompt count matrix
+(a chunked ``integers`` call continues the same stream), so memory does not grow with B or the
+release; a group's replicate sums are one float64 product. Every decision a float could get
+wrong is settled by one helper, :meth:`Bootstrap.exact_ratios`: those replicates' exact means.
+The gate has its own code (:mod:`searchgen_nb.validate_bootstrap`).
 """
 
 from __future__ import annotations
@@ -30,17 +26,14 @@ LEAF_STRATA = ("NoSearch", "VisualSearch", "TextualSearch")
 METHOD = "stratified prompt bootstrap"
 #: Bytes of one chunk of the replicate × prompt count matrix (int64).
 CHUNK_BYTES = 64 * 2**20
-#: Unit roundoff of float64.
-_U = 2.0**-53
-#: Decimals of published p-values.
-P_DECIMALS = 4
-_NAMES = (("overall_9", OVERALL_9), ("overall_10", OVERALL_10))
+_U = 2.0**-53  # unit roundoff of float64
+P_DECIMALS = 4  # decimals of published p-values
+_NAMES = ("overall_9", "overall_10")
 
 
 class Draws:
     """The replicates as chunks of a replicate × prompt count matrix (prompts in the order
-    given). ``strata``: each non-empty leaf stratum's prompts in sample_id order (the
-    contract's numbering); raises ValueError for a leaf outside :data:`LEAF_STRATA`."""
+    given); ``strata``: each non-empty leaf stratum's prompts in sample_id order."""
 
     def __init__(self, leaf: list[str], sample_ids: list[str], n_bootstrap: int, seed: int,
                  chunk_bytes: int | None = None) -> None:
@@ -62,7 +55,7 @@ class Draws:
         self._last: tuple[int, np.ndarray] | None = None
 
     def indices(self, chunk: int, k: int) -> np.ndarray:
-        """Rows of the chunk of stratum k's ``idx_s`` (the contract's draws)."""
+        """The chunk's rows of stratum k's ``idx_s`` (the contract's draws)."""
         rng = np.random.Generator(np.random.PCG64())
         rng.bit_generator.state = self._states[k, chunk]
         a, b = self.chunks[chunk]
@@ -71,12 +64,12 @@ class Draws:
     def counts(self, chunk: int) -> np.ndarray:
         """int64 (rows, n_prompts): how often each replicate of the chunk drew each prompt."""
         if self._last is None or self._last[0] != chunk:
-            a, b = self.chunks[chunk]
-            out = np.zeros((b - a, self.n_prompts), dtype=np.int64)
+            rows = self.chunks[chunk][1] - self.chunks[chunk][0]
+            out = np.zeros((rows, self.n_prompts), dtype=np.int64)
             for k, members in enumerate(self.strata):
-                n_s = len(members)
-                cells = self.indices(chunk, k) + (np.arange(b - a) * n_s)[:, None]
-                out[:, members] = np.bincount(cells.ravel(), minlength=(b - a) * n_s).reshape(b - a, n_s)
+                cells = self.indices(chunk, k) + (np.arange(rows) * len(members))[:, None]
+                counts = np.bincount(cells.ravel(), minlength=rows * len(members))
+                out[:, members] = counts.reshape(rows, len(members))
             self._last = (chunk, out)
         return self._last[1]
 
@@ -93,44 +86,40 @@ class Draws:
 
 @dataclass
 class GroupDef:
-    """One bootstrap group: ``key`` (``kind:name``), its prompts (indices) and, for rank groups,
-    the published ranked model ids in rank order with their published Overall-9."""
+    """A group: ``key``, its prompts and, in a rank group, ``{model_id: published Overall-9}``
+    of the ranked rows in rank order."""
 
     key: str
     columns: np.ndarray
-    ranked: list[str] | None = None
-    published_9: dict[str, float] | None = None
+    ranked: dict[str, float] | None = None
 
 
 class Bootstrap:
-    """Replicate values of every group on the public scale (unrounded), and their exact values.
-
-    ``q[name][g]``: float64 (B, M) replicate values ``mean × 100 / 3`` of Overall-9 / -10
-    (``name``), NaN where the replicate has no value; models in the table's order.
-    """
+    """``q[name][g]``: float64 (B, M) replicate values ``mean × 100 / 3`` of Overall-9 / -10
+    in group g, NaN where the replicate has no value; models in the table's order."""
 
     def __init__(self, table: ReleaseTable, zero_fill: np.ndarray, groups: list[GroupDef],
                  settings: Settings, draws: Draws | None = None) -> None:
         self.groups, self.settings = groups, settings
-        self.draws = draws or Draws([p["search_type"] for p in table.prompts],
-                                    [p["sample_id"] for p in table.prompts], settings.n_bootstrap, settings.seed)
+        leaf, ids = ([p[k] for p in table.prompts] for k in ("search_type", "sample_id"))
+        self.draws = draws or Draws(leaf, ids, settings.n_bootstrap, settings.seed)
         scored = table.status == SCORED_CODE
         self.x, self.inc = {}, {}  # (P, M): numerators (0 where not included), inclusion 0/1
-        for name, col in _NAMES:
+        for name, col in zip(_NAMES, (OVERALL_9, OVERALL_10)):
             present = scored & ~np.isnan(table.values[:, :, col])
             self.x[name] = np.where(present, table.values[:, :, col], 0.0).T
             self.inc[name] = (present | (zero_fill[:, None] & ~scored)).T.astype(np.int64)
-        y = np.hstack([self.x["overall_9"], self.inc["overall_9"], self.x["overall_10"], self.inc["overall_10"]])
+        y = np.hstack([self.x[name] for name in _NAMES] + [self.inc[name] for name in _NAMES])
         m = table.n_models
-        self.q = {name: [np.empty((settings.n_bootstrap, m)) for _ in groups] for name, _ in _NAMES}
+        self.q = {name: [np.empty((settings.n_bootstrap, m)) for _ in groups] for name in _NAMES}
         for c, (a, b) in enumerate(self.draws.chunks):
             counts = self.draws.counts(c).astype(np.float64)
             for g, group in enumerate(groups):
                 sums = counts[:, group.columns] @ y[group.columns]
-                for j, (name, _) in enumerate(_NAMES):
-                    num, den = sums[:, 2 * j * m : (2 * j + 1) * m], sums[:, (2 * j + 1) * m : (2 * j + 2) * m]
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        self.q[name][g][a:b] = np.where(den > 0, num / den * 100.0 / 3.0, np.nan)
+                num, den = sums[:, : 2 * m], sums[:, 2 * m :]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    q = np.where(den > 0, num / den * 100.0 / 3.0, np.nan)
+                self.q["overall_9"][g][a:b], self.q["overall_10"][g][a:b] = q[:, :m], q[:, m:]
 
     def tolerance(self, g: int, q: np.ndarray) -> np.ndarray:
         """Error bound of float values ``q`` of group g: a sum of k non-negative terms in any
@@ -143,11 +132,10 @@ class Bootstrap:
         cols = self.groups[g].columns
         counts = self.draws.count_rows(replicates)[:, cols]
         ratios = [v.as_integer_ratio() for v in self.x[name][cols, m].tolist()]
-        shift = max((d.bit_length() - 1 for _, d in ratios), default=0)  # denominators: powers of 2
+        shift = max((d.bit_length() - 1 for _, d in ratios), default=0)  # d: powers of 2
         ints = np.array([n << (shift - d.bit_length() + 1) for n, d in ratios], dtype=object)
-        nums = counts.astype(object) @ ints
         dens = counts @ self.inc[name][cols, m]
-        return nums * 100, (dens.astype(object) * 3) << shift
+        return (counts.astype(object) @ ints) * 100, (dens.astype(object) * 3) << shift
 
     def exact(self, name: str, g: int, m: int, replicates) -> list[Fraction | None]:
         """:meth:`exact_ratios` as fractions; None where the replicate has no value."""
@@ -167,53 +155,51 @@ def half_up_signed(x: Fraction, decimals: int) -> int:
     return units if x >= 0 else -units
 
 
-def interval(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: int, exact) -> list[float] | None:
+def interval(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: int, exact):
     """``[lo, hi]`` of the non-NaN entries of ``values`` (B,), half-up to ``decimals`` (halves
-    away from zero); None without any. ``tol``: each value's error bound; ``exact(replicates)
-    -> list[Fraction]`` is called only for an end within its error bound of a rounding boundary.
-    """
+    away from zero); None without any. ``tol``: each value's error bound. An end within its
+    error bound of a rounding boundary is the (pos − below)-th of the candidates within 2t of
+    the float end e (t the largest bound) sorted by ``exact(replicates) -> list[Fraction]``:
+    the exact end lies in [e − t, e + t], floats below e − 2t are exactly below it."""
     valid = np.flatnonzero(~np.isnan(values))
     if len(valid) == 0:
         return None
-    v, t = values[valid], float(np.max(tol[valid]))
+    v, t, out = values[valid], float(np.max(tol[valid])), []
     ends = percentile_positions(len(v), alpha)
-    part = np.partition(v, ends)
-    return [_settled(v, float(part[pos]), t, pos, decimals, lambda idx: exact(valid[idx])) / 10**decimals
-            for pos in ends]
-
-
-def _settled(v: np.ndarray, e: float, t: float, pos: int, decimals: int, exact) -> int:
-    """Half-up units of the exact ``pos``-th smallest value behind the floats ``v`` (each within
-    ``t`` of its exact value; ``e`` the float ``pos``-th smallest). That one lies in [e − t, e + t]:
-    floats below e − 2t are exactly below it, so it is the (pos − below)-th of the candidates
-    within 2t of e, sorted exactly."""
-    x = abs(e) * 10**decimals
-    if abs(x - math.floor(x) - 0.5) > 2 * t * 10**decimals + x * 4 * _U:
-        return math.floor(x + 0.5) * (1 if e >= 0 else -1)
-    below = int(np.count_nonzero(v < e - 2 * t))
-    candidates = np.flatnonzero(np.abs(v - e) <= 2 * t)
-    return half_up_signed(sorted(exact(candidates))[pos - below], decimals)
+    for pos, e in zip(ends, np.partition(v, ends)[list(ends)].tolist()):
+        x = abs(e) * 10**decimals
+        if abs(x - math.floor(x) - 0.5) > 2 * t * 10**decimals + x * 4 * _U:
+            units = math.floor(x + 0.5) * (1 if e >= 0 else -1)
+        else:
+            below = int(np.count_nonzero(v < e - 2 * t))
+            near = sorted(exact(valid[np.abs(v - e) <= 2 * t]))
+            units = half_up_signed(near[pos - below], decimals)
+        out.append(units / 10**decimals)
+    return out
 
 
 def _intervals(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: int, exact) -> list:
     """:func:`interval` of every column of ``values`` (B, K); ``exact(k, replicates)``."""
-    return [interval(values[:, k], tol[:, k], alpha, decimals, lambda reps, k=k: exact(k, reps))
+    return [interval(values[:, k], tol[:, k], alpha, decimals, lambda r, k=k: exact(k, r))
             for k in range(values.shape[1])]
 
 
-def _pair_signs(boot: Bootstrap, g: int, i: int, j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(sign, d, t)``: the sign of the exact Overall-9 difference of models i and j in group
-    g per replicate (no value is below any value, two none are equal), the float differences
-    (NaN unless both have a value) and their error bounds."""
+def _pair_signs(boot: Bootstrap, g: int, i: int, j: int) -> tuple[np.ndarray, ...]:
+    """``(sign, d, t)`` per replicate: the sign of the exact Overall-9 difference of models i
+    and j in group g (no value is below any value), the float differences, their error bounds."""
     qi, qj = boot.q["overall_9"][g][:, i], boot.q["overall_9"][g][:, j]
     d = qi - qj
-    t = boot.tolerance(g, np.nan_to_num(qi)) + boot.tolerance(g, np.nan_to_num(qj)) + np.abs(np.nan_to_num(d)) * 2 * _U
+    t = boot.tolerance(g, np.nan_to_num(qi)) + boot.tolerance(g, np.nan_to_num(qj))
+    t += np.abs(np.nan_to_num(d)) * 2 * _U
     vi, vj = ~np.isnan(qi), ~np.isnan(qj)
     sign = np.where(vi & vj, np.sign(np.nan_to_num(d)), vi.astype(np.int64) - vj).astype(np.int64)
     close = np.flatnonzero(vi & vj & (np.abs(np.nan_to_num(d)) <= t))
-    if len(close):
+    cols, x, inc = boot.groups[g].columns, boot.x["overall_9"], boot.inc["overall_9"]
+    if np.array_equal(x[cols, i], x[cols, j]) and np.array_equal(inc[cols, i], inc[cols, j]):
+        sign[close] = 0  # the same inputs (a model listed twice): equal in every replicate
+    elif len(close):
         (ni, di), (nj, dj) = (boot.exact_ratios("overall_9", g, k, close) for k in (i, j))
-        lhs, rhs = ni * dj, nj * di
+        lhs, rhs = ni * dj, nj * di  # value i against value j, both with a value when close
         sign[close] = (lhs > rhs).astype(np.int64) - (lhs < rhs)
     return sign, d, t
 
@@ -233,58 +219,56 @@ def _p_value(num: int, den: int) -> float:
     return (2 * num * 10**P_DECIMALS + den) // (2 * den) / 10**P_DECIMALS
 
 
-def _ranked(boot: Bootstrap, g: int, models: list[int], decimals: int) -> tuple[dict, list[dict]]:
+def _ranked(boot: Bootstrap, g: int, models: list[int], decimals: int) -> tuple[dict, list]:
     """Rank interval of each ranked model of group g (1 + the models above it in a replicate:
-    a higher exact value, or an equal one with a smaller model_id) and every pair (a above b
-    in published rank order) with its difference interval, p and Holm-adjusted p."""
-    group, b_total, alpha = boot.groups[g], boot.settings.n_bootstrap, boot.settings.alpha
-    ids = group.ranked
-    ranks = np.ones((b_total, len(ids)), dtype=np.int64)
+    higher, or equal with a smaller model_id) and every pair (a above b in rank order)."""
+    published, n_boot, alpha = boot.groups[g].ranked, boot.settings.n_bootstrap, boot.settings.alpha
+    ids = list(published)
+    ranks = np.ones((n_boot, len(ids)), dtype=np.int64)
     pairs, p_nums = [], []
-    for i in range(len(ids)):
-        for j in range(i + 1, len(ids)):
-            sign, d, t = _pair_signs(boot, g, models[i], models[j])
-            ranks[:, i] += (sign < 0) | ((sign == 0) & (ids[j] < ids[i]))
-            ranks[:, j] += (sign > 0) | ((sign == 0) & (ids[i] < ids[j]))
-            both = ~np.isnan(d)
-            n_le, n_ge = (int(np.count_nonzero(both & cmp)) for cmp in (sign <= 0, sign >= 0))
-            p_nums.append(min(b_total + 1, 2 * min(1 + n_le, 1 + n_ge)))
+    for i, j in ((i, j) for i in range(len(ids)) for j in range(i + 1, len(ids))):
+        sign, d, t = _pair_signs(boot, g, models[i], models[j])
+        ranks[:, i] += (sign < 0) | ((sign == 0) & (ids[j] < ids[i]))
+        ranks[:, j] += (sign > 0) | ((sign == 0) & (ids[i] < ids[j]))
+        n_le, n_ge = (int(np.count_nonzero(~np.isnan(d) & c)) for c in (sign <= 0, sign >= 0))
+        p_nums.append(min(n_boot + 1, 2 * min(1 + n_le, 1 + n_ge)))
 
-            def exact_d(reps, a=models[i], b=models[j]):
-                return [x - y for x, y in zip(boot.exact("overall_9", g, a, reps), boot.exact("overall_9", g, b, reps))]
+        def exact_d(reps, a=models[i], b=models[j]):
+            return [x - y for x, y in zip(*(boot.exact("overall_9", g, k, reps) for k in (a, b)))]
 
-            diff = Decimal(repr(group.published_9[ids[i]])) - Decimal(repr(group.published_9[ids[j]]))
-            pairs.append({"a": ids[i], "b": ids[j], "diff": float(diff), "ci": interval(d, t, alpha, decimals, exact_d)})
-    for row, p, adj in zip(pairs, p_nums, _holm(p_nums, b_total + 1)):
-        row.update(p=_p_value(p, b_total + 1), p_holm=_p_value(adj, b_total + 1),
-                   separable=Fraction(adj, b_total + 1) <= alpha)
-    lo, hi = percentile_positions(b_total, alpha)
+        diff = Decimal(repr(published[ids[i]])) - Decimal(repr(published[ids[j]]))
+        ci = interval(d, t, alpha, decimals, exact_d)
+        pairs.append({"a": ids[i], "b": ids[j], "diff": float(diff), "ci": ci})
+    for row, p, adj in zip(pairs, p_nums, _holm(p_nums, n_boot + 1)):
+        row.update(p=_p_value(p, n_boot + 1), p_holm=_p_value(adj, n_boot + 1),
+                   separable=Fraction(adj, n_boot + 1) <= alpha)
+    lo, hi = percentile_positions(n_boot, alpha)
     ranks.sort(axis=0)
     return {m: [int(ranks[lo, k]), int(ranks[hi, k])] for k, m in enumerate(ids)}, pairs
 
 
-def bootstrap_groups(table: ReleaseTable, boards: dict, slices: dict[str, np.ndarray]) -> list[GroupDef]:
+def bootstrap_groups(table: ReleaseTable, boards: dict, slices: dict) -> list[GroupDef]:
     """Every group with its prompts and, for ``all``, strata and slices, the published ranking
-    (from the leaderboard ``boards``, as :func:`searchgen_nb.aggregate.leaderboards` returns)."""
+    (from the leaderboard artifacts ``boards``)."""
     from searchgen_nb.aggregate import prompt_groups
 
     groups = prompt_groups(table.prompts)
 
     def group(key: str, idx, rows: list[dict] | None = None) -> GroupDef:
-        top = [r for r in rows or [] if r["ranked"]]
-        return GroupDef(key, np.asarray(idx, dtype=np.int64), [r["model_id"] for r in top] if rows else None,
-                        {r["model_id"]: r["overall_9"] for r in top} if rows else None)
+        top = None if rows is None else {r["model_id"]: r["overall_9"] for r in rows if r["ranked"]}
+        return GroupDef(key, np.asarray(idx, dtype=np.int64), top)
 
-    out = [group("all:All", groups["stratum"]["All"], boards["leaderboard_overall.json"])]
-    out += [group(f"stratum:{s}", groups["stratum"][s], boards["leaderboard_by_stratum.json"][s])
-            for s in PARTITION_KEYS]
-    out += [group(f"{kind}:{tag}", idx) for kind in ("domain", "failure_mode") for tag, idx in groups[kind].items()]
-    out += [group(f"slice:{s}", idx, boards["leaderboard_by_slice.json"][s]["overall"]) for s, idx in slices.items()]
-    return out
+    by_stratum = boards["leaderboard_by_stratum.json"]
+    by_slice = boards["leaderboard_by_slice.json"]
+    return [group("all:All", groups["stratum"]["All"], boards["leaderboard_overall.json"]),
+            *(group(f"stratum:{s}", groups["stratum"][s], by_stratum[s]) for s in PARTITION_KEYS),
+            *(group(f"{kind}:{tag}", idx) for kind in ("domain", "failure_mode")
+              for tag, idx in groups[kind].items()),
+            *(group(f"slice:{s}", idx, by_slice[s]["overall"]) for s, idx in slices.items())]
 
 
-def uncertainty(table: ReleaseTable, zero_fill: dict[str, bool], boards: dict, slices: dict[str, np.ndarray],
-                settings: Settings, decimals: int) -> dict:
+def uncertainty(table: ReleaseTable, zero_fill: dict[str, bool], boards: dict,
+                slices: dict[str, np.ndarray], settings: Settings, decimals: int) -> dict:
     """``uncertainty.json`` of a release table and its published leaderboards.
 
     ``zero_fill``: ``{model_id: policy is zero_fill}``; ``boards``: the leaderboard artifacts;
@@ -292,7 +276,8 @@ def uncertainty(table: ReleaseTable, zero_fill: dict[str, bool], boards: dict, s
     ``decimals``; p-values half-up to 4 decimals; ``n_bootstrap`` 0: the header, no groups.
     """
     head = {"method": METHOD, "n_bootstrap": settings.n_bootstrap, "seed": settings.seed,
-            "confidence": float(settings.confidence), "strata_order": list(LEAF_STRATA), "groups": {}, "pairs": {}}
+            "confidence": float(settings.confidence), "strata_order": list(LEAF_STRATA),
+            "groups": {}, "pairs": {}}
     if settings.n_bootstrap == 0:
         return head
     groups = bootstrap_groups(table, boards, slices)
@@ -301,15 +286,15 @@ def uncertainty(table: ReleaseTable, zero_fill: dict[str, bool], boards: dict, s
     for g, group in enumerate(groups):
         rank_of = {}
         if group.ranked:
-            rank_of, head["pairs"][group.key] = _ranked(boot, g, [index[m] for m in group.ranked], decimals)
-        cells = {m: {"rank": rank_of.get(m)} for m in sorted(index)}
-        for name, _ in _NAMES:
+            models = [index[m] for m in group.ranked]
+            rank_of, head["pairs"][group.key] = _ranked(boot, g, models, decimals)
+        ends = {}
+        for name in _NAMES:
             q = boot.q[name][g]
-            ends = _intervals(q, boot.tolerance(g, np.nan_to_num(q)), settings.alpha, decimals,
-                              lambda k, reps, name=name: boot.exact(name, g, k, reps))
-            for m, k in index.items():
-                cells[m][name] = ends[k]
-        for m, k in index.items():
-            cells[m]["n_valid"] = int(np.count_nonzero(~np.isnan(boot.q["overall_9"][g][:, k])))
-        head["groups"][group.key] = cells
+            ends[name] = _intervals(q, boot.tolerance(g, np.nan_to_num(q)), settings.alpha,
+                                    decimals, lambda k, r, name=name: boot.exact(name, g, k, r))
+        n_valid = np.count_nonzero(~np.isnan(boot.q["overall_9"][g]), axis=0)
+        head["groups"][group.key] = {
+            m: {"overall_9": ends["overall_9"][k], "overall_10": ends["overall_10"][k],
+                "rank": rank_of.get(m), "n_valid": int(n_valid[k])} for m, k in index.items()}
     return head

@@ -1,14 +1,9 @@
 """The gate's own recomputation of ``uncertainty.json`` (data contract, § Uncertainty: the
-stratified prompt bootstrap).
-
-Part of the independent validator (:mod:`searchgen_nb.validate`): it reads only the validator's
-columns of ``prompt_scores.jsonl`` and the manifest, and shares no code with the pipeline's
-:mod:`searchgen_nb.uncertainty`. The draws are the contract's (they must be), consumed in
-stream order — stratum after stratum, a slice of replicates at a time — and each group's
-replicate sums (over the group's own prompts) add up stratum by stratum. A float within its
-error bound of a decision (a rounding boundary, another model's value) is settled in
-fractions, once per distinct pattern of counts of the group's prompts among the replicates
-concerned (replicates that drew those prompts equally often have the same exact values).
+stratified prompt bootstrap): it reads only the validator's columns and the manifest, and shares
+no code with :mod:`searchgen_nb.uncertainty`. The contract's draws are consumed in stream order,
+stratum after stratum; each group's replicate sums over its own prompts add up stratum by
+stratum. A float within its error bound of a decision is settled in fractions, once per
+distinct pattern of counts of the group's prompts among the replicates concerned.
 """
 
 from __future__ import annotations
@@ -16,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 from fractions import Fraction
+from functools import partial
 
 import numpy as np
 
@@ -23,6 +19,7 @@ _LEAVES = ("NoSearch", "VisualSearch", "TextualSearch")
 _STRATA = ("NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
 _SLICE_BYTES = 32 * 2**20  # draws of one slice of replicates of one stratum (int64)
 _KINDS = (("overall_9", 11), ("overall_10", 10))
+_O9 = "overall_9"
 
 
 class SettingsError(ValueError):
@@ -41,7 +38,8 @@ def _settings(manifest: dict) -> tuple[int, int, float]:
     def whole(key: str, top: int) -> int:
         v = cfg.get(key)
         if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
-            raise SettingsError(f"{where}.{key} is {json.dumps(v)}: expected a whole number in 0–{top}")
+            raise SettingsError(f"{where}.{key} is {json.dumps(v)}: "
+                                f"expected a whole number in 0–{top}")
         return v
 
     conf = cfg.get("confidence")
@@ -65,12 +63,14 @@ def _round(x: Fraction, dec: int) -> float:
 def _tally(drawn: np.ndarray) -> np.ndarray:
     """(rows, n_s) counts of each of n_s prompts in each row of draws (rows, n_s)."""
     rows, n_s = drawn.shape
-    return np.bincount((drawn + n_s * np.arange(rows)[:, None]).ravel(), minlength=rows * n_s).reshape(rows, n_s)
+    cells = (drawn + n_s * np.arange(rows)[:, None]).ravel()
+    return np.bincount(cells, minlength=rows * n_s).reshape(rows, n_s)
 
 
-def _groups(manifest: dict, cols, boards: dict, slice_prompts) -> list[tuple[str, np.ndarray, list | None]]:
+def _groups(manifest: dict, cols, boards: dict, slice_prompts) -> list[tuple]:
     """``(key, prompt indices, published ranked (model_id, Overall-9) or None)`` per group."""
-    prompts, by_slice = cols.prompts, boards["leaderboard_by_slice.json"]
+    prompts, by_stratum = cols.prompts, boards["leaderboard_by_stratum.json"]
+    by_slice = boards["leaderboard_by_slice.json"]
 
     def where(test) -> np.ndarray:
         return np.array([i for i, p in enumerate(prompts) if test(p)], dtype=np.int64)
@@ -80,13 +80,13 @@ def _groups(manifest: dict, cols, boards: dict, slice_prompts) -> list[tuple[str
 
     out = [("all:All", np.arange(len(prompts)), ranked(boards["leaderboard_overall.json"]))]
     for s in _STRATA:
-        out.append((f"stratum:{s}", where(lambda p, s=s: s in p[:2]), ranked(boards["leaderboard_by_stratum.json"][s])))
+        out.append((f"stratum:{s}", where(lambda p, s=s: s in p[:2]), ranked(by_stratum[s])))
     for kind, j in (("domain", 2), ("failure_mode", 3)):
         for tag in sorted({t for p in prompts for t in p[j]}):
             out.append((f"{kind}:{tag}", where(lambda p, j=j, tag=tag: tag in p[j]), None))
-    named = manifest["evaluation_slices"]["named"]
     for name in manifest["published_slices"]:
-        inside = np.unique(np.asarray(slice_prompts(cols, named[name]), dtype=np.int64))
+        spec = manifest["evaluation_slices"]["named"][name]
+        inside = np.unique(np.asarray(slice_prompts(cols, spec), dtype=np.int64))
         out.append((f"slice:{name}", inside, ranked(by_slice[name]["overall"])))
     return out
 
@@ -97,21 +97,22 @@ class Recompute:
     def __init__(self, manifest: dict, cols, boards: dict, slice_prompts) -> None:
         self.n_boot, self.seed, self.confidence = _settings(manifest)
         self.alpha = 1 - Fraction(repr(self.confidence))
+        self.ends_at = (self.alpha / 2, 1 - self.alpha / 2)
         self.dec = int(manifest["scoring"]["public_rounding_decimals"])
         self.models = list(manifest["model_order"])
         self.groups = _groups(manifest, cols, boards, slice_prompts)
-        n = len(cols.sample_ids)
         # per kind: each model's value (0 where not included) and inclusion 0/1, (M, n)
         scored = cols.status == 0
-        zero = np.array([manifest["models"][m]["missing_policy"] == "zero_fill" for m in self.models])
+        zero = np.array([manifest["models"][m]["missing_policy"] == "zero_fill"
+                         for m in self.models])
         self.x, self.w = {}, {}
         for kind, c in _KINDS:
             has = scored & ~np.isnan(cols.values[:, :, c])
             self.x[kind] = np.where(has, cols.values[:, :, c], 0.0)
             self.w[kind] = (has | (zero[:, None] & ~scored)).astype(np.int64)
         # each leaf stratum's prompts, numbered in sample_id order (the columns' order)
-        self.leaves = [np.array([i for i in range(n) if cols.prompts[i][1] == s], dtype=np.int64) for s in _LEAVES]
-        self.leaves = [members for members in self.leaves if len(members)]
+        leaves = [[i for i, p in enumerate(cols.prompts) if p[1] == s] for s in _LEAVES]
+        self.leaves = [np.array(members, dtype=np.int64) for members in leaves if members]
         self.states: dict[tuple[int, int], dict] = {}
         self._drawn: dict[int, tuple[int, np.ndarray]] = {}
         self._exact: dict = {}
@@ -123,17 +124,17 @@ class Recompute:
         """``{kind: float (G, B, M)}`` public-scale replicate values, NaN where none; saves the
         generator's state at the start of every slice of every stratum."""
         m = len(self.models)
-        yw = np.hstack([self.x["overall_9"].T, self.x["overall_10"].T, self.w["overall_9"].T, self.w["overall_10"].T])
+        yw = np.hstack([self.x[kind].T for kind, _ in _KINDS] + [self.w[k].T for k, _ in _KINDS])
         sums = np.zeros((len(self.groups), self.n_boot, 4 * m))
         rng = np.random.default_rng(self.seed)
         for k, members in enumerate(self.leaves):
             own = [np.flatnonzero(np.isin(members, inside)) for _, inside, _ in self.groups]
             for a in range(0, self.n_boot, self._step(k)):
                 self.states[k, a] = rng.bit_generator.state
-                drawn = rng.integers(0, len(members), size=(min(self._step(k), self.n_boot - a), len(members)))
-                counts = _tally(drawn).astype(np.float64)
+                size = (min(self._step(k), self.n_boot - a), len(members))
+                counts = _tally(rng.integers(0, len(members), size=size)).astype(np.float64)
                 for g, pos in enumerate(own):
-                    sums[g, a : a + len(drawn)] += counts[:, pos] @ yw[members[pos]]
+                    sums[g, a : a + size[0]] += counts[:, pos] @ yw[members[pos]]
         q = np.empty((len(self.groups), self.n_boot, 2 * m))
         for g, s in enumerate(sums):
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -171,22 +172,23 @@ class Recompute:
     def by_pattern(self, g: int, reps: np.ndarray, f) -> list:
         """``f(pattern)`` for each replicate of ``reps``, once per distinct count pattern of
         group g's prompts."""
-        patterns, back = np.unique(self.counts(reps)[:, self.groups[g][1]], axis=0, return_inverse=True)
+        rows = self.counts(reps)[:, self.groups[g][1]]
+        patterns, back = np.unique(rows, axis=0, return_inverse=True)
         done = [f(tuple(p)) for p in patterns.tolist()]
         return [done[i] for i in back.ravel().tolist()]
 
     def bound(self, g: int, v: np.ndarray) -> float:
         """Error bound of the float replicate values ``v`` of group g (generous)."""
-        finite = np.abs(v[~np.isnan(v)])
-        return float(finite.max()) * (len(self.groups[g][1]) + 16) * 2.0**-50 if len(finite) else 0.0
+        top = float(np.nanmax(np.abs(v))) if np.any(~np.isnan(v)) else 0.0
+        return top * (len(self.groups[g][1]) + 16) * 2.0**-50
 
-    def ends(self, v: np.ndarray, tol: float, exact_of) -> list | None:
-        """[lo, hi] of the non-NaN entries of ``v``; an end within ``3·tol`` of a rounding
-        boundary is settled with ``exact_of(replicates) -> list[Fraction]``."""
+    def ends(self, g: int, v: np.ndarray, tol: float, exact) -> list | None:
+        """[lo, hi] of the non-NaN entries of ``v`` (replicate values of group g); an end within
+        ``3·tol`` of a rounding boundary is settled with ``exact(pattern) -> Fraction``."""
         ok = np.flatnonzero(~np.isnan(v))
         if len(ok) == 0:
             return None
-        at = [_nth(self.alpha / 2, len(ok)), _nth(1 - self.alpha / 2, len(ok))]
+        at = [_nth(f, len(ok)) for f in self.ends_at]
         part, out = np.partition(v[ok], at), []
         for k in at:
             e = float(part[k])
@@ -196,7 +198,7 @@ class Recompute:
                 continue
             below = int(np.sum(v[ok] < e - 2 * tol))
             near = ok[np.abs(v[ok] - e) <= 2 * tol]
-            out.append(_round(sorted(exact_of(near))[k - below], self.dec))
+            out.append(_round(sorted(self.by_pattern(g, near, exact))[k - below], self.dec))
         return out
 
     def pair(self, g: int, q: np.ndarray, i: int, j: int) -> tuple[np.ndarray, np.ndarray, float]:
@@ -204,64 +206,65 @@ class Recompute:
         value, two missing are equal), the float differences and their error bound."""
         d = q[:, i] - q[:, j]
         tol = self.bound(g, q[:, i]) + self.bound(g, q[:, j])
-        sign = np.where(np.isnan(d), (~np.isnan(q[:, i])).astype(int) - ~np.isnan(q[:, j]), np.sign(d))
+        has_i, has_j = ~np.isnan(q[:, i]), ~np.isnan(q[:, j])
+        sign = np.where(np.isnan(d), has_i.astype(int) - has_j, np.sign(d))
         close = np.flatnonzero(np.abs(d) <= tol)  # NaN is never close
-        if len(close):
+        inside = self.groups[g][1]
+        if all(np.array_equal(a[i, inside], a[j, inside]) for a in (self.x[_O9], self.w[_O9])):
+            sign[close] = 0  # the same inputs: equal in every replicate, without arithmetic
+        elif len(close):
 
             def cmp(pattern):
-                x, y = self.exact("overall_9", g, i, pattern), self.exact("overall_9", g, j, pattern)
+                x, y = self.exact(_O9, g, i, pattern), self.exact(_O9, g, j, pattern)
                 return (x > y) - (x < y)
 
             sign[close] = self.by_pattern(g, close, cmp)
         return sign.astype(int), d, tol
 
     def artifact(self) -> dict:
-        head = {"method": "stratified prompt bootstrap", "n_bootstrap": self.n_boot, "seed": self.seed,
-                "confidence": self.confidence, "strata_order": list(_LEAVES), "groups": {}, "pairs": {}}
+        head = {"method": "stratified prompt bootstrap", "n_bootstrap": self.n_boot,
+                "seed": self.seed, "confidence": self.confidence, "strata_order": list(_LEAVES),
+                "groups": {}, "pairs": {}}
         if not self.n_boot:
             return head
         q = self.replicate_values()
         for g, (key, _, ranked) in enumerate(self.groups):
             cells = {}
             for k, m in enumerate(self.models):
-                cells[m] = {"rank": None, "n_valid": int(np.sum(~np.isnan(q["overall_9"][g][:, k])))}
+                cells[m] = {"rank": None, "n_valid": int(np.sum(~np.isnan(q[_O9][g][:, k])))}
                 for kind, _ in _KINDS:
                     v = q[kind][g][:, k]
-                    cells[m][kind] = self.ends(v, self.bound(g, v), lambda reps, kind=kind, k=k: self.by_pattern(
-                        g, reps, lambda pattern: self.exact(kind, g, k, pattern)))
+                    exact = partial(self.exact, kind, g, k)
+                    cells[m][kind] = self.ends(g, v, self.bound(g, v), exact)
             if ranked:
-                rank, head["pairs"][key] = self.ranked(g, q["overall_9"][g], ranked)
+                rank, head["pairs"][key] = self.ranked(g, q[_O9][g], ranked)
                 for i, (m, _) in enumerate(ranked):
                     r = np.sort(rank[:, i])
-                    cells[m]["rank"] = [int(r[_nth(self.alpha / 2, len(r))]), int(r[_nth(1 - self.alpha / 2, len(r))])]
+                    cells[m]["rank"] = [int(r[_nth(f, len(r))]) for f in self.ends_at]
             head["groups"][key] = cells
         return head
 
     def ranked(self, g: int, q: np.ndarray, ranked: list) -> tuple[np.ndarray, list[dict]]:
         """Group g's ranked models: their rank (B, R) in every replicate (by exact value, higher
         first, then model_id) and their pairs."""
-        ids = [m for m, _ in ranked]
-        col = [self.models.index(m) for m in ids]
+        ids, col = [m for m, _ in ranked], [self.models.index(m) for m, _ in ranked]
         rank = np.ones((self.n_boot, len(ids)), dtype=np.int64)
         rows, raw = [], []
-        for a in range(len(ids)):
-            for b in range(a + 1, len(ids)):
-                sign, d, tol = self.pair(g, q, col[a], col[b])
-                rank[:, a] += (sign < 0) | ((sign == 0) & (ids[b] < ids[a]))  # b above a
-                rank[:, b] += (sign > 0) | ((sign == 0) & (ids[a] < ids[b]))
-                both = ~np.isnan(d)
-                le, ge = int(np.sum(both & (sign <= 0))), int(np.sum(both & (sign >= 0)))
-                raw.append(min(Fraction(1), Fraction(2 * min(1 + le, 1 + ge), self.n_boot + 1)))
-
-                def exact_d(reps, i=col[a], j=col[b]):
-                    return self.by_pattern(g, reps, lambda p: self.exact("overall_9", g, i, p) - self.exact("overall_9", g, j, p))
-
-                diff = Fraction(str(ranked[a][1])) - Fraction(str(ranked[b][1]))
-                rows.append({"a": ids[a], "b": ids[b], "diff": float(diff), "ci": self.ends(d, tol, exact_d)})
+        for a, b in ((a, b) for a in range(len(ids)) for b in range(a + 1, len(ids))):
+            sign, d, tol = self.pair(g, q, col[a], col[b])
+            rank[:, a] += (sign < 0) | ((sign == 0) & (ids[b] < ids[a]))  # b above a
+            rank[:, b] += (sign > 0) | ((sign == 0) & (ids[a] < ids[b]))
+            le, ge = (int(np.sum(~np.isnan(d) & s)) for s in (sign <= 0, sign >= 0))
+            raw.append(min(Fraction(1), Fraction(2 * min(1 + le, 1 + ge), self.n_boot + 1)))
+            i, j = col[a], col[b]
+            ci = self.ends(g, d, tol, lambda p: self.exact(_O9, g, i, p) - self.exact(_O9, g, j, p))
+            diff = Fraction(str(ranked[a][1])) - Fraction(str(ranked[b][1]))
+            rows.append({"a": ids[a], "b": ids[b], "diff": float(diff), "ci": ci})
         best = Fraction(0)  # Holm: ascending p; adjusted = running max of min(1, (K − i)·p_(i))
         for i, t in enumerate(sorted(range(len(raw)), key=lambda t: raw[t])):
             best = max(best, min(Fraction(1), (len(raw) - i) * raw[t]))
-            rows[t].update(p=_round(raw[t], 4), p_holm=_round(best, 4), separable=best <= self.alpha)
+            rows[t].update(p=_round(raw[t], 4), p_holm=_round(best, 4),
+                           separable=best <= self.alpha)
         return rank, rows
 
 
