@@ -169,6 +169,9 @@ class Recompute:
             self._exact[key] = Fraction(total * 100, 3 * den) if den else None
         return self._exact[key]
 
+    def exact_difference(self, g: int, i: int, j: int, pattern: tuple) -> Fraction:
+        return self.exact(_O9, g, i, pattern) - self.exact(_O9, g, j, pattern)
+
     def by_pattern(self, g: int, reps: np.ndarray, f) -> list:
         """``f(pattern)`` for each replicate of ``reps``, once per distinct count pattern of
         group g's prompts."""
@@ -177,10 +180,9 @@ class Recompute:
         done = [f(tuple(p)) for p in patterns.tolist()]
         return [done[i] for i in back.ravel().tolist()]
 
-    def bound(self, g: int, v: np.ndarray) -> float:
-        """Error bound of the float replicate values ``v`` of group g (generous)."""
-        top = float(np.nanmax(np.abs(v))) if np.any(~np.isnan(v)) else 0.0
-        return top * (len(self.groups[g][1]) + 16) * 2.0**-50
+    def bounds(self, g: int, q: np.ndarray) -> np.ndarray:
+        """Error bound of each model's float replicate values ``q`` (B, M) of group g (generous)."""
+        return np.nan_to_num(np.abs(q)).max(axis=0) * (len(self.groups[g][1]) + 16) * 2.0**-50
 
     def ends(self, g: int, v: np.ndarray, tol: float, exact) -> list | None:
         """[lo, hi] of the non-NaN entries of ``v`` (replicate values of group g); an end within
@@ -194,18 +196,17 @@ class Recompute:
             e = float(part[k])
             x = abs(e) * 10**self.dec
             if abs(x - math.floor(x) - 0.5) > 3 * tol * 10**self.dec:
-                out.append(_round(Fraction(e), self.dec))
+                out.append(math.floor(x + 0.5) * (1 if e >= 0 else -1) / 10**self.dec)
                 continue
             below = int(np.sum(v[ok] < e - 2 * tol))
             near = ok[np.abs(v[ok] - e) <= 2 * tol]
             out.append(_round(sorted(self.by_pattern(g, near, exact))[k - below], self.dec))
         return out
 
-    def pair(self, g: int, q: np.ndarray, i: int, j: int) -> tuple[np.ndarray, np.ndarray, float]:
+    def pair(self, g: int, q: np.ndarray, tol: float, i: int, j: int) -> tuple[np.ndarray, ...]:
         """Exact sign of value(i) − value(j) per replicate (a missing value is below any
-        value, two missing are equal), the float differences and their error bound."""
+        value, two missing are equal) and the float differences (error bound ``tol``)."""
         d = q[:, i] - q[:, j]
-        tol = self.bound(g, q[:, i]) + self.bound(g, q[:, j])
         has_i, has_j = ~np.isnan(q[:, i]), ~np.isnan(q[:, j])
         sign = np.where(np.isnan(d), has_i.astype(int) - has_j, np.sign(d))
         close = np.flatnonzero(np.abs(d) <= tol)  # NaN is never close
@@ -219,7 +220,7 @@ class Recompute:
                 return (x > y) - (x < y)
 
             sign[close] = self.by_pattern(g, close, cmp)
-        return sign.astype(int), d, tol
+        return sign.astype(int), d
 
     def artifact(self) -> dict:
         head = {"method": "stratified prompt bootstrap", "n_bootstrap": self.n_boot,
@@ -229,13 +230,13 @@ class Recompute:
             return head
         q = self.replicate_values()
         for g, (key, _, ranked) in enumerate(self.groups):
-            cells = {}
+            cells, tol = {}, {kind: self.bounds(g, q[kind][g]) for kind, _ in _KINDS}
             for k, m in enumerate(self.models):
                 cells[m] = {"rank": None, "n_valid": int(np.sum(~np.isnan(q[_O9][g][:, k])))}
                 for kind, _ in _KINDS:
                     v = q[kind][g][:, k]
                     exact = partial(self.exact, kind, g, k)
-                    cells[m][kind] = self.ends(g, v, self.bound(g, v), exact)
+                    cells[m][kind] = self.ends(g, v, tol[kind][k], exact)
             if ranked:
                 rank, head["pairs"][key] = self.ranked(g, q[_O9][g], ranked)
                 for i, (m, _) in enumerate(ranked):
@@ -249,15 +250,15 @@ class Recompute:
         first, then model_id) and their pairs."""
         ids, col = [m for m, _ in ranked], [self.models.index(m) for m, _ in ranked]
         rank = np.ones((self.n_boot, len(ids)), dtype=np.int64)
-        rows, raw = [], []
+        rows, raw, tol = [], [], self.bounds(g, q)
         for a, b in ((a, b) for a in range(len(ids)) for b in range(a + 1, len(ids))):
-            sign, d, tol = self.pair(g, q, col[a], col[b])
+            i, j = col[a], col[b]
+            sign, d = self.pair(g, q, tol[i] + tol[j], i, j)
             rank[:, a] += (sign < 0) | ((sign == 0) & (ids[b] < ids[a]))  # b above a
             rank[:, b] += (sign > 0) | ((sign == 0) & (ids[a] < ids[b]))
             le, ge = (int(np.sum(~np.isnan(d) & s)) for s in (sign <= 0, sign >= 0))
             raw.append(min(Fraction(1), Fraction(2 * min(1 + le, 1 + ge), self.n_boot + 1)))
-            i, j = col[a], col[b]
-            ci = self.ends(g, d, tol, lambda p: self.exact(_O9, g, i, p) - self.exact(_O9, g, j, p))
+            ci = self.ends(g, d, tol[i] + tol[j], partial(self.exact_difference, g, i, j))
             diff = Fraction(str(ranked[a][1])) - Fraction(str(ranked[b][1]))
             rows.append({"a": ids[a], "b": ids[b], "diff": float(diff), "ci": ci})
         best = Fraction(0)  # Holm: ascending p; adjusted = running max of min(1, (K − i)·p_(i))
