@@ -219,7 +219,8 @@ def test_validator_ranks_each_replicate_by_its_exact_values():
     members_of_slices = slice_members(table.prompts, slice_specs(SLICES, table.n_prompts))
     boards = leaderboards(table, metas, Decimal("0"), 1, None, members_of_slices)
     rec = vb.Recompute(*validator_inputs(table, metas, cfg), boards, _slice_prompts)
-    ranked = [(r["model_id"], r["overall_9"]) for r in boards["leaderboard_overall.json"] if r["ranked"]]
+    overall = boards["leaderboard_overall.json"]
+    ranked = [(r["model_id"], r["overall_9"]) for r in overall if r["ranked"]]
     members = [rec.models.index(m) for m, _ in ranked]
     assert len(members) == 5
     ranks, _ = rec.ranked(0, rec.replicate_values()["overall_9"][0], ranked)  # group 0: All
