@@ -1,8 +1,8 @@
-"""Uncertainty (SPEC §8): the pipeline's bootstrap and the validator's recomputation both equal
-a literal, exact implementation of the contract (plain fractions, one ``integers`` call per
-stratum, every replicate a Python list of prompts), on random small releases that include
-float traps, exact rounding ties, identical models (exact rank ties), nulls, both missing
-policies and empty strata."""
+"""The bootstrap (data contract, § Uncertainty: the stratified prompt bootstrap): the pipeline's
+and the gate's recomputation both equal a literal, exact implementation of the contract (plain
+fractions, one ``integers`` call per stratum, every replicate a Python list of prompts), on
+random small releases that include float traps, exact rounding ties, identical models (exact
+rank ties), nulls, both missing policies and empty strata."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def half_up(x: Fraction, dec: int) -> float:
 
 
 def reference(table, metas, boards, slices, cfg: UncertaintyConfig, dec: int = 1) -> dict:
-    """SPEC §8 read literally, in exact fractions."""
+    """The data contract's bootstrap read literally, in exact fractions."""
     B, alpha = cfg.n_bootstrap, 1 - Fraction(cfg.confidence)
     out = {"method": "stratified prompt bootstrap", "n_bootstrap": B, "seed": cfg.seed, "confidence": float(cfg.confidence),
            "strata_order": list(LEAVES), "groups": {}, "pairs": {}}
