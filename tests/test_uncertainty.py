@@ -1,8 +1,8 @@
-"""Uncertainty (data contract, § Uncertainty: the stratified prompt bootstrap): the pipeline's
-bootstrap and the validator's recomputation both equal a literal, exact implementation of the
-contract (plain fractions, one ``integers`` call per stratum, every replicate a Python list of
-prompts), on random small releases that include float traps, exact rounding ties, identical
-models (exact rank ties), nulls, both missing policies and empty strata."""
+"""The bootstrap (data contract, § Uncertainty: the stratified prompt bootstrap): the pipeline's
+and the gate's recomputation both equal a literal, exact implementation of the contract (plain
+fractions, one ``integers`` call per stratum, every replicate a Python list of prompts), on
+random small releases that include float traps, exact rounding ties, identical models (exact
+rank ties), nulls, both missing policies and empty strata."""
 
 from __future__ import annotations
 
@@ -190,23 +190,11 @@ def test_identical_models_tie_exactly_and_rank_by_model_id():
     assert twins["ci"] == [0.0, 0.0] and twins["p"] == 1.0 and twins["separable"] is False
 
 
-@pytest.fixture(params=[True, False], ids=["by_pattern", "one_by_one"])
-def by_pattern(request, monkeypatch) -> bool:
-    """The validator's two ways of settling close replicates: once per count pattern (groups
-    of a few prompts, the default here) or, with pattern keeping off, one replicate at a time."""
-    import searchgen_nb.validate_bootstrap as vb
-
-    if not request.param:
-        monkeypatch.setattr(vb, "_SETTLE_PATTERN_PROMPTS", 0)
-        monkeypatch.setattr(vb, "_PATTERN_PROMPTS", 0)  # exact values not kept by pattern either
-    return request.param
-
-
-def test_close_replicates_are_settled_by_their_own_draws(by_pattern):
+def test_close_replicates_are_settled_by_their_own_draws():
     """y = (0.1, 0.2, 0.7) and x = (0.3, 0.0, 0.7) are within float error of each other in
     every replicate that drew the first two prompts equally often, and exactly apart only when
     it drew them (0.1 + 0.2 > 0.3 as binary doubles: y ranks first; an exact tie ranks x first,
-    by model_id): each such replicate is settled by its own counts, both ways (``by_pattern``)."""
+    by model_id): each such replicate is settled by its own counts."""
     table = one_group_table({"y": overall9_only([0.1, 0.2, 0.7]), "x": overall9_only([0.3, 0.0, 0.7])})
     metas = [ModelMeta(m, m, "Open", "exclude") for m in table.model_ids]
     cfg = UncertaintyConfig(n_bootstrap=300, seed=5)
@@ -217,11 +205,11 @@ def test_close_replicates_are_settled_by_their_own_draws(by_pattern):
     assert ours["groups"]["all:All"]["x"]["rank"] == ours["groups"]["all:All"]["y"]["rank"] == [1, 2]
 
 
-def test_validator_ranks_each_replicate_by_its_exact_values(by_pattern):
+def test_validator_ranks_each_replicate_by_its_exact_values():
     """The validator's ranks in every replicate equal a plain sort of that replicate's exact
     values (higher first, no value last, then model_id): twins (identical inputs), pairs that
     are exactly apart in only some close replicates, a model with one result (no value where
-    a replicate does not draw it); settled both ways (``by_pattern``)."""
+    a replicate does not draw it)."""
     import searchgen_nb.validate_bootstrap as vb
 
     rows = {"y": [0.1, 0.2, 0.7, 2.0], "x": [0.3, 0.0, 0.7, 2.0], "x_twin": [0.3, 0.0, 0.7, 2.0], "w": [0.2, 0.1, 0.7, 2.0], "sparse": [None, None, None, 2.0]}
@@ -231,11 +219,14 @@ def test_validator_ranks_each_replicate_by_its_exact_values(by_pattern):
     members_of_slices = slice_members(table.prompts, slice_specs(SLICES, table.n_prompts))
     boards = leaderboards(table, metas, Decimal("0"), 1, None, members_of_slices)
     rec = vb.Recompute(*validator_inputs(table, metas, cfg), boards, _slice_prompts)
-    members = [rec.models.index(r["model_id"]) for r in boards["leaderboard_overall.json"] if r["ranked"]]
+    overall = boards["leaderboard_overall.json"]
+    ranked = [(r["model_id"], r["overall_9"]) for r in overall if r["ranked"]]
+    members = [rec.models.index(m) for m, _ in ranked]
     assert len(members) == 5
-    ranks = rec._ranks(0, rec.values()["o9"][0], members)  # group 0: All
+    ranks, _ = rec.ranked(0, rec.replicate_values()["overall_9"][0], ranked)  # group 0: All
+    counts = rec.counts(np.arange(cfg.n_bootstrap))
     for b in range(cfg.n_bootstrap):
-        values = [rec.exact("o9", 0, m, b) for m in members]
+        values = [rec.exact("overall_9", 0, m, tuple(counts[b].tolist())) for m in members]
         order = sorted(range(5), key=lambda i: (values[i] is None, 0 if values[i] is None else -values[i], rec.models[members[i]]))
         assert [int(ranks[b, i]) for i in order] == [1, 2, 3, 4, 5], b
 
@@ -267,15 +258,15 @@ def test_chunked_draws_equal_one_call_per_stratum():
                 want[b, members[j]] += 1
     for chunk_bytes in (1, 8 * 7 * 5, 10**9):
         draws = unc.Draws(leaf, IDS, B, 5, chunk_bytes=chunk_bytes)
-        got = np.vstack([draws.counts(c) for c in range(len(draws.chunks))])[:, draws.column]
+        got = np.vstack([draws.counts(c) for c in range(len(draws.chunks))])
         assert np.array_equal(got, want), chunk_bytes
-        assert np.array_equal(draws.count_rows(np.array([22, 0, 7]))[:, draws.column], want[[22, 0, 7]])
+        assert np.array_equal(draws.count_rows(np.array([22, 0, 7])), want[[22, 0, 7]])
     assert len(unc.Draws(leaf, IDS, B, 5, chunk_bytes=1).chunks) == B
 
 
 def test_chunked_release_equals_one_chunk(monkeypatch):
-    """Counts made a few replicates at a time (pipeline and validator; the validator still
-    settles by count pattern, visiting replicates in order) give the figures of one chunk."""
+    """Counts made a few replicates at a time (pipeline and validator) give the figures of one
+    chunk."""
     import searchgen_nb.validate_bootstrap as vb
 
     table = one_group_table({"a": overall9_only([0.1, 2.9, 1.5, 3.0]), "b": overall9_only([1.0, 2.0, None, 2.5]),
@@ -284,10 +275,13 @@ def test_chunked_release_equals_one_chunk(monkeypatch):
     cfg = UncertaintyConfig(n_bootstrap=50, seed=9)
     whole = run_both(table, metas, cfg)[:2]
     monkeypatch.setattr(unc, "CHUNK_BYTES", 8 * 4 * 3)  # three replicates per chunk
-    monkeypatch.setattr(vb, "_BYTES", 4 * 4 * 3)
+    monkeypatch.setattr(vb, "_SLICE_BYTES", 8 * 4 * 3)
     assert len(unc.Draws(["NoSearch"] * 4, list("abcd"), 50, 9).chunks) == 17  # (the settings take effect)
-    assert len(vb._Replicates(["NoSearch"] * 4, 50, 9).starts) == 17
-    assert run_both(table, metas, cfg)[:2] == whole
+    ours, theirs, boards, _ = run_both(table, metas, cfg)
+    assert (ours, theirs) == whole
+    rec = vb.Recompute(*validator_inputs(table, metas, cfg), boards, _slice_prompts)
+    rec.replicate_values()
+    assert len(rec.states) == 17  # slices of three replicates of the one stratum
 
 
 @pytest.mark.parametrize("n,alpha,want", [(10_000, Fraction(1, 20), (249, 9749)), (40, Fraction(1, 20), (0, 38)), (1, Fraction(1, 20), (0, 0)), (7, Fraction(1, 2), (1, 5))])
@@ -396,7 +390,7 @@ def test_gate_fails_when_one_replicate_is_shifted(tmp_path, monkeypatch):
         idx = original(self, chunk, block)
         if chunk == 0 and block == 0:
             idx = idx.copy()
-            idx[0] = (idx[0] + 1) % self.blocks[0][2]
+            idx[0] = (idx[0] + 1) % len(self.strata[0])
         return idx
 
     monkeypatch.setattr(unc.Draws, "indices", shifted)
