@@ -66,7 +66,6 @@ def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_p
     demo_dir = demo_tree.path.relative_to(base).as_posix()
     env = {**os.environ, "SOURCE_DATE_EPOCH": TEST_EPOCH, "PYTHONHASHSEED": "12345"}
     env.pop("SEARCHGEN_ROOT", None)
-    env.pop("SEARCHGEN_CACHE_DIR", None)  # the release keeps the Vega bundle below its output root
     exe = str(venv / "bin" / "searchgen-nb")
     r = subprocess.run([exe, "demo", "--out", demo_dir], cwd=work, capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr

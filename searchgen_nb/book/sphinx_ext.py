@@ -47,14 +47,15 @@ def _page_assets_guard(app, pagename, templatename, context, doctree) -> None:
         seen, kept = set(), []
         for asset in files:
             k = _asset_key(asset)
-            if k in seen or (key == "script_files" and _asset_url(asset).split("?")[0].rsplit("/", 1)[-1] in unused):
+            name = _asset_url(asset).split("?")[0].rsplit("/", 1)[-1]
+            if k in seen or (key == "script_files" and name in unused):
                 continue
             seen.add(k)
             kept.append(asset)
             if _EXTERNAL_RE.match(_asset_url(asset)):
                 logger.warning(
-                    "%s: page loads %s from the web (the book must work offline)", pagename, _asset_url(asset),
-                    type="searchgen", subtype="offline",
+                    "%s: page loads %s from the web (the book must work offline)", pagename,
+                    _asset_url(asset), type="searchgen", subtype="offline",
                 )
         context[key] = kept
 
