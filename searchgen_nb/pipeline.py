@@ -123,12 +123,33 @@ def pipeline_commit() -> str | None:
     return _git_commit(Path(os.environ.get(PROJECT_ENV) or project_root()))
 
 
+def _scoring(cfg: ReleaseConfig, policies: dict[str, str]) -> dict:
+    """The manifest's ``scoring`` block: how the release aggregates, rounds and ranks."""
+    default = cfg.scoring.missing_policy_default
+    return {
+        "aggregation": "prompt-macro",
+        "excluded_public_component": EXCLUDED_PUBLIC_COMPONENT,
+        # ≤ 15 significant digits: the JSON number reads back as the same decimal
+        "min_ranking_coverage": float(cfg.scoring.min_ranking_coverage),
+        "missing_policy_default": default,
+        "missing_policy_exceptions": sorted(m for m, p in policies.items() if p != default),
+        "missing_policies": policies,
+        "overall_10_components": list(COMPONENTS),
+        "overall_9_components": list(OVERALL_9_COMPONENTS),
+        "primary_metric": "overall_9",
+        "public_rounding_decimals": cfg.scoring.rounding_decimals,
+        "rounding": "public = raw mean × 100 / 3, rounded half-up on the exact value",
+        "scale_public": list(SCALE_PUBLIC),
+        "scale_raw": list(SCALE_RAW),
+        "source": os.path.basename(cfg.result_path),
+    }
+
+
 def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int,
                    dataset_sha256: str, partition: dict, artifact_sha: dict) -> dict:
     """The release manifest (data contract, § Artifacts): published v1.0 keys plus hashes,
     policies and checks."""
     policies = {m: cfg.policy(m) for m in cfg.model_ids}
-    default = cfg.scoring.missing_policy_default
     toolgen = os.environ.get("TOOLGEN_ROOT")
     return {
         "artifacts": list(ARTIFACTS),
@@ -174,23 +195,7 @@ def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int,
             "paper_table": load_paper_table(cfg),
         },
         "schema_version": SCHEMA_VERSION,
-        "scoring": {
-            "aggregation": "prompt-macro",
-            "excluded_public_component": EXCLUDED_PUBLIC_COMPONENT,
-            # ≤ 15 significant digits: the JSON number reads back as the same decimal
-            "min_ranking_coverage": float(cfg.scoring.min_ranking_coverage),
-            "missing_policy_default": default,
-            "missing_policy_exceptions": sorted(m for m, p in policies.items() if p != default),
-            "missing_policies": policies,
-            "overall_10_components": list(COMPONENTS),
-            "overall_9_components": list(OVERALL_9_COMPONENTS),
-            "primary_metric": "overall_9",
-            "public_rounding_decimals": cfg.scoring.rounding_decimals,
-            "rounding": "public = raw mean × 100 / 3, rounded half-up on the exact value",
-            "scale_public": list(SCALE_PUBLIC),
-            "scale_raw": list(SCALE_RAW),
-            "source": os.path.basename(cfg.result_path),
-        },
+        "scoring": _scoring(cfg, policies),
         "software": {"python": ".".join(platform.python_version_tuple()[:2]),
                      "searchgen_nb": __version__, "pipeline_commit": pipeline_commit()},
         "source_commit": _git_commit(Path(toolgen)) if toolgen else None,

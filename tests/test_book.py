@@ -23,9 +23,9 @@ from searchgen_nb import pipeline
 from searchgen_nb.config import load_config
 from searchgen_nb.errors import ReleaseError
 from searchgen_nb.pipeline import run_data
-from searchgen_nb.book.release import (
-    check_executed, check_offline, execute_notebook, external_references, run_release,
-)
+from searchgen_nb.book.notebooks import check_executed, execute_notebook
+from searchgen_nb.book.release import run_release
+from searchgen_nb.book.sphinx_ext import check_offline, external_references
 
 @pytest.fixture(autouse=True)
 def _reproducible_time(monkeypatch):
@@ -517,7 +517,7 @@ def test_a_notebook_alone_never_runs_an_earlier_stage(tmp_path):
 def test_one_kernel_starts_each_notebook_empty(tmp_path):
     """A release runs its notebooks in one kernel; the second notebook must not see the first's
     names (it would fail when run alone) and counts its executions from 1."""
-    from searchgen_nb.book.release import release_kernel, reset_namespace
+    from searchgen_nb.book.notebooks import release_kernel, reset_namespace
 
     first = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import json\nleft_over = 41")])
     second = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("'json' in dir(), 'left_over' in dir()")])

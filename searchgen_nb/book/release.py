@@ -1,18 +1,16 @@
 """``searchgen-nb release``: notebooks through papermill, book through Jupyter Book, then publish.
 
 Flow: the output root is checked first (:func:`check_output_root`: nothing there is replaced
-that the release did not make); the numbered notebooks in ``notebooks/`` run in order, each in
-a kernel of its own, with the parameters ``release_config`` and ``staging``; each executed
-notebook is checked (no error output, every code cell ran) and normalised (no timestamps,
-random ids or absolute paths); the book is built from a staged copy of the book sources and
-checked to load nothing from the web; only when everything succeeded are ``public/data/``,
-``_build/html/`` and ``book/notebooks/`` published, together, as one version
+that the release did not make); the numbered notebooks in ``notebooks/`` run in order with the
+parameters ``release_config`` and ``staging``, each checked and normalised
+(:mod:`searchgen_nb.book.notebooks`); the book is built from a staged copy of the book sources
+and checked to load nothing from the web; only when everything succeeded are
+``public/data/``, ``_build/html/`` and ``book/notebooks/`` published, together, as one version
 (:func:`searchgen_nb.publish.publish`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import os
 import re
@@ -22,15 +20,15 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from unittest import mock
 
-import nbformat
 import yaml
 
 from searchgen_nb.artifacts import source_date_epoch
 from searchgen_nb.book.downloads import FOLDER as DOWNLOADS
 from searchgen_nb.book.downloads import write_downloads
-from searchgen_nb.config import PROJECT_ENV, WORK_ROOT_ENV, find_config, load_config, project_root
+from searchgen_nb.book.notebooks import NOTEBOOKS, run_notebooks
+from searchgen_nb.book.sphinx_ext import check_offline
+from searchgen_nb.config import find_config, load_config, project_root
 from searchgen_nb.errors import ReleaseError, ReleaseInterrupted
 from searchgen_nb.pipeline import inputs
 from searchgen_nb.publish import (
@@ -41,22 +39,11 @@ from searchgen_nb.untrusted import excerpt
 
 BUILD = "build/release"  # work folder, relative to the output root
 STAGING = f"{BUILD}/data"  # where the notebooks write the artifacts
-NOTEBOOKS = "src/book/notebooks"  # the executed notebooks, relative to the work folder
 BOOK_SOURCES = ("_config.yml", "_toc.yml", "book")
 #: Print style sheet of a synthetic demo's book: the marking in every printed page's margin.
 DEMO_PRINT_CSS = "searchgen-demo-print.css"
 #: Staged folder whose contents Sphinx copies to the book's root (``html_extra_path``).
 EXTRA = "book/extra"
-VOLATILE_CELL_METADATA = ("execution", "papermill", "collapsed", "scrolled", "ExecuteTime")
-#: What a built page, style sheet or script would load from the web (an attribute, ``url()`` or
-#: ``@import`` naming an ``http(s)://`` or ``//`` URL); an ``<a …>`` tag, a link a reader may
-#: follow, is matched whole so that nothing inside it counts.
-EXTERNAL_URL = re.compile(
-    r"""<a\s[^>]*>
-    | (?P<load>(?:\b(?:src|href|action|poster|data)\s*=\s*["']?\s* | url\(\s*["']?
-                | @import\s+["']?)(?:https?:)?//)""", re.I | re.X)
-
-
 @dataclass
 class ReleaseOutcome:
     """Where things landed and how long each step took (seconds)."""
@@ -65,12 +52,6 @@ class ReleaseOutcome:
     html: Path
     notebooks: list[Path]
     timings: dict[str, float] = field(default_factory=dict)
-
-
-def notebook_sources(root: Path | None = None) -> list[Path]:
-    """The numbered source notebooks, in run order (``notebooks/NN_name.ipynb``)."""
-    root = root or project_root()
-    return sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
 def release_parameters(config_path: Path, out: Path) -> dict:
@@ -103,158 +84,6 @@ def default_project() -> Path:
     )
 
 
-def check_executed(nb: nbformat.NotebookNode, name: str) -> None:
-    """Raise :class:`ReleaseError` when an executed notebook holds an error output or stopped
-    early."""
-    for i, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
-            continue
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "error":
-                raise ReleaseError(f"notebook {name}: cell {i} raised {out.get('ename')}: "
-                                   f"{_clean(out.get('evalue', ''))}")
-        if cell.source.strip() and cell.get("execution_count") is None:
-            raise ReleaseError(f"notebook {name}: cell {i} never ran (the notebook exited early)")
-
-
-def _clean(text: str) -> str:
-    return re.sub(r"\x1b\[[0-9;]*m", "", text)
-
-
-def normalize(nb: nbformat.NotebookNode, root: Path) -> nbformat.NotebookNode:
-    """Strip what changes run to run: timestamps, durations, random ids, absolute paths.
-
-    Keeps ``metadata.papermill.parameters`` (reviewers see what the run was given) and
-    hides the parameter cells' code in the book.
-    """
-    params = nb.metadata.get("papermill", {}).get("parameters", {})
-    nb.metadata = nbformat.from_dict({
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-        "papermill": {"parameters": params},
-    })
-    prefixes = sorted({str(p) + os.sep for p in (root, project_root(), Path(sys.prefix))},
-                      key=len, reverse=True)
-    for i, cell in enumerate(nb.cells):
-        cell["id"] = f"cell-{i:02d}"
-        for key in VOLATILE_CELL_METADATA:
-            cell.metadata.pop(key, None)
-        tags = cell.metadata.get("tags", [])
-        if {"parameters", "injected-parameters"} & set(tags) and "remove-cell" not in tags:
-            cell.metadata["tags"] = [*tags, "remove-cell"]
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "stream":
-                for p in prefixes:
-                    out["text"] = out["text"].replace(p, "")
-    return nb
-
-
-@contextlib.contextmanager
-def kernel_stderr_to(log_path: Path):
-    """Send what kernels write to stderr (transport warnings, shutdown noise) to a log file.
-
-    Kernels inherit file descriptor 2, so it is redirected for the duration; the release's
-    own messages are written after it is restored. Failures still name the notebook and
-    cell; the log keeps the kernels' raw output for debugging.
-    """
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with open(log_path, "ab") as log:
-        os.dup2(log.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-
-
-@contextlib.contextmanager
-def release_kernel(cwd: Path):
-    """One ``python3`` kernel (of this environment, started in ``cwd``) for all of a release's
-    notebooks; yields its kernel manager and shuts it down on exit. A kernel of its own per
-    notebook would start Python and import pandas, altair and the book package ten times, which
-    made a demo release almost twice as long. Raises :class:`ReleaseError` when it cannot start."""
-    from jupyter_client.manager import AsyncKernelManager
-    from jupyter_core.utils import run_sync
-
-    km = AsyncKernelManager(kernel_name="python3")
-    try:
-        run_sync(km.start_kernel)(cwd=str(cwd), extra_arguments=["--HistoryManager.enabled=False"])
-    except Exception as exc:  # noqa: BLE001 - no kernelspec, a kernel that dies at start, …
-        raise ReleaseError("could not start the notebooks' python3 kernel: "
-                           f"{type(exc).__name__}: {_clean(str(exc))}") from None
-    try:
-        yield km
-    finally:
-        with contextlib.suppress(Exception):  # a kernel that already died
-            run_sync(km.shutdown_kernel)(now=True)
-
-
-def reset_namespace(km) -> None:
-    """Empty the shared kernel's user namespace (IPython's own reset: imported modules stay
-    loaded, execution counts start again at 1): the next notebook starts as in a new kernel.
-    Raises :class:`ReleaseError` when the kernel died or the reset failed."""
-    kc = km.blocking_client()
-    kc.start_channels()
-    try:
-        reply = kc.execute_interactive("get_ipython().reset(new_session=True)", store_history=False,
-                                       timeout=60, output_hook=lambda msg: None)
-    except Exception as exc:  # noqa: BLE001 - the kernel died between two notebooks, …
-        raise ReleaseError("could not reset the notebooks' kernel between two notebooks: "
-                           f"{type(exc).__name__}: {_clean(str(exc))}") from None
-    finally:
-        kc.stop_channels()
-    if reply["content"].get("status") != "ok":
-        raise ReleaseError(f"kernel namespace reset failed: {reply['content'].get('ename', '?')}")
-
-
-def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path, km=None) -> None:
-    """Run one notebook with papermill (in the running kernel ``km`` of :func:`release_kernel`,
-    else in a new ``python3`` kernel of this environment), check and normalise it, write it to
-    ``dest`` once. Raises :class:`ReleaseError` naming the notebook and cell."""
-    import papermill
-    from papermill.exceptions import PapermillExecutionError
-
-    try:
-        nb = papermill.execute_notebook(
-            str(src), str(dest), parameters=parameters, kernel_name="python3", cwd=str(root),
-            progress_bar=False, log_output=False, km=km,
-            request_save_on_cell_execute=False,  # written once below, not after every cell
-        )
-    except PapermillExecutionError as exc:
-        raise ReleaseError(f"notebook {src.name}: cell {exc.cell_index} (execution "
-                           f"{exc.exec_count}) raised {exc.ename}: {_clean(exc.evalue)}") from None
-    except Exception as exc:  # noqa: BLE001 - kernel death, timeout, …
-        raise ReleaseError(f"notebook {src.name}: could not be executed: "
-                           f"{type(exc).__name__}: {exc}") from None
-    check_executed(nb, src.name)
-    nbformat.write(normalize(nb, root), dest)
-
-
-def run_notebooks(root: Path, out: Path, config_path: Path, log) -> dict[str, float]:
-    """Run the numbered notebooks of the project ``root`` in order into the work folder, in one
-    kernel emptied between them; return each one's seconds. The kernel runs in ``out`` and
-    takes relative parameters from it (``$SEARCHGEN_ROOT``), the commit of the notebooks from
-    ``root`` (``$SEARCHGEN_PROJECT``); its IPython folder is the work folder's, not the user's,
-    and it keeps no history."""
-    sources, work = notebook_sources(root), out / BUILD
-    if not sources:
-        raise ReleaseError(f"no notebooks found in {root / 'notebooks'}")
-    params, timings = release_parameters(config_path, out), {}
-    env = {WORK_ROOT_ENV: str(out), PROJECT_ENV: str(root), "IPYTHONDIR": str(work / "ipython")}
-    with (mock.patch.dict(os.environ, env), step("release, notebooks"),
-          kernel_stderr_to(work / "kernels.log"), release_kernel(out) as km):
-        for src in sources:
-            t = time.perf_counter()
-            log(f"running {src.name} …")
-            if timings:
-                reset_namespace(km)
-            execute_notebook(src, work / NOTEBOOKS / src.name, params, out, km)
-            timings[src.name] = time.perf_counter() - t
-    return timings
-
-
 def stage_book_sources(root: Path, dest: Path, demo: bool) -> None:
     """Copy ``_config.yml``, ``_toc.yml`` and ``book/`` into ``dest``; point Sphinx's
     ``html_extra_path`` at :data:`EXTRA` (the downloads); add the demo banner when needed."""
@@ -281,27 +110,6 @@ def stage_book_sources(root: Path, dest: Path, demo: bool) -> None:
             'SearchGen-Bench results"; font: 9pt sans-serif; color: #7a3d00; } }\n',
             encoding="utf-8")
     (dest / "_config.yml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
-
-
-def external_references(html_dir: Path) -> list[str]:
-    """``file: snippet`` for every URL a built page, style sheet or script would load from the
-    web (:data:`EXTERNAL_URL`)."""
-    found = []
-    for path in sorted(html_dir.rglob("*")):
-        if path.suffix in (".html", ".css", ".js") and path.is_file():
-            text = path.read_text(encoding="utf-8", errors="replace")
-            found += [f"{path.relative_to(html_dir)}: {text[m.start():m.end() + 40]!r}"
-                      for m in EXTERNAL_URL.finditer(text) if m["load"]]
-    return found
-
-
-def check_offline(html_dir: Path) -> None:
-    """Raise :class:`ReleaseError` naming what the built book would load from the web (it must
-    open offline: data contract, § The book)."""
-    leaks = external_references(html_dir)
-    if leaks:
-        raise ReleaseError("book references external URLs (it must open offline):\n  "
-                           + "\n  ".join(leaks[:20]))
 
 
 def build_book(src: Path) -> Path:
@@ -420,7 +228,7 @@ def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float) -> Rel
     with step("release, work folder"):
         fresh_work_folder(work)
         (work / NOTEBOOKS).mkdir(parents=True)
-    timings = run_notebooks(root, out, config_path, log)
+    timings = run_notebooks(root, out, work, release_parameters(config_path, out), log)
     release = Release(work / "data")
     if not (release.validation_report or {}).get("passed"):
         raise ReleaseError("validation report missing or failed: "
