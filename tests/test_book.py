@@ -525,13 +525,13 @@ def test_one_kernel_starts_each_notebook_empty(tmp_path):
     for name, nb in (("a", first), ("b", second), ("c", third)):
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         nbformat.write(nb, tmp_path / f"{name}.ipynb")
-    with release_kernel(tmp_path) as km:
-        execute_notebook(tmp_path / "a.ipynb", tmp_path / "a.out.ipynb", {}, tmp_path, km)
-        reset_namespace(km)
-        execute_notebook(tmp_path / "b.ipynb", tmp_path / "b.out.ipynb", {}, tmp_path, km)
-        reset_namespace(km)
+    with release_kernel(tmp_path) as kernel:
+        execute_notebook(tmp_path / "a.ipynb", tmp_path / "a.out.ipynb", {}, tmp_path, kernel)
+        reset_namespace(kernel)
+        execute_notebook(tmp_path / "b.ipynb", tmp_path / "b.out.ipynb", {}, tmp_path, kernel)
+        reset_namespace(kernel)
         with pytest.raises(ReleaseError, match=r"notebook c.ipynb: cell 0 .*raised NameError: name 'left_over' is not defined"):
-            execute_notebook(tmp_path / "c.ipynb", tmp_path / "c.out.ipynb", {}, tmp_path, km)
+            execute_notebook(tmp_path / "c.ipynb", tmp_path / "c.out.ipynb", {}, tmp_path, kernel)
     cell = nbformat.read(tmp_path / "b.out.ipynb", as_version=4).cells[0]
     assert (cell.execution_count, cell.outputs[0]["data"]["text/plain"]) == (1, "(False, False)")
 
@@ -539,6 +539,8 @@ def test_one_kernel_starts_each_notebook_empty(tmp_path):
 @pytest.mark.parametrize("how", ["dies", "cannot start"])
 def test_kernel_failure_is_a_named_release_error(tmp_path, monkeypatch, how):
     from jupyter_client.manager import AsyncKernelManager
+
+    from searchgen_nb.book.notebooks import release_kernel
 
     async def refuse(self, **kw):
         raise RuntimeError("no python3 kernelspec")
@@ -548,9 +550,11 @@ def test_kernel_failure_is_a_named_release_error(tmp_path, monkeypatch, how):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\nos._exit(3)")])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, tmp_path / "dies.ipynb")
-    error = "DeadKernelError" if how == "dies" else "RuntimeError: no python3 kernelspec"
-    with pytest.raises(ReleaseError, match=rf"^notebook dies.ipynb: could not be executed: {error}"):
-        execute_notebook(tmp_path / "dies.ipynb", tmp_path / "out.ipynb", {}, tmp_path)
+    error = {"dies": r"^notebook dies.ipynb: could not be executed: DeadKernelError",
+             "cannot start": r"^could not start the notebooks' python3 kernel: RuntimeError: no python3 kernelspec$"}[how]
+    with pytest.raises(ReleaseError, match=error):
+        with release_kernel(tmp_path) as kernel:
+            execute_notebook(tmp_path / "dies.ipynb", tmp_path / "out.ipynb", {}, tmp_path, kernel)
 
 
 def test_missing_dataset_stops_before_any_notebook(tmp_path):

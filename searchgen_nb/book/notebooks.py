@@ -5,11 +5,13 @@ timestamps, random ids or absolute paths)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 from unittest import mock
 
 import nbformat
@@ -94,57 +96,101 @@ def kernel_stderr_to(log_path: Path):
             os.close(saved)
 
 
+class Kernel(NamedTuple):
+    """The release's running kernel (manager ``km``) and its one ready client ``kc``."""
+
+    km: object
+    kc: object
+
+
 @contextlib.contextmanager
 def release_kernel(cwd: Path):
-    """One ``python3`` kernel (of this environment, started in ``cwd``) for all of a release's
-    notebooks; yields its kernel manager and shuts it down on exit. A kernel of its own per
-    notebook would start Python and import pandas, altair and the book package ten times, which
-    made a demo release almost twice as long. Raises :class:`ReleaseError` when it cannot start."""
+    """One ``python3`` kernel of this environment, started in ``cwd``, and one ready client for
+    all of a release's notebooks; yields a :class:`Kernel`, shut down on exit. A kernel of its
+    own per notebook would start Python and import pandas, altair and the book package ten
+    times: a demo release took twice as long. Raises :class:`ReleaseError` when it cannot
+    start."""
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_core.utils import run_sync
 
-    km = AsyncKernelManager(kernel_name="python3")
+    kernel = Kernel(AsyncKernelManager(kernel_name="python3"), None)
     try:
-        run_sync(km.start_kernel)(cwd=str(cwd), extra_arguments=["--HistoryManager.enabled=False"])
+        run_sync(kernel.km.start_kernel)(cwd=str(cwd),
+                                         extra_arguments=["--HistoryManager.enabled=False"])
+        kernel = kernel._replace(kc=kernel.km.client())
+        kernel.kc.start_channels()
+        run_sync(kernel.kc.wait_for_ready)(timeout=60)
+        kernel.kc.allow_stdin = False
     except Exception as exc:  # noqa: BLE001 - no kernelspec, a kernel that dies at start, …
+        _stop(kernel)
         raise ReleaseError("could not start the notebooks' python3 kernel: "
                            f"{type(exc).__name__}: {_clean(str(exc))}") from None
     try:
-        yield km
+        yield kernel
     finally:
-        with contextlib.suppress(Exception):  # a kernel that already died
-            run_sync(km.shutdown_kernel)(now=True)
+        _stop(kernel)
 
 
-def reset_namespace(km) -> None:
-    """Empty the shared kernel's user namespace (IPython's own reset: imported modules stay
-    loaded, execution counts start again at 1): the next notebook starts as in a new kernel.
+def _stop(kernel: Kernel) -> None:
+    """Close the client (if any) and shut the kernel down, each even if the other fails."""
+    from jupyter_core.utils import run_sync
+
+    if kernel.kc is not None:
+        with contextlib.suppress(Exception):
+            kernel.kc.stop_channels()
+    with contextlib.suppress(Exception):  # a kernel that already died
+        run_sync(kernel.km.shutdown_kernel)(now=True)
+
+
+def reset_namespace(kernel: Kernel) -> None:
+    """Empty the kernel's user namespace (IPython's own reset: imported modules stay loaded,
+    execution counts start again at 1): the next notebook starts as in a new kernel.
     Raises :class:`ReleaseError` when the kernel died or the reset failed."""
-    kc = km.blocking_client()
-    kc.start_channels()
+    from jupyter_core.utils import run_sync
+
     try:
-        reply = kc.execute_interactive("get_ipython().reset(new_session=True)", store_history=False,
-                                       timeout=60, output_hook=lambda msg: None)
+        reply = run_sync(kernel.kc.execute_interactive)(
+            "get_ipython().reset(new_session=True)", store_history=False, timeout=60,
+            output_hook=lambda msg: None)
     except Exception as exc:  # noqa: BLE001 - the kernel died between two notebooks, …
         raise ReleaseError("could not reset the notebooks' kernel between two notebooks: "
                            f"{type(exc).__name__}: {_clean(str(exc))}") from None
-    finally:
-        kc.stop_channels()
     if reply["content"].get("status") != "ok":
         raise ReleaseError(f"kernel namespace reset failed: {reply['content'].get('ename', '?')}")
 
 
-def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path, km=None) -> None:
-    """Run one notebook with papermill (in the running kernel ``km`` of :func:`release_kernel`,
+@functools.cache
+def _kernel_engine() -> str:
+    """The name of papermill's nbclient engine running a notebook on a :class:`Kernel`'s ready
+    client (registered once per process): given only the kernel, nbclient would make a client
+    per notebook, wait for it and, the kernel not being its own, leave it running."""
+    from papermill.clientwrap import PapermillNotebookClient
+    from papermill.engines import NBClientEngine, papermill_engines
+
+    class KernelEngine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, kernel=None, **kwargs):
+            client = PapermillNotebookClient(nb_man, km=kernel.km, kernel_name=kernel_name)
+            client.kc = kernel.kc  # ready: nbclient neither makes nor closes a client it is given
+            return client.execute()
+
+    papermill_engines.register("searchgen-kernel", KernelEngine)
+    return "searchgen-kernel"
+
+
+def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path,
+                     kernel: Kernel | None = None) -> None:
+    """Run one notebook with papermill (on the running ``kernel`` of :func:`release_kernel`,
     else in a new ``python3`` kernel of this environment), check and normalise it, write it to
     ``dest`` once. Raises :class:`ReleaseError` naming the notebook and cell."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
+    on = {} if kernel is None else {"engine_name": _kernel_engine(), "kernel": kernel}
     try:
         nb = papermill.execute_notebook(
             str(src), str(dest), parameters=parameters, kernel_name="python3", cwd=str(root),
-            progress_bar=False, log_output=False, km=km,
+            progress_bar=False, log_output=False, **on,
             request_save_on_cell_execute=False,  # written once below, not after every cell
         )
     except PapermillExecutionError as exc:
@@ -168,12 +214,12 @@ def run_notebooks(root: Path, out: Path, work: Path, params: dict, log) -> dict[
         raise ReleaseError(f"no notebooks found in {root / 'notebooks'}")
     env = {WORK_ROOT_ENV: str(out), PROJECT_ENV: str(root), "IPYTHONDIR": str(work / "ipython")}
     with (mock.patch.dict(os.environ, env), step("release, notebooks"),
-          kernel_stderr_to(work / "kernels.log"), release_kernel(out) as km):
+          kernel_stderr_to(work / "kernels.log"), release_kernel(out) as kernel):
         for src in sources:
             t = time.perf_counter()
             log(f"running {src.name} …")
             if timings:
-                reset_namespace(km)
-            execute_notebook(src, work / NOTEBOOKS / src.name, params, out, km)
+                reset_namespace(kernel)
+            execute_notebook(src, work / NOTEBOOKS / src.name, params, out, kernel)
             timings[src.name] = time.perf_counter() - t
     return timings

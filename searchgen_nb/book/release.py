@@ -44,6 +44,8 @@ BOOK_SOURCES = ("_config.yml", "_toc.yml", "book")
 DEMO_PRINT_CSS = "searchgen-demo-print.css"
 #: Staged folder whose contents Sphinx copies to the book's root (``html_extra_path``).
 EXTRA = "book/extra"
+
+
 @dataclass
 class ReleaseOutcome:
     """Where things landed and how long each step took (seconds)."""
