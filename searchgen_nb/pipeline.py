@@ -383,8 +383,8 @@ def ensure_staged(cfg: ReleaseConfig, staging: str | Path, upto: str = "aggregat
     raises :class:`ReleaseError` naming the notebook to run first (or ``searchgen-nb data``)
     when a file is missing or the folder was made from another config."""
     folder = resolve_work_path(staging)
-    how = (f"(same release_config and staging), or `searchgen-nb data {cfg.config_path} "
-           f"--out {folder}`")
+    how = ("with the same release_config and staging, or give `staging` a folder that "
+           "`searchgen-nb data CONFIG --out DIR` wrote")
     for name, (notebook, files) in STAGES.items():
         missing = next((f for f in files if not (folder / f).is_file()), None)
         if missing:
