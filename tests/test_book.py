@@ -190,9 +190,10 @@ def test_a_book_that_would_load_from_the_web_fails_the_release(tmp_path):
         ("site.css", '@import "https://'),
     ]
     assert found[0][1] == 'src="https://cdn.example/vega.js"></script>\n<a href="'  # the match and 40 characters
-    with pytest.raises(ReleaseError, match=r"^book references external URLs .*\n  book/page.html: 'src=\"https://cdn"):
+    loads = r"^book references external URLs .*\n  book/page.html: 'src=\"https://cdn"
+    with pytest.raises(ReleaseError, match=loads):
         check_offline(tmp_path)
-    (tmp_path / "book" / "page.html").write_text('<a href="https://example.org">a link</a>', encoding="utf-8")
+    (tmp_path / "book" / "page.html").write_text('<a href="https://x.org">a</a>', encoding="utf-8")
     (tmp_path / "site.css").unlink()
     check_offline(tmp_path)
 
@@ -502,16 +503,19 @@ def test_a_notebook_alone_never_runs_an_earlier_stage(tmp_path):
     files or was made from another config (data contract, § The book)."""
     cfg = load_config(make_release(tmp_path / "src", PROMPTS, MODELS, RESULTS))
     staging = tmp_path / "staging"
-    with pytest.raises(ReleaseError, match=rf"^staging folder {staging} holds no prompt_scores.jsonl: run 01_extract.ipynb first"):
+    first = rf"^staging folder {staging} holds no prompt_scores.jsonl: run 01_extract.ipynb first"
+    with pytest.raises(ReleaseError, match=first):
         pipeline.ensure_staged(cfg, staging, upto="extract")
     pipeline.extract_stage(cfg, staging, progress=False)
     assert pipeline.ensure_staged(cfg, staging, upto="extract") == staging
-    with pytest.raises(ReleaseError, match=r"holds no leaderboard_overall.json: run 02_aggregate.ipynb first .*searchgen-nb data"):
+    second = r"holds no leaderboard_overall.json: run 02_aggregate.ipynb first .*searchgen-nb data"
+    with pytest.raises(ReleaseError, match=second):
         pipeline.ensure_staged(cfg, staging)
-    other = load_config(make_release(tmp_path / "other", PROMPTS, MODELS, RESULTS, benchmark="Other"))
-    with pytest.raises(ReleaseError, match=r"was made from another config than .*other.*: run 01_extract.ipynb first"):
+    other = load_config(make_release(tmp_path / "o", PROMPTS, MODELS, RESULTS, benchmark="O"))
+    with pytest.raises(ReleaseError, match=r"made from another config than .*: run 01_extract"):
         pipeline.ensure_staged(other, staging, upto="extract")
-    assert sorted(p.name for p in staging.iterdir()) == ["manifest.json", "prompt_scores.jsonl", "schemas"]
+    assert sorted(p.name for p in staging.iterdir()) == [
+        "manifest.json", "prompt_scores.jsonl", "schemas"]
 
 
 def test_one_kernel_starts_each_notebook_empty(tmp_path):
@@ -520,10 +524,11 @@ def test_one_kernel_starts_each_notebook_empty(tmp_path):
     from searchgen_nb.book.notebooks import release_kernel, reset_namespace
 
     first = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import json\nleft_over = 41")])
-    second = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("'json' in dir(), 'left_over' in dir()")])
+    second = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("'json' in dir(), 'left_over' in dir()")])
     third = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("left_over + 1")])
     for name, nb in (("a", first), ("b", second), ("c", third)):
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "3", "language": "python"}
         nbformat.write(nb, tmp_path / f"{name}.ipynb")
     with release_kernel(tmp_path) as kernel:
         execute_notebook(tmp_path / "a.ipynb", tmp_path / "a.out.ipynb", {}, tmp_path, kernel)
@@ -548,10 +553,11 @@ def test_kernel_failure_is_a_named_release_error(tmp_path, monkeypatch, how):
     if how == "cannot start":
         monkeypatch.setattr(AsyncKernelManager, "start_kernel", refuse)
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\nos._exit(3)")])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "3", "language": "python"}
     nbformat.write(nb, tmp_path / "dies.ipynb")
     error = {"dies": r"^notebook dies.ipynb: could not be executed: DeadKernelError",
-             "cannot start": r"^could not start the notebooks' python3 kernel: RuntimeError: no python3 kernelspec$"}[how]
+             "cannot start": r"^could not start the notebooks' python3 kernel: "
+                             r"RuntimeError: no python3 kernelspec$"}[how]
     with pytest.raises(ReleaseError, match=error):
         with release_kernel(tmp_path) as kernel:
             execute_notebook(tmp_path / "dies.ipynb", tmp_path / "out.ipynb", {}, tmp_path, kernel)

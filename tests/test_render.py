@@ -184,7 +184,8 @@ def test_book_config_loads_the_vendor_assets_in_order():
 
     config = yaml.safe_load((Path(__file__).resolve().parents[1] / "_config.yml").read_text())
     sphinx = config["sphinx"]["config"]
-    assert (sphinx["html_js_files"], sphinx["html_css_files"]) == (list(assets.VENDOR_JS), list(assets.VENDOR_CSS))
+    assert sphinx["html_js_files"] == list(assets.VENDOR_JS)
+    assert sphinx["html_css_files"] == list(assets.VENDOR_CSS)
 
 
 def test_page_guard_dedupes_and_flags_web_assets(caplog):
