@@ -8,20 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
-from searchgen_nb.changes_markdown import markdown, score_changed
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.numeric import exact_mean
-from searchgen_nb.published import (
-    Published,
-    bootstrap_settings,
-    check_previous,
-    not_compared,
-    shown,
-)
+from searchgen_nb.published import Published, bootstrap_settings, not_compared, shown
 from searchgen_nb.table import OVERALL_9, ReleaseTable
 from searchgen_nb.uncertainty import Bootstrap, GroupDef, _intervals, half_up_signed
-
-__all__ = ["Published", "check_previous", "compare", "first_release", "markdown", "score_changed"]
 
 #: Prompt fields that are not metadata (never reported as a metadata change).
 _NOT_METADATA = ("models", "prompt_index")

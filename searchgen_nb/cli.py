@@ -201,7 +201,8 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
     """What changed from the release published in OLD_DIR to the one in NEW_DIR: Markdown for a
     pull-request description (headline facts, then tables), or changes.json with --json."""
     from searchgen_nb.artifacts import dumps
-    from searchgen_nb.changes import compare, markdown
+    from searchgen_nb.changes import compare
+    from searchgen_nb.changes_markdown import markdown
     from searchgen_nb.published import check_previous
 
     try:

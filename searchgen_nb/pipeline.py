@@ -1,7 +1,9 @@
 """The data release: extract → aggregate → write to staging → validate → promote.
 
-``searchgen-nb data`` and the notebooks call these functions; nothing here re-states a
-rule, it only sequences the modules that own them.
+The three stages (:data:`STAGES`) are :func:`extract_stage`, :func:`aggregate_stage` and
+:func:`gate`: ``searchgen-nb data`` (:func:`run_data`) runs them in order, and in a release the
+notebooks 01–03 run one each, in the same order. Nothing here re-states a rule, it only
+sequences the modules that own them.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from searchgen_nb.artifacts import (
     dumps, generated_at, held_signals, promote, staging_dir, write_jsonl, write_text,
 )
 from searchgen_nb.bounds import preflight
-from searchgen_nb.changes import Published, check_previous, compare, first_release
+from searchgen_nb.changes import compare, first_release
+from searchgen_nb.published import Published, check_previous
 from searchgen_nb.config import PROJECT_ENV, ReleaseConfig, project_root, work_root
 from searchgen_nb.constants import (
     ARTIFACTS,
@@ -40,11 +43,11 @@ from searchgen_nb.constants import (
     VALIDATION_REPORT,
     ZERO_FILL,
 )
-from searchgen_nb.errors import ConfigError, ReleaseInterrupted, ValidationFailed
+from searchgen_nb.errors import ConfigError, ReleaseError, ReleaseInterrupted, ValidationFailed
 from searchgen_nb.files import CONFIG_MAX, read_bytes
 from searchgen_nb.prompts import read_prompts
 from searchgen_nb.publish import check_data_out, step
-from searchgen_nb.records import Extraction, extract_records
+from searchgen_nb.records import Extraction, extract_records, read_records
 from searchgen_nb.schemas import schema_dir
 from searchgen_nb.partition import partition_counts
 from searchgen_nb.slices import manifest_slices, slice_members, slice_specs
@@ -56,9 +59,8 @@ from searchgen_nb.validate import Report, validate_folder
 
 def model_metas(cfg: ReleaseConfig) -> list[ModelMeta]:
     """Models in config order with their effective missing policy."""
-    return [
-        ModelMeta(m, cfg.models[m].display_name, cfg.models[m].type, cfg.policy(m), cfg.models[m].pending) for m in cfg.model_ids
-    ]
+    return [ModelMeta(m, cfg.models[m].display_name, cfg.models[m].type, cfg.policy(m),
+                      cfg.models[m].pending) for m in cfg.model_ids]
 
 
 def aggregate_table(cfg: ReleaseConfig, table: ReleaseTable) -> dict[str, object]:
@@ -67,7 +69,8 @@ def aggregate_table(cfg: ReleaseConfig, table: ReleaseTable) -> dict[str, object
     metas = {m.model_id: m for m in model_metas(cfg)}
     members = slice_members(table.prompts, slice_specs(cfg.slices, table.n_prompts))
     return leaderboards(
-        table, [metas[m] for m in table.model_ids], cfg.scoring.min_ranking_coverage, cfg.scoring.rounding_decimals, list(cfg.model_ids), members
+        table, [metas[m] for m in table.model_ids], cfg.scoring.min_ranking_coverage,
+        cfg.scoring.rounding_decimals, list(cfg.model_ids), members,
     )
 
 
@@ -75,9 +78,9 @@ def load_paper_table(cfg: ReleaseConfig) -> dict | None:
     """``{model_id: overall_10}`` (public 0–100) from the config's ``paper_table`` file, or None.
 
     Every value must be a finite JSON number in [0, 100]; the gate compares it as the decimal
-    it prints (its shortest repr, SPEC §7). Raises :class:`ConfigError` naming the file and
-    the model for NaN/Infinity, a non-number, a duplicate model_id, or a file that is not a
-    JSON object.
+    it prints (its shortest repr; data contract, § The release gate). Raises
+    :class:`ConfigError` naming the file and the model for NaN/Infinity, a non-number, a
+    duplicate model_id, or a file that is not a JSON object.
     """
     path = cfg.paper_table_path
     if path is None:
@@ -91,24 +94,26 @@ def load_paper_table(cfg: ReleaseConfig) -> dict | None:
         text = read_bytes(path, CONFIG_MAX).decode("utf-8")  # a regular file, bounded
         table = json.loads(text, parse_constant=reject, object_pairs_hook=no_duplicate_keys)
     except FileNotFoundError:
-        raise ConfigError(f"config {cfg.config_path}: paper_table file not found: {cfg.paper_table}") from None
+        raise ConfigError(f"config {cfg.config_path}: paper_table file not found: "
+                          f"{cfg.paper_table}") from None
     except OSError as exc:
         raise ConfigError(f"{where}: cannot read: {exc.strerror or exc}") from None
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, NaN, huge ints, duplicates
+    # JSONDecodeError, UnicodeDecodeError, NaN, huge ints, duplicates
+    except (ValueError, RecursionError) as exc:
         raise ConfigError(f"{where} is not valid JSON: {excerpt(str(exc), 200)}") from None
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a JSON object {{model_id: Overall-10}}")
     for model_id, v in table.items():
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 100:
-            raise ConfigError(f"{where}: model {excerpt(model_id, 60)}: {excerpt(v)} is not an Overall-10 in 0–100")
+            raise ConfigError(f"{where}: model {excerpt(model_id, 60)}: {excerpt(v)} is not an "
+                              "Overall-10 in 0–100")
     return table
 
 
 def _git_commit(folder: Path) -> str | None:
     try:
-        out = subprocess.run(
-            ["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False
-        )
+        out = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"],
+                             capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
@@ -121,10 +126,33 @@ def pipeline_commit() -> str | None:
     return _git_commit(Path(os.environ.get(PROJECT_ENV) or project_root()))
 
 
-def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int, dataset_sha256: str, partition: dict, artifact_sha: dict) -> dict:
-    """The release manifest (SPEC §6): published v1.0 keys plus hashes, policies and checks."""
-    policies = {m: cfg.policy(m) for m in cfg.model_ids}
+def _scoring(cfg: ReleaseConfig, policies: dict[str, str]) -> dict:
+    """The manifest's ``scoring`` block: how the release aggregates, rounds and ranks."""
     default = cfg.scoring.missing_policy_default
+    return {
+        "aggregation": "prompt-macro",
+        "excluded_public_component": EXCLUDED_PUBLIC_COMPONENT,
+        # ≤ 15 significant digits: the JSON number reads back as the same decimal
+        "min_ranking_coverage": float(cfg.scoring.min_ranking_coverage),
+        "missing_policy_default": default,
+        "missing_policy_exceptions": sorted(m for m, p in policies.items() if p != default),
+        "missing_policies": policies,
+        "overall_10_components": list(COMPONENTS),
+        "overall_9_components": list(OVERALL_9_COMPONENTS),
+        "primary_metric": "overall_9",
+        "public_rounding_decimals": cfg.scoring.rounding_decimals,
+        "rounding": "public = raw mean × 100 / 3, rounded half-up on the exact value",
+        "scale_public": list(SCALE_PUBLIC),
+        "scale_raw": list(SCALE_RAW),
+        "source": os.path.basename(cfg.result_path),
+    }
+
+
+def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int,
+                   dataset_sha256: str, partition: dict, artifact_sha: dict) -> dict:
+    """The release manifest (data contract, § Artifacts): published v1.0 keys plus hashes,
+    policies and checks."""
+    policies = {m: cfg.policy(m) for m in cfg.model_ids}
     toolgen = os.environ.get("TOOLGEN_ROOT")
     return {
         "artifacts": list(ARTIFACTS),
@@ -135,7 +163,8 @@ def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int, d
             "filename": cfg.dataset_path.name,
             "n_prompts": n_prompts,
             "sha256": dataset_sha256,
-            "sha256_of": "canonical metadata: one sorted-key JSON line per prompt, sorted by sample_id",
+            "sha256_of": "canonical metadata: one sorted-key JSON line per prompt, "
+                         "sorted by sample_id",
         },
         "extraction": {
             "extractor": extraction.extractor,
@@ -148,7 +177,8 @@ def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int, d
             "generation_glob": list(cfg.generation_glob),
             "result_path": cfg.result_path,
             "results_sha256": extraction.input_sha256,
-            "results_sha256_of": "sha256 over the sorted lines '<sha256 of file>  <path below results_root>' of every result file read",
+            "results_sha256_of": "sha256 over the sorted lines '<sha256 of file>  "
+                                 "<path below results_root>' of every result file read",
         },
         "model_order": cfg.model_ids,
         "models": {
@@ -168,23 +198,9 @@ def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int, d
             "paper_table": load_paper_table(cfg),
         },
         "schema_version": SCHEMA_VERSION,
-        "scoring": {
-            "aggregation": "prompt-macro",
-            "excluded_public_component": EXCLUDED_PUBLIC_COMPONENT,
-            "min_ranking_coverage": float(cfg.scoring.min_ranking_coverage),  # ≤ 15 significant digits: the JSON number reads back as the same decimal
-            "missing_policy_default": default,
-            "missing_policy_exceptions": sorted(m for m, p in policies.items() if p != default),
-            "missing_policies": policies,
-            "overall_10_components": list(COMPONENTS),
-            "overall_9_components": list(OVERALL_9_COMPONENTS),
-            "primary_metric": "overall_9",
-            "public_rounding_decimals": cfg.scoring.rounding_decimals,
-            "rounding": "public = raw mean × 100 / 3, rounded half-up on the exact value",
-            "scale_public": list(SCALE_PUBLIC),
-            "scale_raw": list(SCALE_RAW),
-            "source": os.path.basename(cfg.result_path),
-        },
-        "software": {"python": ".".join(platform.python_version_tuple()[:2]), "searchgen_nb": __version__, "pipeline_commit": pipeline_commit()},
+        "scoring": _scoring(cfg, policies),
+        "software": {"python": ".".join(platform.python_version_tuple()[:2]),
+                     "searchgen_nb": __version__, "pipeline_commit": pipeline_commit()},
         "source_commit": _git_commit(Path(toolgen)) if toolgen else None,
         "config": cfg.public_dict(),
     }
@@ -209,7 +225,8 @@ class _Stopwatch:
 
     @staticmethod
     def _now() -> tuple[float, float]:
-        me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        me = resource.getrusage(resource.RUSAGE_SELF)
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
         return time.perf_counter(), me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
     @contextmanager
@@ -236,29 +253,25 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     prompt_set = read_prompts(cfg.dataset_path)
     preflight(cfg, prompt_set)  # an empty slice or too much work stops here, before any result
     extraction = extract_records(cfg, prompt_set, progress)
-    sha = {"prompt_scores.jsonl": write_jsonl(folder / "prompt_scores.jsonl", extraction.table.records())}
-    partition = partition_counts(extraction.table.prompts)
-    manifest = build_manifest(cfg, extraction, extraction.table.n_prompts, prompt_set.canonical_sha256, partition, sha)
+    table = extraction.table
+    sha = {"prompt_scores.jsonl": write_jsonl(folder / "prompt_scores.jsonl", table.records())}
+    manifest = build_manifest(cfg, extraction, table.n_prompts, prompt_set.canonical_sha256,
+                              partition_counts(table.prompts), sha)
     publish_schemas(folder)
-    specs = slice_specs(cfg.slices, extraction.table.n_prompts)
-    manifest.update(manifest_slices(specs, slice_members(extraction.table.prompts, specs), extraction.table.prompts))
+    specs = slice_specs(cfg.slices, table.n_prompts)
+    manifest.update(manifest_slices(specs, slice_members(table.prompts, specs), table.prompts))
     write_text(folder / MANIFEST, dumps(manifest))
     return extraction
 
 
 def publish_schemas(folder: Path) -> None:
     """Copy the JSON Schemas of the artifacts into ``folder/schemas/`` (published beside the
-    artifacts, so that another front end can validate what it loads; SPEC §6)."""
+    artifacts, so that another front end can validate what it loads; data contract,
+    § Artifacts)."""
     target = Path(folder) / "schemas"
     target.mkdir(exist_ok=True)
     for src in sorted(schema_dir().glob("*.schema.json")):
         write_text(target / src.name, src.read_text(encoding="utf-8"))
-
-
-def read_records(folder: Path) -> list[dict]:
-    """The records of a staged or published ``prompt_scores.jsonl``."""
-    with open(Path(folder) / "prompt_scores.jsonl", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh]
 
 
 def read_table(cfg: ReleaseConfig, folder: Path) -> ReleaseTable:
@@ -267,20 +280,23 @@ def read_table(cfg: ReleaseConfig, folder: Path) -> ReleaseTable:
 
 
 def uncertainty_table(cfg: ReleaseConfig, table: ReleaseTable, boards: dict) -> dict:
-    """``uncertainty.json`` of a release table and its leaderboards (SPEC §8; see
+    """``uncertainty.json`` of a release table and its leaderboards (data contract,
+    § Uncertainty: the stratified prompt bootstrap; see
     :func:`searchgen_nb.uncertainty.uncertainty`)."""
     members = slice_members(table.prompts, slice_specs(cfg.slices, table.n_prompts))
     zero_fill = {m: cfg.policy(m) == ZERO_FILL for m in cfg.model_ids}
-    return uncertainty(table, zero_fill, boards, members, cfg.uncertainty, cfg.scoring.rounding_decimals)
+    return uncertainty(table, zero_fill, boards, members, cfg.uncertainty,
+                       cfg.scoring.rounding_decimals)
 
 
-def aggregate_stage(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None, watch: "_Stopwatch | None" = None) -> dict[str, object]:
+def aggregate_stage(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None,
+                    watch: _Stopwatch | None = None) -> dict[str, object]:
     """Stage 2 (notebook 02): aggregate the release into the leaderboard files and
     ``uncertainty.json``, and record their sha256 in the manifest. Returns the boards.
 
     ``table``: the extraction's table when it is at hand (``searchgen-nb data``); else the
-    staged ``prompt_scores.jsonl`` is read back (a notebook kernel of its own). ``watch``
-    times the stages ``aggregate`` and ``uncertainty``."""
+    staged ``prompt_scores.jsonl`` is read back (notebook 02). ``watch`` times the stages
+    ``aggregate``, ``uncertainty`` and ``changes``."""
     folder = Path(folder)
     watch = watch or _Stopwatch()
     with watch.stage("aggregate"):
@@ -290,17 +306,20 @@ def aggregate_stage(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None
         for name, data in boards.items():
             manifest["artifact_sha256"][name] = write_text(folder / name, dumps(data))
     with watch.stage("uncertainty"):
-        manifest["artifact_sha256"][UNCERTAINTY] = write_text(folder / UNCERTAINTY, dumps(uncertainty_table(cfg, table, boards)))
+        doc = uncertainty_table(cfg, table, boards)
+        manifest["artifact_sha256"][UNCERTAINTY] = write_text(folder / UNCERTAINTY, dumps(doc))
     write_text(folder / MANIFEST, dumps(manifest))
     with watch.stage("changes"):
-        manifest["artifact_sha256"][CHANGES] = write_text(folder / CHANGES, dumps(changes_stage(cfg, folder)))
+        doc = changes_stage(cfg, folder)
+        manifest["artifact_sha256"][CHANGES] = write_text(folder / CHANGES, dumps(doc))
     write_text(folder / MANIFEST, dumps(manifest))
     return boards
 
 
 def previous_release(cfg: ReleaseConfig) -> Published | None:
     """The release in the config's ``previous_release`` folder, read and checked once; raises
-    :class:`ConfigError` naming the key when it is not a readable published release (SPEC §10)."""
+    :class:`ConfigError` naming the key when it is not a readable published release (data
+    contract, § Changes between releases)."""
     path = cfg.previous_release_path
     where = f"config {cfg.config_path}: previous_release {cfg.previous_release}"
     return None if path is None else check_previous(path, where, cfg.benchmark, cfg.data_origin)
@@ -308,18 +327,10 @@ def previous_release(cfg: ReleaseConfig) -> Published | None:
 
 def changes_stage(cfg: ReleaseConfig, folder: Path) -> dict:
     """``changes.json`` of the release staged in ``folder``: compared with the config's
-    ``previous_release``, or the first-release document without one (SPEC §10)."""
+    ``previous_release``, or the first-release document without one (data contract,
+    § Changes between releases)."""
     prev = previous_release(cfg)
     return first_release() if prev is None else compare(prev, folder)
-
-
-def write_release_files(cfg: ReleaseConfig, folder: Path, progress: bool | None = None, watch: _Stopwatch | None = None) -> Extraction:
-    """Stages 1 and 2: every artifact and the manifest, written into ``folder``."""
-    watch = watch or _Stopwatch()
-    with watch.stage("extract"):
-        extraction = extract_stage(cfg, folder, progress)
-    aggregate_stage(cfg, folder, extraction.table, watch)
-    return extraction
 
 
 def gate(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None) -> Report:
@@ -354,25 +365,35 @@ def resolve_work_path(path: str | Path) -> Path:
     return p if p.is_absolute() else work_root() / p
 
 
-#: What the aggregate stage leaves in a staging folder.
-AGGREGATE_FILES = tuple(a for a in ARTIFACTS if a != "prompt_scores.jsonl")
+#: The stages of a data release in run order, each with the notebook that runs it in the book
+#: (its audit part) and the files it adds to the staging folder. ``searchgen-nb data``
+#: (:func:`run_data`) runs the same stage functions in the same order.
+STAGES = {
+    "extract": ("01_extract.ipynb", ("prompt_scores.jsonl", MANIFEST)),
+    "aggregate": ("02_aggregate.ipynb", tuple(a for a in ARTIFACTS if a != "prompt_scores.jsonl")),
+    "validate": ("03_validate.ipynb", (VALIDATION_REPORT,)),
+}
 
 
 def ensure_staged(cfg: ReleaseConfig, staging: str | Path, upto: str = "aggregate") -> Path:
-    """Make sure ``staging`` holds the artifacts a notebook reads, running the stages whose
-    outputs are absent or were made from another config; returns the staging folder.
-
-    Lets each notebook run alone (``papermill notebooks/05_domains.ipynb out.ipynb -f
-    releases/demo.yml``); during ``searchgen-nb release`` every stage has run already and this
-    only checks. ``upto``: ``extract`` or ``aggregate``.
-    """
+    """The staging folder (:func:`resolve_work_path`) once it holds what the stages up to
+    ``upto`` (:data:`STAGES`) wrote for ``cfg``. A notebook never runs an earlier stage itself:
+    raises :class:`ReleaseError` naming the notebook to run first (or ``searchgen-nb data``)
+    when a file is missing or the folder was made from another config."""
     folder = resolve_work_path(staging)
-    manifest = folder / MANIFEST
-    stale = manifest.exists() and json.loads(manifest.read_text(encoding="utf-8")).get("config") != cfg.public_dict()
-    if stale or not (folder / "prompt_scores.jsonl").exists() or not manifest.exists():
-        extract_stage(cfg, folder, progress=False)
-    if upto == "aggregate" and (stale or not all((folder / f).exists() for f in AGGREGATE_FILES)):
-        aggregate_stage(cfg, folder)
+    how = ("with the same release_config and staging, or give `staging` a folder that "
+           "`searchgen-nb data CONFIG --out DIR` wrote")
+    for name, (notebook, files) in STAGES.items():
+        missing = next((f for f in files if not (folder / f).is_file()), None)
+        if missing:
+            raise ReleaseError(f"staging folder {folder} holds no {missing}: run {notebook} "
+                               f"first {how}")
+        if name == upto:
+            break
+    made_from = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("config")
+    if made_from != cfg.public_dict():
+        raise ReleaseError(f"staging folder {folder} was made from another config than "
+                           f"{cfg.config_path}: run {STAGES['extract'][0]} first {how}")
     return folder
 
 
@@ -408,7 +429,9 @@ def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = No
     watch = _Stopwatch()
     published = False
     try:
-        extraction = write_release_files(cfg, staging, progress, watch)
+        with watch.stage("extract"):
+            extraction = extract_stage(cfg, staging, progress)
+        aggregate_stage(cfg, staging, extraction.table, watch)
         with watch.stage("validate"):
             report = gate(cfg, staging, extraction.table)
         with watch.stage("publish"), held_signals():

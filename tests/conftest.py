@@ -104,11 +104,8 @@ def pytest_collection_modifyitems(session, config, items):
     items.sort(key=key)  # stable: collection order otherwise
     needed = [order[s - 1] for s in sorted(set(stage.values()) - {0})]
     root = shared_root(config._tmp_path_factory)  # the tmp_path_factory fixture's object
-    # one Vega bundle for every process of the run (each would make its own: a CPU-second), in
-    # the run's temporary folder, never in a user's cache
-    os.environ["SEARCHGEN_CACHE_DIR"] = str(root / "vendor-cache")
-    # the kernels the tests start by hand (papermill) keep their IPython files there too, not
-    # in the user's ~/.ipython (a release's own kernel keeps no history at all)
+    # the kernels the tests start by hand (papermill) keep their IPython files in the run's
+    # temporary folder, not in the user's ~/.ipython (a release's own kernel uses its work folder)
     os.environ["IPYTHONDIR"] = str(root / "ipython")
     if needed and not config.option.collectonly and os.environ.get("SEARCHGEN_TEST_PREBUILD", "1") != "0":
         start_prebuild(root, needed)

@@ -18,11 +18,14 @@ from browser import Page
 from book_fixture import EVIL, MODELS, PROMPTS, RESULTS
 from conftest import TEST_EPOCH
 from factory import make_release, read_artifacts
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
+from searchgen_nb import pipeline
+from searchgen_nb.config import load_config
 from searchgen_nb.errors import ReleaseError
-from searchgen_nb.book.release import EXTERNAL_URL, check_executed, external_references, external_urls, run_release
+from searchgen_nb.pipeline import run_data
+from searchgen_nb.book.notebooks import check_executed, execute_notebook
+from searchgen_nb.book.release import run_release
+from searchgen_nb.book.sphinx_ext import check_offline, external_references
 
 @pytest.fixture(autouse=True)
 def _reproducible_time(monkeypatch):
@@ -49,6 +52,9 @@ def test_release_publishes_everything(fixture_release):
         "05_domains.ipynb", "06_failure_modes.ipynb", "07_compare.ipynb", "08_audit.ipynb", "09_changes.ipynb", "10_prompts.ipynb",
     ]
     assert external_references(site / "_build" / "html") == []
+    # the kernels' IPython folder is the work folder's, not the user's, and holds no history
+    assert (site / "build" / "release" / "ipython" / "profile_default").is_dir()
+    assert list((site / "build" / "release" / "ipython").rglob("history.sqlite*")) == []
 
 
 @pytest.mark.slow
@@ -166,9 +172,10 @@ def test_failed_release_publishes_nothing(fixture_release):
     assert outcome.notebooks[0].read_bytes() == published["nb"]
 
 
-def test_external_references_names_what_a_page_would_load(tmp_path):
+def test_a_book_that_would_load_from_the_web_fails_the_release(tmp_path):
     """A script, a stylesheet, a CSS ``url()`` or ``@import`` from the network is named with its
-    file; a link a reader may follow is not (the release refuses a book with any such load)."""
+    file and stops the release (check_offline runs on the built book before anything is
+    published); a link a reader may follow is no load."""
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "page.html").write_text(
         '<p>x</p><script src="https://cdn.example/vega.js"></script>\n<a href="https://example.org">a link</a>'
@@ -183,15 +190,12 @@ def test_external_references_names_what_a_page_would_load(tmp_path):
         ("site.css", '@import "https://'),
     ]
     assert found[0][1] == 'src="https://cdn.example/vega.js"></script>\n<a href="'  # the match and 40 characters
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(["src", "href", "data", "url(", "@import", "http:", "https:", "//", "/", "=", " ", "\n", '"', "'", "(", ":", "_", "x", "SRC", "é", "1"]), max_size=24))
-def test_external_urls_are_the_patterns_own_matches(parts):
-    """external_urls finds from each ``//`` exactly what EXTERNAL_URL.finditer finds scanning
-    every position (the fast path is only a faster way to the same matches)."""
-    text = "".join(parts)
-    assert [m.span() for m in external_urls(text)] == [m.span() for m in EXTERNAL_URL.finditer(text)]
+    loads = r"^book references external URLs .*\n  book/page.html: 'src=\"https://cdn"
+    with pytest.raises(ReleaseError, match=loads):
+        check_offline(tmp_path)
+    (tmp_path / "book" / "page.html").write_text('<a href="https://x.org">a</a>', encoding="utf-8")
+    (tmp_path / "site.css").unlink()
+    check_offline(tmp_path)
 
 
 def test_every_code_cell_hides_its_source_in_the_book():
@@ -469,7 +473,8 @@ def test_phone_width_and_print(browser, demo_release):
 
 
 def test_one_notebook_by_hand_with_papermill(tmp_path):
-    """`papermill notebooks/NN.ipynb out.ipynb -f release.yml` runs alone, building what it reads."""
+    """`papermill notebooks/NN.ipynb out.ipynb -f release.yml -p staging DIR` runs alone on what
+    `searchgen-nb data --out DIR` (or notebooks 01–03) staged."""
     import subprocess
     import sys
 
@@ -477,6 +482,8 @@ def test_one_notebook_by_hand_with_papermill(tmp_path):
     data = yaml.safe_load(cfg.read_text())
     data["release_config"] = str(cfg)  # the key papermill -f injects so the notebook finds its config
     cfg.write_text(yaml.safe_dump(data, sort_keys=False))
+    run_data(load_config(cfg), tmp_path / "staging", progress=False)
+    before = read_artifacts(tmp_path / "staging")
     root = Path(__file__).resolve().parents[1]
     out = tmp_path / "out.ipynb"
     proc = subprocess.run(
@@ -488,63 +495,72 @@ def test_one_notebook_by_hand_with_papermill(tmp_path):
     check_executed(nb, "05_domains.ipynb")
     html = "".join(o.get("data", {}).get("text/html", "") for c in nb.cells for o in c.get("outputs", []))
     assert 'id="sg-chart-heatmap-domain"' in html and "Multi-label" in html
-    assert sorted(p.name for p in (tmp_path / "staging").iterdir())[:3] == ["changes.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json"]
+    assert read_artifacts(tmp_path / "staging") == before  # read, never rewritten
 
 
-@pytest.mark.slow
-def test_shared_kernel_starts_each_notebook_empty(tmp_path, monkeypatch):
+def test_a_notebook_alone_never_runs_an_earlier_stage(tmp_path):
+    """A notebook stops naming the notebook to run first when its staging folder lacks a stage's
+    files or was made from another config (data contract, § The book)."""
+    cfg = load_config(make_release(tmp_path / "src", PROMPTS, MODELS, RESULTS))
+    staging = tmp_path / "staging"
+    first = rf"^staging folder {staging} holds no prompt_scores.jsonl: run 01_extract.ipynb first"
+    with pytest.raises(ReleaseError, match=first):
+        pipeline.ensure_staged(cfg, staging, upto="extract")
+    pipeline.extract_stage(cfg, staging, progress=False)
+    assert pipeline.ensure_staged(cfg, staging, upto="extract") == staging
+    second = r"holds no leaderboard_overall.json: run 02_aggregate.ipynb first .*searchgen-nb data"
+    with pytest.raises(ReleaseError, match=second):
+        pipeline.ensure_staged(cfg, staging)
+    other = load_config(make_release(tmp_path / "o", PROMPTS, MODELS, RESULTS, benchmark="O"))
+    with pytest.raises(ReleaseError, match=r"made from another config than .*: run 01_extract"):
+        pipeline.ensure_staged(other, staging, upto="extract")
+    assert sorted(p.name for p in staging.iterdir()) == [
+        "manifest.json", "prompt_scores.jsonl", "schemas"]
+
+
+def test_one_kernel_starts_each_notebook_empty(tmp_path):
     """A release runs its notebooks in one kernel; the second notebook must not see the first's
-    names (it would fail when run alone) and counts its executions from 1; what survived the reset
-    is frozen out of the garbage collector's scans (RESET_CODE). The kernel keeps
-    no IPython history: nothing of the notebooks lands in the user's history database."""
-    from searchgen_nb.book.release import execute_notebook, release_kernel, reset_namespace
-
-    ipython_dir = tmp_path / "ipython"  # the kernel's IPython folder (the user's ~/.ipython)
-    monkeypatch.setenv("IPYTHONDIR", str(ipython_dir))
+    names (it would fail when run alone) and counts its executions from 1."""
+    from searchgen_nb.book.notebooks import release_kernel, reset_namespace
 
     first = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import json\nleft_over = 41")])
-    second = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("'json' in dir(), 'left_over' in dir(), __import__('gc').get_freeze_count() > 0")])
+    second = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("'json' in dir(), 'left_over' in dir()")])
     third = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("left_over + 1")])
     for name, nb in (("a", first), ("b", second), ("c", third)):
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "3", "language": "python"}
         nbformat.write(nb, tmp_path / f"{name}.ipynb")
     with release_kernel(tmp_path) as kernel:
-        execute_notebook(tmp_path / "a.ipynb", tmp_path / "a.out.ipynb", {}, tmp_path, kernel=kernel)
+        execute_notebook(tmp_path / "a.ipynb", tmp_path / "a.out.ipynb", {}, tmp_path, kernel)
         reset_namespace(kernel)
-        execute_notebook(tmp_path / "b.ipynb", tmp_path / "b.out.ipynb", {}, tmp_path, kernel=kernel)
+        execute_notebook(tmp_path / "b.ipynb", tmp_path / "b.out.ipynb", {}, tmp_path, kernel)
         reset_namespace(kernel)
         with pytest.raises(ReleaseError, match=r"notebook c.ipynb: cell 0 .*raised NameError: name 'left_over' is not defined"):
-            execute_notebook(tmp_path / "c.ipynb", tmp_path / "c.out.ipynb", {}, tmp_path, kernel=kernel)
+            execute_notebook(tmp_path / "c.ipynb", tmp_path / "c.out.ipynb", {}, tmp_path, kernel)
     cell = nbformat.read(tmp_path / "b.out.ipynb", as_version=4).cells[0]
-    assert cell.execution_count == 1
-    assert cell.outputs[0]["data"]["text/plain"] == "(False, False, True)"  # … what survived the reset frozen
-    assert (ipython_dir / "profile_default").is_dir()  # the kernel used this folder …
-    assert list(ipython_dir.rglob("history.sqlite*")) == []  # … and wrote no history there
+    assert (cell.execution_count, cell.outputs[0]["data"]["text/plain"]) == (1, "(False, False)")
 
 
-def test_kernel_dying_in_a_notebook_is_a_named_release_error(tmp_path):
-    from searchgen_nb.book.release import execute_notebook, release_kernel
-
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\nos._exit(3)")])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, tmp_path / "dies.ipynb")
-    with pytest.raises(ReleaseError, match=r"^notebook dies.ipynb: could not be executed: DeadKernelError"):
-        with release_kernel(tmp_path) as kernel:
-            execute_notebook(tmp_path / "dies.ipynb", tmp_path / "out.ipynb", {}, tmp_path, kernel=kernel)
-
-
-def test_kernel_that_cannot_start_is_a_named_release_error(monkeypatch, tmp_path):
+@pytest.mark.parametrize("how", ["dies", "cannot start"])
+def test_kernel_failure_is_a_named_release_error(tmp_path, monkeypatch, how):
     from jupyter_client.manager import AsyncKernelManager
 
-    from searchgen_nb.book.release import release_kernel
+    from searchgen_nb.book.notebooks import release_kernel
 
     async def refuse(self, **kw):
         raise RuntimeError("no python3 kernelspec")
 
-    monkeypatch.setattr(AsyncKernelManager, "start_kernel", refuse)
-    with pytest.raises(ReleaseError, match=r"^could not start the notebooks' python3 kernel: RuntimeError: no python3 kernelspec$"):
-        with release_kernel(tmp_path):
-            pass
+    if how == "cannot start":
+        monkeypatch.setattr(AsyncKernelManager, "start_kernel", refuse)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\nos._exit(3)")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "3", "language": "python"}
+    nbformat.write(nb, tmp_path / "dies.ipynb")
+    error = {"dies": r"^notebook dies.ipynb: could not be executed: DeadKernelError",
+             "cannot start": r"^could not start the notebooks' python3 kernel: "
+                             r"RuntimeError: no python3 kernelspec$"}[how]
+    with pytest.raises(ReleaseError, match=error):
+        with release_kernel(tmp_path) as kernel:
+            execute_notebook(tmp_path / "dies.ipynb", tmp_path / "out.ipynb", {}, tmp_path, kernel)
 
 
 def test_missing_dataset_stops_before_any_notebook(tmp_path):

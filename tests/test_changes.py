@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from factory import IMAGE, make_release, model, prompt, result
 
-from searchgen_nb.changes import compare, markdown
+from searchgen_nb.changes import compare
+from searchgen_nb.changes_markdown import markdown
 from searchgen_nb.config import load_config
 from searchgen_nb.errors import ConfigError, ReleaseError
 from searchgen_nb.pipeline import run_data

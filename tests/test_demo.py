@@ -583,15 +583,27 @@ def test_refuses_to_overwrite_a_folder_that_is_not_a_demo(tmp_path):
 
 
 def test_regenerating_in_place_syncs_the_result_tree(tmp_path):
-    """A previous demo is brought up to date: stale files and their folders go, right ones stay."""
+    """A previous demo is brought up to date: stale files the demo writes and their folders go,
+    right ones stay; any other file stops it before a change, named."""
     (tmp_path / "gone" / "none").mkdir(parents=True)
     (tmp_path / "gone" / "none" / RESULT_FILE).write_bytes(b"stale")
     (tmp_path / "row").mkdir()
     (tmp_path / "row" / "same.json").write_bytes(b"1")
     (tmp_path / "row" / "changed.json").write_bytes(b"old")
+    (tmp_path / "row" / "notes.txt").write_bytes(b"mine")
     os.utime(tmp_path / "row" / "same.json", (0, 0))
     files = {"row/same.json": b"1", "row/changed.json": b"2", "new/none/image.png": b"3"}
-    assert demo._sync_tree(tmp_path, files) == 2
+    known = {*files, f"gone/none/{RESULT_FILE}"}
+    def tree():
+        return {p.relative_to(tmp_path).as_posix(): p.read_bytes()
+                for p in tmp_path.rglob("*") if p.is_file()}
+
+    before = tree()
+    with pytest.raises(FileExistsError, match=r"1 file\(s\) the demo does not write, such as row/"):
+        demo._sync_tree(tmp_path, files, known)
+    assert tree() == before
+    (tmp_path / "row" / "notes.txt").unlink()
+    assert demo._sync_tree(tmp_path, files, known) == 2
     assert not (tmp_path / "gone").exists()
-    assert {p.relative_to(tmp_path).as_posix(): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == files
+    assert tree() == files
     assert (tmp_path / "row" / "same.json").stat().st_mtime == 0  # not rewritten

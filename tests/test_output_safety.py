@@ -28,7 +28,7 @@ from searchgen_nb.book.release import fresh_work_folder, output_root_problems
 from searchgen_nb.config import load_config, project_root
 from searchgen_nb.errors import ReleaseError
 from searchgen_nb.publish import (
-    MARKER, PUBLISHED, check_publication, current_version, os_failure, publish, release_lock, step,
+    MARKER, PUBLISHED, current_version, os_failure, publish, release_lock, step,
 )
 
 

@@ -59,18 +59,18 @@ def _fails(cfg_path, out, before, check, *ids):
 
 def _corrupt_staged(monkeypatch, mutate):
     """Make the pipeline write corrupted artifacts (as a bug would), hashes kept consistent."""
-    original = pipeline.write_release_files
+    original = pipeline.aggregate_stage
 
     def wrapped(cfg, folder, *args):
-        extraction = original(cfg, folder, *args)
+        boards = original(cfg, folder, *args)
         mutate(folder)
         manifest = json.loads((folder / "manifest.json").read_text())
         for name in manifest["artifact_sha256"]:
             manifest["artifact_sha256"][name] = hashlib.sha256((folder / name).read_bytes()).hexdigest()
         (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-        return extraction
+        return boards
 
-    monkeypatch.setattr(pipeline, "write_release_files", wrapped)
+    monkeypatch.setattr(pipeline, "aggregate_stage", wrapped)
 
 
 def _edit_records(folder: Path, edit):

@@ -9,7 +9,6 @@ The last test opens a page built from these fragments from ``file://`` in headle
 from __future__ import annotations
 
 import copy
-import hashlib
 from decimal import Decimal
 import json
 import math
@@ -164,50 +163,6 @@ def test_vendor_assets_byte_identical_rerun(vendor, tmp_path):
     assert again == names
     for n in [*names, assets.PROVENANCE_FILE]:
         assert (dest / n).read_bytes() == (tmp_path / "v2" / n).read_bytes(), n
-    mtime = (dest / names[0]).stat().st_mtime_ns
-    assets.write_vendor_assets(dest)  # unchanged files are not rewritten
-    assert (dest / names[0]).stat().st_mtime_ns == mtime
-
-
-def test_vega_bundle_is_kept_between_processes(monkeypatch, tmp_path):
-    """vl-convert's bundle is made once per environment: kept in the cache folder with its
-    sha256, read back by a later process, made again when the kept file is damaged; the
-    folder SEARCHGEN_CACHE_DIR names wins over the caller's; no folder, or one that cannot be
-    written: once per process."""
-    made = []
-
-    def make(vl_version):
-        made.append(vl_version)
-        return f"/*{len(made)}*/window.vegaEmbed=function(){{}};"
-
-    def new_process():
-        monkeypatch.setattr(assets, "_BODIES", {})
-
-    monkeypatch.setattr(assets, "_make_vega_body", make)
-    monkeypatch.delenv(assets.CACHE_ENV, raising=False)
-    new_process()
-    first = assets.vega_bundle(tmp_path)
-    assert len(made) == 1 and "/*1*/" in first and first.endswith("\n})();\n")
-    (kept,) = tmp_path.glob("vega-embed-vl-convert-*.js")
-    assert (tmp_path / f"{kept.name}.sha256").read_text().strip() == hashlib.sha256(kept.read_bytes()).hexdigest()
-    new_process()
-    assert assets.vega_bundle(tmp_path) == first and len(made) == 1  # read back, not made
-    kept.write_bytes(kept.read_bytes()[:-3])  # damaged (or half-written)
-    new_process()
-    assert "/*2*/" in assets.vega_bundle(tmp_path) and len(made) == 2  # made again …
-    assert hashlib.sha256(kept.read_bytes()).hexdigest() == (tmp_path / f"{kept.name}.sha256").read_text().strip()  # … and kept
-    new_process()
-    monkeypatch.setenv(assets.CACHE_ENV, str(tmp_path / "run"))
-    assets.vega_bundle(tmp_path)
-    assert len(made) == 3 and [p.name for p in (tmp_path / "run").glob("*.js")] == [kept.name]
-    monkeypatch.delenv(assets.CACHE_ENV)
-    new_process()
-    assets.vega_bundle()
-    assets.vega_bundle()
-    assert len(made) == 4
-    new_process()
-    (tmp_path / "a-file").write_text("not a folder")
-    assert "/*5*/" in assets.vega_bundle(tmp_path / "a-file")  # a cache that cannot be written: made all the same
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node not installed")
@@ -224,13 +179,13 @@ def test_vendor_refuses_static_folder(tmp_path):
         assets.write_vendor_assets(tmp_path / "_static")
 
 
-def test_sphinx_config_snippet():
-    snip = assets.sphinx_config_snippet("vendor")
-    assert snip["extra_extensions"] == ["searchgen_nb.book.sphinx_ext"]
-    cfg = snip["config"]
-    assert cfg["html_static_path"] == ["vendor"]
-    assert cfg["html_js_files"] == list(assets.VENDOR_JS)
-    assert cfg["html_css_files"] == list(assets.VENDOR_CSS)
+def test_book_config_loads_the_vendor_assets_in_order():
+    import yaml
+
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "_config.yml").read_text())
+    sphinx = config["sphinx"]["config"]
+    assert sphinx["html_js_files"] == list(assets.VENDOR_JS)
+    assert sphinx["html_css_files"] == list(assets.VENDOR_CSS)
 
 
 def test_page_guard_dedupes_and_flags_web_assets(caplog):

@@ -16,7 +16,7 @@ from factory import make_release, model, prompt, result
 from searchgen_nb.book import tables
 from searchgen_nb.book.downloads import leaderboard_csv
 from searchgen_nb.bounds import MAX_VALUES, Work
-from searchgen_nb.changes import markdown
+from searchgen_nb.changes_markdown import markdown
 from searchgen_nb.cli import cli
 
 

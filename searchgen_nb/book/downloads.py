@@ -29,8 +29,8 @@ CSV_FILES = {
     "leaderboard_by_failure_mode.json": "leaderboard_by_failure_mode.csv",
     "leaderboard_by_slice.json": "leaderboard_by_slice.csv",
 }
-_ROW_KEYS = ("rank", "ranked", "model_id", "display_name", "type", "missing_policy", "n_total", "n_scored", "n_included",
-             "coverage", "overall_9", "overall_10")
+_ROW_KEYS = ("rank", "ranked", "model_id", "display_name", "type", "missing_policy", "n_total",
+             "n_scored", "n_included", "coverage", "overall_9", "overall_10")
 
 
 def _groups(name: str, data) -> list[tuple[tuple[str, ...], list[dict]]]:
@@ -56,7 +56,8 @@ def leaderboard_csv(name: str, data) -> str:
     for key, rows in _groups(name, data):
         for r in rows:
             comps, counts = r.get("components") or {}, r.get("component_counts") or {}
-            values = [r.get(k) for k in _ROW_KEYS] + [comps.get(c) for c in COMPONENTS] + [counts.get(c) for c in COMPONENTS]
+            values = ([r.get(k) for k in _ROW_KEYS] + [comps.get(c) for c in COMPONENTS]
+                      + [counts.get(c) for c in COMPONENTS])
             cells = [*key, *("" if v is None else str(v).lower() if isinstance(v, bool) else v
                              for v in values)]
             w.writerow([csv_cell(v) for v in cells])  # no name is read as a spreadsheet formula

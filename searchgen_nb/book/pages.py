@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from searchgen_nb.book import charts, tables, views
 from searchgen_nb.book.display import HTMLFragment, join
 from searchgen_nb.book.downloads import CSV_FILES, links_html
-from searchgen_nb.book.fmt import NA, STATUS_LABELS, esc, format_number
+from searchgen_nb.book.fmt import STATUS_LABELS, esc, format_number
 from searchgen_nb.book.tables import COLUMN_DEFINITIONS as DEFS
 from searchgen_nb.book.tables import METHOD_ANCHORS, Head
 from searchgen_nb.book.views import TAG_KINDS, Release
@@ -412,7 +412,7 @@ def changes(release: Release) -> list[HTMLFragment]:
     prompt × model whose status or score changed."""
     from markdown_it import MarkdownIt
 
-    from searchgen_nb.changes import markdown
+    from searchgen_nb.changes_markdown import markdown
 
     ch, dec = release.changes, release.decimals
     if ch is None or ch.get("first_release"):

@@ -17,7 +17,7 @@ import yaml
 
 from searchgen_nb.book.fmt import NA, coverage_text, interval_text, pct_label
 from searchgen_nb.config import ReleaseConfig, SliceConfig, find_config, load_config
-from searchgen_nb.changes import score_changed
+from searchgen_nb.changes_markdown import score_changed
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.constants import (
     CHANGES,
@@ -146,7 +146,7 @@ class Release:
     @cached_property
     def all_records(self) -> list[dict]:
         """Every record of ``prompt_scores.jsonl`` (read once, shared by the slice views)."""
-        from searchgen_nb.pipeline import read_records
+        from searchgen_nb.records import read_records
 
         return read_records(self.folder)
 

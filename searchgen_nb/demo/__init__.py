@@ -364,7 +364,7 @@ def build_demo(changed: bool = False) -> tuple[list[DemoPrompt], dict, dict, dic
             if p.sample_id in lowered and m["model_id"] == lower["model"]:
                 scores = {k: max(0.0, v - lower["by"]) for k, v in scores.items()}
             status = plans[m["model_id"]][p.sample_id]
-            folder = f"evalset_rows/{p.sample_id}/{LANE}/{m['source_id']}"
+            folder = _result_folder(p, m)
             if status != "missing_generation":
                 files[f"{folder}/image.png"] = PNG_BYTES
             if status == "scored":
@@ -378,20 +378,35 @@ def build_demo(changed: bool = False) -> tuple[list[DemoPrompt], dict, dict, dic
     return prompts, files, plans, paper_table
 
 
-def _sync_tree(root: Path, files: dict[str, bytes]) -> int:
+def _result_folder(p: DemoPrompt, m: dict) -> str:
+    """The folder of one prompt × model pair below ``results/`` (image and result file)."""
+    return f"evalset_rows/{p.sample_id}/{LANE}/{m['source_id']}"
+
+
+def _sync_tree(root: Path, files: dict[str, bytes], known: set[str]) -> int:
     """Make ``root`` hold exactly ``files`` (relative POSIX path -> bytes); return files written.
-    Stale files and the folders they leave empty go; a file with the right bytes stays."""
-    existing: set[str] = set()
-    for dirpath, _, filenames in os.walk(root, topdown=False):  # children before parents
+    A stale file goes only when it is one a demo writes (``known``), with the folders it leaves
+    empty; any other file stops it before a change (FileExistsError naming it). A file with the
+    right bytes stays."""
+    existing, stale, unknown = set(), [], []
+    for dirpath, _, filenames in os.walk(root):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         for name in filenames:
             rel = name if rel_dir == "." else f"{rel_dir}/{name}"
             if rel in files:
                 existing.add(rel)
             else:
-                os.unlink(os.path.join(dirpath, name))
-        if rel_dir != "." and not os.listdir(dirpath):
-            os.rmdir(dirpath)
+                (stale if rel in known else unknown).append(rel)
+    if unknown:
+        raise FileExistsError(
+            f"demo: {root} holds {len(unknown)} file(s) the demo does not write, such as "
+            f"{', '.join(sorted(unknown)[:3])}; move them elsewhere (nothing was changed)")
+    for rel in stale:
+        (root / rel).unlink()
+        for parent in list(Path(rel).parents)[:-1]:  # its folders below root, deepest first
+            if any((root / parent).iterdir()):
+                break
+            (root / parent).rmdir()
     written, made = 0, set()
     for rel in sorted(files):  # prompt-major: one folder's files are written together
         path = root / rel
@@ -426,8 +441,10 @@ def write_demo(out_dir: Path, changed: bool = False, previous: Path | None = Non
     def write(name: str, text: str) -> None:
         (out_dir / name).write_text(text, encoding="utf-8", newline="\n")
 
+    known = {f"{_result_folder(p, m)}/{name}" for p in prompts for m in ROSTER
+             for name in ("image.png", RESULT_FILE)}  # what either demo release may write
+    n_written = _sync_tree(out_dir / "results", files, known)  # first: it may refuse
     write("prompts.jsonl", "".join(_dump(p.metadata()) for p in prompts))
-    n_written = _sync_tree(out_dir / "results", files)
     write("paper_table.json", json.dumps(paper_table, indent=2, sort_keys=True) + "\n")
     rel_config = config.relative_to(root).as_posix() if config.is_relative_to(root) else None
     prev = None if previous is None else Path(os.path.relpath(Path(previous).resolve(), out_dir))

@@ -1,0 +1,225 @@
+"""The book's notebooks, run for a release: papermill on one kernel, emptied between notebooks;
+each executed notebook checked (no error output, every code cell ran) and normalised (no
+timestamps, random ids or absolute paths)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import NamedTuple
+from unittest import mock
+
+import nbformat
+
+from searchgen_nb.config import PROJECT_ENV, WORK_ROOT_ENV, project_root
+from searchgen_nb.errors import ReleaseError
+from searchgen_nb.publish import step
+
+NOTEBOOKS = "src/book/notebooks"  # the executed notebooks, relative to the work folder
+VOLATILE_CELL_METADATA = ("execution", "papermill", "collapsed", "scrolled", "ExecuteTime")
+
+
+def notebook_sources(root: Path | None = None) -> list[Path]:
+    """The numbered source notebooks, in run order (``notebooks/NN_name.ipynb``)."""
+    root = root or project_root()
+    return sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def check_executed(nb: nbformat.NotebookNode, name: str) -> None:
+    """Raise :class:`ReleaseError` when an executed notebook holds an error output or stopped
+    early."""
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                raise ReleaseError(f"notebook {name}: cell {i} raised {out.get('ename')}: "
+                                   f"{_clean(out.get('evalue', ''))}")
+        if cell.source.strip() and cell.get("execution_count") is None:
+            raise ReleaseError(f"notebook {name}: cell {i} never ran (the notebook exited early)")
+
+
+def _clean(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def normalize(nb: nbformat.NotebookNode, root: Path) -> nbformat.NotebookNode:
+    """Strip what changes run to run: timestamps, durations, random ids, absolute paths.
+
+    Keeps ``metadata.papermill.parameters`` (reviewers see what the run was given) and
+    hides the parameter cells' code in the book.
+    """
+    params = nb.metadata.get("papermill", {}).get("parameters", {})
+    nb.metadata = nbformat.from_dict({
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+        "papermill": {"parameters": params},
+    })
+    prefixes = sorted({str(p) + os.sep for p in (root, project_root(), Path(sys.prefix))},
+                      key=len, reverse=True)
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{i:02d}"
+        for key in VOLATILE_CELL_METADATA:
+            cell.metadata.pop(key, None)
+        tags = cell.metadata.get("tags", [])
+        if {"parameters", "injected-parameters"} & set(tags) and "remove-cell" not in tags:
+            cell.metadata["tags"] = [*tags, "remove-cell"]
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                for p in prefixes:
+                    out["text"] = out["text"].replace(p, "")
+    return nb
+
+
+@contextlib.contextmanager
+def kernel_stderr_to(log_path: Path):
+    """Send what kernels write to stderr (transport warnings, shutdown noise) to a log file.
+
+    Kernels inherit file descriptor 2, so it is redirected for the duration; the release's
+    own messages are written after it is restored. Failures still name the notebook and
+    cell; the log keeps the kernels' raw output for debugging.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(log_path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+class Kernel(NamedTuple):
+    """The release's running kernel (manager ``km``) and its one ready client ``kc``."""
+
+    km: object
+    kc: object
+
+
+@contextlib.contextmanager
+def release_kernel(cwd: Path):
+    """One ``python3`` kernel of this environment, started in ``cwd``, and one ready client for
+    all of a release's notebooks; yields a :class:`Kernel`, shut down on exit. A kernel of its
+    own per notebook would start Python and import pandas, altair and the book package ten
+    times: a demo release took twice as long. Raises :class:`ReleaseError` when it cannot
+    start."""
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_core.utils import run_sync
+
+    kernel = Kernel(AsyncKernelManager(kernel_name="python3"), None)
+    try:
+        run_sync(kernel.km.start_kernel)(cwd=str(cwd),
+                                         extra_arguments=["--HistoryManager.enabled=False"])
+        kernel = kernel._replace(kc=kernel.km.client())
+        kernel.kc.start_channels()
+        run_sync(kernel.kc.wait_for_ready)(timeout=60)
+        kernel.kc.allow_stdin = False
+    except Exception as exc:  # noqa: BLE001 - no kernelspec, a kernel that dies at start, …
+        _stop(kernel)
+        raise ReleaseError("could not start the notebooks' python3 kernel: "
+                           f"{type(exc).__name__}: {_clean(str(exc))}") from None
+    try:
+        yield kernel
+    finally:
+        _stop(kernel)
+
+
+def _stop(kernel: Kernel) -> None:
+    """Close the client (if any) and shut the kernel down, each even if the other fails."""
+    from jupyter_core.utils import run_sync
+
+    if kernel.kc is not None:
+        with contextlib.suppress(Exception):
+            kernel.kc.stop_channels()
+    with contextlib.suppress(Exception):  # a kernel that already died
+        run_sync(kernel.km.shutdown_kernel)(now=True)
+
+
+def reset_namespace(kernel: Kernel) -> None:
+    """Empty the kernel's user namespace (IPython's own reset: imported modules stay loaded,
+    execution counts start again at 1): the next notebook starts as in a new kernel.
+    Raises :class:`ReleaseError` when the kernel died or the reset failed."""
+    from jupyter_core.utils import run_sync
+
+    try:
+        reply = run_sync(kernel.kc.execute_interactive)(
+            "get_ipython().reset(new_session=True)", store_history=False, timeout=60,
+            output_hook=lambda msg: None)
+    except Exception as exc:  # noqa: BLE001 - the kernel died between two notebooks, …
+        raise ReleaseError("could not reset the notebooks' kernel between two notebooks: "
+                           f"{type(exc).__name__}: {_clean(str(exc))}") from None
+    if reply["content"].get("status") != "ok":
+        raise ReleaseError(f"kernel namespace reset failed: {reply['content'].get('ename', '?')}")
+
+
+@functools.cache
+def _kernel_engine() -> str:
+    """The name of papermill's nbclient engine running a notebook on a :class:`Kernel`'s ready
+    client (registered once per process): given only the kernel, nbclient would make a client
+    per notebook, wait for it and, the kernel not being its own, leave it running."""
+    from papermill.clientwrap import PapermillNotebookClient
+    from papermill.engines import NBClientEngine, papermill_engines
+
+    class KernelEngine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, kernel=None, **kwargs):
+            client = PapermillNotebookClient(nb_man, km=kernel.km, kernel_name=kernel_name)
+            client.kc = kernel.kc  # ready: nbclient neither makes nor closes a client it is given
+            return client.execute()
+
+    papermill_engines.register("searchgen-kernel", KernelEngine)
+    return "searchgen-kernel"
+
+
+def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path,
+                     kernel: Kernel | None = None) -> None:
+    """Run one notebook with papermill (on the running ``kernel`` of :func:`release_kernel`,
+    else in a new ``python3`` kernel of this environment), check and normalise it, write it to
+    ``dest`` once. Raises :class:`ReleaseError` naming the notebook and cell."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    on = {} if kernel is None else {"engine_name": _kernel_engine(), "kernel": kernel}
+    try:
+        nb = papermill.execute_notebook(
+            str(src), str(dest), parameters=parameters, kernel_name="python3", cwd=str(root),
+            progress_bar=False, log_output=False, **on,
+            request_save_on_cell_execute=False,  # written once below, not after every cell
+        )
+    except PapermillExecutionError as exc:
+        raise ReleaseError(f"notebook {src.name}: cell {exc.cell_index} (execution "
+                           f"{exc.exec_count}) raised {exc.ename}: {_clean(exc.evalue)}") from None
+    except Exception as exc:  # noqa: BLE001 - kernel death, timeout, …
+        raise ReleaseError(f"notebook {src.name}: could not be executed: "
+                           f"{type(exc).__name__}: {exc}") from None
+    check_executed(nb, src.name)
+    nbformat.write(normalize(nb, root), dest)
+
+
+def run_notebooks(root: Path, out: Path, work: Path, params: dict, log) -> dict[str, float]:
+    """Run the numbered notebooks of the project ``root`` in order into ``work/``
+    :data:`NOTEBOOKS`, in one kernel emptied between them; return each one's seconds. The kernel
+    runs in ``out`` and takes relative parameters from it (``$SEARCHGEN_ROOT``), the commit of
+    the notebooks from ``root`` (``$SEARCHGEN_PROJECT``); its IPython folder is the work
+    folder's, not the user's, and it keeps no history."""
+    sources, timings = notebook_sources(root), {}
+    if not sources:
+        raise ReleaseError(f"no notebooks found in {root / 'notebooks'}")
+    env = {WORK_ROOT_ENV: str(out), PROJECT_ENV: str(root), "IPYTHONDIR": str(work / "ipython")}
+    with (mock.patch.dict(os.environ, env), step("release, notebooks"),
+          kernel_stderr_to(work / "kernels.log"), release_kernel(out) as kernel):
+        for src in sources:
+            t = time.perf_counter()
+            log(f"running {src.name} …")
+            if timings:
+                reset_namespace(kernel)
+            execute_notebook(src, work / NOTEBOOKS / src.name, params, out, kernel)
+            timings[src.name] = time.perf_counter() - t
+    return timings
