@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from searchgen_nb.numeric import decimal_text
 from searchgen_nb.untrusted import md_code, md_text
 
 TITLE = "## What changed"
@@ -33,7 +34,9 @@ def _fmt(x: float | None, signed: bool = False) -> str:
 def _raw(x: float | None) -> str:
     if x is None:
         return "null"
-    return f"{x:.4f}".rstrip("0").rstrip(".") if x != int(x) else f"{x:.1f}"
+    if x == int(x):
+        return f"{x:.1f}"
+    return decimal_text(x, 4).rstrip("0").rstrip(".")  # half-up, as every printed figure
 
 
 def _rank(r: object) -> str:

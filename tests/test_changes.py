@@ -270,3 +270,11 @@ def test_policy_change_and_markdown_escaping(tmp_path):
         if line.startswith("| ") and not line.startswith("|---"):
             cells = [c for c in re.split(r"(?<!\\)\|", line)[1:-1]]
             assert len(cells) in (6, 7), line  # escaped pipes do not split a cell
+
+
+def test_raw_values_print_half_up_like_the_book():
+    """A raw Overall-9 of exactly 1.65625 prints as 1.6563 (half-up), never 1.6562 (the binary
+    half-even of ``format``); whole values keep one decimal."""
+    from searchgen_nb.changes_markdown import _raw
+
+    assert [_raw(1.65625), _raw(2.0), _raw(0.1), _raw(None)] == ["1.6563", "2.0", "0.1", "null"]
