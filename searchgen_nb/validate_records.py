@@ -281,11 +281,7 @@ def _check_entry(sid, m, e, comps10, report: Report) -> tuple[int, list[float]]:
         report.fail("component_values", f"unknown status {status!r}", **where)
         return UNKNOWN, NAN_ROW
     comps = e.get("components_raw_0to3")
-    if (
-        not isinstance(comps, dict)
-        or len(comps) != len(comps10)
-        or any(c not in comps for c in comps10)
-    ):
+    if not isinstance(comps, dict) or set(comps) != set(comps10):
         report.fail(
             "null_zero_distinct",
             "components_raw_0to3 must hold exactly the 10"
