@@ -79,7 +79,8 @@ def run_part(folder: Path, k: int, part: str, n_bootstrap: int) -> dict:
         t0, c0 = time.perf_counter(), time.process_time()
         uncertainty(table, zero_fill, boards, members, cfg, decimals)
     else:
-        from searchgen_nb.validate import _Columns, _slice_prompts, reconstruct
+        from searchgen_nb.validate import reconstruct
+        from searchgen_nb.validate_columns import Columns, slice_prompts
         from searchgen_nb.validate_bootstrap import reconstruct_uncertainty
 
         grown = dict(manifest)
@@ -88,12 +89,12 @@ def run_part(folder: Path, k: int, part: str, n_bootstrap: int) -> dict:
         grown.update(manifest_slices(specs, slice_members(table_prompts, specs), table_prompts))
         settings = {"n_bootstrap": n_bootstrap, "seed": 0, "confidence": 0.95}
         grown["config"] = {**manifest["config"], "uncertainty": settings}
-        cols = _Columns.from_records(grown, records)
+        cols = Columns.from_records(grown, records)
         boards = reconstruct(grown, records)
         del records, table_prompts
         before = _rss_mb("VmRSS")
         t0, c0 = time.perf_counter(), time.process_time()
-        reconstruct_uncertainty(grown, cols, boards, _slice_prompts)
+        reconstruct_uncertainty(grown, cols, boards, slice_prompts)
     return {"part": part, "prompts_x": k, "n_bootstrap": n_bootstrap,
             "seconds": round(time.perf_counter() - t0, 3),
             "cpu_s": round(time.process_time() - c0, 3),

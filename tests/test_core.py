@@ -23,7 +23,8 @@ from searchgen_nb.constants import COMPONENTS, STATUSES
 from searchgen_nb.slices import manifest_slices, slice_members, slice_specs
 from searchgen_nb.numeric import public_units
 from searchgen_nb.table import OVERALL_9, OVERALL_10, ReleaseTable
-from searchgen_nb.validate import _nearest_double_of_mean, reconstruct
+from searchgen_nb.validate import reconstruct
+from searchgen_nb.validate_records import nearest_double_of_mean
 
 TRAPS = [0.05, 0.7, 1.1, 0.7, 2.9, 0.3, 2.3, 0.1, 2.4375, 1 / 3, 2 / 3, 0.0, 3.0]
 
@@ -165,11 +166,11 @@ def test_validator_overall_check_is_exact(rows):
     width = max(len(r) for r in rows)
     vals = np.array([[math.nan if v is None else v for v in r] + [math.nan] * (width - len(r)) for r in rows])
     right = np.array([math.nan if all(v is None for v in r) else nearest_double([v for v in r if v is not None]) for r in rows])
-    assert _nearest_double_of_mean(vals, right).all()
+    assert nearest_double_of_mean(vals, right).all()
     off = np.where(np.isnan(right), 1.0, np.nextafter(right, 4.0))  # one unit in the last place too high
-    assert not _nearest_double_of_mean(vals, off).any()
+    assert not nearest_double_of_mean(vals, off).any()
     low = np.where(right > 0, np.nextafter(right, -1.0), math.nan)
-    assert not _nearest_double_of_mean(vals, low)[right > 0].any()
+    assert not nearest_double_of_mean(vals, low)[right > 0].any()
 
 
 @pytest.mark.parametrize("values, stored, ok", [
@@ -184,7 +185,7 @@ def test_validator_overall_check_is_exact(rows):
     ([2.0**-1022, 2.0**-1022 - 5e-324], 2.0**-1022 - 5e-324, False),
 ])
 def test_validator_overall_check_edge_rows(values, stored, ok):
-    assert _nearest_double_of_mean(np.array([values]), np.array([stored])).tolist() == [ok]
+    assert nearest_double_of_mean(np.array([values]), np.array([stored])).tolist() == [ok]
 
 
 @settings(max_examples=400, deadline=None)

@@ -21,8 +21,8 @@ from searchgen_nb.aggregate import ModelMeta, leaderboards
 from searchgen_nb.config import UncertaintyConfig, config_from_dict
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.slices import slice_members, slice_specs
-from searchgen_nb.validate import _Columns, _slice_prompts
 from searchgen_nb.validate_bootstrap import reconstruct_uncertainty
+from searchgen_nb.validate_columns import Columns, slice_prompts
 
 LEAVES = ("NoSearch", "VisualSearch", "TextualSearch")
 
@@ -134,7 +134,7 @@ def validator_inputs(table, metas, cfg, dec=1) -> tuple[dict, object]:
     manifest = manifest_of(metas, table)
     manifest["scoring"]["public_rounding_decimals"] = dec
     manifest["config"] = {"uncertainty": {"n_bootstrap": cfg.n_bootstrap, "seed": cfg.seed, "confidence": float(cfg.confidence)}}
-    return manifest, _Columns.from_records(manifest, list(table.records()))
+    return manifest, Columns.from_records(manifest, list(table.records()))
 
 
 def run_both(table, metas, cfg, dec=1, min_cov=Decimal("0.5")):
@@ -143,7 +143,7 @@ def run_both(table, metas, cfg, dec=1, min_cov=Decimal("0.5")):
     zero_fill = {m.model_id: m.missing_policy == "zero_fill" for m in metas}
     ours = unc.uncertainty(table, zero_fill, boards, members, cfg, dec)
     manifest, cols = validator_inputs(table, metas, cfg, dec)
-    theirs = reconstruct_uncertainty(manifest, cols, boards, _slice_prompts)
+    theirs = reconstruct_uncertainty(manifest, cols, boards, slice_prompts)
     return ours, theirs, boards, members
 
 
@@ -218,7 +218,7 @@ def test_validator_ranks_each_replicate_by_its_exact_values():
     cfg = UncertaintyConfig(n_bootstrap=400, seed=3)
     members_of_slices = slice_members(table.prompts, slice_specs(SLICES, table.n_prompts))
     boards = leaderboards(table, metas, Decimal("0"), 1, None, members_of_slices)
-    rec = vb.Recompute(*validator_inputs(table, metas, cfg), boards, _slice_prompts)
+    rec = vb.Recompute(*validator_inputs(table, metas, cfg), boards, slice_prompts)
     overall = boards["leaderboard_overall.json"]
     ranked = [(r["model_id"], r["overall_9"]) for r in overall if r["ranked"]]
     members = [rec.models.index(m) for m, _ in ranked]
@@ -279,7 +279,7 @@ def test_chunked_release_equals_one_chunk(monkeypatch):
     assert len(unc.Draws(["NoSearch"] * 4, list("abcd"), 50, 9).chunks) == 17  # (the settings take effect)
     ours, theirs, boards, _ = run_both(table, metas, cfg)
     assert (ours, theirs) == whole
-    rec = vb.Recompute(*validator_inputs(table, metas, cfg), boards, _slice_prompts)
+    rec = vb.Recompute(*validator_inputs(table, metas, cfg), boards, slice_prompts)
     rec.replicate_values()
     assert len(rec.states) == 17  # slices of three replicates of the one stratum
 
@@ -534,12 +534,12 @@ def test_validator_names_bad_bootstrap_settings(tmp_path, edit, fragment):
 
 def test_strict_json_refuses_overflow_and_keeps_negative_zero_apart():
     from searchgen_nb.untrusted import strict_loads
-    from searchgen_nb.validate import _same
+    from searchgen_nb.validate_compare import same
 
     with pytest.raises(ValueError, match="out of range"):
         strict_loads('{"x": 1e999}')
     assert strict_loads('{"x": 1e308}') == {"x": 1e308}
-    assert not _same(-0.0, 0.0) and _same(0.0, 0.0)
+    assert not same(-0.0, 0.0) and same(0.0, 0.0)
 
 
 @pytest.mark.slow

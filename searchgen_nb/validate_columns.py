@@ -1,0 +1,117 @@
+"""The gate's columns: what it keeps of ``prompt_scores.jsonl`` (:class:`Columns`), the
+prompts of a named slice, and its own exact arithmetic (integers over a power-of-two
+denominator; it shares no code with the pipeline's aggregation)."""
+
+from __future__ import annotations
+
+import math
+from array import array
+from fractions import Fraction
+
+import numpy as np
+
+STATUSES = ("scored", "invalid_evaluation", "missing_evaluation", "missing_generation")
+STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
+UNKNOWN = 255
+SCORED = STATUS_CODE["scored"]
+NAN_ROW = [math.nan] * 12
+
+
+def exact_numerators(values: list[float]) -> tuple[list[int], int]:
+    """Finite doubles as integers over one common power-of-two denominator: ``(nums, den)``."""
+    ratios = [v.as_integer_ratio() for v in values]
+    den = max((d for _, d in ratios), default=1)
+    return [n * (den // d) for n, d in ratios], den
+
+
+def exact_mean(values: list[float]) -> Fraction | None:
+    """The exact rational mean of finite doubles; None for no value."""
+    if not values:
+        return None
+    nums, den = exact_numerators(values)
+    return Fraction(sum(nums), den * len(values))
+
+
+class Columns:
+    """What the validator keeps of ``prompt_scores.jsonl``: per prompt its sample_id, partition
+    and tags; per model and prompt a status code and the twelve raw values (ten components,
+    Overall-10, Overall-9; NaN = null) in compact arrays — never the records themselves."""
+
+    def __init__(self, models: list[str], slice_fields: list[str] = ()) -> None:
+        self.models = models
+        self.slice_fields = list(slice_fields)
+        self.field_values: list[tuple] = []  # per prompt, the values of each slice field
+        self.sample_ids: list = []
+        self.prompts: list[tuple] = []  # (stratum, search_type, domains, failure_modes)
+        self.files: list[list] = [[] for _ in models]  # result_file per model and prompt
+        self._status = [bytearray() for _ in models]
+        self._values = [array("d") for _ in models]
+
+    def add_prompt(self, r: dict) -> int:
+        self.sample_ids.append(r.get("sample_id"))
+        self.field_values.append(tuple(r.get(f) for f in self.slice_fields))
+        tags = [r.get(f) for f in ("domains", "failure_modes")]
+        tags = [tuple(t) if isinstance(t, list) else () for t in tags]
+        self.prompts.append((r.get("stratum"), r.get("search_type"), *tags))
+        return len(self.sample_ids) - 1
+
+    def add_entry(self, k: int, status: int, values: list[float], result_file) -> None:
+        self._status[k].append(status)
+        self._values[k].extend(values)
+        self.files[k].append(result_file)
+
+    def finish(self) -> None:
+        """Freeze into arrays, prompts sorted by sample_id (the reconstruction's own order)."""
+        n, m = len(self.sample_ids), len(self.models)
+        order = sorted(range(n), key=lambda i: str(self.sample_ids[i]))
+        status = np.array([np.frombuffer(bytes(b), dtype=np.uint8) for b in self._status])
+        values = np.array([np.frombuffer(a, dtype=np.float64) for a in self._values])
+        self.status = status.reshape(m, n)[:, order]
+        self.values = values.reshape(m, n, 12)[:, order]
+        self.sample_ids = [self.sample_ids[i] for i in order]
+        self.prompts = [self.prompts[i] for i in order]
+        self.field_values = [self.field_values[i] for i in order]
+        self.files = [[f[i] for i in order] for f in self.files]
+        del self._status, self._values
+
+    @classmethod
+    def from_records(cls, manifest: dict, records: list[dict]) -> "Columns":
+        """Columns of records already in memory (tests; the gate streams the file)."""
+        cols = cls(list(manifest["model_order"]), slice_fields(manifest))
+        sc = manifest["scoring"]["overall_10_components"]
+        for r in records:
+            cols.add_prompt(r)
+            for k, m in enumerate(cols.models):
+                e = r["models"][m]
+                row = NAN_ROW
+                if e["status"] == "scored":
+                    comps = e["components_raw_0to3"]
+                    raw = [comps[c] for c in sc] + [e["overall_10_raw"], e["overall_9_raw"]]
+                    row = [math.nan if v is None else float(v) for v in raw]
+                code = STATUS_CODE.get(e["status"], UNKNOWN)
+                cols.add_entry(k, code, row, e.get("result_file"))
+        cols.finish()
+        return cols
+
+
+def slice_fields(manifest: dict) -> list[str]:
+    named = (manifest.get("evaluation_slices") or {}).get("named") or {}
+    fields = {spec.get("field", "subset") for spec in named.values() if spec.get("include_tags")}
+    return sorted(fields)
+
+
+def slice_prompts(cols: Columns, spec: dict) -> list[int]:
+    """Prompt indices (sample_id order) of one slice of the manifest (data contract, § Named
+    evaluation slices): the prompts whose ``field`` (a string or a list of strings) holds any /
+    all of ``include_tags``."""
+    tags = set(spec["include_tags"])
+    if not tags:
+        return list(range(len(cols.sample_ids)))
+    j = cols.slice_fields.index(spec.get("field", "subset"))
+    out = []
+    for i, values in enumerate(cols.field_values):
+        v = values[j]
+        have = {v} if isinstance(v, str) else set(v) if isinstance(v, list) else set()
+        if (tags & have) if spec["match"] == "any" else (tags <= have):
+            out.append(i)
+    return out

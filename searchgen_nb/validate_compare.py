@@ -1,0 +1,220 @@
+"""The published figures against the gate's recomputation, exactly: the leaderboard files
+(checks ``aggregates`` and ``order_invariance``), ``uncertainty.json`` (check ``uncertainty``)
+and null against zero in every aggregate row (check ``null_zero_distinct``). Every difference
+is a failure naming the file, the group, the model (or pair) and the key."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from searchgen_nb.validate_report import Report
+
+BOARDS = (
+    "leaderboard_overall.json",
+    "leaderboard_by_stratum.json",
+    "leaderboard_by_domain.json",
+    "leaderboard_by_failure_mode.json",
+    "leaderboard_by_slice.json",
+)
+UNCERTAINTY = "uncertainty.json"
+_SLICE_KINDS = ("overall", "strata", "domains", "failure_modes")
+
+
+def same(a, b) -> bool:
+    """Equality that keeps null, 0, 0.0 and False apart: JSON types must match too."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):  # -0.0 prints apart from 0.0
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    return a == b
+
+
+def _flat_slices(data: object) -> object:
+    """``leaderboard_by_slice.json`` as one mapping ``{"<slice> <kind> <group>": rows}`` (the
+    overall list under ``"<slice> overall"``); anything that is not that shape unchanged."""
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        return data
+    flat: dict[str, object] = {}
+    for name, board in data.items():
+        for kind in sorted(set(board) | set(_SLICE_KINDS)):
+            part = board.get(kind, "<missing>")
+            if kind == "overall" or not isinstance(part, dict):
+                flat[f"{name} {kind}"] = part
+            else:
+                flat.update({f"{name} {kind} {g}": rows for g, rows in part.items()})
+    return flat
+
+
+def _by_group(name: str, data: object) -> object:
+    """A leaderboard file as ``{group: rows}``."""
+    if name == "leaderboard_overall.json":
+        return {"All": data}
+    if name == "leaderboard_by_slice.json":
+        return _flat_slices(data)
+    return data
+
+
+def compare_board(name: str, want: object, got: object, report: Report, check: str) -> None:
+    """One leaderboard file, group by group, row by row, key by key."""
+    want, got = _by_group(name, want), _by_group(name, got)
+    if not isinstance(got, dict):
+        report.fail(check, f"{name}: not a mapping of groups", file=name)
+        return
+    for g in sorted(set(want) | set(got)):
+        if g not in got:
+            report.fail(check, f"{name}: group missing", file=name, group=g)
+        elif g not in want:
+            report.fail(
+                check, f"{name}: group has no prompt in prompt_scores.jsonl", file=name, group=g
+            )
+        elif not isinstance(got[g], list):
+            report.fail(check, f"{name}: group is not a list of rows", file=name, group=g)
+        else:
+            _compare_rows(name, g, want[g], got[g], report, check)
+
+
+def _compare_rows(name: str, g: str, wrows: list, grows: list, report: Report, check: str) -> None:
+    gby = {r.get("model_id"): r for r in grows if isinstance(r, dict)}
+    wanted = [r["model_id"] for r in wrows]
+    if wanted != [r.get("model_id") if isinstance(r, dict) else None for r in grows]:
+        order = [r.get("model_id") for r in grows if isinstance(r, dict)]
+        report.fail(
+            check,
+            f"{name}: row order {order} differs from the recomputed ranking {wanted}",
+            file=name,
+            group=g,
+        )
+    for w in wrows:
+        r = gby.get(w["model_id"])
+        if r is None:
+            report.fail(check, f"{name}: row missing", file=name, group=g, model_id=w["model_id"])
+            continue
+        for key, wv in w.items():
+            gv = r.get(key, "<missing>")
+            if not same(wv, gv):
+                report.fail(
+                    check,
+                    f"{name}: {key} is {json.dumps(gv)}, recomputed {json.dumps(wv)}",
+                    file=name,
+                    group=g,
+                    model_id=w["model_id"],
+                )
+
+
+def check_rows_null_vs_zero(boards: dict, report: Report) -> None:
+    """In every row a component is null exactly when no value went into it (count 0)."""
+    for name in BOARDS:
+        data = boards[name]
+        groups = data
+        if isinstance(data, list):
+            groups = {"All": data}
+        elif name == "leaderboard_by_slice.json":
+            groups = _flat_slices(data)
+        for g, rows in groups.items():
+            for r in rows:
+                comps, counts = r.get("components", {}), r.get("component_counts", {})
+                for c in sorted(set(comps) | set(counts)):
+                    if (comps.get(c) is None) != (counts.get(c, 0) == 0):
+                        report.fail(
+                            "null_zero_distinct",
+                            f"{name}: {c} is {json.dumps(comps.get(c))} with component_counts"
+                            f" {counts.get(c)} (null must mean no value, and only that)",
+                            file=name,
+                            group=g,
+                            model_id=r.get("model_id"),
+                        )
+
+
+def compare_uncertainty(want: dict, got: object, report: Report) -> None:
+    """Every figure of ``uncertainty.json`` against the recomputation, named by group, model
+    (or pair) and key."""
+    name, check = UNCERTAINTY, "uncertainty"
+    if not isinstance(got, dict):
+        report.fail(check, f"{name}: not a JSON object", file=name)
+        return
+    for key in sorted(set(want) | set(got)):
+        wv, gv = want.get(key, "<missing>"), got.get(key, "<missing>")
+        if key not in ("groups", "pairs") and not same(wv, gv):
+            report.fail(
+                check, f"{name}: {key} is {json.dumps(gv)}, recomputed {json.dumps(wv)}", file=name
+            )
+    groups, pairs = got.get("groups"), got.get("pairs")
+    if not isinstance(groups, dict) or not isinstance(pairs, dict):
+        report.fail(check, f"{name}: groups and pairs must be JSON objects", file=name)
+        return
+    for g in sorted(set(want["groups"]) | set(groups)):
+        _compare_group(g, want["groups"].get(g), groups.get(g), report)
+    for g in sorted(set(want["pairs"]) | set(pairs)):
+        _compare_pairs(g, want["pairs"].get(g), pairs.get(g), report)
+
+
+def _compare_group(g: str, w: dict | None, h: object, report: Report) -> None:
+    name, check = UNCERTAINTY, "uncertainty"
+    if w is None or not isinstance(h, dict):
+        why = (
+            "missing"
+            if h is None
+            else "not recomputed (no such group in prompt_scores.jsonl)"
+            if w is None
+            else "is not an object"
+        )
+        report.fail(check, f"{name}: group {why}", file=name, group=g)
+        return
+    for m in sorted(set(w) | set(h)):
+        if m not in w or not isinstance(h.get(m), dict):
+            why = "missing" if m not in h else "unknown" if m not in w else "not an object"
+            report.fail(check, f"{name}: model {why}", file=name, group=g, model_id=m)
+            continue
+        for key, wv in w[m].items():
+            hv = h[m].get(key, "<missing>")
+            if not same(wv, hv):
+                report.fail(
+                    check,
+                    f"{name}: {key} is {json.dumps(hv)}, recomputed {json.dumps(wv)}",
+                    file=name,
+                    group=g,
+                    model_id=m,
+                )
+
+
+def _compare_pairs(g: str, w: list | None, h: object, report: Report) -> None:
+    name, check = UNCERTAINTY, "uncertainty"
+    if w is None or not isinstance(h, list):
+        why = "missing" if h is None else "not expected" if w is None else "not a list"
+        report.fail(check, f"{name}: pairs of the group {why}", file=name, group=g)
+        return
+    order = [(r.get("a"), r.get("b")) if isinstance(r, dict) else None for r in h]
+    expected = [(r["a"], r["b"]) for r in w]
+    if order != expected:
+        first = next(
+            (i for i, (x, y) in enumerate(zip(order, expected)) if x != y),
+            min(len(order), len(expected)),
+        )
+        got_pair = order[first] if first < len(order) else "nothing"
+        want_pair = expected[first] if first < len(expected) else "nothing"
+        report.fail(
+            check,
+            f"{name}: pairs must be every pair of ranked models in published rank"
+            f" order ({len(expected)} pairs): entry {first + 1} is"
+            f" {json.dumps(got_pair)}, expected {json.dumps(want_pair)}",
+            file=name,
+            group=g,
+        )
+        return
+    for wr, hr in zip(w, h):
+        pair = f"{wr['a']} vs {wr['b']}"
+        for key, wv in wr.items():
+            hv = hr.get(key, "<missing>")
+            if not same(wv, hv):
+                report.fail(
+                    check,
+                    f"{name}: pair {pair}: {key} is {json.dumps(hv)}, recomputed {json.dumps(wv)}",
+                    file=name,
+                    group=g,
+                    model_id=pair,
+                )

@@ -1,0 +1,91 @@
+"""The release gate's report: its thirteen checks, one line describing each, and the pass/fail
+record of every check with the offending items (data contract, § The release gate)."""
+
+from __future__ import annotations
+
+CHECKS = (
+    "schema",
+    "expected_counts",
+    "unique_records",
+    "tag_fields",
+    "component_values",
+    "null_zero_distinct",
+    "prompt_overalls",
+    "aggregates",
+    "paper_table",
+    "coverage_lock",
+    "order_invariance",
+    "uncertainty",
+    "strict_json",
+)
+#: One line per check for reports and the book's Validation and Audit pages.
+CHECK_DESCRIPTIONS = {
+    "schema": "every artifact (each line of prompt_scores.jsonl) conforms to its JSON Schema"
+    " (draft 2020-12, searchgen_nb/schemas/)",
+    "expected_counts": "prompt count and partition counts equal the config's expected values;"
+    " every prompt's stratum follows the partition rule",
+    "unique_records": "unique sample_id; no duplicate prompt × model record; every configured"
+    " model present for every prompt",
+    "tag_fields": "every domain and failure-mode field is a list of strings without duplicates",
+    "component_values": "scored values finite and within 0–3; statuses from the four allowed;"
+    " non-scored records carry no values",
+    "null_zero_distinct": "null, missing, invalid and 0.0 stay distinguishable in records and in"
+    " every aggregate row",
+    "prompt_overalls": "every per-prompt Overall-9 and Overall-10 recomputes exactly from its"
+    " components",
+    "aggregates": "every aggregate row (counts, coverage, components, overalls, rank) reproduces"
+    " under the declared policy",
+    "paper_table": "Overall-10 within half a rounding unit of the canonical recomputation"
+    " (paper table)",
+    "coverage_lock": "no model has fewer scored prompts than its locked n_scored",
+    "order_invariance": "the pipeline's aggregation of the release with prompts and models"
+    " permuted equals the independent reconstruction",
+    "uncertainty": "every bootstrap interval, rank interval and (Holm-adjusted) p-value in"
+    " uncertainty.json recomputes from prompt_scores.jsonl with the validator's own code"
+    " (data contract, § Uncertainty: the stratified prompt bootstrap)",
+    "strict_json": "artifacts parse with NaN/Infinity rejected and match the sha256 recorded in"
+    " the manifest",
+}
+_MAX_LISTED = 50  # failures listed per check; the count is always complete
+
+
+class Report:
+    """Validation report: one entry per check with pass/fail and the offending items."""
+
+    def __init__(self) -> None:
+        self.checks: dict[str, dict] = {
+            name: {"name": name, "passed": True, "n_failures": 0, "failures": [], "skipped": None}
+            for name in CHECKS
+        }
+
+    def fail(self, check: str, message: str, **where) -> None:
+        entry = self.checks[check]
+        entry["passed"] = False
+        entry["n_failures"] += 1
+        if len(entry["failures"]) < _MAX_LISTED:
+            places = {k: v for k, v in where.items() if v is not None}
+            entry["failures"].append({"message": message, **places})
+
+    def skip(self, check: str, why: str) -> None:
+        self.checks[check]["skipped"] = why
+
+    @property
+    def passed(self) -> bool:
+        return all(c["passed"] for c in self.checks.values())
+
+    def failed_checks(self) -> list[str]:
+        return [n for n, c in self.checks.items() if not c["passed"]]
+
+    def as_dict(self) -> dict:
+        return {"passed": self.passed, "checks": [self.checks[n] for n in CHECKS]}
+
+    def summary(self) -> str:
+        """Human-readable lines: every failed check with its first offending items."""
+        lines = []
+        for name in self.failed_checks():
+            c = self.checks[name]
+            lines.append(f"check {name} failed ({c['n_failures']} problem(s)):")
+            for f in c["failures"][:10]:
+                where = ", ".join(f"{k} {v}" for k, v in f.items() if k != "message")
+                lines.append(f"  - {f['message']}" + (f" [{where}]" if where else ""))
+        return "\n".join(lines) if lines else "all release checks passed"
