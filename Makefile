@@ -34,10 +34,10 @@ build/uv/bin/uv:
 
 # After a change to the dependencies in pyproject.toml: rewrites requirements.txt, keeping
 # the locked versions that still fit (`make lock LOCK_ARGS=--upgrade` takes the newest allowed,
-# `make lock LOCK_ARGS="-P pandas"` only one package). Resolved for python3.
+# `make lock LOCK_ARGS="-P pandas"` only one package). Resolved for every Python 3.11.
 LOCK_ARGS ?=
 lock: | $(UV)
-	$(UV) pip compile --quiet --generate-hashes --extra test --python $(PYTHON) \
+	$(UV) pip compile --quiet --generate-hashes --extra test --python-version 3.11 \
 		--custom-compile-command "make lock" $(LOCK_ARGS) -o requirements.txt pyproject.toml
 
 demo: setup
