@@ -52,7 +52,7 @@ browser:
 	@command -v chromium-headless-shell >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium-headless-shell >/dev/null; }
 
 # Every test, as CI runs it (.ci/run), on two pytest-xdist workers (`PYTEST_WORKERS=0`: one
-# process). The tests' temporary files go to $TMPDIR (`TMPDIR=/dev/shm make test`: a RAM disk).
+# process). Temporary files go to $TMPDIR (`TMPDIR=/dev/shm make test`: on a RAM disk).
 PYTEST_WORKERS ?= 2
 PYTEST = $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
 test: setup browser

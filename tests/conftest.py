@@ -53,8 +53,7 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(scope="session", autouse=True)
 def run_folders(tmp_path_factory):
-    """The Vega bundle (a CPU-second to make) kept once per process, and the IPython files of
-    the kernels the tests start, in the run's temporary folder, never in the user's."""
+    """The Vega bundle (made once per process) and the kernels' IPython files: not the user's."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SEARCHGEN_CACHE_DIR", str(tmp_path_factory.mktemp("vendor-cache")))
         mp.setenv("IPYTHONDIR", str(tmp_path_factory.mktemp("ipython")))
@@ -90,15 +89,14 @@ def demo_release(demo_tree, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def demo_data(demo_release) -> Path:
-    """The demo's published artifacts (``public/data`` of :func:`demo_release`); ``searchgen-nb
-    data`` writes the same bytes (test_demo_release). Read only: copy it before changing it."""
+    """The demo's published artifacts (``public/data`` of :func:`demo_release`). Read only."""
     return demo_release / "public" / "data"
 
 
 @pytest.fixture(scope="session")
 def changed_data(demo_data, tmp_path_factory) -> Path:
-    """The changed demo (``searchgen-nb demo --changed``, its source tree in the sibling
-    ``src``) with ``previous_release`` = :func:`demo_data`, published by ``run_data``."""
+    """The changed demo (``demo --changed``, sources in the sibling ``src``) published by
+    ``run_data`` with ``previous_release`` = :func:`demo_data`. Read only."""
     folder = tmp_path_factory.mktemp("demo-changed")
     write_demo(folder / "src", changed=True, previous=demo_data)
     run_data(load_config(folder / "src" / "release.yml"), folder / "data", progress=False)
@@ -107,9 +105,8 @@ def changed_data(demo_data, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def fixture_release(tmp_path_factory):
-    """The small release of the book tests (``book_fixture``) with a previous release
-    (``prev-data``) so that its "What changed" page has a rank swap and a lost result.
-    Returns ``(config path, output root, ReleaseOutcome)``. Read only."""
+    """The book tests' release (``book_fixture``; its previous release, ``prev-data``, gives a
+    rank swap and a lost result): ``(config path, output root, ReleaseOutcome)``. Read only."""
     folder, kw = tmp_path_factory.mktemp("book"), {"scoring": {"min_ranking_coverage": 0.5}}
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SOURCE_DATE_EPOCH", str(int(TEST_EPOCH) - 86400))
@@ -123,8 +120,8 @@ def fixture_release(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory) -> tuple[Path, Path]:
-    """``pip wheel`` of a copy of the package sources, offline, without build isolation (the
-    locked setuptools): what ``pip install .`` builds. ``(wheel file, the sources' copy)``."""
+    """What ``pip install .`` builds: ``pip wheel`` of a copy of the sources, offline, without
+    build isolation (the locked setuptools). ``(wheel file, the sources' copy)``."""
     root, folder = Path(__file__).resolve().parents[1], tmp_path_factory.mktemp("wheel")
     src, ignore = folder / "src", shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(root / "searchgen_nb", src / "searchgen_nb", ignore=ignore)
@@ -144,6 +141,4 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = launch(p)
-        yield b
-        b.close()
+        yield launch(p)  # closed with playwright
