@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import built_once
 from paths import FIXTURES
 
 from searchgen_nb import demo
@@ -120,24 +119,20 @@ def half_up_public(raw: Fraction) -> float:
 # The session's demo (conftest.demo_tree, written once), read back for the whole module
 # ---------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def release(demo_tree, tmp_path_factory):
-    """The demo as written: config, prompts and every pair's result file classified (read
-    once per run, for every xdist worker: :func:`conftest.built_once`)."""
-    out, summary = demo_tree.path, demo_tree.summary
+def release(demo_tree):
+    """The demo as written: config, prompts and every pair's result file classified."""
+    out = demo_tree.path
+    config = yaml.safe_load((out / "release.yml").read_text(encoding="utf-8"))
+    lines = (out / "prompts.jsonl").read_text(encoding="utf-8").splitlines()
+    prompts = [json.loads(line) for line in lines]
 
-    def read(_folder):
-        config = yaml.safe_load((out / "release.yml").read_text(encoding="utf-8"))
-        lines = (out / "prompts.jsonl").read_text(encoding="utf-8").splitlines()
-        prompts = [json.loads(line) for line in lines]
-        results: dict[str, dict[str, tuple]] = {}
-        for model_id, m in config["models"].items():
-            results[model_id] = {
-                p["sample_id"]: classify(out / "results" / p["release_row"] / m["lane"] / m["source_id"]) for p in prompts
-            }
-        return {"config": config, "prompts": prompts, "results": results}
+    def pair(p, m):
+        return classify(out / "results" / p["release_row"] / m["lane"] / m["source_id"])
 
-    _, read_once = built_once(tmp_path_factory, "demo-classified", read)
-    return {"out": out, "summary": summary, **read_once}
+    models = config["models"].items()
+    results = {model_id: {p["sample_id"]: pair(p, m) for p in prompts} for model_id, m in models}
+    summary = demo_tree.summary
+    return {"out": out, "summary": summary, "config": config, "prompts": prompts, "results": results}
 
 
 # ---------------------------------------------------------------------------------------

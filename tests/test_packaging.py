@@ -1,6 +1,6 @@
 """Packaging: the environment is the lock, the version is written once, the wheel is complete.
 
-- every package pinned in ``requirements.lock`` is installed at exactly that version (a
+- every package pinned in ``requirements.txt`` is installed at exactly that version (a
   stale ``.venv`` fails here with the list of differences: run ``make setup``);
 - the lock still satisfies every dependency declared in ``pyproject.toml`` (a dependency
   edited without ``make lock`` fails here);
@@ -28,7 +28,7 @@ from packaging.version import Version
 import searchgen_nb
 
 ROOT = Path(__file__).resolve().parent.parent
-LOCK = ROOT / "requirements.lock"
+LOCK = ROOT / "requirements.txt"
 PYPROJECT = ROOT / "pyproject.toml"
 
 
@@ -38,8 +38,8 @@ def _pyproject() -> dict:
 
 
 def locked_pins(text: str) -> dict[str, Version]:
-    """``{canonical name: version}`` of the ``name==version`` lines of a pip-compile lock
-    whose environment marker (if any) holds here."""
+    """``{canonical name: version}`` of the ``name==version`` lines of the lock (``uv pip
+    compile`` output) whose environment marker (if any) holds here."""
     pins: dict[str, Version] = {}
     # A requirement starts a line; its hashes follow on backslash-continued lines.
     for line in text.splitlines():
@@ -49,7 +49,8 @@ def locked_pins(text: str) -> dict[str, Version]:
         if req.marker is not None and not req.marker.evaluate():
             continue
         specs = list(req.specifier)
-        assert len(specs) == 1 and specs[0].operator == "==", f"requirements.lock: not an exact pin: {line!r}"
+        exact = len(specs) == 1 and specs[0].operator == "=="
+        assert exact, f"requirements.txt: not an exact pin: {line!r}"
         pins[canonicalize_name(req.name)] = Version(specs[0].version)
     return pins
 
@@ -91,11 +92,10 @@ def test_locked_pins_parser():
 
 def test_installed_packages_match_the_lock():
     pins = locked_pins(LOCK.read_text(encoding="utf-8"))
-    assert len(pins) > 50, "requirements.lock: suspiciously few pins"
+    assert len(pins) > 50, "requirements.txt: suspiciously few pins"
     diffs = lock_differences(pins, installed_versions())
-    assert not diffs, (
-        f"{len(diffs)} package(s) differ from requirements.lock (run `make setup`):\n  " + "\n  ".join(diffs)
-    )
+    head = f"{len(diffs)} package(s) differ from requirements.txt (run `make setup`):"
+    assert not diffs, "\n  ".join([head, *diffs])
 
 
 def test_lock_satisfies_pyproject_dependencies():
@@ -109,10 +109,11 @@ def test_lock_satisfies_pyproject_dependencies():
         req = Requirement(line)
         name = canonicalize_name(req.name)
         if name not in pins:
-            problems.append(f"{line}: not in requirements.lock")
+            problems.append(f"{line}: not in requirements.txt")
         elif not req.specifier.contains(pins[name], prereleases=True):
             problems.append(f"{line}: locked {pins[name]}")
-    assert not problems, "requirements.lock is out of date with pyproject.toml (run `make lock`):\n  " + "\n  ".join(problems)
+    head = "requirements.txt is out of date with pyproject.toml (run `make lock`):"
+    assert not problems, "\n  ".join([head, *problems])
 
 
 def test_version_is_written_once():

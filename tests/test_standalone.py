@@ -11,7 +11,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from conftest import TEST_EPOCH, shared_root
+from conftest import TEST_EPOCH
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,7 +62,7 @@ def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_p
     work.mkdir()
     # The same relative layout as the session's releases: the notebooks name their config
     # relative to the output root, so "the same release" means the same folders below one root.
-    base = shared_root(tmp_path_factory)
+    base = tmp_path_factory.getbasetemp()  # where the session fixtures are
     demo_dir = demo_tree.path.relative_to(base).as_posix()
     env = {**os.environ, "SOURCE_DATE_EPOCH": TEST_EPOCH, "PYTHONHASHSEED": "12345"}
     env.pop("SEARCHGEN_ROOT", None)
