@@ -418,3 +418,58 @@ def test_download_links_resolve_inside_their_own_version_folder(fixture_release)
             assert target.is_relative_to(html) and target.exists(), (page, href)
             links += 1
     assert links > 20
+
+
+# ---- 12. a data folder is its own only if every entry is a file it writes -------------------
+
+
+def _subfolder(out: Path) -> str:
+    (out / "changes.json").unlink()
+    (out / "changes.json").mkdir()
+    (out / "changes.json" / "notes.txt").write_text("mine\n")
+    return "changes.json"
+
+
+def _schema_folder(out: Path) -> str:
+    (out / "schemas" / "keep.schema.json").mkdir()
+    (out / "schemas" / "keep.schema.json" / "f").write_text("mine\n")
+    return "schemas/keep.schema.json"
+
+
+def _artifact_link(out: Path) -> str:
+    (out / "uncertainty.json").unlink()
+    (out / "uncertainty.json").symlink_to(out.parent / "mine.json")
+    return "uncertainty.json"
+
+
+def _foreign_manifest(out: Path) -> str:
+    (out / "manifest.json").write_text('{"mine": 1}\n')
+    return "but no manifest.json of a data release"
+
+
+@pytest.mark.parametrize("make", [_subfolder, _schema_folder, _artifact_link, _foreign_manifest])
+def test_data_refuses_a_folder_with_entries_named_as_artifacts(make, work, tmp_path):
+    cfg, out = work / "in" / "release.yml", tmp_path / "out"
+    (tmp_path / "mine.json").write_text('{"mine": 1}\n')
+    assert cli("data", cfg, "--out", out)[0] == 0
+    named = make(out)
+    before = snapshot(tmp_path)
+    code, msg = cli("data", cfg, "--out", out)
+    assert code == 1 and f"--out {out} holds " in msg and named in msg, msg
+    assert snapshot(tmp_path) == before
+
+
+def test_data_checks_the_folder_again_right_before_the_swap(work, tmp_path, monkeypatch):
+    out, real = tmp_path / "out", pipeline.gate
+
+    def then_a_thesis(*args, **kwargs):  # another program fills --out while data runs
+        out.mkdir()
+        (out / "thesis.tex").write_text("mine\n")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "gate", then_a_thesis)
+    code, msg = cli("data", work / "in" / "release.yml", "--out", out)
+    assert code == 1 and f"--out {out} changed while data ran" in msg, msg
+    assert "holds 1 entry (thesis.tex)" in msg and "nothing was published" in msg
+    assert sorted(os.listdir(tmp_path)) == ["out", "work"]  # the staging folder went
+    assert snapshot(out) == {"thesis.tex": b"mine\n"}
