@@ -473,3 +473,77 @@ def test_data_checks_the_folder_again_right_before_the_swap(work, tmp_path, monk
     assert "holds 1 entry (thesis.tex)" in msg and "nothing was published" in msg
     assert sorted(os.listdir(tmp_path)) == ["out", "work"]  # the staging folder went
     assert snapshot(out) == {"thesis.tex": b"mine\n"}
+
+
+# ---- 13. demo --out: only its own marked folder, never through a link, never half-written ----
+
+
+@pytest.fixture
+def tiny_demo(monkeypatch):
+    """``demo`` cut to 2 prompts (what is tested is how it writes, not what)."""
+    from searchgen_nb import demo
+
+    prompts = demo.build_prompts()[:2]
+    files = {f"{demo._result_folder(p, m)}/image.png": demo.PNG_BYTES
+             for p in prompts for m in demo.ROSTER}
+    plans = {m["model_id"]: {p.sample_id: "scored" for p in prompts} for m in demo.ROSTER}
+    table = {m["model_id"]: 50.0 for m in demo.ROSTER}
+    monkeypatch.setattr(demo, "build_demo", lambda changed=False: (prompts, files, plans, table))
+    return demo
+
+
+def _comment_only(out: Path) -> str:
+    shutil.rmtree(out)
+    out.mkdir()
+    (out / "release.yml").write_text("benchmark: X  # data_origin: synthetic-demo\n")
+    (out / "prompts.jsonl").symlink_to(out.parent / "mine.jsonl")
+    return "holds no demo (no .searchgen-nb-demo file"
+
+
+def _linked_prompts(out: Path) -> str:
+    (out / "prompts.jsonl").unlink()
+    (out / "prompts.jsonl").symlink_to(out.parent / "mine.jsonl")
+    return "holds 1 entry (prompts.jsonl) that are links or not"
+
+
+def _linked_result(out: Path) -> str:
+    image = next((out / "results").rglob("image.png"))
+    image.unlink()
+    image.symlink_to(out.parent / "mine.jsonl")
+    return "image.png (a link)"
+
+
+def _foreign_file(out: Path) -> str:
+    (out / "notes.txt").write_text("mine\n")
+    return "holds 1 entry (notes.txt)"
+
+
+@pytest.mark.parametrize("make", [_comment_only, _linked_prompts, _linked_result, _foreign_file])
+def test_demo_refuses_links_and_what_it_did_not_write(make, tiny_demo, tmp_path):
+    out = tmp_path / "demo"
+    (tmp_path / "mine.jsonl").write_text("my dataset\n")
+    assert cli("demo", "--out", out)[0] == 0
+    named = make(out)
+    before = snapshot(tmp_path)
+    code, msg = cli("demo", "--out", out)
+    assert code == 1 and str(out) in msg and named in msg and "nothing was changed" in msg, msg
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("sig, code, said", [(signal.SIGINT, 130, "interrupted"),
+                                             (signal.SIGTERM, 143, "terminated (SIGTERM)")])
+def test_an_interrupted_demo_leaves_no_half_written_folder(sig, code, said, tiny_demo, tmp_path,
+                                                           monkeypatch):
+    real, calls = tiny_demo._write, []
+
+    def stop_on_the_fifth(path, data):
+        calls.append(path)
+        if len(calls) == 5:
+            os.kill(os.getpid(), sig)
+        real(path, data)
+
+    monkeypatch.setattr(tiny_demo, "_write", stop_on_the_fifth)
+    out = tmp_path / "demo"
+    got, msg = cli("demo", "--out", out)
+    assert got == code and f"{said}; nothing was written, {out} is as it was" in msg, msg
+    assert os.listdir(tmp_path) == []  # neither the folder nor its staging folder
