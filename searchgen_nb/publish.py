@@ -91,7 +91,7 @@ def _relation(path: Path, other: Path) -> str | None:
 
 
 def _not_own_files(folder: Path, names: list[str], own: frozenset) -> list[str]:
-    """Of ``names`` in ``folder``, those not a regular file (no link, no folder) named in ``own``."""
+    """Of ``names`` in ``folder``, those not a regular file (no link, no folder) in ``own``."""
     return [n for n in names
             if n not in own or (folder / n).is_symlink() or not (folder / n).is_file()]
 
@@ -298,11 +298,12 @@ def _stale_tmp(child: Path) -> bool:
     return not child.is_symlink() and child.is_dir() and not any(child.iterdir())
 
 
-def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: None) -> Path:
+def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: None,
+            inputs: dict[str, Path] | None = None) -> Path:
     """Publish ``sources`` (``{published path: folder}``) as one release: checked first, copied
     into ``OUT/.releases/<version>`` (marked), then ``current`` switched in one ``rename``;
-    older versions this tool made are removed (``log`` names what else is left). Returns the
-    version folder."""
+    older versions this tool made are removed but one holding an input of the run (``inputs``:
+    name → resolved path); ``log`` names what is left. Returns the version folder."""
     out = Path(out)
     check_publication(out)
     releases = out / RELEASES
@@ -329,17 +330,29 @@ def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: N
         if old and old != version:
             _replace_link(releases / "previous", old)
         _replace_link(current, version)  # the moment of publication
-    _remove_old_versions(releases, {version, old, "current", "previous"}, log)
+    _remove_old_versions(releases, {version, old, "current", "previous"}, log, inputs or {})
     return final
 
 
-def _remove_old_versions(releases: Path, keep: set, log) -> None:
-    """Remove the versions this tool made but ``keep``; say what else was left."""
+def _input_inside(version: Path, inputs: dict[str, Path]) -> str | None:
+    """``the <name> <path>`` of the first input that is or lies inside ``version``, or None."""
+    folder = Path(os.path.realpath(version))
+    for name, path in inputs.items():
+        if path.is_relative_to(folder):
+            return f"the {name} {excerpt(str(path), 200)}"
+    return None
+
+
+def _remove_old_versions(releases: Path, keep: set, log, inputs: dict[str, Path]) -> None:
+    """Remove the versions this tool made but ``keep`` and those holding an input of the run;
+    say what else was left."""
     left = []
     for child in sorted(releases.iterdir()):
         if child.name in keep:
             continue
-        if marked(child):
+        if marked(child) and (held := _input_inside(child, inputs)):
+            log(f"kept {excerpt(child.name, 60)} in {releases}: it holds {held} of this run")
+        elif marked(child):
             shutil.rmtree(child, ignore_errors=True)
         elif child.is_symlink() and _LINK_TMP.fullmatch(child.name):
             child.unlink()  # a link being replaced when a run was killed

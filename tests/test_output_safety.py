@@ -182,6 +182,20 @@ def test_publish_leaves_what_it_did_not_make_in_a_shared_releases_folder(tmp_pat
                         for s in said)
 
 
+def test_publish_keeps_an_older_version_that_is_an_input_of_the_run(tmp_path):
+    site, said = tmp_path / "site", []
+    for v in ("v1", "v2"):
+        publish(site, _fake_sources(tmp_path / v), v)
+    previous = site / ".releases" / "v1" / "public" / "data"
+    before = snapshot(site / ".releases" / "v1")
+    ins = {"previous_release": previous.resolve()}
+    publish(site, _fake_sources(tmp_path / "v3"), "v3", log=said.append, inputs=ins)
+    assert sorted(os.listdir(site / ".releases")) == ["current", "previous", "v1", "v2", "v3"]
+    assert snapshot(site / ".releases" / "v1") == before
+    assert said == [f"kept v1 in {site / '.releases'}: it holds the previous_release "
+                    f"{previous.resolve()} of this run"]
+
+
 # ---- 3. a published version is never written into ------------------------------------------
 
 
