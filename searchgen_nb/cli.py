@@ -182,6 +182,8 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
             )
     try:
         summary = write_demo(Path(out_dir), changed=changed, previous=previous and Path(previous))
+    except (ReleaseInterrupted, KeyboardInterrupt) as exc:
+        _interrupted("demo", exc)
     except (OSError, SearchGenError) as exc:
         _fail("demo", exc)
     config = Path(out_dir) / "release.yml"

@@ -435,6 +435,7 @@ def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = No
         with watch.stage("validate"):
             report = gate(cfg, staging, extraction.table)
         with watch.stage("publish"), held_signals():
+            check_data_out(out_dir, inputs(cfg), again=True)  # what appeared meanwhile
             promote(staging, out_dir)
             published = True
     except KeyboardInterrupt:

@@ -23,6 +23,7 @@ from pathlib import Path
 from searchgen_nb.artifacts import held_signals
 from searchgen_nb.constants import ARTIFACTS, MANIFEST, VALIDATION_REPORT
 from searchgen_nb.errors import ReleaseError
+from searchgen_nb.schemas import schema_dir
 from searchgen_nb.untrusted import excerpt
 
 #: The published paths below the output root, and where each lives inside a version folder.
@@ -33,6 +34,8 @@ LOCK = "build/release.lock"
 MARKER = ".searchgen-nb"
 #: What ``searchgen-nb data`` writes into its output folder (``schemas/`` holds ``*.schema.json``).
 DATA_NAMES = frozenset({*ARTIFACTS, MANIFEST, VALIDATION_REPORT, "schemas"})
+#: Keys every ``manifest.json`` that ``data`` writes holds.
+MANIFEST_KEYS = frozenset({"artifact_sha256", "artifacts", "schema_version"})
 
 
 # ---- what is at a path, and whether this tool made it ------------------------------------
@@ -87,6 +90,27 @@ def _relation(path: Path, other: Path) -> str | None:
     return "lies inside" if path.is_relative_to(other) else None
 
 
+def _not_own_files(folder: Path, names: list[str], own: frozenset) -> list[str]:
+    """Of ``names`` in ``folder``, those not a regular file (no link, no folder) in ``own``."""
+    return [n for n in names
+            if n not in own or (folder / n).is_symlink() or not (folder / n).is_file()]
+
+
+def _foreign_entries(path: Path, names: list[str]) -> list[str]:
+    """What of the folder ``path`` ``data`` did not write: each entry must be a regular file
+    named as an artifact, or ``schemas/`` holding only regular files named as its schemas."""
+    files = [n for n in names if n != "schemas"]
+    foreign = _not_own_files(path, files, DATA_NAMES - {"schemas"})
+    schemas = path / "schemas"
+    if "schemas" not in names:
+        return foreign
+    if schemas.is_symlink() or not schemas.is_dir():
+        return [*foreign, "schemas"]
+    own = frozenset(p.name for p in schema_dir().glob("*.schema.json"))
+    inner = _not_own_files(schemas, sorted(os.listdir(schemas)), own)
+    return foreign + [f"schemas/{n}" for n in inner]
+
+
 def _data_folder_problem(path: Path) -> str | None:
     """What is at ``path`` unless absent, an empty folder or a data release ``data`` wrote."""
     if not os.path.lexists(path):
@@ -96,24 +120,22 @@ def _data_folder_problem(path: Path) -> str | None:
     names = sorted(os.listdir(path))
     if not names:
         return None
-    foreign = [n for n in names if n not in DATA_NAMES]
-    schemas = path / "schemas"
-    if "schemas" in names and (schemas.is_symlink() or not schemas.is_dir()):
-        foreign.append("schemas")
-    elif "schemas" in names:
-        own = (n for n in sorted(os.listdir(schemas)) if not n.endswith(".schema.json"))
-        foreign += [f"schemas/{n}" for n in own]
+    foreign = _foreign_entries(path, names)
     if foreign:
         return f"holds {_listing(foreign)} this command did not write"
-    if "artifact_sha256" not in _json_keys(path / MANIFEST):
+    if not MANIFEST_KEYS <= _json_keys(path / MANIFEST):
         return f"holds {_listing(names)} but no {MANIFEST} of a data release"
     return None
 
 
-def check_data_out(out: Path, inputs: dict[str, Path]) -> None:
+def check_data_out(out: Path, inputs: dict[str, Path], again: bool = False) -> None:
     """:class:`ReleaseError` unless ``searchgen-nb data`` may replace ``out`` (resolved;
-    ``inputs``: name → resolved path), as data contract, § Publication says."""
+    ``inputs``: name → resolved path), as data contract, § Publication says; ``again``: the
+    same check right before the swap, for what appeared at ``out`` while the command ran."""
     problem = _data_out_problem(out, inputs)
+    if problem and again:
+        raise ReleaseError(f"--out {out} changed while data ran and now {problem}; "
+                           "nothing was published")
     if problem:
         raise ReleaseError(f"--out {out} {problem}")
 
@@ -276,11 +298,12 @@ def _stale_tmp(child: Path) -> bool:
     return not child.is_symlink() and child.is_dir() and not any(child.iterdir())
 
 
-def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: None) -> Path:
+def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: None,
+            inputs: dict[str, Path] | None = None) -> Path:
     """Publish ``sources`` (``{published path: folder}``) as one release: checked first, copied
     into ``OUT/.releases/<version>`` (marked), then ``current`` switched in one ``rename``;
-    older versions this tool made are removed (``log`` names what else is left). Returns the
-    version folder."""
+    older versions this tool made are removed but one holding an input of the run (``inputs``:
+    name → resolved path); ``log`` names what is left. Returns the version folder."""
     out = Path(out)
     check_publication(out)
     releases = out / RELEASES
@@ -307,17 +330,29 @@ def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: N
         if old and old != version:
             _replace_link(releases / "previous", old)
         _replace_link(current, version)  # the moment of publication
-    _remove_old_versions(releases, {version, old, "current", "previous"}, log)
+    _remove_old_versions(releases, {version, old, "current", "previous"}, log, inputs or {})
     return final
 
 
-def _remove_old_versions(releases: Path, keep: set, log) -> None:
-    """Remove the versions this tool made but ``keep``; say what else was left."""
+def _input_inside(version: Path, inputs: dict[str, Path]) -> str | None:
+    """``the <name> <path>`` of the first input that is or lies inside ``version``, or None."""
+    folder = Path(os.path.realpath(version))
+    for name, path in inputs.items():
+        if path.is_relative_to(folder):
+            return f"the {name} {excerpt(str(path), 200)}"
+    return None
+
+
+def _remove_old_versions(releases: Path, keep: set, log, inputs: dict[str, Path]) -> None:
+    """Remove the versions this tool made but ``keep`` and those holding an input of the run;
+    say what else was left."""
     left = []
     for child in sorted(releases.iterdir()):
         if child.name in keep:
             continue
-        if marked(child):
+        if marked(child) and (held := _input_inside(child, inputs)):
+            log(f"kept {excerpt(child.name, 60)} in {releases}: it holds {held} of this run")
+        elif marked(child):
             shutil.rmtree(child, ignore_errors=True)
         elif child.is_symlink() and _LINK_TMP.fullmatch(child.name):
             child.unlink()  # a link being replaced when a run was killed

@@ -182,6 +182,20 @@ def test_publish_leaves_what_it_did_not_make_in_a_shared_releases_folder(tmp_pat
                         for s in said)
 
 
+def test_publish_keeps_an_older_version_that_is_an_input_of_the_run(tmp_path):
+    site, said = tmp_path / "site", []
+    for v in ("v1", "v2"):
+        publish(site, _fake_sources(tmp_path / v), v)
+    previous = site / ".releases" / "v1" / "public" / "data"
+    before = snapshot(site / ".releases" / "v1")
+    ins = {"previous_release": previous.resolve()}
+    publish(site, _fake_sources(tmp_path / "v3"), "v3", log=said.append, inputs=ins)
+    assert sorted(os.listdir(site / ".releases")) == ["current", "previous", "v1", "v2", "v3"]
+    assert snapshot(site / ".releases" / "v1") == before
+    assert said == [f"kept v1 in {site / '.releases'}: it holds the previous_release "
+                    f"{previous.resolve()} of this run"]
+
+
 # ---- 3. a published version is never written into ------------------------------------------
 
 
@@ -418,3 +432,132 @@ def test_download_links_resolve_inside_their_own_version_folder(fixture_release)
             assert target.is_relative_to(html) and target.exists(), (page, href)
             links += 1
     assert links > 20
+
+
+# ---- 12. a data folder is its own only if every entry is a file it writes -------------------
+
+
+def _subfolder(out: Path) -> str:
+    (out / "changes.json").unlink()
+    (out / "changes.json").mkdir()
+    (out / "changes.json" / "notes.txt").write_text("mine\n")
+    return "changes.json"
+
+
+def _schema_folder(out: Path) -> str:
+    (out / "schemas" / "keep.schema.json").mkdir()
+    (out / "schemas" / "keep.schema.json" / "f").write_text("mine\n")
+    return "schemas/keep.schema.json"
+
+
+def _artifact_link(out: Path) -> str:
+    (out / "uncertainty.json").unlink()
+    (out / "uncertainty.json").symlink_to(out.parent / "mine.json")
+    return "uncertainty.json"
+
+
+def _foreign_manifest(out: Path) -> str:
+    (out / "manifest.json").write_text('{"mine": 1}\n')
+    return "but no manifest.json of a data release"
+
+
+@pytest.mark.parametrize("make", [_subfolder, _schema_folder, _artifact_link, _foreign_manifest])
+def test_data_refuses_a_folder_with_entries_named_as_artifacts(make, work, tmp_path):
+    cfg, out = work / "in" / "release.yml", tmp_path / "out"
+    (tmp_path / "mine.json").write_text('{"mine": 1}\n')
+    assert cli("data", cfg, "--out", out)[0] == 0
+    named = make(out)
+    before = snapshot(tmp_path)
+    code, msg = cli("data", cfg, "--out", out)
+    assert code == 1 and f"--out {out} holds " in msg and named in msg, msg
+    assert snapshot(tmp_path) == before
+
+
+def test_data_checks_the_folder_again_right_before_the_swap(work, tmp_path, monkeypatch):
+    out, real = tmp_path / "out", pipeline.gate
+
+    def then_a_thesis(*args, **kwargs):  # another program fills --out while data runs
+        out.mkdir()
+        (out / "thesis.tex").write_text("mine\n")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "gate", then_a_thesis)
+    code, msg = cli("data", work / "in" / "release.yml", "--out", out)
+    assert code == 1 and f"--out {out} changed while data ran" in msg, msg
+    assert "holds 1 entry (thesis.tex)" in msg and "nothing was published" in msg
+    assert sorted(os.listdir(tmp_path)) == ["out", "work"]  # the staging folder went
+    assert snapshot(out) == {"thesis.tex": b"mine\n"}
+
+
+# ---- 13. demo --out: only its own marked folder, never through a link, never half-written ----
+
+
+@pytest.fixture
+def tiny_demo(monkeypatch):
+    """``demo`` cut to 2 prompts (what is tested is how it writes, not what)."""
+    from searchgen_nb import demo
+
+    prompts = demo.build_prompts()[:2]
+    files = {f"{demo._result_folder(p, m)}/image.png": demo.PNG_BYTES
+             for p in prompts for m in demo.ROSTER}
+    plans = {m["model_id"]: {p.sample_id: "scored" for p in prompts} for m in demo.ROSTER}
+    table = {m["model_id"]: 50.0 for m in demo.ROSTER}
+    monkeypatch.setattr(demo, "build_demo", lambda changed=False: (prompts, files, plans, table))
+    return demo
+
+
+def _comment_only(out: Path) -> str:
+    shutil.rmtree(out)
+    out.mkdir()
+    (out / "release.yml").write_text("benchmark: X  # data_origin: synthetic-demo\n")
+    (out / "prompts.jsonl").symlink_to(out.parent / "mine.jsonl")
+    return "holds no demo (no .searchgen-nb-demo file"
+
+
+def _linked_prompts(out: Path) -> str:
+    (out / "prompts.jsonl").unlink()
+    (out / "prompts.jsonl").symlink_to(out.parent / "mine.jsonl")
+    return "holds 1 entry (prompts.jsonl) that are links or not"
+
+
+def _linked_result(out: Path) -> str:
+    image = next((out / "results").rglob("image.png"))
+    image.unlink()
+    image.symlink_to(out.parent / "mine.jsonl")
+    return "image.png (a link)"
+
+
+def _foreign_file(out: Path) -> str:
+    (out / "notes.txt").write_text("mine\n")
+    return "holds 1 entry (notes.txt)"
+
+
+@pytest.mark.parametrize("make", [_comment_only, _linked_prompts, _linked_result, _foreign_file])
+def test_demo_refuses_links_and_what_it_did_not_write(make, tiny_demo, tmp_path):
+    out = tmp_path / "demo"
+    (tmp_path / "mine.jsonl").write_text("my dataset\n")
+    assert cli("demo", "--out", out)[0] == 0
+    named = make(out)
+    before = snapshot(tmp_path)
+    code, msg = cli("demo", "--out", out)
+    assert code == 1 and str(out) in msg and named in msg and "nothing was changed" in msg, msg
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("sig, code, said", [(signal.SIGINT, 130, "interrupted"),
+                                             (signal.SIGTERM, 143, "terminated (SIGTERM)")])
+def test_an_interrupted_demo_leaves_no_half_written_folder(sig, code, said, tiny_demo, tmp_path,
+                                                           monkeypatch):
+    real, calls = tiny_demo._write, []
+
+    def stop_on_the_fifth(path, data):
+        calls.append(path)
+        if len(calls) == 5:
+            os.kill(os.getpid(), sig)
+        real(path, data)
+
+    monkeypatch.setattr(tiny_demo, "_write", stop_on_the_fifth)
+    out = tmp_path / "demo"
+    got, msg = cli("demo", "--out", out)
+    assert got == code and f"{said}; nothing was written, {out} is as it was" in msg, msg
+    assert os.listdir(tmp_path) == []  # neither the folder nor its staging folder

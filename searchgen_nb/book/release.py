@@ -176,7 +176,7 @@ def run_release(config: str | os.PathLike, log=print, output_root: str | os.Path
                            f"does not exist{hint}")
     check_output_root(out, cfg)
     with release_lock(out, str(config_path.name)):
-        return _run_locked(root, out, config_path, log, t0)
+        return _run_locked(root, out, config_path, log, t0, inputs(cfg))
 
 
 def output_root_problems(out: Path, cfg) -> list[str]:
@@ -222,7 +222,8 @@ def fresh_work_folder(work: Path) -> None:
     mark(work)
 
 
-def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float) -> ReleaseOutcome:
+def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float,
+                ins: dict[str, Path]) -> ReleaseOutcome:
     from searchgen_nb.book.views import Release
 
     work = out / BUILD
@@ -239,19 +240,20 @@ def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float) -> Rel
     timings["book"] = time.perf_counter() - t
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
     _publish(out, {"public/data": work / "data", "_build/html": html,
-                   "book/notebooks": work / NOTEBOOKS}, f"release-{stamp}-{os.getpid()}", log)
+                   "book/notebooks": work / NOTEBOOKS}, f"release-{stamp}-{os.getpid()}", log, ins)
     timings["total"] = time.perf_counter() - t0
     notebooks = [out / "book" / "notebooks" / name for name in timings if name.endswith(".ipynb")]
     return ReleaseOutcome(out / "public" / "data", out / "_build" / "html", notebooks, timings)
 
 
-def _publish(out: Path, sources: dict[str, Path], version: str, log) -> None:
-    """Publish the three folders as one version, shown by one atomic link switch; an
-    interruption says whether it was published."""
+def _publish(out: Path, sources: dict[str, Path], version: str, log,
+             ins: dict[str, Path]) -> None:
+    """Publish the three folders as one version, shown by one atomic link switch (a version
+    holding one of the inputs ``ins`` is kept); an interruption says whether it was published."""
     before = current_version(out)
     try:
         with step("release, publish"):
-            publish(out, sources, version, log)
+            publish(out, sources, version, log, ins)
     except KeyboardInterrupt:
         if current_version(out) == version:
             raise ReleaseInterrupted(f"interrupted after the release was published ({version}); "
