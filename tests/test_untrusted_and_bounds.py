@@ -426,3 +426,43 @@ def test_explorer_filters_by_whole_tag(tmp_path, browser):
         assert (shown, ids) == (str(len(want)), want), query[:40]
         assert pg.errors == [], pg.errors
         assert len(pg.page.inner_text("#prompt-explorer-filter")) < 300
+
+
+# ---- bounded input: tag lists, generation_glob --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("n", "message"),
+    [
+        (1_000, None),
+        (1_000_000, "line 1 (sample_id 'p1'): domains lists 1,000,000 tags, at most 1,000"),
+    ],
+)
+def test_repeated_tags_are_read_at_once_and_bounded(tmp_path, n, message):
+    from searchgen_nb.errors import MetadataError
+    from searchgen_nb.prompts import read_prompts
+
+    path = tmp_path / "prompts.jsonl"
+    path.write_text(json.dumps(prompt("p1", domains=["ART"] * n)) + "\n", encoding="utf-8")
+    start = time.perf_counter()
+    if message is None:
+        ps = read_prompts(path)
+        assert ps.prompts[0].domains == ("ART",)
+        assert [w["message"] for w in ps.warnings] == ["domains: duplicate tag(s) ART dropped"]
+    else:
+        with pytest.raises(MetadataError, match=re.escape(message)):
+            read_prompts(path)
+    assert time.perf_counter() - start < 5
+
+
+@pytest.mark.parametrize(
+    ("globs", "message"),
+    [
+        ([f"*.x{i}" for i in range(65)], "`generation_glob`: List should have at most 64 items"),
+        (["*" * 257], "`generation_glob.0`: String should have at most 256 characters"),
+    ],
+)
+def test_generation_glob_is_bounded(tmp_path, globs, message):
+    cfg = _release(tmp_path / "r", generation_glob=globs)
+    r = run("data", str(cfg), "--out", str(tmp_path / "out"))
+    assert r.exit_code == 1 and message in r.stderr and len(r.stderr) < 1000, r.stderr
