@@ -15,7 +15,7 @@ from factory import make_release, model, prompt, result
 
 from searchgen_nb.book import tables
 from searchgen_nb.book.downloads import leaderboard_csv
-from searchgen_nb.bounds import MAX_VALUES, Work
+from searchgen_nb.bounds import MAX_PAIRS, MAX_ROW_PROMPTS, MAX_VALUES, Work
 from searchgen_nb.changes_markdown import markdown
 from searchgen_nb.cli import cli
 
@@ -311,6 +311,16 @@ def _sized(
             "the leaderboards would hold 70,902 rows (202 boards × 27 groups × "
             "13 models); bound 60,000: publish fewer slices, tags or models",
         ),
+        (
+            {"n_prompts": 751, "n_models": 5901, "b": 0},
+            "the release would read and check 4,431,651 prompt × model pairs (751 prompts × "
+            "5,901 models); bound 250,000: configure fewer models (or prompts)",
+        ),
+        (
+            {"n_prompts": 5000, "n_models": 40, "n_slices": 8, "b": 0},
+            "the release gate would recompute 54,000,000 leaderboard row × prompt cells (10,800 "
+            "rows × 5,000 prompts); bound 45,060,000: publish fewer slices, tags or models",
+        ),
     ],
 )
 def test_unbounded_work_is_refused_within_seconds(tmp_path, size, figure):
@@ -334,6 +344,7 @@ def test_work_figures_of_the_demo_are_within_bounds():
         15_210_000,
     )
     assert demo.problems() == [] and demo.values * 4 < MAX_VALUES
+    assert demo.pairs * 20 < MAX_PAIRS and demo.row_prompts * 20 < MAX_ROW_PROMPTS
 
 
 def test_work_is_measured_from_the_release(tmp_path):
