@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -406,3 +407,23 @@ def test_validate_bounds_the_work_the_manifest_asks_for(
     assert code == 1 and f"check {check} failed" in err, err
     assert "manifest.json: the release asks for more work than this version bounds" in err
     assert message in err, err
+
+
+@pytest.mark.parametrize("sig, code, said", [
+    (signal.SIGTERM, 143, "terminated (SIGTERM)"), (signal.SIGINT, 130, "interrupted"),
+])  # fmt: skip
+@pytest.mark.parametrize("command, target", [
+    ("validate", "searchgen_nb.validate.validate_folder"),
+    ("diff", "searchgen_nb.changes.compare"),
+    ("demo", "searchgen_nb.demo.write_demo"),
+])  # fmt: skip
+def test_a_signal_ends_a_command_with_one_line(
+    tmp_path, published, monkeypatch, sig, code, said, command, target
+):
+    monkeypatch.setattr(target, lambda *a, **k: os.kill(os.getpid(), sig) or time.sleep(5))
+    args = {"validate": [published], "diff": [published, published], "demo": ["--out", tmp_path]}
+    start = time.perf_counter()
+    got, err = run(command, *args[command])
+    left = "the demo folder may be incomplete" if command == "demo" else "nothing was written"
+    assert (got, err) == (code, f"searchgen-nb {command}: FAILED: {said}; {left}\n")
+    assert time.perf_counter() - start < 5
