@@ -115,6 +115,23 @@ def test_markdown_escapes_tags_statuses_and_ids():
         assert piece in text
 
 
+def test_markdown_names_make_no_mention_or_link_and_pipes_escape_only_in_tables():
+    cell = {"overall_9_before": 1.0, "overall_9_after": 2.0, "delta": 1.0, "rank_before": 1,
+            "rank_after": 1}
+    pair = {"model_id": "a|b", "sample_id": "s|1", "status_before": "scored",
+            "status_after": "scored", "overall_9_before": 1.0, "overall_9_after": 2.0}
+    ch = {
+        "first_release": False, "models": {"added": ["a|b"], "removed": [], "changed": []},
+        "prompts": {"added": [], "removed": [], "metadata_changed": []},
+        "groups": {"all:All": {"a|b": cell}}, "pairs": [pair], "paired_bootstrap": None,
+    }  # fmt: skip
+    text = markdown(ch, {"a|b": "@octocat https://evil.example/x #1 www.evil.example GH-2 a_b"})
+    name = "`@octocat` `https://evil.example/x` `#1` `www.evil.example` `GH-2` a_b"
+    assert f"- Models added: **{name}** (`a|b`)" in text
+    assert f"| All | {name} | 1.0 | 2.0 | +1.0 | 1 | 1 |" in text
+    assert f"| {name} | `s\\|1` | scored | scored | 1.0 | 2.0 |" in text
+
+
 def test_csv_cells_are_not_formulas():
     row = {
         "model_id": "m",
