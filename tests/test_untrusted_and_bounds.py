@@ -9,6 +9,7 @@ import re
 import time
 
 import pytest
+import numpy as np
 import yaml
 from click.testing import CliRunner
 from factory import make_release, model, prompt, result
@@ -494,3 +495,39 @@ def test_generation_glob_is_bounded(tmp_path, globs, message):
     cfg = _release(tmp_path / "r", generation_glob=globs)
     r = run("data", str(cfg), "--out", str(tmp_path / "out"))
     assert r.exit_code == 1 and message in r.stderr and len(r.stderr) < 1000, r.stderr
+
+
+class _Unreadable(float):
+    """A number type of an extractor's own whose conversion and comparisons fail."""
+
+    def __float__(self):
+        raise RuntimeError("no value")
+
+    def __le__(self, other):
+        raise RuntimeError("no comparison")
+
+    __ge__ = __lt__ = __gt__ = __le__
+
+
+def _itself() -> list:
+    loop: list = []
+    loop.append(loop)
+    return loop
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    (np.float64(1.5), 1.5),
+    (_Unreadable(1.0), "score 'checklist': a _Unreadable that cannot be read (RuntimeError: "
+     "no value)"),
+    (_itself(), "score 'checklist' is not a number: [[...]]"),
+    (10**400, "score 'checklist' is outside 0–3: 1000000000"),
+])  # fmt: skip
+def test_an_extractors_value_is_read_or_its_problem_named(value, said):
+    from searchgen_nb.extract import InvalidResult, adapt_components
+
+    if isinstance(said, float):
+        assert adapt_components({"checklist": value})["checklist"] == said
+    else:
+        with pytest.raises(InvalidResult) as info:
+            adapt_components({"checklist": value})
+        assert str(info.value).startswith(said) and len(str(info.value)) < 200
