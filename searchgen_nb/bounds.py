@@ -20,7 +20,13 @@ MAX_VALUES = 25_000_000
 MAX_COMPARISONS = 150_000_000
 MAX_DRAW_SUMS = 600_000_000_000
 MAX_ROWS = 60_000
+#: Prompt × model pairs (each a result file looked for, read, extracted and checked) and the
+#: gate's per-row cost (each leaderboard row recomputed over up to every prompt: the rows bound
+#: at the 751 prompts it was measured with).
+MAX_PAIRS = 250_000
+MAX_ROW_PROMPTS = MAX_ROWS * 751
 MAX_PUBLISHED_BYTES = 100 * 2**20
+_GROW_WITH_B = ("values", "comparisons", "draw_sums")
 #: Bytes of the published files per unit (measured on the demo's artifacts, rounded up).
 _ROW_BYTES, _CELL_BYTES, _PAIR_BYTES = 1_500, 100, 140
 
@@ -63,6 +69,14 @@ class Work:
         return (1 + self.n_slices) * (1 + len(PARTITION_KEYS) + self.n_tags) * self.n_models
 
     @property
+    def pairs(self) -> int:
+        return self.n_prompts * self.n_models
+
+    @property
+    def row_prompts(self) -> int:
+        return self.rows * self.n_prompts
+
+    @property
     def published_bytes(self) -> int:
         """Rough size of the leaderboards and ``uncertainty.json``."""
         pairs = (
@@ -75,8 +89,9 @@ class Work:
         """What exceeds its bound, each with the figure, how it is made, the bound and what to
         change (for a figure that grows with B, the largest n_bootstrap within the bound)."""
         b, m, g = f"n_bootstrap {self.n_bootstrap:,}", f"{self.n_models:,}", self.groups
-        board = 1 + len(PARTITION_KEYS) + self.n_tags
+        board, p = 1 + len(PARTITION_KEYS) + self.n_tags, f"{self.n_prompts:,}"
         fewer = "fewer slices, tags or models"
+        publish = f"publish {fewer}"
         figures = [
             ("values", MAX_VALUES, fewer, f"the bootstrap would keep {self.values:,} replicate "
              f"values ({b} × {g:,} groups × {m} models)"),
@@ -86,17 +101,22 @@ class Work:
             ("draw_sums", MAX_DRAW_SUMS, fewer, f"the bootstrap would sum {self.draw_sums:,} "
              f"prompt draws ({b} × {m} models × {self.memberships + self.n_prompts * g:,} prompt "
              "memberships)"),
-            ("rows", MAX_ROWS, None, f"the leaderboards would hold {self.rows:,} rows "
+            ("rows", MAX_ROWS, publish, f"the leaderboards would hold {self.rows:,} rows "
              f"({1 + self.n_slices:,} boards × {board:,} groups × {m} models)"),
-            ("published_bytes", MAX_PUBLISHED_BYTES, None, "the leaderboards and uncertainty.json "
-             f"would take about {self.published_bytes / 2**20:,.0f} MiB"),
+            ("pairs", MAX_PAIRS, "configure fewer models (or prompts)", "the release would "
+             f"read and check {self.pairs:,} prompt × model pairs ({p} prompts × {m} models)"),
+            ("row_prompts", MAX_ROW_PROMPTS, publish, "the release gate would recompute "
+             f"{self.row_prompts:,} leaderboard row × prompt cells ({self.rows:,} rows × {p} "
+             "prompts)"),
+            ("published_bytes", MAX_PUBLISHED_BYTES, publish, "the leaderboards and "
+             f"uncertainty.json would take about {self.published_bytes / 2**20:,.0f} MiB"),
         ]  # fmt: skip
         out = []
-        for name, bound, other, said in figures:
+        for name, bound, other, said in figures:  # other: the change besides a smaller B
             if getattr(self, name) > bound:
                 shown = f"{bound / 2**20:,.0f} MiB" if name == "published_bytes" else f"{bound:,}"
                 largest = f"set uncertainty.n_bootstrap ≤ {_largest_b(self, name, bound):,}"
-                change = f"{largest}, or {other}" if other else f"publish {fewer}"
+                change = f"{largest}, or {other}" if name in _GROW_WITH_B else other
                 out.append(f"{said}; bound {shown}: {change}")
         return out
 

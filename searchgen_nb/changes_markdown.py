@@ -43,10 +43,10 @@ def _rank(r: object) -> str:
     return "–" if r is None else md_text(r)
 
 
-def _group_label(key: str) -> str:
+def _group_label(key: str, table: bool = False) -> str:
     """The group's name as Markdown text (its tag or slice name escaped)."""
     kind, _, name = key.partition(":")
-    return "All" if kind not in _KIND_LABEL else _KIND_LABEL[kind] + md_text(name)
+    return "All" if kind not in _KIND_LABEL else _KIND_LABEL[kind] + md_text(name, table)
 
 
 def _plural(n: int, word: str) -> str:
@@ -211,7 +211,8 @@ def _tables(ch: dict, changed: dict, names: dict) -> list[str]:
                     _fmt(c["delta"], True),
                 )
                 ranks = (_rank(c["rank_before"]), _rank(c["rank_after"]))
-                lines.append(_row(_group_label(key), md_text(names.get(m, m)), *values, *ranks))
+                group, name = _group_label(key, True), md_text(names.get(m, m), True)
+                lines.append(_row(group, name, *values, *ranks))
     if ch["pairs"]:
         head = (
             "model",
@@ -223,8 +224,9 @@ def _tables(ch: dict, changed: dict, names: dict) -> list[str]:
         )
         lines += ["", "### Prompt × model changes", "", _row(*head), "|---|---|---|---|---:|---:|"]
         for p in ch["pairs"]:
-            who = (md_text(names.get(p["model_id"], p["model_id"])), md_code(p["sample_id"]))
-            statuses = (md_text(p["status_before"]), md_text(p["status_after"]))
+            name = names.get(p["model_id"], p["model_id"])
+            who = (md_text(name, True), md_code(p["sample_id"], True))
+            statuses = (md_text(p["status_before"], True), md_text(p["status_after"], True))
             scores = (_raw(p["overall_9_before"]), _raw(p["overall_9_after"]))
             lines.append(_row(*who, *statuses, *scores))
     return lines

@@ -48,18 +48,32 @@ def _fail(step: str, why: object, code: int = 1) -> None:
     sys.exit(code)
 
 
-def _interrupted(step: str, exc: BaseException) -> None:
-    """Exit 143 after SIGTERM, 130 after Ctrl-C, saying whether anything was published."""
+def _interrupted(step: str, exc: BaseException, left: str = "nothing was published") -> None:
+    """Exit 143 after SIGTERM, 130 after Ctrl-C, saying what was ``left`` (published, written)."""
     term = isinstance(exc, Terminated) or isinstance(exc.__context__, Terminated)
-    message = (
-        str(exc) if isinstance(exc, ReleaseInterrupted) else "interrupted; nothing was published"
-    )
+    message = str(exc) if isinstance(exc, ReleaseInterrupted) else f"interrupted; {left}"
     if term:
         message = message.replace("interrupted", "terminated (SIGTERM)", 1)
     _fail(step, message, 143 if term else 130)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+#: What a command interrupted leaves behind, for commands that do not say it themselves.
+_LEFT = {"demo": "the demo folder may be incomplete"}
+
+
+class _Commands(click.Group):
+    """Ctrl-C or SIGTERM in any command ends with one line naming it and exit 130 or 143
+    (instead of click's bare "Aborted!")."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            step = ctx.invoked_subcommand or "command"
+            _interrupted(step, exc, _LEFT.get(step, "nothing was written"))
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 def cli() -> None:
     """SearchGen-Bench release pipeline and audit book."""
 

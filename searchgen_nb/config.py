@@ -14,7 +14,7 @@ import string
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -34,6 +34,9 @@ _STRICT = ConfigDict(extra="forbid", strict=True)
 _VARIABLE = re.compile(r"\$\{(\w+)\}")
 _SLICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 Policy = Literal["zero_fill", "exclude"]
+#: At most this many ``generation_glob`` patterns of at most this many characters each (data
+#: contract, § Release config).
+GLOBS_MAX, GLOB_LENGTH_MAX = 64, 256
 
 
 def _decimal(value: object, wanted: str) -> Decimal:
@@ -154,7 +157,10 @@ class ReleaseConfig(BaseModel):
     dataset: str
     results_root: str
     result_path: str = DEFAULT_RESULT_PATH
-    generation_glob: list[str] = Field(default_factory=lambda: list(DEFAULT_GENERATION_GLOB))
+    #: bounded: each pattern is tried on every file name of every pair's folder
+    generation_glob: list[Annotated[str, Field(max_length=GLOB_LENGTH_MAX)]] = Field(
+        default_factory=lambda: list(DEFAULT_GENERATION_GLOB), max_length=GLOBS_MAX
+    )
     models: dict[str, ModelConfig] = Field(min_length=1)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     extractor: str | None = None

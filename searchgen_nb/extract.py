@@ -44,10 +44,30 @@ def _check_value(key: str, v: object) -> float:
     if (t is float or t is int) and 0 <= v <= 3:  # fast path; NaN and ±inf fail the comparison
         return float(v)
     if t is bool or not isinstance(v, (int, float)):
-        raise InvalidResult(f"score {key!r} is not a number: {json.dumps(v)[:80]}")
-    if not math.isfinite(v):
+        raise InvalidResult(f"score {key!r} is not a number: {_shown(v)}")
+    if t is not float and t is not int:  # a subclass (numpy's float64): its plain value
+        try:
+            v = float(v) if isinstance(v, float) else int(v)
+        except Exception as exc:  # noqa: BLE001 - an extractor's own number type failing
+            why = f"{type(exc).__name__}: {_text(exc)}"
+            raise InvalidResult(f"score {key!r}: a {t.__name__} that cannot be read ({why})")
+    if isinstance(v, float) and not math.isfinite(v):
         raise InvalidResult(f"score {key!r} is not finite: {v}")
-    raise InvalidResult(f"score {key!r} is outside 0–3: {v}")
+    if 0 <= v <= 3:
+        return float(v)
+    raise InvalidResult(f"score {key!r} is outside 0–3: {_shown(v)}")
+
+
+def _shown(v: object) -> str:
+    """A value for a reason: its JSON, else its repr (a list holding itself, an object)."""
+    try:
+        text = json.dumps(v)
+    except (ValueError, TypeError, RecursionError):
+        try:
+            text = repr(v)
+        except Exception:  # noqa: BLE001
+            text = f"<{type(v).__name__}>"
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 _REFERENCE_KEYS = frozenset(("visual_reference_evaluation", "text_reference_evaluation"))

@@ -7,6 +7,7 @@ import functools
 import hashlib
 import json
 import posixpath
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,9 @@ TAG_FIELDS = ("domains", "failure_modes")
 #: part of a result file's path, and a file name has at most 255 bytes (data contract,
 #: § Prompt metadata and the partition).
 NAME_MAX = 128
+#: The most tags one tag field of one prompt may list (data contract, § Prompt metadata and the
+#: partition).
+TAGS_MAX = 1_000
 OPTIONAL_FIELDS = ("difficulty", "language", "generation_task_type", "is_miniset", "eval_slices")
 
 
@@ -141,11 +145,11 @@ def _prompt(row: dict, path: Path, lineno: int, seen: dict, warnings: list) -> P
         raise fail(f"subset must be a string or a list of strings, got {type(subset).__name__}")
     tags = {name: _tags(row.get(name), name, fail) for name in TAG_FIELDS}
     for name, value in tags.items():
-        dups = sorted({t for t in value if value.count(t) > 1})
+        dups = sorted(t for t, n in Counter(value).items() if n > 1)
         if dups:
             warnings.append({
                 "check": "duplicate_tag", "sample_id": sid, "line": lineno,
-                "message": f"{name}: duplicate tag(s) {', '.join(dups)} dropped",
+                "message": f"{name}: duplicate tag(s) {excerpt(', '.join(dups), 200)} dropped",
             })  # fmt: skip
     stratum, search_type = partition(subset, sid)
     return Prompt(
@@ -187,6 +191,8 @@ def _tags(value: object, name: str, fail) -> list[str]:
     value = [] if value is None else value
     if not _strings(value):
         raise fail(f"{name} must be a list of strings, got {excerpt(json.dumps(value), 80)}")
+    if len(value) > TAGS_MAX:
+        raise fail(f"{name} lists {len(value):,} tags, at most {TAGS_MAX:,}")
     for t in value:
         if why := hidden_char(t, strict=True):
             raise fail(f"{name}: tag {excerpt(t, 60)} holds {why}")

@@ -193,20 +193,32 @@ def shown(text: object) -> str:
     )
 
 
-def md_text(text: object) -> str:
+#: What GitHub turns into a mention, a reference or a link: ``@name``, ``#1``, ``GH-1``,
+#: ``scheme://``, ``www.``.
+_LINKY = re.compile(r"@\w|#\d|\bgh-\d|://|www\.", re.IGNORECASE)
+
+
+def md_text(text: object, table: bool = False) -> str:
     """Text safe in Markdown prose and table cells (GitHub-flavoured): one line (see
     :func:`shown`) with the characters that start inline markup backslash-escaped (``_``
-    only where it could: not between two letters or digits, as in ``missing_evaluation``)."""
-    out = str(text)
+    only where it could: not between two letters or digits, as in ``missing_evaluation``); a
+    word GitHub would turn into a mention, a reference or a link becomes a code span, where it
+    shows as written (``table``: it stands in a table cell)."""
+    words = re.split(r"(\s+)", str(text))
+    return "".join(md_code(w, table) if _LINKY.search(w) else _md_prose(w) for w in words)
+
+
+def _md_prose(text: str) -> str:
     for ch in "\\|*`<>[]~&":
-        out = out.replace(ch, "\\" + ch)
-    return shown(re.sub(r"(?<![^\W_])_|_(?![^\W_])", r"\\_", out))
+        text = text.replace(ch, "\\" + ch)
+    return shown(re.sub(r"(?<![^\W_])_|_(?![^\W_])", r"\\_", text))
 
 
-def md_code(text: object) -> str:
+def md_code(text: object, table: bool = False) -> str:
     """A Markdown code span holding ``text`` on one line whatever its backticks; ``|``
-    escaped for tables."""
-    t = shown(text).replace("|", "\\|")
+    escaped when it stands in a ``table`` cell (elsewhere ``\\|`` would show as written)."""
+    t = shown(text)
+    t = t.replace("|", "\\|") if table else t
     run = max((len(r) for r in re.findall("`+", t)), default=0)
     fence = "`" * (run + 1)
     pad = " " if t.startswith("`") or t.endswith("`") else ""

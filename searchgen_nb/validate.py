@@ -29,6 +29,7 @@ the leaderboards and ``uncertainty.json``, :mod:`~searchgen_nb.validate_compare`
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import os
@@ -37,9 +38,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Callable
 
+from searchgen_nb.bounds import Work
 from searchgen_nb.files import ARTIFACT_MAX, STREAM_MAX, open_regular, read_bytes
 from searchgen_nb.schemas import check_folder
-from searchgen_nb.untrusted import strict_loads
+from searchgen_nb.untrusted import excerpt, strict_loads
 from searchgen_nb.validate_aggregate import reconstruct, reconstruct_columns
 from searchgen_nb.validate_bootstrap import SettingsError, reconstruct_uncertainty
 from searchgen_nb.validate_columns import SCORED, STATUS_CODE, Columns, slice_prompts
@@ -55,6 +57,7 @@ from searchgen_nb.validate_report import CHECK_DESCRIPTIONS, CHECKS, Report
 
 __all__ = ["CHECKS", "CHECK_DESCRIPTIONS", "Report", "reconstruct", "validate_folder"]
 _CHANGES = "changes.json"
+_MANIFEST = "manifest.json"
 _SCORES = "prompt_scores.jsonl"
 _PARTS = ("NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
 
@@ -100,7 +103,8 @@ def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
             boards[name] = _strict_load(folder / name)
         except (OSError, ValueError) as exc:
             report.fail(check, f"{name}: {why(exc)}", file=name)
-    hashes = manifest.get("artifact_sha256", {}) if isinstance(manifest, dict) else {}
+    hashes = manifest.get("artifact_sha256") if isinstance(manifest, dict) else None
+    hashes = hashes if isinstance(hashes, dict) else {}  # the schema check names it
     for name in (_SCORES, *BOARDS, UNCERTAINTY, _CHANGES):
         p = folder / name
         try:
@@ -155,7 +159,8 @@ def _check_expected(manifest: dict, cols: Columns, report: Report) -> None:
     stated = manifest.get("dataset", {}).get("n_prompts")
     if stated != n_records:
         report.fail(
-            "expected_counts", f"manifest dataset.n_prompts = {stated}, records give {n_records}"
+            "expected_counts",
+            f"manifest dataset.n_prompts = {excerpt(stated, 40)}, records give {n_records}",
         )
     named = (manifest.get("evaluation_slices") or {}).get("named") or {}
     for name in manifest.get("published_slices") or []:
@@ -265,19 +270,23 @@ def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = N
     """
     folder = Path(folder)
     report = Report()
+    damaged = False
     for p in check_folder(folder, skip=(_SCORES,)):  # its lines: in scan_records
         report.fail("schema", p["message"], file=p["file"], line=p["line"])
+        damaged = damaged or p["file"] == _MANIFEST
     loaded = _load(folder, report)
-    if loaded is None:
+    if loaded is None or damaged:
+        why = "artifacts could not be read" if loaded is None else f"{_MANIFEST} fails its schema"
         for name in CHECKS:
-            if name != "strict_json":
-                report.skip(name, "artifacts could not be read")
+            if name not in ("schema", "strict_json"):
+                report.skip(name, why)
         return report
     try:
         _check_release(*loaded, folder, aggregate, report)
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+    except (KeyError, TypeError, AttributeError, ValueError, ArithmeticError) as exc:
         report.fail(
-            "strict_json", f"artifacts do not follow the schema: {type(exc).__name__}: {exc}"
+            "strict_json",
+            f"artifacts do not follow the schema: {type(exc).__name__}: {excerpt(str(exc), 200)}",
         )
     return report
 
@@ -292,6 +301,13 @@ def _check_release(manifest: dict, boards: dict, folder: Path, aggregate, report
         report.skip("aggregates", "records are inconsistent; aggregates not reconstructed")
         report.skip("order_invariance", "records are inconsistent")
         report.skip("uncertainty", "records are inconsistent; intervals not recomputed")
+        return
+    work = _work(manifest, cols)
+    too_much = dataclasses.replace(work, n_bootstrap=0).problems()
+    if too_much:
+        report.fail("aggregates", _refusal(too_much), file=_MANIFEST)
+        report.skip("order_invariance", "the release asks for more work than this version bounds")
+        report.skip("uncertainty", "the release asks for more work than this version bounds")
         return
     check_rows_null_vs_zero(boards, report)
     want = reconstruct_columns(manifest, cols)
@@ -312,9 +328,37 @@ def _check_release(manifest: dict, boards: dict, folder: Path, aggregate, report
             "uncertainty", "the leaderboards do not reconstruct; their rankings cannot be trusted"
         )
         return
+    if work.problems():
+        report.fail("uncertainty", _refusal(work.problems()), file=_MANIFEST)
+        return
     try:
         want_u = reconstruct_uncertainty(manifest, cols, boards, slice_prompts)
     except SettingsError as exc:
         report.fail("uncertainty", str(exc), file="manifest.json")
     else:
         compare_uncertainty(want_u, boards[UNCERTAINTY], report)
+
+
+def _work(manifest: dict, cols: Columns) -> Work:
+    """What recomputing the release costs, counted as ``data`` counts it (data contract,
+    § Release config, "Bounded work"): the prompts and models of the records, the manifest's
+    published slices and ``config.uncertainty.n_bootstrap``."""
+    named = (manifest.get("evaluation_slices") or {}).get("named") or {}
+    published = [named[s] for s in manifest.get("published_slices") or [] if s in named]
+    tags = {("d", t) for p in cols.prompts for t in p[2]} | {
+        ("f", t) for p in cols.prompts for t in p[3]
+    }
+    strata = sum(1 + (p[1] != p[0]) for p in cols.prompts)
+    in_tags = sum(len(set(p[2])) + len(set(p[3])) for p in cols.prompts)
+    in_slices = sum(len(slice_prompts(cols, spec)) for spec in published)
+    b = ((manifest.get("config") or {}).get("uncertainty") or {}).get("n_bootstrap")
+    b = b if isinstance(b, int) and not isinstance(b, bool) else 0  # else: check uncertainty
+    n = len(cols.sample_ids)
+    return Work(n, len(cols.models), len(tags), len(published), n + strata + in_tags + in_slices, b)
+
+
+def _refusal(problems: list[str]) -> str:
+    return (
+        f"{_MANIFEST}: the release asks for more work than this version bounds (data contract, "
+        "§ Release config; not recomputed): " + "; ".join(problems)
+    )

@@ -47,6 +47,11 @@ CHECK_DESCRIPTIONS = {
     " the manifest",
 }
 _MAX_LISTED = 50  # failures listed per check; the count is always complete
+_MAX_MESSAGE = 500  # characters of one failure's message
+
+
+def _bounded(message: str) -> str:
+    return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 1] + "…"
 
 
 class Report:
@@ -64,7 +69,7 @@ class Report:
         entry["n_failures"] += 1
         if len(entry["failures"]) < _MAX_LISTED:
             places = {k: v for k, v in where.items() if v is not None}
-            entry["failures"].append({"message": message, **places})
+            entry["failures"].append({"message": _bounded(message), **places})
 
     def skip(self, check: str, why: str) -> None:
         self.checks[check]["skipped"] = why

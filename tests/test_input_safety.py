@@ -16,9 +16,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -359,3 +361,69 @@ def test_validate_names_an_unreadable_file_of_the_folder(tmp_path, published, da
 def test_a_valid_release_still_compares_and_validates(published):
     assert run("validate", published)[0] == 0
     assert run("diff", published, published) == (0, "")
+
+
+#: damage of manifest.json → what ``validate`` says of it (a named check, never an internal error)
+DAMAGED_MANIFESTS = {
+    "hashes": (lambda m: m.update(artifact_sha256=5),
+               "manifest.json /artifact_sha256: 5 is not of type 'object'"),
+    "decimals": (lambda m: m["scoring"].update(public_rounding_decimals=10**6),
+                 "manifest.json /scoring/public_rounding_decimals: 1000000 is greater than the "
+                 "maximum of 6"),
+    "n_prompts": (lambda m: m["dataset"].update(n_prompts=10**300),
+                  "manifest dataset.n_prompts = 1" + "0" * 38 + "…, "
+                  "records give 3"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGED_MANIFESTS))
+def test_validate_names_a_damaged_manifest(tmp_path, published, damage):
+    change, message = DAMAGED_MANIFESTS[damage]
+    folder = tmp_path / "data"
+    shutil.copytree(published, folder)
+    _edit(folder, "manifest.json", change)
+    code, err = run("validate", folder)
+    assert code == 1 and message in err, err
+    assert "internal error" not in err and len(err) < 3000
+
+
+@pytest.mark.parametrize("bound, value, check, message", [
+    ("MAX_VALUES", 10**6, "uncertainty", "the bootstrap would keep 1,400,000 replicate values "
+     "(n_bootstrap 100,000 × 7 groups × 2 models); bound 1,000,000: set "
+     "uncertainty.n_bootstrap ≤ 71,428"),
+    ("MAX_PAIRS", 5, "aggregates", "the release would read and check 6 prompt × model pairs "
+     "(3 prompts × 2 models); bound 5: configure fewer models (or prompts)"),
+])  # fmt: skip
+def test_validate_bounds_the_work_the_manifest_asks_for(
+    tmp_path, published, monkeypatch, bound, value, check, message
+):
+    folder = tmp_path / "data"
+    shutil.copytree(published, folder)
+    _edit(folder, "manifest.json", lambda m: m["config"]["uncertainty"].update(n_bootstrap=10**5))
+    monkeypatch.setattr(f"searchgen_nb.bounds.{bound}", value)
+    start = time.perf_counter()
+    code, err = run("validate", folder)
+    assert time.perf_counter() - start < 5
+    assert code == 1 and f"check {check} failed" in err, err
+    assert "manifest.json: the release asks for more work than this version bounds" in err
+    assert message in err, err
+
+
+@pytest.mark.parametrize("sig, code, said", [
+    (signal.SIGTERM, 143, "terminated (SIGTERM)"), (signal.SIGINT, 130, "interrupted"),
+])  # fmt: skip
+@pytest.mark.parametrize("command, target", [
+    ("validate", "searchgen_nb.validate.validate_folder"),
+    ("diff", "searchgen_nb.changes.compare"),
+    ("demo", "searchgen_nb.demo.write_demo"),
+])  # fmt: skip
+def test_a_signal_ends_a_command_with_one_line(
+    tmp_path, published, monkeypatch, sig, code, said, command, target
+):
+    monkeypatch.setattr(target, lambda *a, **k: os.kill(os.getpid(), sig) or time.sleep(5))
+    args = {"validate": [published], "diff": [published, published], "demo": ["--out", tmp_path]}
+    start = time.perf_counter()
+    got, err = run(command, *args[command])
+    left = "the demo folder may be incomplete" if command == "demo" else "nothing was written"
+    assert (got, err) == (code, f"searchgen-nb {command}: FAILED: {said}; {left}\n")
+    assert time.perf_counter() - start < 5

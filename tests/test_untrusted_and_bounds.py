@@ -9,13 +9,14 @@ import re
 import time
 
 import pytest
+import numpy as np
 import yaml
 from click.testing import CliRunner
 from factory import make_release, model, prompt, result
 
 from searchgen_nb.book import tables
 from searchgen_nb.book.downloads import leaderboard_csv
-from searchgen_nb.bounds import MAX_VALUES, Work
+from searchgen_nb.bounds import MAX_PAIRS, MAX_ROW_PROMPTS, MAX_VALUES, Work
 from searchgen_nb.changes_markdown import markdown
 from searchgen_nb.cli import cli
 
@@ -113,6 +114,23 @@ def test_markdown_escapes_tags_statuses_and_ids():
     assert not any(x.startswith("# ") for x in text.splitlines())
     for piece in ("``m`x\\n#``", "(\\*f\\*)", "domain T\\n# h +1", "\\<b\\> → scored", "`s\\|1`"):
         assert piece in text
+
+
+def test_markdown_names_make_no_mention_or_link_and_pipes_escape_only_in_tables():
+    cell = {"overall_9_before": 1.0, "overall_9_after": 2.0, "delta": 1.0, "rank_before": 1,
+            "rank_after": 1}
+    pair = {"model_id": "a|b", "sample_id": "s|1", "status_before": "scored",
+            "status_after": "scored", "overall_9_before": 1.0, "overall_9_after": 2.0}
+    ch = {
+        "first_release": False, "models": {"added": ["a|b"], "removed": [], "changed": []},
+        "prompts": {"added": [], "removed": [], "metadata_changed": []},
+        "groups": {"all:All": {"a|b": cell}}, "pairs": [pair], "paired_bootstrap": None,
+    }  # fmt: skip
+    text = markdown(ch, {"a|b": "@octocat https://evil.example/x #1 www.evil.example GH-2 a_b"})
+    name = "`@octocat` `https://evil.example/x` `#1` `www.evil.example` `GH-2` a_b"
+    assert f"- Models added: **{name}** (`a|b`)" in text
+    assert f"| All | {name} | 1.0 | 2.0 | +1.0 | 1 | 1 |" in text
+    assert f"| {name} | `s\\|1` | scored | scored | 1.0 | 2.0 |" in text
 
 
 def test_csv_cells_are_not_formulas():
@@ -311,6 +329,16 @@ def _sized(
             "the leaderboards would hold 70,902 rows (202 boards × 27 groups × "
             "13 models); bound 60,000: publish fewer slices, tags or models",
         ),
+        (
+            {"n_prompts": 751, "n_models": 5901, "b": 0},
+            "the release would read and check 4,431,651 prompt × model pairs (751 prompts × "
+            "5,901 models); bound 250,000: configure fewer models (or prompts)",
+        ),
+        (
+            {"n_prompts": 5000, "n_models": 40, "n_slices": 8, "b": 0},
+            "the release gate would recompute 54,000,000 leaderboard row × prompt cells (10,800 "
+            "rows × 5,000 prompts); bound 45,060,000: publish fewer slices, tags or models",
+        ),
     ],
 )
 def test_unbounded_work_is_refused_within_seconds(tmp_path, size, figure):
@@ -334,6 +362,7 @@ def test_work_figures_of_the_demo_are_within_bounds():
         15_210_000,
     )
     assert demo.problems() == [] and demo.values * 4 < MAX_VALUES
+    assert demo.pairs * 20 < MAX_PAIRS and demo.row_prompts * 20 < MAX_ROW_PROMPTS
 
 
 def test_work_is_measured_from_the_release(tmp_path):
@@ -426,3 +455,79 @@ def test_explorer_filters_by_whole_tag(tmp_path, browser):
         assert (shown, ids) == (str(len(want)), want), query[:40]
         assert pg.errors == [], pg.errors
         assert len(pg.page.inner_text("#prompt-explorer-filter")) < 300
+
+
+# ---- bounded input: tag lists, generation_glob --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("n", "message"),
+    [
+        (1_000, None),
+        (1_000_000, "line 1 (sample_id 'p1'): domains lists 1,000,000 tags, at most 1,000"),
+    ],
+)
+def test_repeated_tags_are_read_at_once_and_bounded(tmp_path, n, message):
+    from searchgen_nb.errors import MetadataError
+    from searchgen_nb.prompts import read_prompts
+
+    path = tmp_path / "prompts.jsonl"
+    path.write_text(json.dumps(prompt("p1", domains=["ART"] * n)) + "\n", encoding="utf-8")
+    start = time.perf_counter()
+    if message is None:
+        ps = read_prompts(path)
+        assert ps.prompts[0].domains == ("ART",)
+        assert [w["message"] for w in ps.warnings] == ["domains: duplicate tag(s) ART dropped"]
+    else:
+        with pytest.raises(MetadataError, match=re.escape(message)):
+            read_prompts(path)
+    assert time.perf_counter() - start < 5
+
+
+@pytest.mark.parametrize(
+    ("globs", "message"),
+    [
+        ([f"*.x{i}" for i in range(65)], "`generation_glob`: List should have at most 64 items"),
+        (["*" * 257], "`generation_glob.0`: String should have at most 256 characters"),
+    ],
+)
+def test_generation_glob_is_bounded(tmp_path, globs, message):
+    cfg = _release(tmp_path / "r", generation_glob=globs)
+    r = run("data", str(cfg), "--out", str(tmp_path / "out"))
+    assert r.exit_code == 1 and message in r.stderr and len(r.stderr) < 1000, r.stderr
+
+
+class _Unreadable(float):
+    """A number type of an extractor's own whose conversion and comparisons fail."""
+
+    def __float__(self):
+        raise RuntimeError("no value")
+
+    def __le__(self, other):
+        raise RuntimeError("no comparison")
+
+    __ge__ = __lt__ = __gt__ = __le__
+
+
+def _itself() -> list:
+    loop: list = []
+    loop.append(loop)
+    return loop
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    (np.float64(1.5), 1.5),
+    (_Unreadable(1.0), "score 'checklist': a _Unreadable that cannot be read (RuntimeError: "
+     "no value)"),
+    (_itself(), "score 'checklist' is not a number: [[...]]"),
+    (10**400, "score 'checklist' is outside 0–3: 1000000000"),
+])  # fmt: skip
+def test_an_extractors_value_is_read_or_its_problem_named(value, said):
+    from searchgen_nb.extract import InvalidResult, adapt_components
+
+    if isinstance(said, float):
+        assert adapt_components({"checklist": value})["checklist"] == said
+    else:
+        with pytest.raises(InvalidResult) as info:
+            adapt_components({"checklist": value})
+        assert str(info.value).startswith(said) and len(str(info.value)) < 200
