@@ -39,10 +39,11 @@ def _run_with_lines(tmp_path, lines):
 )
 def test_metadata_errors_name_line_and_sample_id(tmp_path, line, message):
     (tmp_path / "out").mkdir()
-    (tmp_path / "out" / "manifest.json").write_text('{"artifact_sha256": {}}')  # a previous release
+    stand_in = '{"artifact_sha256": {}, "artifacts": [], "schema_version": "1.1.0"}'
+    (tmp_path / "out" / "manifest.json").write_text(stand_in)  # a previous data release
     with pytest.raises(MetadataError, match=message):
         _run_with_lines(tmp_path, [GOOD, line])
-    assert read_artifacts(tmp_path / "out") == {"manifest.json": b'{"artifact_sha256": {}}'}
+    assert read_artifacts(tmp_path / "out") == {"manifest.json": stand_in.encode()}
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out")] == []  # no staging left
 
 
