@@ -111,7 +111,8 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
         if timings_path:  # checked before any work: nothing may fail after publication
             forbidden = {k: v for k, v in inputs(cfg).items() if k != "project"}
             forbidden["--out folder"] = Path(os.path.realpath(out_dir))
-            check_output_file(Path(os.path.realpath(timings_path)), "--timings", {"stages"}, forbidden)
+            timings = Path(os.path.realpath(timings_path))
+            check_output_file(timings, "--timings", {"stages"}, forbidden)
         result = run_data(cfg, out_dir, progress)
     except (ReleaseInterrupted, KeyboardInterrupt) as exc:
         _interrupted("data", exc)
@@ -197,7 +198,7 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
     try:
         summary = write_demo(Path(out_dir), changed=changed, previous=previous and Path(previous))
     except (ReleaseInterrupted, KeyboardInterrupt) as exc:
-        _interrupted("demo", exc)
+        _interrupted("demo", exc, _LEFT["demo"])
     except (OSError, SearchGenError) as exc:
         _fail("demo", exc)
     config = Path(out_dir) / "release.yml"
