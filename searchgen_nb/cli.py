@@ -103,7 +103,7 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
     from searchgen_nb.artifacts import source_date_epoch
     from searchgen_nb.config import load_config
     from searchgen_nb.pipeline import inputs, run_data
-    from searchgen_nb.publish import check_output_file
+    from searchgen_nb.out_checks import check_output_file
 
     try:
         source_date_epoch()  # a bad SOURCE_DATE_EPOCH stops here, naming it
@@ -246,7 +246,7 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
 def validate(folder: str, report_path: str | None) -> None:
     """Re-check a published (or staged) artifact FOLDER on its own; exit 1 on any failed check."""
     from searchgen_nb.artifacts import dumps
-    from searchgen_nb.publish import check_output_file
+    from searchgen_nb.out_checks import check_output_file
     from searchgen_nb.validate import validate_folder
 
     if report_path:  # checked before the work

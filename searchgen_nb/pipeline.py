@@ -10,57 +10,42 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import random
 import resource
 import shutil
-import subprocess
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from searchgen_nb import __version__
-from searchgen_nb.aggregate import ModelMeta, leaderboards
+from searchgen_nb.aggregate import leaderboards
 from searchgen_nb.artifacts import (
-    dumps, generated_at, held_signals, promote, staging_dir, write_jsonl, write_text,
+    dumps, held_signals, promote, staging_dir, write_jsonl, write_text,
 )
 from searchgen_nb.bounds import preflight
 from searchgen_nb.changes import compare, first_release
 from searchgen_nb.published import Published, check_previous
-from searchgen_nb.config import PROJECT_ENV, ReleaseConfig, project_root, work_root
+from searchgen_nb.config import ReleaseConfig, project_root, work_root
 from searchgen_nb.constants import (
     ARTIFACTS,
-    COMPONENTS,
-    EXCLUDED_PUBLIC_COMPONENT,
     MANIFEST,
-    OVERALL_9_COMPONENTS,
-    SCALE_PUBLIC,
-    SCALE_RAW,
-    SCHEMA_VERSION,
     CHANGES,
     UNCERTAINTY,
     VALIDATION_REPORT,
     ZERO_FILL,
 )
-from searchgen_nb.errors import ConfigError, ReleaseError, ReleaseInterrupted, ValidationFailed
-from searchgen_nb.files import CONFIG_MAX, read_bytes
+from searchgen_nb.errors import ReleaseError, ReleaseInterrupted, ValidationFailed
+from searchgen_nb.manifest import build_manifest, model_metas
+from searchgen_nb.out_checks import check_data_out
 from searchgen_nb.prompts import read_prompts
-from searchgen_nb.publish import check_data_out, step
+from searchgen_nb.publish import step
 from searchgen_nb.records import Extraction, extract_records, read_records
 from searchgen_nb.schemas import schema_dir
 from searchgen_nb.partition import partition_counts
 from searchgen_nb.slices import manifest_slices, slice_members, slice_specs
 from searchgen_nb.table import ReleaseTable
 from searchgen_nb.uncertainty import uncertainty
-from searchgen_nb.untrusted import excerpt, no_duplicate_keys
 from searchgen_nb.validate import Report, validate_folder
-
-
-def model_metas(cfg: ReleaseConfig) -> list[ModelMeta]:
-    """Models in config order with their effective missing policy."""
-    return [ModelMeta(m, cfg.models[m].display_name, cfg.models[m].type, cfg.policy(m),
-                      cfg.models[m].pending) for m in cfg.model_ids]
 
 
 def aggregate_table(cfg: ReleaseConfig, table: ReleaseTable) -> dict[str, object]:
@@ -72,138 +57,6 @@ def aggregate_table(cfg: ReleaseConfig, table: ReleaseTable) -> dict[str, object
         table, [metas[m] for m in table.model_ids], cfg.scoring.min_ranking_coverage,
         cfg.scoring.rounding_decimals, list(cfg.model_ids), members,
     )
-
-
-def load_paper_table(cfg: ReleaseConfig) -> dict | None:
-    """``{model_id: overall_10}`` (public 0–100) from the config's ``paper_table`` file, or None.
-
-    Every value must be a finite JSON number in [0, 100]; the gate compares it as the decimal
-    it prints (its shortest repr; data contract, § The release gate). Raises
-    :class:`ConfigError` naming the file and the model for NaN/Infinity, a non-number, a
-    duplicate model_id, or a file that is not a JSON object.
-    """
-    path = cfg.paper_table_path
-    if path is None:
-        return None
-
-    def reject(token: str):
-        raise ValueError(f"{token} is not a number")
-
-    where = f"config {cfg.config_path}: paper_table {cfg.paper_table}"
-    try:
-        text = read_bytes(path, CONFIG_MAX).decode("utf-8")  # a regular file, bounded
-        table = json.loads(text, parse_constant=reject, object_pairs_hook=no_duplicate_keys)
-    except FileNotFoundError:
-        raise ConfigError(f"config {cfg.config_path}: paper_table file not found: "
-                          f"{cfg.paper_table}") from None
-    except OSError as exc:
-        raise ConfigError(f"{where}: cannot read: {exc.strerror or exc}") from None
-    # JSONDecodeError, UnicodeDecodeError, NaN, huge ints, duplicates
-    except (ValueError, RecursionError) as exc:
-        raise ConfigError(f"{where} is not valid JSON: {excerpt(str(exc), 200)}") from None
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where} must be a JSON object {{model_id: Overall-10}}")
-    for model_id, v in table.items():
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 100:
-            raise ConfigError(f"{where}: model {excerpt(model_id, 60)}: {excerpt(v)} is not an "
-                              "Overall-10 in 0–100")
-    return table
-
-
-def _git_commit(folder: Path) -> str | None:
-    try:
-        out = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"],
-                             capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
-
-
-def pipeline_commit() -> str | None:
-    """The git commit of the code that made the release: the project folder a release runs its
-    notebooks from (``--project``, passed in ``$SEARCHGEN_PROJECT``), else the checkout this
-    package runs from; None outside a git checkout (e.g. ``data`` from a non-editable install)."""
-    return _git_commit(Path(os.environ.get(PROJECT_ENV) or project_root()))
-
-
-def _scoring(cfg: ReleaseConfig, policies: dict[str, str]) -> dict:
-    """The manifest's ``scoring`` block: how the release aggregates, rounds and ranks."""
-    default = cfg.scoring.missing_policy_default
-    return {
-        "aggregation": "prompt-macro",
-        "excluded_public_component": EXCLUDED_PUBLIC_COMPONENT,
-        # ≤ 15 significant digits: the JSON number reads back as the same decimal
-        "min_ranking_coverage": float(cfg.scoring.min_ranking_coverage),
-        "missing_policy_default": default,
-        "missing_policy_exceptions": sorted(m for m, p in policies.items() if p != default),
-        "missing_policies": policies,
-        "overall_10_components": list(COMPONENTS),
-        "overall_9_components": list(OVERALL_9_COMPONENTS),
-        "primary_metric": "overall_9",
-        "public_rounding_decimals": cfg.scoring.rounding_decimals,
-        "rounding": "public = raw mean × 100 / 3, rounded half-up on the exact value",
-        "scale_public": list(SCALE_PUBLIC),
-        "scale_raw": list(SCALE_RAW),
-        "source": os.path.basename(cfg.result_path),
-    }
-
-
-def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int,
-                   dataset_sha256: str, partition: dict, artifact_sha: dict) -> dict:
-    """The release manifest (data contract, § Artifacts): published v1.0 keys plus hashes,
-    policies and checks."""
-    policies = {m: cfg.policy(m) for m in cfg.model_ids}
-    toolgen = os.environ.get("TOOLGEN_ROOT")
-    return {
-        "artifacts": list(ARTIFACTS),
-        "artifact_sha256": artifact_sha,
-        "benchmark": cfg.benchmark,
-        "data_origin": cfg.data_origin,
-        "dataset": {
-            "filename": cfg.dataset_path.name,
-            "n_prompts": n_prompts,
-            "sha256": dataset_sha256,
-            "sha256_of": "canonical metadata: one sorted-key JSON line per prompt, "
-                         "sorted by sample_id",
-        },
-        "extraction": {
-            "extractor": extraction.extractor,
-            "n_result_files_read": extraction.n_files_read,
-            "status_counts": extraction.table.status_counts(),
-            "warnings": extraction.warnings,
-        },
-        "generated_at": generated_at(),
-        "inputs": {
-            "generation_glob": list(cfg.generation_glob),
-            "result_path": cfg.result_path,
-            "results_sha256": extraction.input_sha256,
-            "results_sha256_of": "sha256 over the sorted lines '<sha256 of file>  "
-                                 "<path below results_root>' of every result file read",
-        },
-        "model_order": cfg.model_ids,
-        "models": {
-            m: {
-                "display_name": c.display_name,
-                "lane": c.lane,
-                "missing_policy": policies[m],
-                "pending": c.pending,
-                "source_id": c.source_id,
-                "type": c.type,
-            }
-            for m, c in cfg.models.items()
-        },
-        "partition": partition,
-        "release_checks": {
-            "expected": cfg.expected.model_dump(mode="json") if cfg.expected else None,
-            "paper_table": load_paper_table(cfg),
-        },
-        "schema_version": SCHEMA_VERSION,
-        "scoring": _scoring(cfg, policies),
-        "software": {"python": ".".join(platform.python_version_tuple()[:2]),
-                     "searchgen_nb": __version__, "pipeline_commit": pipeline_commit()},
-        "source_commit": _git_commit(Path(toolgen)) if toolgen else None,
-        "config": cfg.public_dict(),
-    }
 
 
 @dataclass
@@ -415,7 +268,7 @@ def inputs(cfg: ReleaseConfig) -> dict[str, Path]:
 def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = None) -> DataRelease:
     """Build, validate and publish the data artifacts of a release into ``out_dir`` atomically.
 
-    ``out_dir`` is checked first (:func:`publish.check_data_out`: only an empty folder or a
+    ``out_dir`` is checked first (:func:`out_checks.check_data_out`: only an empty folder or a
     data release this command wrote is replaced, never an input or a published version).
     Everything is written to a staging folder beside ``out_dir``; only when every check
     passes does it replace ``out_dir`` in one step. On any failure or interruption ``out_dir``

@@ -1,0 +1,134 @@
+"""What a command may write where it is told to (data contract, § Publication):
+``searchgen-nb data --out`` replaces only an empty folder or a data release it wrote, never an
+input or a published version; a JSON file an option names (``--timings``, …) is written only
+where nothing else is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from searchgen_nb.constants import ARTIFACTS, MANIFEST, VALIDATION_REPORT
+from searchgen_nb.errors import ReleaseError
+from searchgen_nb.publish import RELEASES, describe, listing, published_version
+from searchgen_nb.schemas import schema_dir
+
+#: What ``searchgen-nb data`` writes into its output folder (``schemas/`` holds ``*.schema.json``).
+DATA_NAMES = frozenset({*ARTIFACTS, MANIFEST, VALIDATION_REPORT, "schemas"})
+#: Keys every ``manifest.json`` that ``data`` writes holds.
+MANIFEST_KEYS = frozenset({"artifact_sha256", "artifacts", "schema_version"})
+
+
+def _relation(path: Path, other: Path) -> str | None:
+    """How ``path`` relates to ``other`` (both resolved): is, contains, lies inside, or None."""
+    if path == other:
+        return "is"
+    if other.is_relative_to(path):
+        return "contains"
+    return "lies inside" if path.is_relative_to(other) else None
+
+
+def _not_own_files(folder: Path, names: list[str], own: frozenset) -> list[str]:
+    """Of ``names`` in ``folder``, those not a regular file (no link, no folder) in ``own``."""
+    return [n for n in names
+            if n not in own or (folder / n).is_symlink() or not (folder / n).is_file()]
+
+
+def _foreign_entries(path: Path, names: list[str]) -> list[str]:
+    """What of the folder ``path`` ``data`` did not write: each entry must be a regular file
+    named as an artifact, or ``schemas/`` holding only regular files named as its schemas."""
+    files = [n for n in names if n != "schemas"]
+    foreign = _not_own_files(path, files, DATA_NAMES - {"schemas"})
+    schemas = path / "schemas"
+    if "schemas" not in names:
+        return foreign
+    if schemas.is_symlink() or not schemas.is_dir():
+        return [*foreign, "schemas"]
+    own = frozenset(p.name for p in schema_dir().glob("*.schema.json"))
+    inner = _not_own_files(schemas, sorted(os.listdir(schemas)), own)
+    return foreign + [f"schemas/{n}" for n in inner]
+
+
+def _data_folder_problem(path: Path) -> str | None:
+    """What is at ``path`` unless absent, an empty folder or a data release ``data`` wrote."""
+    if not os.path.lexists(path):
+        return None
+    if path.is_symlink() or not path.is_dir():
+        return f"is {describe(path)}"
+    names = sorted(os.listdir(path))
+    if not names:
+        return None
+    foreign = _foreign_entries(path, names)
+    if foreign:
+        return f"holds {listing(foreign)} this command did not write"
+    if not MANIFEST_KEYS <= _json_keys(path / MANIFEST):
+        return f"holds {listing(names)} but no {MANIFEST} of a data release"
+    return None
+
+
+def check_data_out(out: Path, inputs: dict[str, Path], again: bool = False) -> None:
+    """:class:`ReleaseError` unless ``searchgen-nb data`` may replace ``out`` (resolved;
+    ``inputs``: name → resolved path), as data contract, § Publication says; ``again``: the
+    same check right before the swap, for what appeared at ``out`` while the command ran."""
+    problem = _data_out_problem(out, inputs)
+    if problem and again:
+        raise ReleaseError(f"--out {out} changed while data ran and now {problem}; "
+                           "nothing was published")
+    if problem:
+        raise ReleaseError(f"--out {out} {problem}")
+
+
+def _data_out_problem(out: Path, inputs: dict[str, Path]) -> str | None:
+    version = published_version(out)
+    if version is not None:
+        root = version.parent.parent if version.name != RELEASES else version.parent
+        return (
+            f"lies inside the published release {version.name} ({version}): a published version "
+            f"is never changed; publish a new release with `searchgen-nb release CONFIG "
+            f"--output-root {root}`"
+        )
+    for name, path in inputs.items():
+        if relation := _relation(out, path):
+            return (
+                f"{relation} the {name} {path}: inputs are never written; give --out a new folder"
+            )
+    if os.path.ismount(out):
+        return "is a mount point, which cannot be replaced; give --out a folder inside it"
+    problem = _data_folder_problem(out)
+    why = "data replaces only an empty folder or a data release it wrote; give --out a new folder"
+    return problem and f"{problem}: {why}"
+
+
+def _json_keys(path: Path) -> set:
+    """The top-level keys of a JSON object file, or an empty set."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    return set(data) if isinstance(data, dict) else set()
+
+
+def _output_file_problem(path: Path, keys: set, forbidden: dict[str, Path]) -> str | None:
+    if published_version(path) is not None:
+        return f"lies inside the published release {published_version(path)} (never changed)"
+    for name, other in forbidden.items():
+        if path.is_relative_to(other):
+            return f"{'is' if path == other else 'lies inside'} the {name} {other}"
+    if os.path.lexists(path):
+        if path.is_symlink() or not path.is_file() or not keys <= _json_keys(path):
+            return f"is {describe(path)} this command did not write"
+    if not path.parent.is_dir():
+        return f"cannot be written: there is no folder {path.parent}"
+    if not os.access(path.parent, os.W_OK):
+        return f"cannot be written: folder {path.parent} is not writable"
+    return None
+
+
+def check_output_file(path: Path, option: str, keys: set, forbidden: dict[str, Path]) -> None:
+    """:class:`ReleaseError` unless a command may write its JSON file (an object with ``keys``)
+    at ``path`` when it ends; ``forbidden``: name → resolved path it must not be in."""
+    problem = _output_file_problem(path, keys, forbidden)
+    if problem:
+        raise ReleaseError(f"{option} {path} {problem}; nothing was done")
