@@ -284,9 +284,9 @@ def validate(folder: str, report_path: str | None) -> None:
     "book/, _config.yml, _toc.yml (default: this checkout, or the cwd).",
 )
 def release(config: str, output_root: str | None, project: str | None) -> None:
-    """Run every notebook with papermill, build the book, then publish public/data and
-    _build/html. Nothing is published unless every notebook, the validation and the book build
-    succeed."""
+    """Run every notebook with papermill, build the book, then publish public/data, _build/html
+    and book/notebooks. Nothing is published unless every notebook, the validation and the book
+    build succeed."""
     from searchgen_nb.book.release import run_release
 
     def log(msg: str) -> None:
