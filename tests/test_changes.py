@@ -78,7 +78,7 @@ def test_changes_json_of_the_changed_demo(demo_data, changed_data):
     lo, hi = pb["models"]["pixelwright_2"]["ci"]
     assert lo < 0 and hi <= 0 and pb["models"]["pixelwright_2"]["delta"] == -0.2
     # the page's table of pairs shows raw values to four decimals (changes.json keeps them exact)
-    from searchgen_nb.book import pages, views
+    from searchgen_nb.book import pages, views, views_audit
 
     html = "".join(f.html for f in pages.changes(views.Release(changed_data)))
     first_pair = ch["pairs"][0]["overall_9_before"]
@@ -87,7 +87,7 @@ def test_changes_json_of_the_changed_demo(demo_data, changed_data):
     assert ("<li>Rank change in domain FAS: <strong>Tessellate 3</strong> (<code>tessellate_3</code>) 6 → 5 ↑, "
             "<strong>Halcyon Draw</strong> (<code>halcyon_draw</code>) 5 → 6 ↓</li>") in html
     assert "scored → missing_evaluation" in html and all(s in html for s in LOST)
-    moves = views.rank_moves_frame(views.Release(changed_data))
+    moves = views_audit.rank_moves_frame(views.Release(changed_data))
     assert [tuple(r) for r in moves[["Model", "Move", "Rank before", "Rank after"]].itertuples(index=False)] == [
         ("Halcyon Draw", "↓", 5, 6), ("Tessellate 3", "↑", 6, 5), ("Halcyon Draw", "↓", 6, 7), ("Marrowleaf", "↑", 7, 6)]
 

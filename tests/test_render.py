@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from searchgen_nb.book import assets, charts, fmt, sphinx_ext, tables
+from searchgen_nb.book import assets, charts, fmt, heatmaps, sphinx_ext, tables
 from searchgen_nb.constants import COMPONENTS, OVERALL_9_COMPONENTS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -242,7 +242,7 @@ def _heat_records():
 def test_chart_labels_follow_rounding_decimals():
     """Labels show the release's rounding_decimals (a 2-decimal release shows 55.25 and 0.00,
     not 55.3 and 0.0); bars the same."""
-    vals = {(v["model_id"], v["tag"]): v for v in layer_values(spec_of(charts.heatmap(_heat_records(), "heat2", decimals=2)))}
+    vals = {(v["model_id"], v["tag"]): v for v in layer_values(spec_of(heatmaps.heatmap(_heat_records(), "heat2", decimals=2)))}
     assert (vals[("m2", "ART")]["value_text"], vals[("m1", "ABS")]["value_text"]) == ("55.25", "0.00")
     row = {"model_id": "m", "display_name": "M", "components": {"checklist": 72.5}, "component_counts": {"checklist": 3}}
     bars = layer_values(spec_of(charts.component_bars([row], "bars2", components=["checklist"], decimals=2)))
@@ -251,7 +251,7 @@ def test_chart_labels_follow_rounding_decimals():
 
 def test_heatmap_na_zero_tooltips_labels():
     names = {"ART": "Art & Design", "ABS": "Abstract"}
-    f = charts.heatmap([dict(r, tag_name=names[r["tag"]]) for r in _heat_records()], "heat")
+    f = heatmaps.heatmap([dict(r, tag_name=names[r["tag"]]) for r in _heat_records()], "heat")
     spec = spec_of(f)
     vals = {(v["model_id"], v["tag"]): v for v in layer_values(spec)}
     assert len(vals) == 4  # the missing pair is filled, not a silent hole
@@ -281,9 +281,9 @@ def test_heatmap_na_zero_tooltips_labels():
     }
     assert grey["encoding"]["tooltip"] == colored["encoding"]["tooltip"]
     with_iv = [dict(r, interval=[50.0, 60.0]) if r["overall_9"] == 55.25 else r for r in _heat_records()]
-    layer = spec_of(charts.heatmap(with_iv, "heat-iv"))["layer"][0]
+    layer = spec_of(heatmaps.heatmap(with_iv, "heat-iv"))["layer"][0]
     assert [t["title"] for t in layer["encoding"]["tooltip"]][3] == "95% interval"
-    assert {(v["model_id"], v["tag"]): v["interval_text"] for v in layer_values(spec_of(charts.heatmap(with_iv, "heat-iv")))}[("m2", "ART")] == "50.0–60.0"
+    assert {(v["model_id"], v["tag"]): v["interval_text"] for v in layer_values(spec_of(heatmaps.heatmap(with_iv, "heat-iv")))}[("m2", "ART")] == "50.0–60.0"
     assert spec["layer"][0]["encoding"]["x"]["sort"] == ["ABS · Abstract", "ART · Art & Design"]
 
 
@@ -292,18 +292,18 @@ def test_duplicate_display_names_stay_apart():
         {"model_id": "a", "display_name": "Same", "tag": "T", "overall_9": 1.0, "n_total": 1, "n_scored": 1},
         {"model_id": "b", "display_name": "Same", "tag": "T", "overall_9": 2.0, "n_total": 1, "n_scored": 1},
     ]
-    vals = layer_values(spec_of(charts.heatmap(recs, "dups")))
+    vals = layer_values(spec_of(heatmaps.heatmap(recs, "dups")))
     assert sorted(v["model"] for v in vals) == ["Same (a)", "Same (b)"]
 
 
 def test_heatmap_rejects_duplicate_cells():
     recs = _heat_records()
     with pytest.raises(ValueError):
-        charts.heatmap(recs + [recs[0]], "dup")
+        heatmaps.heatmap(recs + [recs[0]], "dup")
 
 
 def test_chart_html_escapes_script_and_is_offline():
-    f = charts.heatmap(_heat_records(), "heat")
+    f = heatmaps.heatmap(_heat_records(), "heat")
     h = f.html
     assert h.count("<script") == 1 and h.count("</script>") == 1 and h.endswith("</script>")
     assert "<!--" not in h and "\u2028" not in h
@@ -353,16 +353,16 @@ def test_charts_deterministic_in_process(rows):
     a = charts.component_bars(rows, "same").html
     b = charts.component_bars(copy.deepcopy(rows), "same").html
     assert a == b
-    assert charts.heatmap(_heat_records(), "h").html == charts.heatmap(_heat_records(), "h").html
+    assert heatmaps.heatmap(_heat_records(), "h").html == heatmaps.heatmap(_heat_records(), "h").html
 
 
 _SNIPPET = """
 import hashlib, sys
 sys.path.insert(0, {root!r})
-from searchgen_nb.book import charts, tables
+from searchgen_nb.book import heatmaps, tables
 recs = [{{"model_id": "m", "display_name": "M", "tag": "ART", "overall_9": None, "n_total": 3, "n_scored": 1, "coverage": 0.3333}},
         {{"model_id": "n", "display_name": "N", "tag": "ART", "overall_9": 0.0, "n_total": 3, "n_scored": 3, "coverage": 1.0}}]
-out = charts.heatmap(recs, "h").html + tables.data_table(recs, "t").html
+out = heatmaps.heatmap(recs, "h").html + tables.data_table(recs, "t").html
 print(hashlib.sha256(out.encode()).hexdigest())
 """
 
@@ -507,7 +507,7 @@ def test_page_from_file_url_in_chromium(vendor, tmp_path, rows, browser):
         f.html
         for f in (
             tables.leaderboard_table(rows, "lb"),
-            charts.heatmap(_heat_records(), "heat"),
+            heatmaps.heatmap(_heat_records(), "heat"),
             charts.component_bars(rows, "comp"),
         )
     )
@@ -565,14 +565,14 @@ def test_schema_check_of_charts_is_a_switch(monkeypatch):
     import altair as alt
 
     assert charts.validating_specs()
-    checked = charts.heatmap(_heat_records(), "heat").html
+    checked = heatmaps.heatmap(_heat_records(), "heat").html
     with alt.utils.schemapi.debug_mode(False):  # altair would refuse it while building
         bad = alt.Chart(alt.Data(values=[{"a": 1}]), width="wide").mark_point().encode(x="a:Q")
     with pytest.raises(alt.utils.schemapi.SchemaValidationError):
         charts.embed(bad, "bad")
     monkeypatch.delenv(charts.VALIDATE_ENV)
     assert not charts.validating_specs()
-    assert charts.heatmap(_heat_records(), "heat").html == checked
+    assert heatmaps.heatmap(_heat_records(), "heat").html == checked
     assert 'width":"wide"' in charts.embed(bad, "bad").html.replace(" ", "")  # unchecked: passed through
 
 

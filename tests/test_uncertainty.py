@@ -479,7 +479,7 @@ def test_tie_groups_chain_adjacent_non_separable_pairs():
 
 @pytest.mark.slow
 def test_leaderboard_and_heatmap_show_intervals(demo_data):
-    from searchgen_nb.book import charts, pages, views
+    from searchgen_nb.book import heatmaps, pages, views
 
     release = views.Release(demo_data)
     html = pages.leaderboard_view(release, "All").html
@@ -490,7 +490,7 @@ def test_leaderboard_and_heatmap_show_intervals(demo_data):
     frame = views.tag_frame(release, "domain")
     psy = frame[(frame["tag"] == "PSY") & (frame["model_id"] == "quillmark_ultra")].iloc[0]
     assert psy["interval"] == release.uncertainty["groups"]["domain:PSY"]["quillmark_ultra"]["overall_9"]
-    spec = charts.heatmap(frame, "t", wide_interval=20.0).html
+    spec = heatmaps.heatmap(frame, "t", wide_interval=20.0).html
     assert '"strokeDash": [\n' in spec and '"filter": "datum.wide"' in spec  # the dashed outline layer
     pairs = views.pairs_frame(release, "stratum", "All")
     assert len(pairs) == 66 and pairs.columns.tolist() == ["A", "B", "Δ Overall-9", "95% interval of Δ", "p", "Holm p", "Separable"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from factory import IMAGE, make_release, model, prompt, result
 
-from searchgen_nb.book import pages, views
+from searchgen_nb.book import pages, views, views_audit
 from searchgen_nb.config import load_config
 from searchgen_nb.pipeline import run_data
 
@@ -55,11 +55,11 @@ def test_group_rows_and_compare_errors(release):
 
 
 def test_audit_frames(release):
-    inv = views.invalid_frame(release)
+    inv = views_audit.invalid_frame(release)
     assert inv[["model_id", "sample_id", "Reason"]].values.tolist() == [["b", "v1", "not a JSON object (got list)"]]
-    st = views.status_frame(release).set_index("model_id")
+    st = views_audit.status_frame(release).set_index("model_id")
     assert st.loc["b", "missing_evaluation"] == 1 and st.loc["b", "coverage"] == "0/2 (0.0%)"
-    checks = views.validation_frame(release.validation_report)
+    checks = views_audit.validation_frame(release.validation_report)
     assert checks["Check"].tolist()[:2] == ["schema", "expected_counts"] and len(checks) == 13
 
 
@@ -83,7 +83,7 @@ def test_release_without_any_tag_of_a_kind_says_so(tmp_path):
 
 
 def test_prompt_rows_difficulty_and_spread(release):
-    rows = {r["sample_id"]: r for r in views.prompt_rows(release)}
+    rows = {r["sample_id"]: r for r in views_audit.prompt_rows(release)}
     some = next(iter(rows.values()))
     assert set(some) == {"sample_id", "stratum", "domains", "failure_modes", "slices", "difficulty", "spread", "scores", "statuses"}
     for r in rows.values():

@@ -3,99 +3,28 @@ notebooks stay a parameters cell, a few calls and prose."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import re
 from decimal import Decimal
-from urllib.parse import urlencode
 
-from searchgen_nb.book import charts, tables, views
+from searchgen_nb.book import charts, heatmaps, tables, views
 from searchgen_nb.book.display import HTMLFragment, join
-from searchgen_nb.book.downloads import CSV_FILES, links_html
-from searchgen_nb.book.fmt import STATUS_LABELS, esc, format_number
-from searchgen_nb.book.tables import COLUMN_DEFINITIONS as DEFS
-from searchgen_nb.book.tables import METHOD_ANCHORS, Head
+from searchgen_nb.book.fmt import esc, format_number
+from searchgen_nb.book.page_parts import _TAG_HEADS, EXPLORER, METHODS, _a, _board_file, _p
+from searchgen_nb.book.page_parts import _safe_id, _slice_filter, downloads, explorer_link
+from searchgen_nb.book.page_parts import with_legend
+from searchgen_nb.book.pages_audit import (  # noqa: F401  (the notebooks call them as pages.X)
+    audit_invalid,
+    audit_manifest,
+    audit_status,
+    audit_validation,
+    audit_warnings,
+    changes,
+    prompt_explorer,
+    status_table,
+)
 from searchgen_nb.book.views import TAG_KINDS, Release
-from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS, STATUSES
+from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 from searchgen_nb.numeric import decimal_text
-
-#: The Methods page as seen from an executed notebook (book/notebooks/NN.html → book/methods.html).
-METHODS = "../methods.html"
-#: The prompt explorer as seen from another executed notebook.
-EXPLORER = "10_prompts.html"
-#: The book's root as seen from an executed notebook (its downloads are in <root>/downloads/).
-ROOT = "../../"
-
-_COMPONENT_HEADS = {COMPONENT_LABELS[c]: Head(None, DEFS[c], f"{METHODS}#{METHOD_ANCHORS[c]}")
-                    for c in OVERALL_9_COMPONENTS}
-_TAG_HEADS = {
-    "Overall-9": Head(None, DEFS["overall_9"], f"{METHODS}#overall-9"),
-    "Prompts": Head(None, "Prompts carrying this tag (n_total). Tags overlap: a prompt counts in "
-                    "every tag it has.", f"{METHODS}#multi-label"),
-    "Scored": Head(None, "Prompts of this tag the model has a scored evaluation for (n_scored).",
-                   f"{METHODS}#status"),
-    "Coverage %": Head(None, "Scored prompts of this tag / prompts of this tag, in percent.",
-                       f"{METHODS}#coverage"),
-    **_COMPONENT_HEADS,
-}
-_STATUS_TITLES = {
-    "scored": "Result parsed, success true, every value a finite number in 0–3.",
-    "invalid_evaluation": "Result file present but unusable (reason listed below).",
-    "missing_evaluation": "No result file, but a generated image exists.",
-    "missing_generation": "Neither a result file nor a generated image.",
-}
-_STATUS_HEADS = {
-    "display_name": Head("Model"),
-    **{s: Head(STATUS_LABELS[s].capitalize(), _STATUS_TITLES[s], f"{METHODS}#status")
-       for s in STATUSES},
-    "prompts": Head("Prompts"),
-    "coverage": Head("Coverage", DEFS["coverage"], f"{METHODS}#coverage"),
-    "missing_policy": Head("Missing policy", DEFS["missing_policy"], f"{METHODS}#missing-policy"),
-}
-
-
-def _p(html_text: str, cls: str = "sg-slice-note", label: str = "html") -> HTMLFragment:
-    return HTMLFragment(f'<p class="{cls}">{html_text}</p>', label)
-
-
-def _a(anchor: str, text: str) -> str:
-    """A link to a section of the Methods page."""
-    return f'<a href="{METHODS}#{anchor}">{text}</a>'
-
-
-def _safe_id(model_id: str) -> str:
-    clean = re.sub(r"[^A-Za-z0-9_-]", "-", model_id)
-    digest = hashlib.sha1(model_id.encode()).hexdigest()[:6]
-    return clean if clean == model_id else f"{clean}-{digest}"
-
-
-def _board_file(release: Release, kind: str) -> str:
-    return f"leaderboard_by_{kind}.json" if release.is_full else "leaderboard_by_slice.json"
-
-
-def _slice_filter(release: Release) -> dict[str, str]:
-    """The explorer's slice filter of a slice view ({} for the full set)."""
-    return {} if release.is_full else {"slice": release.slice_name}
-
-
-def explorer_link(model_template: bool = False, **filters: str) -> str:
-    """URL of the prompt explorer filtered to a group's prompts (``domain=FAS``, ``model=…``);
-    ``model_template``: end with ``model={model_id}``, a template a table fills per row."""
-    parts = [urlencode(filters), "model={model_id}" if model_template else ""]
-    query = "&".join(q for q in parts if q)
-    return EXPLORER + ("?" + query if query else "")
-
-
-def downloads(*names: str) -> HTMLFragment:
-    """A "Download: …" line linking the given artifacts (and their CSVs) in the built book."""
-    files = [f for n in names for f in ([CSV_FILES[n]] if n in CSV_FILES else []) + [n]]
-    return HTMLFragment(links_html(files, ROOT), "downloads")
-
-
-def with_legend(chart: HTMLFragment, text: str) -> HTMLFragment:
-    """A chart followed by its legend note (ready HTML with links to Methods)."""
-    return HTMLFragment(f'{chart.html}\n<p class="sg-chart-legend">{text}</p>', chart.label)
 
 
 def banner(release: Release) -> HTMLFragment:
@@ -172,13 +101,6 @@ def leaderboard_view(release: Release, group: str, forest: bool = True) -> HTMLF
     return join(parts, f"leaderboard {group}")
 
 
-def status_table(release: Release, table_id: str) -> HTMLFragment:
-    """Status counts per model with coverage and policy; headers explain and link to Methods."""
-    return tables.data_table(views.status_frame(release), table_id, heads=_STATUS_HEADS)
-
-
-# ---- tags --------------------------------------------------------------------------------
-
 def _no_tags(release: Release, kind: str) -> HTMLFragment | None:
     """A sentence instead of an empty chart or table when no prompt carries a tag of ``kind``."""
     word = "domain" if kind == "domain" else "failure-mode"
@@ -216,11 +138,11 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
               "href": EXPLORER + f"?{kind}={{tag}}&model={{model_id}}"
               + ("" if release.is_full else "&slice=" + release.slice_name)}
     base = "all prompts" + ("" if release.is_full else f" of slice {release.slice_name}")
-    absolute = charts.heatmap(
+    absolute = heatmaps.heatmap(
         df, f"heatmap-{kind}{release.id_suffix}", title=f"Overall-9 by {word} (0–100; grey = N/A)",
         subtitle="columns by prompt count, largest first; black outline = best of the column; "
         "click a cell for its prompts", **common)
-    relative = charts.heatmap(
+    relative = heatmaps.heatmap(
         df, f"heatmap-{kind}-relative{release.id_suffix}",
         title=f"Overall-9 by {word}, relative to each model's overall score",
         subtitle=f"tag score minus the model's Overall-9 on {base}: blue = a strength, red = a "
@@ -341,7 +263,7 @@ def pairwise(release: Release, group: str) -> list[HTMLFragment]:
     if not pairs:
         return [*lead, _p("Fewer than two ranked models: no pair to test.")]
     ids, k, b = f"{_safe_id(group)}{release.id_suffix}", len(pairs), u["n_bootstrap"]
-    chart = charts.pairwise_heatmap(
+    chart = heatmaps.pairwise_heatmap(
         pairs, release.names, f"pairs-{ids}", confidence=release.confidence,
         title=f"Δ Overall-9 between ranked models, {group} · slice {release.slice_name}",
         decimals=release.decimals)
@@ -358,113 +280,3 @@ def pairwise(release: Release, group: str) -> list[HTMLFragment]:
                               decimals={"p": 4, "Holm p": 4, "Δ Overall-9": release.decimals},
                               page_length=20)
     return [*lead, HTMLFragment(note, "pairs note"), chart, table, downloads("uncertainty.json")]
-
-
-# ---- audit, changes, prompts ---------------------------------------------------------------
-
-def audit_status(release: Release) -> list[HTMLFragment]:
-    """Status counts per model as a chart (with the ranking threshold) and a table."""
-    chart = charts.coverage_bars(views.status_frame(release), "coverage-status",
-                                 min_coverage=release.min_coverage,
-                                 title="Status of every prompt × model pair")
-    legend = (f"Segments: the four {_a('status', 'statuses')}; label: "
-              f"{_a('coverage', 'coverage')}; dashed line: the coverage needed to be "
-              f"{_a('ranking', 'ranked')}.")
-    return [with_legend(chart, legend), status_table(release, "status-counts"),
-            downloads("prompt_scores.jsonl")]
-
-
-def audit_invalid(release: Release) -> HTMLFragment:
-    """Every invalid evaluation with model, sample_id, file and reason."""
-    df = views.invalid_frame(release)
-    if df.empty:
-        return HTMLFragment("<p>No invalid evaluation in this release.</p>")
-    return tables.data_table(df, "invalid-evaluations", page_length=25)
-
-
-def audit_warnings(release: Release) -> HTMLFragment:
-    """Every extraction warning (duplicate tags, ignored score keys, …)."""
-    df = views.warnings_frame(release)
-    if df.empty:
-        return HTMLFragment("<p>No warning was raised during extraction.</p>")
-    return tables.data_table(df, "extraction-warnings", page_length=25)
-
-
-def audit_validation(report: dict) -> list[HTMLFragment]:
-    """The validation report: verdict line plus one row per check."""
-    verdict = "every release check passed" if report["passed"] else "RELEASE CHECKS FAILED"
-    head = _p(f"<strong>Validation: {verdict}.</strong>", "sg-verdict", "verdict")
-    return [head, tables.data_table(views.validation_frame(report), "validation-report")]
-
-
-def audit_manifest(release: Release) -> list[HTMLFragment]:
-    """Manifest summary table and the full manifest (collapsed, escaped JSON)."""
-    full = json.dumps(release.manifest, indent=2, sort_keys=True, ensure_ascii=False)
-    raw = HTMLFragment(f"<details><summary>Full manifest.json</summary><pre>{esc(full)}</pre>"
-                       "</details>", "manifest")
-    return [tables.data_table(views.manifest_summary(release), "manifest-summary"), raw,
-            downloads("manifest.json", "validation_report.json")]
-
-
-def changes(release: Release) -> list[HTMLFragment]:
-    """The "What changed" page: the headline facts (the Markdown of ``searchgen-nb diff``),
-    rank movements, score changes with the paired interval of each model's change, and every
-    prompt × model whose status or score changed."""
-    from markdown_it import MarkdownIt
-
-    from searchgen_nb.changes_markdown import markdown
-
-    ch, dec = release.changes, release.decimals
-    if ch is None or ch.get("first_release"):
-        return [_p("This is the first release: there is no previous release to compare with. A "
-                   "release config names one with <code>previous_release</code>.",
-                   "sg-first-release", "first release")]
-    text = markdown(ch, release.names).split("\n### ")[0].replace("## What changed\n", "", 1)
-    prev = ch.get("previous") or {}
-    out = [HTMLFragment(
-        '<p class="sg-previous">Compared with the release generated '
-        f"{esc(prev.get('generated_at'))} ({prev.get('n_prompts')} prompts).</p>\n"
-        + MarkdownIt("commonmark", {"html": False}).render(text), "changes summary"),
-        downloads("changes.json")]
-    sections = [
-        ("<h3>Rank movements</h3>", views.rank_moves_frame(release), "changes-ranks", dec, None),
-        ("<h3>Score changes</h3><p>Largest first. The interval of a change is computed for All on "
-         "the prompts common to both releases "
-         f"({_a('changes', 'paired bootstrap')}).</p>", views.score_changes_frame(release),
-         "changes-scores", {"Overall-9 before": dec, "Overall-9 after": dec, "Δ": dec}, 25),
-        ("<h3>Prompts behind the changes</h3><p>Every prompt × model whose status or raw (0–3) "
-         "Overall-9 changed; raw values to four decimals (exact in <code>changes.json</code>).</p>",
-         views.status_changes_frame(release), "changes-pairs",
-         {"Raw Overall-9 before": 4, "Raw Overall-9 after": 4}, 25),
-    ]
-    for head, frame, table_id, decimals, page_length in sections:
-        if len(frame):
-            out += [HTMLFragment(head, "h"),
-                    tables.data_table(frame, table_id, decimals=decimals, page_length=page_length)]
-    return out
-
-
-def prompt_explorer(release: Release) -> list[HTMLFragment]:
-    """The prompt explorer: every prompt with its stratum, tags, slices, difficulty, spread and
-    each model's Overall-9 or status; filtered from the URL (links from the heatmaps and
-    tables), searchable and sortable; then the hardest and the most discriminating prompts."""
-    rows = views.prompt_rows(release)
-    models = [(r["model_id"], release.names[r["model_id"]]) for r in release.boards["overall"]]
-    scored = [r for r in rows if r["difficulty"] is not None]
-    lists = [
-        ("Hardest prompts", "hardest-prompts",
-         "The ten prompts with the lowest mean Overall-9 across models.",
-         sorted(scored, key=lambda r: (r["difficulty"], r["sample_id"]))),
-        ("Most discriminating prompts", "discriminating-prompts",
-         "The ten prompts whose Overall-9 differs most between the best and the worst model.",
-         sorted(scored, key=lambda r: (-(r["spread"] or 0), r["sample_id"]))),
-    ]
-    out = [tables.prompt_table(rows, models, "prompt-explorer", decimals=release.decimals),
-           downloads("prompt_scores.jsonl")]
-    for title, table_id, what, picked in lists:
-        frame = [{"sample_id": r["sample_id"], "Stratum": r["stratum"],
-                  "Domains": " ".join(r["domains"]), "Difficulty": r["difficulty"],
-                  "Spread": r["spread"]} for r in picked[:10]]
-        body = tables.data_table(frame, table_id, decimals=release.decimals)
-        out.append(HTMLFragment(f"<h3>{esc(title)}</h3><p>{what}</p>\n{body.html}", table_id))
-    return out

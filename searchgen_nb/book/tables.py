@@ -286,8 +286,8 @@ def _row_values(r: Mapping[str, Any], models: Sequence[tuple[str, str]]) -> str:
 
 def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, str]],
                  table_id: str, *, decimals: int | None = None) -> HTMLFragment:
-    """The prompt explorer's table: one row per prompt (``views.prompt_rows``), searchable and
-    filtered from the page's URL by the book's script (``?domain=FAS&model=m``;
+    """The prompt explorer's table: one row per prompt (``views_audit.prompt_rows``), searchable
+    and filtered from the page's URL by the book's script (``?domain=FAS&model=m``;
     :data:`EXPLORER_FILTERS`). ``models``: ``(model_id, display name)`` in column order; a
     model's cell shows its Overall-9, or its status when it has none; a hidden column holds
     ``model_id=status`` words for the status filter."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -15,22 +14,19 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from searchgen_nb.book.fmt import NA, coverage_text, interval_text, pct_label
+from searchgen_nb.book.fmt import interval_text, pct_label
 from searchgen_nb.config import ReleaseConfig, SliceConfig, find_config, load_config
-from searchgen_nb.changes_markdown import score_changed
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.constants import (
     CHANGES,
     COMPONENT_LABELS,
-    INVALID,
     MANIFEST,
     OVERALL_9_COMPONENTS,
-    STATUSES,
     STRATUM_GROUPS,
     UNCERTAINTY,
     VALIDATION_REPORT,
 )
-from searchgen_nb.numeric import scaled, to_public
+from searchgen_nb.numeric import scaled
 from searchgen_nb.slices import field_values, in_slice
 
 BOARD_FILES = {
@@ -352,139 +348,6 @@ def pairs_frame(release: Release, kind: str, name: str) -> pd.DataFrame:
          "Separable": "yes" if p["separable"] else "no"}
         for p in group_pairs(release, kind, name)
     ], columns=["A", "B", "Δ Overall-9", iv, "p", "Holm p", "Separable"], dtype=object)
-
-
-# ---- changes since the previous release ----------------------------------------------------
-
-def change_group_label(key: str) -> str:
-    """``domain:FAS`` → "domain FAS · Fashion"; ``all:All`` → "All"; strata and slices by name."""
-    kind, _, name = key.partition(":")
-    if kind in TAG_KINDS:
-        return group_label(kind, name)
-    return {"all": "All", "stratum": name}.get(kind, f"slice {name}")
-
-
-def _changed_cells(release: Release):
-    """``(group label, model_id, display name, cell)`` of every group × model of changes.json."""
-    names = release.names
-    for key, cells in (release.changes or {}).get("groups", {}).items():
-        for m, c in cells.items():
-            yield key, change_group_label(key), names.get(m, m), m, c
-
-
-def rank_moves_frame(release: Release) -> pd.DataFrame:
-    """Every group × model whose rank changed: Group, Model, an arrow, ranks and scores."""
-    rows = []
-    for _, group, name, _, c in _changed_cells(release):
-        b, a = c["rank_before"], c["rank_after"]
-        if b != a:
-            move = "•" if b is None or a is None else "↑" if a < b else "↓"
-            rows.append({"Group": group, "Model": name, "Move": move, "Rank before": b,
-                         "Rank after": a, "Overall-9 before": c["overall_9_before"],
-                         "Overall-9 after": c["overall_9_after"]})
-    return pd.DataFrame(rows, columns=["Group", "Model", "Move", "Rank before", "Rank after",
-                                       "Overall-9 before", "Overall-9 after"], dtype=object)
-
-
-def score_changes_frame(release: Release) -> pd.DataFrame:
-    """Every group × model whose Overall-9 changed, largest change first, with the paired
-    bootstrap interval of the change for group All."""
-    boot = ((release.changes or {}).get("paired_bootstrap") or {}).get("models", {})
-    iv = f"{release.confidence} interval of Δ (paired, common prompts)"
-    rows = []
-    for key, group, name, m, c in _changed_cells(release):
-        if score_changed(c):
-            ci = (boot.get(m) or {}).get("ci") if key == "all:All" else None
-            rows.append({"Group": group, "Model": name, "Overall-9 before": c["overall_9_before"],
-                         "Overall-9 after": c["overall_9_after"], "Δ": c["delta"],
-                         iv: interval_text(ci, release.decimals) if ci else "–"})
-    rows.sort(key=lambda r: (-abs(r["Δ"] or 0), r["Group"], r["Model"]))
-    return pd.DataFrame(rows, columns=["Group", "Model", "Overall-9 before", "Overall-9 after",
-                                       "Δ", iv], dtype=object)
-
-
-def status_changes_frame(release: Release) -> pd.DataFrame:
-    """Every prompt × model whose status or raw Overall-9 changed."""
-    names = release.names
-    return pd.DataFrame([
-        {"Model": names.get(p["model_id"], p["model_id"]), "sample_id": p["sample_id"],
-         "Status before": p["status_before"], "Status after": p["status_after"],
-         "Raw Overall-9 before": p["overall_9_before"], "Raw Overall-9 after": p["overall_9_after"]}
-        for p in (release.changes or {}).get("pairs", [])
-    ], columns=["Model", "sample_id", "Status before", "Status after", "Raw Overall-9 before",
-                "Raw Overall-9 after"], dtype=object)
-
-
-# ---- prompts and the audit -----------------------------------------------------------------
-
-def prompt_rows(release: Release) -> list[dict]:
-    """One dict per prompt of this view (sample_id order): ``sample_id``, ``stratum`` (search
-    type), ``domains``, ``failure_modes``, ``slices`` (the published slices holding it),
-    ``difficulty`` (mean public Overall-9 of the models with a value), ``spread`` (highest
-    minus lowest), ``scores[model_id]`` (public Overall-9, None = no value), ``statuses``."""
-    tests = {name: release.in_slice(name) for name in release.slices}
-    public = functools.partial(to_public, decimals=release.decimals)
-    out = []
-    for r in release.records:
-        statuses = {m: r["models"][m]["status"] for m in release.model_order}
-        raws = {m: Fraction(r["models"][m]["overall_9_raw"]) for m in release.model_order
-                if statuses[m] == "scored" and r["models"][m]["overall_9_raw"] is not None}
-        out.append({
-            "sample_id": r["sample_id"], "stratum": r["search_type"], "domains": list(r["domains"]),
-            "failure_modes": list(r["failure_modes"]),
-            "slices": [n for n, test in tests.items() if test(r)],
-            "difficulty": public(sum(raws.values(), Fraction(0)) / len(raws)) if raws else None,
-            "spread": public(max(raws.values()) - min(raws.values())) if raws else None,
-            "scores": {m: public(raws[m]) if m in raws else None for m in release.model_order},
-            "statuses": statuses,
-        })
-    return out
-
-
-def status_frame(release: Release) -> pd.DataFrame:
-    """Per model (config order): display_name, model_id, the four status counts, prompts,
-    coverage text and missing policy (from the manifest)."""
-    m, n = release.manifest, release.manifest["dataset"]["n_prompts"]
-    rows = []
-    for model_id in release.model_order:
-        counts = m["extraction"]["status_counts"][model_id]
-        rows.append({"display_name": release.display_name(model_id), "model_id": model_id,
-                     **{s: counts[s] for s in STATUSES}, "prompts": n,
-                     "coverage": coverage_text(counts["scored"], n) if n else NA,
-                     "missing_policy": m["models"][model_id]["missing_policy"]})
-    return pd.DataFrame(rows)
-
-
-def invalid_frame(release: Release) -> pd.DataFrame:
-    """Every ``invalid_evaluation`` pair: model, sample_id, file (below results_root), reason."""
-    rows = sorted(
-        ({"Model": release.display_name(m), "model_id": m, "sample_id": r["sample_id"],
-          "Reason": e["error"], "File": e["result_file"]}
-         for r in release.records for m, e in r["models"].items() if e["status"] == INVALID),
-        key=lambda x: (x["model_id"], x["sample_id"]))
-    return pd.DataFrame(rows, columns=["Model", "model_id", "sample_id", "Reason", "File"])
-
-
-def warnings_frame(release: Release) -> pd.DataFrame:
-    """Every extraction warning recorded in the manifest."""
-    cols = ["check", "model_id", "sample_id", "line", "file", "message"]
-    warnings = release.manifest["extraction"]["warnings"]
-    return pd.DataFrame([{c: w.get(c) for c in cols} for w in warnings], columns=cols, dtype=object)
-
-
-def validation_frame(report: dict) -> pd.DataFrame:
-    """One row per release check: number, name, result, problems, first problem / why skipped."""
-    from searchgen_nb.validate import CHECK_DESCRIPTIONS
-
-    rows = []
-    for i, c in enumerate(report["checks"], start=1):
-        passed = "PASS (not applicable)" if c.get("skipped") else "PASS"
-        result = passed if c["passed"] else "FAIL"
-        first = c["failures"][0]["message"] if c["failures"] else (c.get("skipped") or "–")
-        what = CHECK_DESCRIPTIONS.get(c["name"], "")
-        rows.append({"#": i, "Check": c["name"], "What it checks": what, "Result": result,
-                     "Problems": c["n_failures"], "First problem / note": first})
-    return pd.DataFrame(rows)
 
 
 def manifest_summary(release: Release, fields: tuple[str, ...] | None = None) -> pd.DataFrame:

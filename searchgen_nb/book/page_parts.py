@@ -1,0 +1,78 @@
+"""What every page section of the book shares: the links a notebook page makes (Methods,
+the prompt explorer, downloads), the column heads and a few HTML helpers."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from urllib.parse import urlencode
+
+from searchgen_nb.book.display import HTMLFragment
+from searchgen_nb.book.downloads import CSV_FILES, links_html
+from searchgen_nb.book.tables import COLUMN_DEFINITIONS as DEFS
+from searchgen_nb.book.tables import METHOD_ANCHORS, Head
+from searchgen_nb.book.views import Release
+from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
+
+#: The Methods page as seen from an executed notebook (book/notebooks/NN.html → book/methods.html).
+METHODS = "../methods.html"
+#: The prompt explorer as seen from another executed notebook.
+EXPLORER = "10_prompts.html"
+#: The book's root as seen from an executed notebook (its downloads are in <root>/downloads/).
+ROOT = "../../"
+
+_COMPONENT_HEADS = {COMPONENT_LABELS[c]: Head(None, DEFS[c], f"{METHODS}#{METHOD_ANCHORS[c]}")
+                    for c in OVERALL_9_COMPONENTS}
+_TAG_HEADS = {
+    "Overall-9": Head(None, DEFS["overall_9"], f"{METHODS}#overall-9"),
+    "Prompts": Head(None, "Prompts carrying this tag (n_total). Tags overlap: a prompt counts in "
+                    "every tag it has.", f"{METHODS}#multi-label"),
+    "Scored": Head(None, "Prompts of this tag the model has a scored evaluation for (n_scored).",
+                   f"{METHODS}#status"),
+    "Coverage %": Head(None, "Scored prompts of this tag / prompts of this tag, in percent.",
+                       f"{METHODS}#coverage"),
+    **_COMPONENT_HEADS,
+}
+
+
+def _p(html_text: str, cls: str = "sg-slice-note", label: str = "html") -> HTMLFragment:
+    return HTMLFragment(f'<p class="{cls}">{html_text}</p>', label)
+
+
+def _a(anchor: str, text: str) -> str:
+    """A link to a section of the Methods page."""
+    return f'<a href="{METHODS}#{anchor}">{text}</a>'
+
+
+def _safe_id(model_id: str) -> str:
+    clean = re.sub(r"[^A-Za-z0-9_-]", "-", model_id)
+    digest = hashlib.sha1(model_id.encode()).hexdigest()[:6]
+    return clean if clean == model_id else f"{clean}-{digest}"
+
+
+def _board_file(release: Release, kind: str) -> str:
+    return f"leaderboard_by_{kind}.json" if release.is_full else "leaderboard_by_slice.json"
+
+
+def _slice_filter(release: Release) -> dict[str, str]:
+    """The explorer's slice filter of a slice view ({} for the full set)."""
+    return {} if release.is_full else {"slice": release.slice_name}
+
+
+def explorer_link(model_template: bool = False, **filters: str) -> str:
+    """URL of the prompt explorer filtered to a group's prompts (``domain=FAS``, ``model=…``);
+    ``model_template``: end with ``model={model_id}``, a template a table fills per row."""
+    parts = [urlencode(filters), "model={model_id}" if model_template else ""]
+    query = "&".join(q for q in parts if q)
+    return EXPLORER + ("?" + query if query else "")
+
+
+def downloads(*names: str) -> HTMLFragment:
+    """A "Download: …" line linking the given artifacts (and their CSVs) in the built book."""
+    files = [f for n in names for f in ([CSV_FILES[n]] if n in CSV_FILES else []) + [n]]
+    return HTMLFragment(links_html(files, ROOT), "downloads")
+
+
+def with_legend(chart: HTMLFragment, text: str) -> HTMLFragment:
+    """A chart followed by its legend note (ready HTML with links to Methods)."""
+    return HTMLFragment(f'{chart.html}\n<p class="sg-chart-legend">{text}</p>', chart.label)
