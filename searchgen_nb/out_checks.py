@@ -1,7 +1,8 @@
 """What a command may write where it is told to (data contract, § Publication):
-``searchgen-nb data --out`` replaces only an empty folder or a data release it wrote, never an
-input or a published version; a JSON file an option names (``--timings``, …) is written only
-where nothing else is.
+``searchgen-nb data --out`` replaces only an empty folder or a data release it wrote; a JSON file
+an option names (``--timings``, …) is written only where nothing else is; no output is, contains
+or lies inside an input, nor lies inside a published version, a data release, a demo or a
+release's work folder (:func:`owned_problem`).
 """
 
 from __future__ import annotations
@@ -12,13 +13,56 @@ from pathlib import Path
 
 from searchgen_nb.constants import ARTIFACTS, MANIFEST, VALIDATION_REPORT
 from searchgen_nb.errors import ReleaseError
-from searchgen_nb.publish import RELEASES, describe, listing, published_version
+from searchgen_nb.publish import RELEASES, describe, listing, marked, published_version
 from searchgen_nb.schemas import schema_dir
 
 #: What ``searchgen-nb data`` writes into its output folder (``schemas/`` holds ``*.schema.json``).
 DATA_NAMES = frozenset({*ARTIFACTS, MANIFEST, VALIDATION_REPORT, "schemas"})
 #: Keys every ``manifest.json`` that ``data`` writes holds.
 MANIFEST_KEYS = frozenset({"artifact_sha256", "artifacts", "schema_version"})
+#: The file that marks a folder as a demo, and what it holds.
+DEMO_MARKER, DEMO_MARKER_TEXT = ".searchgen-nb-demo", "synthetic-demo\n"
+
+
+def is_demo(folder: Path) -> bool:
+    """Whether ``folder`` holds the demo's marker (a regular file with its text)."""
+    marker = folder / DEMO_MARKER
+    return marker.is_file() and not marker.is_symlink() \
+        and marker.read_bytes() == DEMO_MARKER_TEXT.encode()
+
+
+def _ours(folder: Path) -> str | None:
+    """What of this tool's ``folder`` is: a data release, a demo, a release's work folder."""
+    if folder.is_symlink() or not folder.is_dir():
+        return None
+    if MANIFEST_KEYS <= _json_keys(folder / MANIFEST):
+        return "data release"
+    if is_demo(folder):
+        return "demo"
+    return "release work folder (the next release empties it)" if marked(folder) else None
+
+
+def _published(version: Path) -> str:
+    root = version.parent.parent if version.name != RELEASES else version.parent
+    return (f"lies inside the published release {version.name} ({version}): a published version "
+            f"is never changed; publish a new release with `searchgen-nb release CONFIG "
+            f"--output-root {root}`")
+
+
+def owned_problem(path: Path, inputs: dict[str, Path]) -> str | None:
+    """Why no command may write at ``path`` (resolved; ``inputs``: name → resolved path): it is
+    or lies inside a published version, is, contains or lies inside an input, or lies inside a
+    data release, a demo or a release's work folder (data contract, § Publication)."""
+    version = published_version(path)
+    if version is not None:
+        return _published(version)
+    for name, other in inputs.items():
+        if relation := _relation(path, other):
+            return f"{relation} the {name} {other}: inputs are never written"
+    for folder in path.parents:
+        if kind := _ours(folder):
+            return f"lies inside the {kind} {folder}, which is never written into"
+    return None
 
 
 def _relation(path: Path, other: Path) -> str | None:
@@ -81,19 +125,8 @@ def check_data_out(out: Path, inputs: dict[str, Path], again: bool = False) -> N
 
 
 def _data_out_problem(out: Path, inputs: dict[str, Path]) -> str | None:
-    version = published_version(out)
-    if version is not None:
-        root = version.parent.parent if version.name != RELEASES else version.parent
-        return (
-            f"lies inside the published release {version.name} ({version}): a published version "
-            f"is never changed; publish a new release with `searchgen-nb release CONFIG "
-            f"--output-root {root}`"
-        )
-    for name, path in inputs.items():
-        if relation := _relation(out, path):
-            return (
-                f"{relation} the {name} {path}: inputs are never written; give --out a new folder"
-            )
+    if problem := owned_problem(out, inputs):
+        return f"{problem}; give --out a new folder"
     if os.path.ismount(out):
         return "is a mount point, which cannot be replaced; give --out a folder inside it"
     problem = _data_folder_problem(out)
@@ -111,11 +144,8 @@ def _json_keys(path: Path) -> set:
 
 
 def _output_file_problem(path: Path, keys: set, forbidden: dict[str, Path]) -> str | None:
-    if published_version(path) is not None:
-        return f"lies inside the published release {published_version(path)} (never changed)"
-    for name, other in forbidden.items():
-        if path.is_relative_to(other):
-            return f"{'is' if path == other else 'lies inside'} the {name} {other}"
+    if problem := owned_problem(path, forbidden):
+        return problem
     if os.path.lexists(path):
         if path.is_symlink() or not path.is_file() or not keys <= _json_keys(path):
             return f"is {describe(path)} this command did not write"

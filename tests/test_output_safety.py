@@ -561,3 +561,40 @@ def test_an_interrupted_demo_leaves_no_half_written_folder(sig, code, said, tiny
     got, msg = cli("demo", "--out", out)
     assert got == code and f"{said}; nothing was written, {out} is as it was" in msg, msg
     assert os.listdir(tmp_path) == []  # neither the folder nor its staging folder
+
+
+# ---- 12. no output inside an input, a published version, or a folder this tool owns ---------
+
+
+def _owned_layout(work: Path, tmp_path: Path) -> None:
+    """``d`` and ``d2``: data releases; ``site``: d published as v1; ``root/build/release``: a
+    release's work folder; ``demo``: a folder carrying the demo's marker."""
+    assert cli("data", work / "in" / "release.yml", "--out", tmp_path / "d")[0] == 0
+    shutil.copytree(tmp_path / "d", tmp_path / "d2")
+    sources = _fake_sources(tmp_path / "src")
+    shutil.rmtree(sources["public/data"])
+    shutil.copytree(tmp_path / "d", sources["public/data"])
+    publish(tmp_path / "site", sources, "v1")
+    fresh_work_folder(tmp_path / "root" / "build" / "release")
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / ".searchgen-nb-demo").write_text("synthetic-demo\n")
+
+
+@pytest.mark.parametrize("args, reason", [
+    ("validate {t}/d --report {t}/d2/validation_report.json", "lies inside the data release"),
+    ("demo --out {t}/site/public/data/dm", "lies inside the published release v1"),
+    ("demo --changed --previous {t}/d --out {t}/d/sub", "lies inside the --previous"),
+    ("data {cfg} --out {t}/d/sub", "lies inside the data release"),
+    ("data {cfg} --out {t}/demo/sub", "lies inside the demo"),
+    ("demo --out {t}/demo/sub", "lies inside the demo"),
+    ("validate {t}/d --report {t}/root/build/release/r.json", "lies inside the release work"),
+    ("data {cfg} --out {t}/o --timings {t}/root/build/release/t.json", "inside the release work"),
+    ("data {cfg} --out {t}/root/build/release/x", "lies inside the release work"),
+    ("demo --out {t}/root/build/release/x", "lies inside the release work"),
+])
+def test_no_output_lies_inside_an_input_or_what_this_tool_owns(args, reason, work, tmp_path):
+    _owned_layout(work, tmp_path)
+    before = snapshot(tmp_path)
+    code, msg = cli(*args.format(t=tmp_path, cfg=work / "in" / "release.yml").split())
+    assert code == 1 and reason in msg, msg
+    assert snapshot(tmp_path) == before

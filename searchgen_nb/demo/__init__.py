@@ -30,6 +30,7 @@ from searchgen_nb.demo.generate import (
     demo_config_text, paper_overall_10,
 )
 from searchgen_nb.errors import ReleaseInterrupted
+from searchgen_nb.out_checks import DEMO_MARKER, DEMO_MARKER_TEXT, is_demo, owned_problem
 from searchgen_nb.untrusted import excerpt
 
 __all__ = [
@@ -42,7 +43,7 @@ __all__ = [
 
 #: The file that marks a folder as a demo (it holds :data:`MARKER_TEXT`): only such a folder,
 #: holding nothing but what a demo writes, is brought up to date in place.
-MARKER, MARKER_TEXT = ".searchgen-nb-demo", "synthetic-demo\n"
+MARKER, MARKER_TEXT = DEMO_MARKER, DEMO_MARKER_TEXT
 _UNTOUCHED = "interrupted; nothing was written, {} is as it was"
 TOP_FILES = ("release.yml", "prompts.jsonl", "paper_table.json", MARKER)
 
@@ -58,9 +59,12 @@ def _is_file(path: Path) -> bool:
     return path.is_file() and not path.is_symlink()
 
 
-def _out_problem(out_dir: Path) -> str | None:
+def _out_problem(out_dir: Path, previous: Path | None) -> str | None:
     """Why the demo may not write ``out_dir``: None when absent, empty or a demo (its marker,
-    the demo's files as regular files and ``results/`` a real folder; no link)."""
+    the demo's files as regular files and ``results/`` a real folder; no link) and not where
+    nothing is written (:func:`out_checks.owned_problem`; ``previous`` is an input)."""
+    if problem := owned_problem(out_dir, {} if previous is None else {"--previous": previous}):
+        return problem
     if not os.path.lexists(out_dir):
         return None
     if out_dir.is_symlink() or not out_dir.is_dir():
@@ -68,8 +72,7 @@ def _out_problem(out_dir: Path) -> str | None:
     names = os.listdir(out_dir)
     if not names:
         return None
-    marker = out_dir / MARKER
-    if not (_is_file(marker) and marker.read_bytes() == MARKER_TEXT.encode()):
+    if not is_demo(out_dir):
         return f"is not empty and holds no demo (no {MARKER} file a demo writes)"
     odd = [n for n in names if not (
         _is_file(out_dir / n) if n in TOP_FILES
@@ -146,7 +149,8 @@ def write_demo(out_dir: Path, changed: bool = False, previous: Path | None = Non
     data folder, written into ``release.yml`` as ``previous_release``; ``release_config`` is set
     inside the project."""
     out_dir, root = Path(out_dir).resolve(), project_root().resolve()
-    if problem := _out_problem(out_dir):
+    previous = None if previous is None else Path(previous).resolve()
+    if problem := _out_problem(out_dir, previous):
         raise FileExistsError(f"demo: {out_dir} {problem}; nothing was changed")
     try:
         prompts, files, statuses, paper_table = build_demo(changed)
