@@ -564,3 +564,16 @@ def test_optional_metadata_is_typed_and_bounded(tmp_path, field, value, message)
     assert time.perf_counter() - start < 5
     path.write_text(json.dumps(good) + "\n", encoding="utf-8")
     assert read_prompts(path).prompts[0].optional["eval_slices"] == ["test-mini", "test-mini-hard"]
+
+
+@pytest.mark.parametrize(("name", "shown"), [
+    ("$\\sqrt{x}$", "\\$\\\\sqrt{x}\\$"),
+    ("great :+1: model", "great \\:+1\\: model"),
+    ("fix 1a2b3c4d", "fix `1a2b3c4d`"),
+    ("abcdef1234567890abcdef1234567890abcdef12", "`abcdef1234567890abcdef1234567890abcdef12`"),
+    ("deadbeef 1234567 abc12e", "deadbeef 1234567 abc12e"),
+])
+def test_markdown_names_make_no_math_emoji_or_commit_link(name, shown):
+    from searchgen_nb.untrusted import md_text
+
+    assert md_text(name) == shown
