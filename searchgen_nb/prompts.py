@@ -24,7 +24,11 @@ NAME_MAX = 128
 #: The most tags one tag field of one prompt may list (data contract, § Prompt metadata and the
 #: partition).
 TAGS_MAX = 1_000
-OPTIONAL_FIELDS = ("difficulty", "language", "generation_task_type", "is_miniset", "eval_slices")
+#: The longest tag, subset name or optional text field, in characters (data contract,
+#: § Prompt metadata and the partition).
+TEXT_MAX = 256
+TEXT_FIELDS = ("difficulty", "language", "generation_task_type")
+OPTIONAL_FIELDS = (*TEXT_FIELDS, "is_miniset", "eval_slices")
 
 
 @dataclass(frozen=True)
@@ -143,6 +147,10 @@ def _prompt(row: dict, path: Path, lineno: int, seen: dict, warnings: list) -> P
     subset = row.get("subset")
     if not (subset is None or isinstance(subset, str) or _strings(subset)):
         raise fail(f"subset must be a string or a list of strings, got {type(subset).__name__}")
+    if isinstance(subset, list):
+        _tags(subset, "subset", fail, strict=False)
+    elif subset is not None:
+        _text(subset, "subset", fail)
     tags = {name: _tags(row.get(name), name, fail) for name in TAG_FIELDS}
     for name, value in tags.items():
         dups = sorted(t for t, n in Counter(value).items() if n > 1)
@@ -155,7 +163,7 @@ def _prompt(row: dict, path: Path, lineno: int, seen: dict, warnings: list) -> P
     return Prompt(
         sid, posixpath.normpath(release_row.replace("\\", "/")), subset, stratum, search_type,
         *(tuple(dict.fromkeys(tags[name])) for name in TAG_FIELDS),
-        optional={k: row.get(k) for k in OPTIONAL_FIELDS}, line=lineno,
+        optional=_optional(row, fail), line=lineno,
     )  # fmt: skip
 
 
@@ -186,15 +194,48 @@ def _sample_id(row: dict, path: Path, lineno: int, seen: dict) -> str:
     raise _fail(path, lineno, sid, why)
 
 
-def _tags(value: object, name: str, fail) -> list[str]:
-    """A tag field: a list of strings with no invisible character (null or absent: [])."""
+def _optional(row: dict, fail) -> dict:
+    """The optional fields of one line, checked: text fields a bounded string or null,
+    ``is_miniset`` a boolean or null, ``eval_slices`` a tag list or null."""
+    optional = {k: row.get(k) for k in OPTIONAL_FIELDS}
+    for name in TEXT_FIELDS:
+        if optional[name] is not None:
+            _text(optional[name], name, fail)
+    if not (optional["is_miniset"] is None or isinstance(optional["is_miniset"], bool)):
+        raise fail(f"is_miniset must be true, false or null, got {_kind(optional['is_miniset'])}")
+    if optional["eval_slices"] is not None:
+        _tags(optional["eval_slices"], "eval_slices", fail)
+    return optional
+
+
+def _kind(value: object) -> str:
+    """What a value is, in a few words, whatever its size."""
+    if isinstance(value, str):
+        return f"a string of {len(value):,} characters"
+    if isinstance(value, (list, dict)):
+        return f"a {'list' if isinstance(value, list) else 'object'} of {len(value):,} items"
+    return excerpt(json.dumps(value), 40)
+
+
+def _text(value: object, name: str, fail) -> None:
+    """A text field: a string of at most :data:`TEXT_MAX` characters."""
+    if not isinstance(value, str) or len(value) > TEXT_MAX:
+        raise fail(f"{name} must be a string of at most {TEXT_MAX} characters or null, "
+                   f"got {_kind(value)}")  # fmt: skip
+
+
+def _tags(value: object, name: str, fail, strict: bool = True) -> list[str]:
+    """A tag field: a list of bounded strings with no invisible character (``strict``; null or
+    absent: [])."""
     value = [] if value is None else value
     if not _strings(value):
         raise fail(f"{name} must be a list of strings, got {excerpt(json.dumps(value), 80)}")
     if len(value) > TAGS_MAX:
         raise fail(f"{name} lists {len(value):,} tags, at most {TAGS_MAX:,}")
     for t in value:
-        if why := hidden_char(t, strict=True):
+        if len(t) > TEXT_MAX:
+            raise fail(f"{name}: tag {excerpt(t, 60)} is {len(t):,} characters, at most {TEXT_MAX}")
+        if strict and (why := hidden_char(t, strict=True)):
             raise fail(f"{name}: tag {excerpt(t, 60)} holds {why}")
     return value
 

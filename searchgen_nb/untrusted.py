@@ -196,20 +196,25 @@ def shown(text: object) -> str:
 #: What GitHub turns into a mention, a reference or a link: ``@name``, ``#1``, ``GH-1``,
 #: ``scheme://``, ``www.``.
 _LINKY = re.compile(r"@\w|#\d|\bgh-\d|://|www\.", re.IGNORECASE)
+#: A run of 7–40 hex digits holding a digit and a letter: GitHub links it as a commit.
+_COMMIT = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", re.IGNORECASE)
 
 
 def md_text(text: object, table: bool = False) -> str:
     """Text safe in Markdown prose and table cells (GitHub-flavoured): one line (see
     :func:`shown`) with the characters that start inline markup backslash-escaped (``_``
-    only where it could: not between two letters or digits, as in ``missing_evaluation``); a
-    word GitHub would turn into a mention, a reference or a link becomes a code span, where it
-    shows as written (``table``: it stands in a table cell)."""
+    only where it could: not between two letters or digits, as in ``missing_evaluation``;
+    ``$`` and ``:`` too, which start math and emoji); a word GitHub would turn into a mention,
+    a reference, a link or a commit link becomes a code span, where it shows as written
+    (``table``: it stands in a table cell)."""
     words = re.split(r"(\s+)", str(text))
-    return "".join(md_code(w, table) if _LINKY.search(w) else _md_prose(w) for w in words)
+    return "".join(
+        md_code(w, table) if _LINKY.search(w) or _COMMIT.search(w) else _md_prose(w) for w in words
+    )
 
 
 def _md_prose(text: str) -> str:
-    for ch in "\\|*`<>[]~&":
+    for ch in "\\|*`<>[]~&$:":
         text = text.replace(ch, "\\" + ch)
     return shown(re.sub(r"(?<![^\W_])_|_(?![^\W_])", r"\\_", text))
 

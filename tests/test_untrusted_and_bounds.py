@@ -531,3 +531,49 @@ def test_an_extractors_value_is_read_or_its_problem_named(value, said):
         with pytest.raises(InvalidResult) as info:
             adapt_components({"checklist": value})
         assert str(info.value).startswith(said) and len(str(info.value)) < 200
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("difficulty", "A" * 257, "difficulty must be a string of at most 256 characters or null, "
+     "got a string of 257 characters"),
+    ("language", ["en"] * 3_000_000, "language must be a string of at most 256 characters or "
+     "null, got a list of 3,000,000 items"),
+    ("generation_task_type", 7, "generation_task_type must be a string"),
+    ("is_miniset", 1, "is_miniset must be true, false or null, got 1"),
+    ("eval_slices", ["s"] * 1_001, "eval_slices lists 1,001 tags, at most 1,000"),
+    ("eval_slices", "test-mini", "eval_slices must be a list of strings"),
+    ("domains", ["A" * 300], "domains: tag AAAA"),
+    ("subset", "S" * 300, "subset must be a string of at most 256 characters"),
+])
+def test_optional_metadata_is_typed_and_bounded(tmp_path, field, value, message):
+    """An oversized or mistyped optional field is one error naming the line, sample_id and
+    field, within seconds; the demo's kinds of values stay accepted."""
+    from searchgen_nb.errors import MetadataError
+    from searchgen_nb.prompts import read_prompts
+
+    path = tmp_path / "prompts.jsonl"
+    good = prompt("p0", difficulty="hard", language="zh", generation_task_type="photo",
+                  is_miniset=True, eval_slices=["test-mini", "test-mini-hard"])  # fmt: skip
+    lines = [good, prompt("p1", **{field: value})]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    start = time.perf_counter()
+    with pytest.raises(MetadataError) as exc:
+        read_prompts(path)
+    assert f"metadata prompts.jsonl line 2 (sample_id 'p1'): {message}" in str(exc.value)
+    assert len(str(exc.value)) < 300
+    assert time.perf_counter() - start < 5
+    path.write_text(json.dumps(good) + "\n", encoding="utf-8")
+    assert read_prompts(path).prompts[0].optional["eval_slices"] == ["test-mini", "test-mini-hard"]
+
+
+@pytest.mark.parametrize(("name", "shown"), [
+    ("$\\sqrt{x}$", "\\$\\\\sqrt{x}\\$"),
+    ("great :+1: model", "great \\:+1\\: model"),
+    ("fix 1a2b3c4d", "fix `1a2b3c4d`"),
+    ("abcdef1234567890abcdef1234567890abcdef12", "`abcdef1234567890abcdef1234567890abcdef12`"),
+    ("deadbeef 1234567 abc12e", "deadbeef 1234567 abc12e"),
+])
+def test_markdown_names_make_no_math_emoji_or_commit_link(name, shown):
+    from searchgen_nb.untrusted import md_text
+
+    assert md_text(name) == shown
