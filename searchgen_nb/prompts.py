@@ -195,16 +195,17 @@ def _sample_id(row: dict, path: Path, lineno: int, seen: dict) -> str:
 
 
 def _optional(row: dict, fail) -> dict:
-    """The optional fields of one line, checked: text fields a bounded string or null,
-    ``is_miniset`` a boolean or null, ``eval_slices`` a tag list or null."""
+    """The optional fields of one line, checked: ``is_miniset`` a boolean or null; the others
+    (a slice may select on them) a bounded string, a list of bounded strings, or null."""
     optional = {k: row.get(k) for k in OPTIONAL_FIELDS}
-    for name in TEXT_FIELDS:
-        if optional[name] is not None:
-            _text(optional[name], name, fail)
     if not (optional["is_miniset"] is None or isinstance(optional["is_miniset"], bool)):
         raise fail(f"is_miniset must be true, false or null, got {_kind(optional['is_miniset'])}")
-    if optional["eval_slices"] is not None:
-        _tags(optional["eval_slices"], "eval_slices", fail)
+    for name in (*TEXT_FIELDS, "eval_slices"):
+        value = optional[name]
+        if isinstance(value, str) or (value is not None and not isinstance(value, list)):
+            _text(value, name, fail)
+        elif value is not None:
+            _tags(value, name, fail, strict=name == "eval_slices")
     return optional
 
 
@@ -220,7 +221,8 @@ def _kind(value: object) -> str:
 def _text(value: object, name: str, fail) -> None:
     """A text field: a string of at most :data:`TEXT_MAX` characters."""
     if not isinstance(value, str) or len(value) > TEXT_MAX:
-        raise fail(f"{name} must be a string of at most {TEXT_MAX} characters or null, "
+        raise fail(f"{name} must be a string of at most {TEXT_MAX} characters, a list of such "
+                   f"strings or null, "
                    f"got {_kind(value)}")  # fmt: skip
 
 
