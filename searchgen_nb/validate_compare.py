@@ -78,6 +78,15 @@ def compare_board(name: str, want: object, got: object, report: Report, check: s
             _compare_rows(name, g, want[g], got[g], report, check)
 
 
+def _compare_fields(want: dict, got: dict, prefix: str, report: Report, check: str, **where):
+    """Fail ``check`` for every key of ``want`` whose value ``got`` does not hold."""
+    for key, wv in want.items():
+        gv = got.get(key, "<missing>")
+        if not same(wv, gv):
+            report.fail(check, f"{prefix}{key} is {json.dumps(gv)}, recomputed {json.dumps(wv)}",
+                        **where)  # fmt: skip
+
+
 def _compare_rows(name: str, g: str, wrows: list, grows: list, report: Report, check: str) -> None:
     gby = {r.get("model_id"): r for r in grows if isinstance(r, dict)}
     wanted = [r["model_id"] for r in wrows]
@@ -94,16 +103,8 @@ def _compare_rows(name: str, g: str, wrows: list, grows: list, report: Report, c
         if r is None:
             report.fail(check, f"{name}: row missing", file=name, group=g, model_id=w["model_id"])
             continue
-        for key, wv in w.items():
-            gv = r.get(key, "<missing>")
-            if not same(wv, gv):
-                report.fail(
-                    check,
-                    f"{name}: {key} is {json.dumps(gv)}, recomputed {json.dumps(wv)}",
-                    file=name,
-                    group=g,
-                    model_id=w["model_id"],
-                )
+        where = {"file": name, "group": g, "model_id": w["model_id"]}
+        _compare_fields(w, r, f"{name}: ", report, check, **where)
 
 
 def check_rows_null_vs_zero(boards: dict, report: Report) -> None:
@@ -208,13 +209,5 @@ def _compare_pairs(g: str, w: list | None, h: object, report: Report) -> None:
         return
     for wr, hr in zip(w, h):
         pair = f"{wr['a']} vs {wr['b']}"
-        for key, wv in wr.items():
-            hv = hr.get(key, "<missing>")
-            if not same(wv, hv):
-                report.fail(
-                    check,
-                    f"{name}: pair {pair}: {key} is {json.dumps(hv)}, recomputed {json.dumps(wv)}",
-                    file=name,
-                    group=g,
-                    model_id=pair,
-                )
+        _compare_fields(wr, hr, f"{name}: pair {pair}: ", report, check, file=name, group=g,
+                        model_id=pair)  # fmt: skip
