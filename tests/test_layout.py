@@ -1,0 +1,72 @@
+"""The package stays easy to carry on: no module over 400 lines, no function over 60, no line
+over 100 characters, no import cycle between its modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "searchgen_nb"
+MODULE_MAX, FUNCTION_MAX, LINE_MAX = 400, 60, 100
+
+
+def _modules() -> dict[str, tuple[Path, ast.Module]]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = (path, ast.parse(path.read_text(encoding="utf-8")))
+    return out
+
+
+def _imports(tree: ast.Module, known: set[str]) -> set[str]:
+    """The package modules a module imports, at any depth (lazy imports count too)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found.update(n for n in names if n in known)
+    return found
+
+
+def test_modules_functions_and_lines_stay_small():
+    too_big = []
+    for name, (path, tree) in _modules().items():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        if len(lines) > MODULE_MAX:
+            too_big.append(f"{name}: {len(lines)} lines")
+        too_big += [f"{name}:{i}: {len(line)} characters" for i, line in enumerate(lines, 1)
+                    if len(line) > LINE_MAX]  # fmt: skip
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > FUNCTION_MAX:
+                    too_big.append(f"{name}.{node.name}: {length} lines")
+    assert too_big == []
+
+
+def test_no_import_cycle():
+    modules = _modules()
+    graph = {m: _imports(tree, set(modules)) - {m} for m, (_, tree) in modules.items()}
+    # a package imports its own modules (``__init__`` re-exports): not a cycle of the flow
+    graph = {m: {d for d in deps if not d.startswith(m + ".")} for m, deps in graph.items()}
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for d in sorted(graph[m]):
+            if state.get(d) == 1:
+                cycles.append(" -> ".join(path[path.index(d):] + [d]))
+            elif d not in state:
+                visit(d, path + [d])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert cycles == []
