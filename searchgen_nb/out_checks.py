@@ -13,6 +13,7 @@ from pathlib import Path
 
 from searchgen_nb.constants import ARTIFACTS, MANIFEST, VALIDATION_REPORT
 from searchgen_nb.errors import ReleaseError
+from searchgen_nb.files import ARTIFACT_MAX, CONFIG_MAX, read_bytes
 from searchgen_nb.publish import RELEASES, describe, listing, marked, published_version
 from searchgen_nb.schemas import schema_dir
 
@@ -27,8 +28,11 @@ DEMO_MARKER, DEMO_MARKER_TEXT = ".searchgen-nb-demo", "synthetic-demo\n"
 def is_demo(folder: Path) -> bool:
     """Whether ``folder`` holds the demo's marker (a regular file with its text)."""
     marker = folder / DEMO_MARKER
-    return marker.is_file() and not marker.is_symlink() \
-        and marker.read_bytes() == DEMO_MARKER_TEXT.encode()
+    try:
+        text = read_bytes(marker, CONFIG_MAX)
+    except OSError:  # absent, not a regular file, too large
+        return False
+    return not marker.is_symlink() and text == DEMO_MARKER_TEXT.encode()
 
 
 def _ours(folder: Path) -> str | None:
@@ -135,10 +139,11 @@ def _data_out_problem(out: Path, inputs: dict[str, Path]) -> str | None:
 
 
 def _json_keys(path: Path) -> set:
-    """The top-level keys of a JSON object file, or an empty set."""
+    """The top-level keys of a JSON object file, or an empty set (also for a FIFO, a device,
+    a folder: what is not a regular file within its bound is never opened for reading)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_bytes(path, ARTIFACT_MAX))  # a regular file, bounded
+    except (OSError, ValueError, RecursionError):
         return set()
     return set(data) if isinstance(data, dict) else set()
 

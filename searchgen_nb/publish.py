@@ -23,6 +23,7 @@ from pathlib import Path
 
 from searchgen_nb.artifacts import held_signals
 from searchgen_nb.errors import ReleaseError
+from searchgen_nb.files import CONFIG_MAX, read_bytes
 from searchgen_nb.untrusted import excerpt
 
 #: The published paths below the output root, and where each lives inside a version folder.
@@ -62,7 +63,8 @@ def marked(folder: Path, name: str | None = None) -> bool:
     if folder.is_symlink() or not folder.is_dir():
         return False
     try:
-        return (folder / MARKER).read_text(encoding="utf-8") == (name or folder.name)
+        text = read_bytes(folder / MARKER, CONFIG_MAX).decode("utf-8")  # never a FIFO's wait
+        return text == (name or folder.name)
     except (OSError, UnicodeDecodeError):
         return False
 

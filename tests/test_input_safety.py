@@ -427,3 +427,16 @@ def test_a_signal_ends_a_command_with_one_line(
     left = "the demo folder may be incomplete" if command == "demo" else "nothing was written"
     assert (got, err) == (code, f"searchgen-nb {command}: FAILED: {said}; {left}\n")
     assert time.perf_counter() - start < 5
+
+
+@pytest.mark.parametrize("marker", ["manifest.json", ".searchgen-nb", ".searchgen-nb-demo"])
+def test_a_fifo_where_an_owned_folder_keeps_its_marker_is_never_waited_on(tmp_path, marker):
+    """Deciding whether a parent of ``--out`` is this tool's folder reads its marker file only
+    when that is a regular file: a FIFO there is not a marker (it hung ``data`` before)."""
+    cfg = _release(tmp_path / "src")
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    os.mkfifo(parent / marker)
+    code, err = run("data", cfg, "--out", parent / "out", own_process=True)
+    assert code == 0, err
+    assert sorted(os.listdir(parent)) == sorted([marker, "out"])
