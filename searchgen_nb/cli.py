@@ -57,20 +57,26 @@ def _interrupted(step: str, exc: BaseException, left: str = "nothing was publish
     _fail(step, message, 143 if term else 130)
 
 
-#: What a command interrupted leaves behind, for commands that do not say it themselves.
-_LEFT = {"demo": "the demo folder may be incomplete"}
+#: What a command interrupted leaves behind (default: nothing was written).
+_LEFT = {
+    "data": "nothing was published",
+    "release": "nothing was published",
+    "demo": "the demo folder may be incomplete",
+}
 
 
 class _Commands(click.Group):
     """Ctrl-C or SIGTERM in any command ends with one line naming it and exit 130 or 143
-    (instead of click's bare "Aborted!")."""
+    (instead of click's bare "Aborted!"); a :class:`SearchGenError` with one line and exit 1."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except KeyboardInterrupt as exc:
+        except (ReleaseInterrupted, KeyboardInterrupt) as exc:
             step = ctx.invoked_subcommand or "command"
             _interrupted(step, exc, _LEFT.get(step, "nothing was written"))
+        except SearchGenError as exc:
+            _fail(ctx.invoked_subcommand or "command", exc)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
@@ -105,19 +111,14 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
     from searchgen_nb.pipeline import inputs, run_data
     from searchgen_nb.out_checks import check_output_file
 
-    try:
-        source_date_epoch()  # a bad SOURCE_DATE_EPOCH stops here, naming it
-        cfg = load_config(config)
-        if timings_path:  # checked before any work: nothing may fail after publication
-            forbidden = {k: v for k, v in inputs(cfg).items() if k != "project"}
-            forbidden["--out folder"] = Path(os.path.realpath(out_dir))
-            timings = Path(os.path.realpath(timings_path))
-            check_output_file(timings, "--timings", {"stages"}, forbidden)
-        result = run_data(cfg, out_dir, progress)
-    except (ReleaseInterrupted, KeyboardInterrupt) as exc:
-        _interrupted("data", exc)
-    except SearchGenError as exc:
-        _fail("data", exc)
+    source_date_epoch()  # a bad SOURCE_DATE_EPOCH stops here, naming it
+    cfg = load_config(config)
+    if timings_path:  # checked before any work: nothing may fail after publication
+        forbidden = {k: v for k, v in inputs(cfg).items() if k != "project"}
+        forbidden["--out folder"] = Path(os.path.realpath(out_dir))
+        timings = Path(os.path.realpath(timings_path))
+        check_output_file(timings, "--timings", {"stages"}, forbidden)
+    result = run_data(cfg, out_dir, progress)
     counts = result.extraction
     if timings_path:
         _write_timings(Path(timings_path), result)
@@ -197,9 +198,7 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
             )
     try:
         summary = write_demo(Path(out_dir), changed=changed, previous=previous and Path(previous))
-    except (ReleaseInterrupted, KeyboardInterrupt) as exc:
-        _interrupted("demo", exc, _LEFT["demo"])
-    except (OSError, SearchGenError) as exc:
+    except OSError as exc:
         _fail("demo", exc)
     config = Path(out_dir) / "release.yml"
     click.echo(
@@ -222,12 +221,10 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
     from searchgen_nb.changes_markdown import markdown
     from searchgen_nb.published import check_previous
 
+    old = check_previous(Path(old_dir), "OLD_DIR")
+    new = check_previous(Path(new_dir), "NEW_DIR")
     try:
-        old = check_previous(Path(old_dir), "OLD_DIR")
-        new = check_previous(Path(new_dir), "NEW_DIR")
         ch = compare(old, new)
-    except SearchGenError as exc:
-        _fail("diff", exc)
     except (KeyError, ValueError, TypeError) as exc:
         why = f"{type(exc).__name__}: {exc}"
         _fail("diff", f"the folders are not releases this version can read: {why}")
@@ -250,13 +247,9 @@ def validate(folder: str, report_path: str | None) -> None:
     from searchgen_nb.validate import validate_folder
 
     if report_path:  # checked before the work
-        try:
-            forbidden = {"FOLDER": Path(os.path.realpath(folder))}
-            check_output_file(
-                Path(os.path.realpath(report_path)), "--report", {"passed", "checks"}, forbidden
-            )
-        except SearchGenError as exc:
-            _fail("validate", exc)
+        forbidden = {"FOLDER": Path(os.path.realpath(folder))}
+        target = Path(os.path.realpath(report_path))
+        check_output_file(target, "--report", {"passed", "checks"}, forbidden)
     report = validate_folder(folder)
     if report_path:
         try:
@@ -292,12 +285,7 @@ def release(config: str, output_root: str | None, project: str | None) -> None:
     def log(msg: str) -> None:
         click.echo(f"searchgen-nb release: {msg}", err=True)
 
-    try:
-        outcome = run_release(config, log=log, output_root=output_root, project=project)
-    except (ReleaseInterrupted, KeyboardInterrupt) as exc:
-        _interrupted("release", exc)
-    except SearchGenError as exc:
-        _fail("release", exc)
+    outcome = run_release(config, log=log, output_root=output_root, project=project)
     t = outcome.timings
     nb_time = sum(v for k, v in t.items() if k.endswith(".ipynb"))
     click.echo(
