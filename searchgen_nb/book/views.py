@@ -81,7 +81,6 @@ def open_config(release_config: str | None, given: dict | None = None) -> Releas
     return cfg
 
 
-
 @dataclass
 class Release:
     """A staged or published artifact folder, read lazily; ``slice`` None = the slice of every

@@ -68,8 +68,10 @@ def score_changes_frame(release: Release) -> pd.DataFrame:
 
 def transition_text(before: str, after: str, policies: tuple[str | None, str | None]) -> str:
     """"scored → missing generation (counts 0)": statuses by name, each not scored one with how
-    it counts by the model's missing policy in that release (``policies``: before, after)."""
-    return f"{status_text(before, policies[0])} → {status_text(after, policies[1])}"
+    it counts by the model's missing policy in that release (``policies``: before, after); one
+    status when it stayed the same (the score changed)."""
+    texts = [status_text(s, p) for s, p in zip((before, after), policies)]
+    return texts[1] if texts[0] == texts[1] else " → ".join(texts)
 
 
 def _policies(release: Release, model_id: str) -> tuple[str | None, str | None]:

@@ -57,6 +57,16 @@
     return tr.sgValues;
   }
   function holds(list, value) { return Array.isArray(list) && list.indexOf(value) !== -1; }
+  // Scroll the table's own frame (not the page) so that a column shows beside the sticky first one.
+  function showColumn(table, th) {
+    for (var f = table.parentElement; f && f !== document.body; f = f.parentElement) {
+      if (f.scrollWidth > f.clientWidth && getComputedStyle(f).overflowX !== "visible") {
+        var first = table.querySelector("thead th");
+        f.scrollLeft = Math.max(0, th.offsetLeft - (first ? first.offsetWidth : 0));
+        return;
+      }
+    }
+  }
   function filterFromUrl(table, api, cols) {
     var params = new URLSearchParams(window.location.search);
     var tests = [], said = [];
@@ -90,6 +100,10 @@
       });
     }
     api.draw();
+    if (model && cols["m:" + model] !== undefined) {  // once the table is shown (data-sg-ready)
+      var th = api.column(cols["m:" + model]).header();
+      setTimeout(function () { showColumn(table, th); }, 0);
+    }
     var n = api.rows({ search: "applied" }).count();
     table.setAttribute("data-sg-shown", String(n));
     var note = document.getElementById(table.id + "-filter");
