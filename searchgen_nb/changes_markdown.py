@@ -82,10 +82,12 @@ def _row(*cells: str) -> str:
 
 
 def markdown(
-    ch: dict, names: dict | None = None, max_groups: int = 8, max_prompts: int = 10
+    ch: dict, names: dict | None = None, max_groups: int = 8, max_prompts: int = 10,
+    policies: dict | None = None,
 ) -> str:
     """The change as Markdown for a pull-request description: the headline facts first, then
-    tables; nothing is said about what did not change."""
+    tables; nothing is said about what did not change. ``policies``: each model's missing
+    policy, to say how a result without a score counts."""
     names = names or {}
 
     def who(m: str) -> str:
@@ -105,7 +107,7 @@ def markdown(
                 changed.setdefault(m, []).append((key, c))
     facts = [
         *_roster_facts(ch, who, max_prompts), *_score_facts(ch, changed, who, max_groups),
-        *_rank_facts(ch, both, who), *_pair_facts(ch, who, max_prompts),
+        *_rank_facts(ch, both, who), *_pair_facts(ch, who, max_prompts, policies or {}),
     ]  # fmt: skip
     nothing = ["- Nothing changed: same models, prompts, statuses and scores."]
     return "\n".join([TITLE, "", *(facts or nothing), *_tables(ch, changed, names)]) + "\n"
@@ -172,7 +174,13 @@ def _rank_facts(ch: dict, both: set, who) -> list[str]:
     return lines
 
 
-def _pair_facts(ch: dict, who, max_prompts: int) -> list[str]:
+def status_text(status: str, policy: str | None) -> str:
+    """A status by name; not scored: "(counts 0)" or "(excluded)" by the missing policy."""
+    how = {"zero_fill": " (counts 0)", "exclude": " (excluded)"}.get(policy or "", "")
+    return status.replace("_", " ") + ("" if status == "scored" else how)
+
+
+def _pair_facts(ch: dict, who, max_prompts: int, policies: dict) -> list[str]:
     """Status transitions with their prompts, then per model the scored prompts that moved."""
     transitions: dict[tuple[str, str, str], list[str]] = {}
     score_only: dict[str, list[dict]] = {}
@@ -185,9 +193,8 @@ def _pair_facts(ch: dict, who, max_prompts: int) -> list[str]:
     lines = []
     for (m, a, b), sids in sorted(transitions.items()):
         shown = _listed([md_code(s) for s in sids], max_prompts)
-        lines.append(
-            f"- {who(m)}: {_plural(len(sids), 'result')} {md_text(a)} → {md_text(b)}: {shown}"
-        )
+        a, b = (md_text(status_text(s, policies.get(m))) for s in (a, b))
+        lines.append(f"- {who(m)}: {_plural(len(sids), 'result')} {a} → {b}: {shown}")
     for m, ps in sorted(score_only.items()):
         lower = sum(1 for p in ps if (p["overall_9_after"] or 0) < (p["overall_9_before"] or 0))
         moved = (

@@ -232,7 +232,8 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
         click.echo(dumps(ch), nl=False)
         return
     names = {m: meta["display_name"] for m, meta in new.manifest["models"].items()}
-    click.echo(markdown(ch, names), nl=False)
+    policies = {m: meta.get("missing_policy") for m, meta in new.manifest["models"].items()}
+    click.echo(markdown(ch, names, policies=policies), nl=False)
 
 
 @cli.command()

@@ -311,18 +311,19 @@ def _check_prompt_explorer(pg: Page, link: str, html: Path) -> None:
     assert link == "10_prompts.html?domain=FAS&model=halcyon_draw"
     pg.page.wait_for_selector("table#prompt-explorer[data-sg-shown]")
     assert pg.page.get_attribute("table#prompt-explorer", "data-sg-shown") == "23"
-    assert pg.page.inner_text("#prompt-explorer-filter").startswith("Showing the 23 prompts of: domain FAS, model halcyon_draw.")
+    assert pg.page.inner_text("#prompt-explorer-filter").startswith("Showing the 23 prompts of: domain FAS, model Halcyon Draw.")
     shown = pg.page.locator("table#prompt-explorer tbody tr").all_inner_texts()
     assert len(shown) == 23 and all("FAS" in row for row in shown)
     pg.page.goto((html / "10_prompts.html").as_uri() + "?model=pixelwright_2&status=invalid_evaluation")
     pg.page.wait_for_selector("table#prompt-explorer[data-sg-shown]")
     assert pg.page.get_attribute("table#prompt-explorer", "data-sg-shown") == "3"  # its three invalid evaluations
-    # a leaderboard's coverage cell: the group's prompts (SearchIntensive = Visual + Textual)
+    # a leaderboard's coverage cell: the group's prompts without a score (SearchIntensive =
+    # Visual + Textual: 651 − 627 scored)
     board = (html / "04_leaderboard.html").read_text(encoding="utf-8")
-    href = re.search(r'href="(10_prompts\.html\?stratum=SearchIntensive&amp;model=halcyon_draw)"', board).group(1).replace("&amp;", "&")
+    href = re.search(r'href="(10_prompts\.html\?stratum=SearchIntensive&amp;model=quillmark_ultra&amp;status=not_scored)"', board).group(1).replace("&amp;", "&")
     pg.page.goto((html / "10_prompts.html").as_uri() + "?" + href.split("?")[1])
     pg.page.wait_for_selector("table#prompt-explorer[data-sg-shown]")
-    assert pg.page.get_attribute("table#prompt-explorer", "data-sg-shown") == "651"
+    assert pg.page.get_attribute("table#prompt-explorer", "data-sg-shown") == "24"
     tags = (html / "05_domains.html").read_text(encoding="utf-8")
     assert 'href="10_prompts.html?domain=FAS&amp;model=halcyon_draw"' in tags  # the per-model tag tables link too
     assert (html / "10_prompts.html").stat().st_size < 3_000_000
@@ -407,7 +408,7 @@ def test_what_changed_page_in_browser(fixture_release, browser):
     assert "Compared with the release generated 2026-05-27T20:26:40+00:00 (4 prompts)." in text
     assert f"Rank change in All: Good Model (good) 2 → 1 ↑, {EVIL} (evil) 1 → 2 ↓" in text
     assert f"Rank change in NoSearch: Good Model (good) 2 → 1 ↑, {EVIL} (evil) 1 → unranked" in text
-    assert f"{EVIL} (evil): 1 result scored → missing_evaluation: f03" in text
+    assert f"{EVIL} (evil): 1 result scored → missing evaluation (counts 0): f03" in text
     # Good gains 50.0 on every prompt (2.5 after, 1 before, raw 0–3): a paired interval of one point
     assert "All 33.3 → 83.3 (+50.0; paired 95% interval +50.0 to +50.0 on the 4 common prompts)" in text
     ranks = pg.page.locator("table#changes-ranks tbody tr").all_inner_texts()

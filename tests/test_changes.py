@@ -44,7 +44,7 @@ def test_diff_summary_names_every_fact_and_nothing_else(demo_data, changed_data)
     assert ": domain INF −2.6, NoSearch −1.6, " in facts[1]
     assert facts[2] == "- Rank change in domain FAS: **Tessellate 3** (`tessellate_3`) 6 → 5 ↑, **Halcyon Draw** (`halcyon_draw`) 5 → 6 ↓"
     assert facts[3] == "- Rank change in failure mode CS: **Marrowleaf** (`marrowleaf`) 7 → 6 ↑, **Halcyon Draw** (`halcyon_draw`) 6 → 7 ↓"
-    assert facts[4] == f"- **Pixelwright 2** (`pixelwright_2`): 2 results scored → missing_evaluation: `{LOST[0]}`, `{LOST[1]}`"
+    assert facts[4] == f"- **Pixelwright 2** (`pixelwright_2`): 2 results scored → missing evaluation (counts 0): `{LOST[0]}`, `{LOST[1]}`"
     assert facts[5] == "- **Halcyon Draw** (`halcyon_draw`): Overall-9 of 5 scored prompts changed (5 lower, 0 higher)"
     # nothing about models that did not change
     for quiet in ("Quillmark", "Vistacraft", "Dimlight", "added", "removed"):
@@ -86,7 +86,7 @@ def test_changes_json_of_the_changed_demo(demo_data, changed_data):
     # the page's facts: the rank swap in FAS, the two lost results (the page in a browser: test_book)
     assert ("<li>Rank change in domain FAS: <strong>Tessellate 3</strong> (<code>tessellate_3</code>) 6 → 5 ↑, "
             "<strong>Halcyon Draw</strong> (<code>halcyon_draw</code>) 5 → 6 ↓</li>") in html
-    assert "scored → missing_evaluation" in html and all(s in html for s in LOST)
+    assert "scored → missing evaluation (counts 0)" in html and all(s in html for s in LOST)
     moves = views_audit.rank_moves_frame(views.Release(changed_data))
     assert [tuple(r) for r in moves[["Model", "Move", "Rank before", "Rank after"]].itertuples(index=False)] == [
         ("Halcyon Draw", "↓", 5, 6), ("Tessellate 3", "↑", 6, 5), ("Halcyon Draw", "↓", 6, 7), ("Marrowleaf", "↑", 7, 6)]

@@ -85,7 +85,8 @@ def test_release_without_any_tag_of_a_kind_says_so(tmp_path):
 def test_prompt_rows_difficulty_and_spread(release):
     rows = {r["sample_id"]: r for r in views_audit.prompt_rows(release)}
     some = next(iter(rows.values()))
-    assert set(some) == {"sample_id", "stratum", "domains", "failure_modes", "slices", "difficulty", "spread", "scores", "statuses"}
+    assert set(some) == {"sample_id", "stratum", "domains", "failure_modes", "slices", "difficulty", "spread", "scores", "statuses", "reasons"}
+    assert rows["v1"]["reasons"] == {"b": "not a JSON object (got list)"} and rows["v2"]["reasons"] == {}
     for r in rows.values():
         values = [v for v in r["scores"].values() if v is not None]
         if values:

@@ -1,11 +1,15 @@
-"""The book's downloads: every published artifact and a CSV of each leaderboard, copied into
-the built book (``_build/html/downloads/``) so that a reader who opened the book from disk can
-take the data with them.
+"""The book's downloads: every published artifact, a CSV of each leaderboard with every
+column its table shows, a CSV of every pairwise test and one of every prompt × model pair,
+copied into the built book (``_build/html/downloads/``) so that a reader who opened the book
+from disk can take the data with them.
 
-The CSVs are a flat view of the JSON leaderboards — one row per group × model, the group in
-the first columns, components on the public 0–100 scale, an empty cell for null (N/A) — written
-deterministically (sorted groups in file order, ``\\n`` line ends), so a rerun gives the same
-bytes.
+The leaderboard CSVs are a flat view of the JSON leaderboards — one row per group × model, in
+rank order, the group in the first columns, components on the public 0–100 scale, an empty
+cell for null (N/A) — with the gap to the next rank, the bootstrap interval, rank range and tie
+group of the tables. The prompts CSV gives each pair's status and its raw (0–3) values as they
+count (``counts_as``: ``value``, ``0`` under ``zero_fill``, ``excluded`` under ``exclude``).
+Every text cell is kept from being read as a formula; the files are written deterministically
+(groups in file order, ``\\n`` line ends), so a rerun gives the same bytes.
 """
 
 from __future__ import annotations
@@ -16,7 +20,10 @@ import json
 import shutil
 from pathlib import Path
 
-from searchgen_nb.constants import ARTIFACTS, COMPONENTS, MANIFEST, VALIDATION_REPORT
+from searchgen_nb.book.fmt import counts_as
+from searchgen_nb.book.views import in_rank_order, rank_gaps, tie_groups
+from searchgen_nb.constants import ARTIFACTS, COMPONENTS, MANIFEST, UNCERTAINTY, VALIDATION_REPORT
+from searchgen_nb.records import read_records
 from searchgen_nb.untrusted import csv_cell
 
 #: Folder of the downloads below the built book's root.
@@ -29,39 +36,102 @@ CSV_FILES = {
     "leaderboard_by_failure_mode.json": "leaderboard_by_failure_mode.csv",
     "leaderboard_by_slice.json": "leaderboard_by_slice.csv",
 }
+#: Other artifacts with a CSV beside them.
+EXTRA_CSV = {"uncertainty.json": "pairwise_tests.csv", "prompt_scores.jsonl": "prompt_scores.csv"}
 _ROW_KEYS = ("rank", "ranked", "model_id", "display_name", "type", "missing_policy", "n_total",
-             "n_scored", "n_included", "coverage", "overall_9", "overall_10")
+             "n_scored", "n_included", "coverage", "overall_9")
+_BOOK_KEYS = ("gap_to_next", "interval_low", "interval_high", "rank_low", "rank_high",
+              "tie_group")
+_PAIR_KEYS = ("group", "model_a", "model_b", "diff", "interval_low", "interval_high", "p",
+              "p_holm", "separable")
 
 
-def _groups(name: str, data) -> list[tuple[tuple[str, ...], list[dict]]]:
-    """``[(group key columns, rows)]`` of one leaderboard file, in file order."""
+def _groups(name: str, data) -> list[tuple[tuple[str, ...], str | None, list[dict]]]:
+    """``[(group key columns, uncertainty.json key, rows)]`` of one leaderboard file."""
     if name == "leaderboard_overall.json":
-        return [(("All",), data)]
+        return [(("All",), "all:All", data)]
     if name == "leaderboard_by_slice.json":
         out = []
         for slice_name, boards in data.items():
-            out.append(((slice_name, "overall", "All"), boards["overall"]))
+            out.append(((slice_name, "overall", "All"), f"slice:{slice_name}", boards["overall"]))
             for kind in ("strata", "domains", "failure_modes"):
-                out += [((slice_name, kind, g), rows) for g, rows in boards[kind].items()]
+                out += [((slice_name, kind, g), None, rows) for g, rows in boards[kind].items()]
         return out
-    return [((g,), rows) for g, rows in data.items()]
+    kind = name.removeprefix("leaderboard_by_").removesuffix(".json")
+    return [((g,), "all:All" if g == "All" else f"{kind}:{g}", rows) for g, rows in data.items()]
 
 
-def leaderboard_csv(name: str, data) -> str:
-    """The CSV text of one leaderboard file (``name`` as in :data:`CSV_FILES`)."""
-    key_cols = {"leaderboard_by_slice.json": ["slice", "kind", "group"]}.get(name, ["group"])
+def _text(v) -> object:
+    """A CSV cell: empty for null, ``true``/``false``, text kept from being a formula."""
+    return csv_cell("" if v is None else str(v).lower() if isinstance(v, bool) else v)
+
+
+def _csv(header: list[str], rows) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow([*key_cols, *_ROW_KEYS, *COMPONENTS, *(f"count_{c}" for c in COMPONENTS)])
-    for key, rows in _groups(name, data):
+    w.writerow(header)
+    w.writerows([_text(v) for v in row] for row in rows)
+    return buf.getvalue()
+
+
+def _book_values(rows: list[dict], cells: dict, pairs: list[dict]) -> dict[str, dict]:
+    """``{model_id: {gap_to_next, interval_low, …}}``: the table's columns beyond the file's."""
+    gaps, ties, out = rank_gaps(rows), tie_groups(rows, pairs), {}
+    for r in rows:
+        cell = cells.get(r["model_id"]) or {}
+        iv, rk = cell.get("overall_9") or [None, None], cell.get("rank") or [None, None]
+        out[r["model_id"]] = dict(zip(_BOOK_KEYS, (gaps.get(r["model_id"]), *iv, *rk,
+                                                   ties.get(r["model_id"]))))
+    return out
+
+
+def leaderboard_csv(name: str, data, uncertainty: dict | None = None) -> str:
+    """The CSV text of one leaderboard file (``name`` as in :data:`CSV_FILES`), with the
+    intervals, rank ranges and tie groups of ``uncertainty`` (``uncertainty.json``)."""
+    key_cols = {"leaderboard_by_slice.json": ["slice", "kind", "group"]}.get(name, ["group"])
+    u = uncertainty or {}
+    lines = []
+    for key, ukey, rows in _groups(name, data):
+        rows = in_rank_order(rows)
+        cells, pairs = u.get("groups", {}).get(ukey, {}), u.get("pairs", {}).get(ukey, [])
+        book = _book_values(rows, cells, pairs)
         for r in rows:
             comps, counts = r.get("components") or {}, r.get("component_counts") or {}
-            values = ([r.get(k) for k in _ROW_KEYS] + [comps.get(c) for c in COMPONENTS]
-                      + [counts.get(c) for c in COMPONENTS])
-            cells = [*key, *("" if v is None else str(v).lower() if isinstance(v, bool) else v
-                             for v in values)]
-            w.writerow([csv_cell(v) for v in cells])  # no name is read as a spreadsheet formula
-    return buf.getvalue()
+            lines.append([*key, *(r.get(k) for k in _ROW_KEYS), *book[r.get("model_id")].values(),
+                          r.get("overall_10"), *(comps.get(c) for c in COMPONENTS),
+                          *(counts.get(c) for c in COMPONENTS)])
+    header = [*key_cols, *_ROW_KEYS, *_BOOK_KEYS, "overall_10", *COMPONENTS,
+              *(f"count_{c}" for c in COMPONENTS)]
+    return _csv(header, lines)
+
+
+def pairs_csv(uncertainty: dict) -> str:
+    """Every pairwise test of ``uncertainty.json``: group key, models, Δ Overall-9 (published),
+    its interval, p, Holm-adjusted p, separable at the release's α."""
+    return _csv(list(_PAIR_KEYS), (
+        [group, p["a"], p["b"], p["diff"], *(p["ci"] or [None, None]), p["p"], p["p_holm"],
+         p["separable"]]
+        for group, pairs in uncertainty.get("pairs", {}).items() for p in pairs))
+
+
+def prompts_csv(records: list[dict], manifest: dict) -> str:
+    """One row per prompt × model (prompt, then model order): status, reason, how it counts and
+    the raw (0–3) components and overalls as they count (0 when zero-filled, empty when
+    excluded or not applicable)."""
+    lines = []
+    for rec in records:
+        for m in manifest["model_order"]:
+            e, policy = rec["models"][m], manifest["models"][m]["missing_policy"]
+            how = counts_as(e["status"], policy)
+            comps = e["components_raw_0to3"]
+            values = [comps.get(c) for c in COMPONENTS] + [e["overall_9_raw"], e["overall_10_raw"]]
+            if how != "value":
+                values = [0.0 if how == "0" else None] * len(values)
+            lines.append([rec["sample_id"], rec["search_type"], m, e["status"], e.get("error"),
+                          policy, how, *values])
+    header = ["sample_id", "stratum", "model_id", "status", "reason", "missing_policy",
+              "counts_as", *(f"{c}_raw" for c in COMPONENTS), "overall_9_raw", "overall_10_raw"]
+    return _csv(header, lines)
 
 
 def write_downloads(data_dir: Path, dest: Path) -> list[str]:
@@ -72,18 +142,28 @@ def write_downloads(data_dir: Path, dest: Path) -> list[str]:
     dest.mkdir(parents=True, exist_ok=True)
     names = []
     for name in (*ARTIFACTS, MANIFEST, VALIDATION_REPORT):
-        src = data_dir / name
-        if not src.is_file():
+        if not (data_dir / name).is_file():
             raise FileNotFoundError(f"downloads: {name} is missing from {data_dir.name}")
-        shutil.copyfile(src, dest / name)
+        shutil.copyfile(data_dir / name, dest / name)
         names.append(name)
-        if name in CSV_FILES:
-            text = leaderboard_csv(name, json.loads(src.read_text(encoding="utf-8")))
-            (dest / CSV_FILES[name]).write_text(text, encoding="utf-8", newline="\n")
-            names.append(CSV_FILES[name])
+    for name, text in _csv_texts(data_dir).items():
+        (dest / name).write_text(text, encoding="utf-8", newline="\n")
+        names.append(name)
     if (data_dir / "schemas").is_dir():
         shutil.copytree(data_dir / "schemas", dest / "schemas", dirs_exist_ok=True)
     return sorted(names)
+
+
+def _csv_texts(data_dir: Path) -> dict[str, str]:
+    """``{CSV file name: text}`` of every CSV download of an artifact folder."""
+    def read(name: str):
+        return json.loads((data_dir / name).read_text(encoding="utf-8"))
+
+    u = read(UNCERTAINTY)
+    out = {csv_name: leaderboard_csv(name, read(name), u) for name, csv_name in CSV_FILES.items()}
+    out[EXTRA_CSV[UNCERTAINTY]] = pairs_csv(u)
+    out[EXTRA_CSV["prompt_scores.jsonl"]] = prompts_csv(read_records(data_dir), read(MANIFEST))
+    return out
 
 
 def links_html(names: list[str], prefix: str) -> str:

@@ -7,7 +7,7 @@ import html
 import math
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -26,6 +26,47 @@ STATUS_LABELS = {
 #: Short status words of the prompt explorer's cells (a scored pair shows its Overall-9).
 STATUS_SHORT = {"invalid_evaluation": "invalid", "missing_evaluation": "no eval",
                 "missing_generation": "no image"}
+
+
+class Shown(NamedTuple):
+    """A table cell as shown: its text, its sort key ("" sorts last both ways), its tooltip and
+    its class."""
+
+    text: str
+    key: str
+    title: str = ""
+    cls: str = ""
+
+
+def counts_as(status: str, policy: str | None) -> str:
+    """How a prompt × model pair enters the means (data contract, § Aggregation over a group
+    of prompts): ``value`` (scored), ``0`` (not scored, ``zero_fill``), ``excluded`` (not
+    scored, ``exclude``), or ``""`` when the policy is unknown."""
+    if status == "scored":
+        return "value"
+    return {"zero_fill": "0", "exclude": "excluded"}.get(policy or "", "")
+
+
+def pair_cell(value: Any, status: str, policy: str | None, decimals: int | None = None,
+              reason: str | None = None) -> Shown:
+    """A pair's Overall-9 as it counts: its value; N/A (not applicable) for a scored pair
+    without one; else its status with "0 · " under ``zero_fill`` (sorted as 0) or
+    " · excluded" under ``exclude`` (sorted last both ways). The status in full, the reason and
+    how it counts on hover."""
+    if status == "scored":
+        text, key = format_number(value, decimals)
+        title = "" if key else "scored, but not applicable: no component of the set has a value"
+        return Shown(text, key, title, "" if key else "sg-na")
+    how = counts_as(status, policy)
+    title = STATUS_LABELS.get(status, status) + (f": {reason}" if reason else "")
+    short = STATUS_SHORT.get(status, status)
+    if how == "0":
+        return Shown(f"0 · {short}", "0", f"{title} · counts 0 (missing policy zero_fill)",
+                     "sg-zero")
+    if how == "excluded":
+        return Shown(f"{short} · excluded", "", f"{title} · excluded: left out of every mean "
+                     "(missing policy exclude); sorts last", "sg-excluded")
+    return Shown(short, "", title, "sg-na")
 
 
 def esc(value: Any) -> str:

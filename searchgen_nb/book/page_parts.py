@@ -8,7 +8,7 @@ import re
 from urllib.parse import urlencode
 
 from searchgen_nb.book.display import HTMLFragment
-from searchgen_nb.book.downloads import CSV_FILES, links_html
+from searchgen_nb.book.downloads import CSV_FILES, EXTRA_CSV, links_html
 from searchgen_nb.book.tables import COLUMN_DEFINITIONS as DEFS
 from searchgen_nb.book.tables import METHOD_ANCHORS, Head
 from searchgen_nb.book.views import Release
@@ -61,15 +61,17 @@ def _slice_filter(release: Release) -> dict[str, str]:
 
 def explorer_link(model_template: bool = False, **filters: str) -> str:
     """URL of the prompt explorer filtered to a group's prompts (``domain=FAS``, ``model=…``);
-    ``model_template``: end with ``model={model_id}``, a template a table fills per row."""
-    parts = [urlencode(filters), "model={model_id}" if model_template else ""]
+    ``model_template``: end with ``model={model_id}&status=not_scored``, a template a table
+    fills per row: the model's prompts of the group without a score."""
+    parts = [urlencode(filters), "model={model_id}&status=not_scored" if model_template else ""]
     query = "&".join(q for q in parts if q)
     return EXPLORER + ("?" + query if query else "")
 
 
 def downloads(*names: str) -> HTMLFragment:
     """A "Download: …" line linking the given artifacts (and their CSVs) in the built book."""
-    files = [f for n in names for f in ([CSV_FILES[n]] if n in CSV_FILES else []) + [n]]
+    csv = {**CSV_FILES, **EXTRA_CSV}
+    files = [f for n in names for f in ([csv[n]] if n in csv else []) + [n]]
     return HTMLFragment(links_html(files, ROOT), "downloads")
 
 

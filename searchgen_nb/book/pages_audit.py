@@ -98,7 +98,8 @@ def changes(release: Release) -> list[HTMLFragment]:
         return [_p("This is the first release: there is no previous release to compare with. A "
                    "release config names one with <code>previous_release</code>.",
                    "sg-first-release", "first release")]
-    text = markdown(ch, release.names).split("\n### ")[0].replace("## What changed\n", "", 1)
+    text = markdown(ch, release.names, policies=release.policies).split("\n### ")[0]
+    text = text.replace("## What changed\n", "", 1)
     prev = ch.get("previous") or {}
     out = [HTMLFragment(
         '<p class="sg-previous">Compared with the release generated '
@@ -113,15 +114,25 @@ def changes(release: Release) -> list[HTMLFragment]:
          f"({_a('changes', 'paired bootstrap')}).</p>", views_audit.score_changes_frame(release),
          "changes-scores", {"Overall-9 before": dec, "Overall-9 after": dec, "Δ": dec}, 25),
         ("<h3>Prompts behind the changes</h3><p>Every prompt × model whose status or raw (0–3) "
-         "Overall-9 changed; raw values to four decimals (exact in <code>changes.json</code>).</p>",
-         views_audit.status_changes_frame(release), "changes-pairs",
-         {"Raw Overall-9 before": 4, "Raw Overall-9 after": 4}, 25),
+         "Overall-9 changed; raw values to four decimals (exact in <code>changes.json</code>). "
+         f"A result without a score counts 0 or is excluded, by the model's "
+         f"{_a('missing-policy', 'missing policy')}.</p>",
+         views_audit.status_changes_frame(release), "changes-pairs", None, 25),
     ]
     for head, frame, table_id, decimals, page_length in sections:
         if len(frame):
             out += [HTMLFragment(head, "h"),
                     tables.data_table(frame, table_id, decimals=decimals, page_length=page_length)]
     return out
+
+
+_EXPLORER_LEGEND = (
+    "A model without a score on a prompt shows why: <em>no image</em> (missing generation), "
+    "<em>no eval</em> (missing evaluation) or <em>invalid</em> (invalid evaluation; the reason "
+    f"on hover). By its {_a('missing-policy', 'missing policy')} it counts "
+    "<strong>0</strong> (“0 · no image”, <code>zero_fill</code>: sorted as 0) or is "
+    "<em>excluded</em> (<code>exclude</code>: left out of its means, sorted last both ways). "
+    f"N/A: scored, but {_a('null', 'not applicable')}.")
 
 
 def prompt_explorer(release: Release) -> list[HTMLFragment]:
@@ -139,7 +150,9 @@ def prompt_explorer(release: Release) -> list[HTMLFragment]:
          "The ten prompts whose Overall-9 differs most between the best and the worst model.",
          sorted(scored, key=lambda r: (-(r["spread"] or 0), r["sample_id"]))),
     ]
-    out = [tables.prompt_table(rows, models, "prompt-explorer", decimals=release.decimals),
+    out = [_p(_EXPLORER_LEGEND, "sg-note", "legend"),
+           tables.prompt_table(rows, models, "prompt-explorer", decimals=release.decimals,
+                               policies=release.policies),
            downloads("prompt_scores.jsonl")]
     for title, table_id, what, picked in lists:
         frame = [{"sample_id": r["sample_id"], "Stratum": r["stratum"],

@@ -20,8 +20,9 @@ import pandas as pd
 from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 
 from .display import HTMLFragment
-from .fmt import NA, coverage_text, esc, exact_diff, format_number, interval_text, is_null
-from .fmt import STATUS_SHORT, is_number, pct_label, rank_text
+from .fmt import NA, Shown, coverage_text, esc, format_number, interval_text, is_null
+from .fmt import is_number, pair_cell, pct_label, rank_text
+from .views import in_rank_order, rank_gaps
 
 _ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 #: DataTables' own "entries per page" choices.
@@ -52,8 +53,9 @@ COLUMN_DEFINITIONS = {
     "overall_10": "Overall-10 (0–100, paper-compatible): prompt-macro mean of each prompt's mean "
     "over all ten components, text reference included.",
     "coverage": "Scored prompts / prompts in the group (n_scored/n_total).",
-    "gap": "Overall-9 minus the next ranked model's (published values); – for the last ranked "
-    "and unranked models.",
+    "gap": "Overall-9 minus the next ranked model's (published values); 0.0 between models tied "
+    "on the published Overall-9 (ordered by model_id); – for the last ranked and unranked "
+    "models.",
     "interval": "Bootstrap interval of Overall-9: the range the score takes over resampled "
     "prompt sets (stratified prompt bootstrap); prompt sampling only, not judge noise.",
     "rank_range": "Bootstrap interval of the rank: the ranks the model takes over resampled "
@@ -116,6 +118,14 @@ def _num_td(value: Any, decimals: int | None = None, na: str = NA, href: str | N
     return f'<td class="{cls}" data-order="{esc(key)}">{_link(esc(text), href)}</td>'
 
 
+def _shown_td(cell: Shown, href: str | None = None) -> str:
+    """A cell shown as :class:`~searchgen_nb.book.fmt.Shown` says (a status, how it counts)."""
+    cls = " ".join(["sg-num", cell.cls]).strip()
+    title = f' title="{esc(cell.title)}"' if cell.title else ""
+    return (f'<td class="{cls}" data-order="{esc(cell.key)}"{title}>'
+            f"{_link(esc(cell.text), href)}</td>")
+
+
 def _text_td(value: Any, href: str | None = None) -> str:
     if is_null(value):
         return f'<td class="sg-na" data-order="">{_link(NA, href)}</td>'
@@ -158,14 +168,14 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
                       caption: str | None = None, prompts_href: str | None = None,
                       methods_href: str | None = "methods.html") -> HTMLFragment:
     """Sortable leaderboard: one row per model (leaderboard rows), first shown in the
-    contract's order, as the leaderboard file lists them (§ Coverage and ranking).
+    contract's order (§ Coverage and ranking): the ranked by rank, then the others as given.
 
     Columns: Rank, Model, Type, Overall-9, Gap to next, [``intervals``: "<confidence> interval"
     and "Rank range" with the ``ties`` badges], Overall-10, Coverage, Missing policy, the nine
     components. An unranked row is marked "unranked (coverage < 90%)" (``min_coverage``), or
     "pending" (``pending`` model_ids). Headers: a definition and a "?" link to Methods
     (``methods_href``; None: no link). ``prompts_href``: a template with ``{model_id}`` making
-    the coverage cell a link."""
+    the coverage cell a link to the prompts without a score."""
     _check_id(table_id)
     cols = [("rank", "Rank"), ("model", "Model"), ("type", "Type"), ("overall_9", "Overall-9"),
             ("gap", "Gap to next")]
@@ -175,10 +185,7 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
              ("missing_policy", "Missing policy")]
     cols += [(c, COMPONENT_LABELS[c]) for c in OVERALL_9_COMPONENTS]
     header = [_leader_th(key, label, methods_href) for key, label in cols]
-    ranked = sorted((r for r in rows if r.get("ranked") and not is_null(r.get("overall_9"))),
-                    key=lambda r: r.get("rank") or 0)
-    gaps = {a.get("model_id"): exact_diff(a["overall_9"], b["overall_9"])
-            for a, b in zip(ranked, ranked[1:])}
+    rows, gaps = in_rank_order(list(rows)), rank_gaps(list(rows))
     threshold = esc(pct_label(min_coverage))
     body = []
     for row in rows:
@@ -222,16 +229,18 @@ def _model_td(row: Mapping[str, Any], badge: str) -> str:
 
 
 def _coverage_td(row: Mapping[str, Any], prompts_href: str | None) -> str:
-    """"719/751 (95.7%)", sorted by the coverage, a link to the model's prompts."""
+    """"719/751 (95.7%)", sorted by the coverage, a link to the model's prompts of the group
+    without a score (none when every prompt is scored)."""
     n_scored, n_total, cov = row.get("n_scored"), row.get("n_total"), row.get("coverage")
     if is_null(n_scored) or is_null(n_total):
         return _num_td(cov)
     s, t = int(n_scored), int(n_total)
     key = repr(float(cov)) if not is_null(cov) else repr(s / t) if t else ""
     inner = esc(coverage_text(s, t))
-    if prompts_href and row.get("model_id") is not None:
+    if prompts_href and row.get("model_id") is not None and s < t:
         link = prompts_href.format(model_id=quote(str(row["model_id"])))
-        inner = f'<a href="{esc(link)}" title="the prompts of this group and model">{inner}</a>'
+        inner = (f'<a href="{esc(link)}" title="the {t - s} prompts of this group without a '
+                 f'score from this model">{inner}</a>')
     return f'<td class="sg-num" data-order="{esc(key)}">{inner}</td>'
 
 
@@ -285,11 +294,13 @@ def _row_values(r: Mapping[str, Any], models: Sequence[tuple[str, str]]) -> str:
 
 
 def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, str]],
-                 table_id: str, *, decimals: int | None = None) -> HTMLFragment:
+                 table_id: str, *, decimals: int | None = None,
+                 policies: Mapping[str, str] | None = None) -> HTMLFragment:
     """The prompt explorer's table: one row per prompt (``views_audit.prompt_rows``), searchable
     and filtered from the page's URL by the book's script (``?domain=FAS&model=m``;
     :data:`EXPLORER_FILTERS`). ``models``: ``(model_id, display name)`` in column order; a
-    model's cell shows its Overall-9, or its status when it has none; a hidden column holds
+    model's cell shows its Overall-9, or its status and how it counts by the model's missing
+    policy (``policies``; :func:`~searchgen_nb.book.fmt.pair_cell`); a hidden column holds
     ``model_id=status`` words for the status filter."""
     _check_id(table_id)
     header = [_th(key, Head(label, title), num) for key, label, title, num in _EXPLORER_HEADS]
@@ -305,13 +316,16 @@ def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, 
                                                                "slices")),
                  _num_td(r["difficulty"], decimals), _num_td(r["spread"], decimals)]
         for m, _ in models:
-            na = STATUS_SHORT.get(r["statuses"][m], NA)
-            cells.append(_num_td(r["scores"][m], decimals, na))
+            reason = (r.get("reasons") or {}).get(m)
+            cells.append(_shown_td(pair_cell(r["scores"][m], r["statuses"][m],
+                                             (policies or {}).get(m), decimals, reason)))
         words = " ".join(f"{m}={r['statuses'][m]}" for m, _ in models)
         cells.append(f"<td>{esc(words)}</td>")
         body.append(f'<tr data-sg-values={_row_values(r, models)}>{"".join(cells)}</tr>')
     options = {"autoWidth": False, "order": [[0, "asc"]], **_paging(50)}
-    note = f'<p class="sg-explorer-filter" id="{table_id}-filter" aria-live="polite"></p>'
+    note = (f'<p class="sg-explorer-filter" id="{table_id}-filter" aria-live="polite"></p>\n'
+            f'<div class="sg-table-tools"><button type="button" class="sg-export-rows" '
+            f'data-sg-for="{table_id}">Download these rows (CSV)</button></div>')
     table = _table(table_id, header, body, options, None, "sg-explorer", ' data-sg-explorer="1"')
     return HTMLFragment(note + "\n" + table, f"prompt table {table_id}")
 
@@ -343,7 +357,10 @@ def data_table(df: Any, table_id: str, *, decimals: int | Mapping[str, int] | No
         for j, c in enumerate(columns):
             href = row_links[c][i] if c in row_links else None
             dec = decimals.get(c) if isinstance(decimals, Mapping) else decimals
-            cells.append(_num_td(r[j], dec, NA, href) if numeric[j] else _text_td(r[j], href))
+            if isinstance(r[j], Shown):
+                cells.append(_shown_td(r[j], href))
+            else:
+                cells.append(_num_td(r[j], dec, NA, href) if numeric[j] else _text_td(r[j], href))
         body.append(f"<tr>{''.join(cells)}</tr>")
     options = {"autoWidth": False, **_paging(page_length),
                "order": [[columns.index(c), d] for c, d in order]}
@@ -351,8 +368,8 @@ def data_table(df: Any, table_id: str, *, decimals: int | Mapping[str, int] | No
 
 
 def _numeric(values: list, series: pd.Series) -> bool:
-    """Numbers only (bool excluded); a column of nulls only: by its dtype."""
+    """Numbers (or :class:`Shown` cells) only, bool excluded; only nulls: by its dtype."""
     values = [v for v in values if not is_null(v)]
     if values:
-        return all(is_number(v) for v in values)
+        return all(is_number(v) or isinstance(v, Shown) for v in values)
     return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from searchgen_nb.book.fmt import interval_text, pct_label
+from searchgen_nb.book.fmt import exact_diff, interval_text, pct_label
 from searchgen_nb.config import ReleaseConfig, SliceConfig, find_config, load_config
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.constants import (
@@ -81,7 +81,6 @@ def open_config(release_config: str | None, given: dict | None = None) -> Releas
     return cfg
 
 
-
 @dataclass
 class Release:
     """A staged or published artifact folder, read lazily; ``slice`` None = the slice of every
@@ -114,6 +113,9 @@ class Release:
     min_coverage = property(lambda self: self.manifest["scoring"]["min_ranking_coverage"])
     model_order = property(lambda self: self.manifest["model_order"])
     names = property(lambda self: {m: self.display_name(m) for m in self.manifest["models"]})
+    #: Each model's missing policy (``zero_fill`` or ``exclude``).
+    policies = property(lambda self: {m: v["missing_policy"]
+                                      for m, v in self.manifest["models"].items()})
     #: Models whose results are not in yet (``pending: true`` in the config): never ranked.
     pending = property(lambda self: frozenset(
         m for m, meta in self.manifest["models"].items() if meta.get("pending") is True))
@@ -313,6 +315,21 @@ def group_pairs(release: Release, kind: str, name: str) -> list[dict]:
     """The pairwise tests of a group (ranked groups only), in published rank order."""
     key = uncertainty_key(release, kind, name)
     return (release.uncertainty or {}).get("pairs", {}).get(key, [])
+
+
+def in_rank_order(rows: list[dict]) -> list[dict]:
+    """Leaderboard rows in the contract's order (§ Coverage and ranking): the ranked by rank
+    (equal published Overall-9 already ordered by model_id), then the others as given."""
+    return sorted(rows, key=lambda r: (0, r["rank"]) if r.get("ranked") else (1, 0))
+
+
+def rank_gaps(rows: list[dict]) -> dict[str, float]:
+    """``{model_id: published Overall-9 minus that of the model ranked next}`` (exact decimal):
+    0.0 between models tied on the published value; none for the last ranked, for a model
+    whose next rank is not among ``rows``, and for the unranked."""
+    by_rank = {r["rank"]: r for r in rows if r.get("ranked")}
+    return {r["model_id"]: exact_diff(r["overall_9"], by_rank[k + 1]["overall_9"])
+            for k, r in by_rank.items() if k + 1 in by_rank}
 
 
 def tie_groups(rows: list[dict], pairs: list[dict]) -> dict[str, str]:

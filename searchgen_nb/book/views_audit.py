@@ -9,9 +9,9 @@ from fractions import Fraction
 
 import pandas as pd
 
-from searchgen_nb.book.fmt import NA, coverage_text, interval_text
+from searchgen_nb.book.fmt import NA, coverage_text, interval_text, pair_cell
 from searchgen_nb.book.views import TAG_KINDS, Release, group_label
-from searchgen_nb.changes_markdown import score_changed
+from searchgen_nb.changes_markdown import score_changed, status_text
 from searchgen_nb.constants import INVALID, STATUSES
 from searchgen_nb.numeric import to_public
 
@@ -49,32 +49,53 @@ def rank_moves_frame(release: Release) -> pd.DataFrame:
 
 
 def score_changes_frame(release: Release) -> pd.DataFrame:
-    """Every group × model whose Overall-9 changed, largest change first, with the paired
-    bootstrap interval of the change for group All."""
+    """Every group × model whose Overall-9 changed, largest change first (Δ before the values,
+    so that a phone shows it), with the paired bootstrap interval of the change for All."""
     boot = ((release.changes or {}).get("paired_bootstrap") or {}).get("models", {})
     iv = f"{release.confidence} interval of Δ (paired, common prompts)"
     rows = []
     for key, group, name, m, c in _changed_cells(release):
         if score_changed(c):
             ci = (boot.get(m) or {}).get("ci") if key == "all:All" else None
-            rows.append({"Group": group, "Model": name, "Overall-9 before": c["overall_9_before"],
-                         "Overall-9 after": c["overall_9_after"], "Δ": c["delta"],
+            rows.append({"Group": group, "Model": name, "Δ": c["delta"],
+                         "Overall-9 before": c["overall_9_before"],
+                         "Overall-9 after": c["overall_9_after"],
                          iv: interval_text(ci, release.decimals) if ci else "–"})
     rows.sort(key=lambda r: (-abs(r["Δ"] or 0), r["Group"], r["Model"]))
-    return pd.DataFrame(rows, columns=["Group", "Model", "Overall-9 before", "Overall-9 after",
-                                       "Δ", iv], dtype=object)
+    return pd.DataFrame(rows, columns=["Group", "Model", "Δ", "Overall-9 before",
+                                       "Overall-9 after", iv], dtype=object)
+
+
+def transition_text(before: str, after: str, policies: tuple[str | None, str | None]) -> str:
+    """"scored → missing generation (counts 0)": statuses by name, each not scored one with how
+    it counts by the model's missing policy in that release (``policies``: before, after); one
+    status when it stayed the same (the score changed)."""
+    texts = [status_text(s, p) for s, p in zip((before, after), policies)]
+    return texts[1] if texts[0] == texts[1] else " → ".join(texts)
+
+
+def _policies(release: Release, model_id: str) -> tuple[str | None, str | None]:
+    """A model's missing policy in the previous and in this release."""
+    now = release.policies.get(model_id)
+    changed = {c["model_id"]: c["fields"] for c in
+               (release.changes or {}).get("models", {}).get("changed", [])}
+    return (changed.get(model_id, {}).get("missing_policy") or [now])[0], now
 
 
 def status_changes_frame(release: Release) -> pd.DataFrame:
-    """Every prompt × model whose status or raw Overall-9 changed."""
-    names = release.names
-    return pd.DataFrame([
-        {"Model": names.get(p["model_id"], p["model_id"]), "sample_id": p["sample_id"],
-         "Status before": p["status_before"], "Status after": p["status_after"],
-         "Raw Overall-9 before": p["overall_9_before"], "Raw Overall-9 after": p["overall_9_after"]}
-        for p in (release.changes or {}).get("pairs", [])
-    ], columns=["Model", "sample_id", "Status before", "Status after", "Raw Overall-9 before",
-                "Raw Overall-9 after"], dtype=object)
+    """Every prompt × model whose status or raw Overall-9 changed: the transition by name and
+    the raw (0–3) Overall-9 before and after as it counts (0, excluded, N/A: not applicable)."""
+    names, rows = release.names, []
+    for p in (release.changes or {}).get("pairs", []):
+        pol = _policies(release, p["model_id"])
+        rows.append({
+            "Model": names.get(p["model_id"], p["model_id"]), "sample_id": p["sample_id"],
+            "Change": transition_text(p["status_before"], p["status_after"], pol),
+            **{f"Raw Overall-9 {side}": pair_cell(p[f"overall_9_{side}"], p[f"status_{side}"],
+                                                  pol[i], 4)
+               for i, side in enumerate(("before", "after"))}})
+    return pd.DataFrame(rows, columns=["Model", "sample_id", "Change", "Raw Overall-9 before",
+                                       "Raw Overall-9 after"], dtype=object)
 
 
 # ---- prompts and the audit -----------------------------------------------------------------
@@ -99,6 +120,8 @@ def prompt_rows(release: Release) -> list[dict]:
             "spread": public(max(raws.values()) - min(raws.values())) if raws else None,
             "scores": {m: public(raws[m]) if m in raws else None for m in release.model_order},
             "statuses": statuses,
+            "reasons": {m: r["models"][m]["error"] for m in release.model_order
+                        if r["models"][m].get("error")},
         })
     return out
 

@@ -57,6 +57,16 @@
     return tr.sgValues;
   }
   function holds(list, value) { return Array.isArray(list) && list.indexOf(value) !== -1; }
+  // Scroll the table's own frame (not the page) so that a column shows beside the sticky first one.
+  function showColumn(table, th) {
+    for (var f = table.parentElement; f && f !== document.body; f = f.parentElement) {
+      if (f.scrollWidth > f.clientWidth && getComputedStyle(f).overflowX !== "visible") {
+        var first = table.querySelector("thead th");
+        f.scrollLeft = Math.max(0, th.offsetLeft - (first ? first.offsetWidth : 0));
+        return;
+      }
+    }
+  }
   function filterFromUrl(table, api, cols) {
     var params = new URLSearchParams(window.location.search);
     var tests = [], said = [];
@@ -67,15 +77,20 @@
         said.push(key.replace("_", " ") + " " + clip(value));
       }
     });
-    var model = params.get("model"), status = params.get("status");
+    var model = params.get("model"), status = params.get("status"), whose = "";
     if (model && cols["m:" + model] !== undefined) {
       api.column(cols["m:" + model]).nodes().each(function (td) { td.classList.add("sg-highlight"); });
-      said.push("model " + clip(model));
+      var name = clip(api.column(cols["m:" + model]).header().textContent.trim() || model);
       if (status) {
         var k = cols["status:" + model];
-        tests.push(function (v) { return Array.isArray(v.statuses) && v.statuses[k] === status; });
-        said.push("status " + clip(status));
+        // status=not_scored: every status but scored (a leaderboard's coverage link)
+        tests.push(function (v) {
+          var s = Array.isArray(v.statuses) ? v.statuses[k] : undefined;
+          return status === "not_scored" ? s !== undefined && s !== "scored" : s === status;
+        });
       }
+      if (status === "not_scored") { whose = " of " + name + " without a score"; }
+      else { said.push("model " + name); if (status) { said.push("status " + clip(status)); } }
     }
     if (tests.length) {
       DataTable.ext.search.push(function (settings, data, index) {
@@ -85,12 +100,18 @@
       });
     }
     api.draw();
+    if (model && cols["m:" + model] !== undefined) {  // once the table is shown (data-sg-ready)
+      var th = api.column(cols["m:" + model]).header();
+      setTimeout(function () { showColumn(table, th); }, 0);
+    }
     var n = api.rows({ search: "applied" }).count();
     table.setAttribute("data-sg-shown", String(n));
     var note = document.getElementById(table.id + "-filter");
     if (note) {
-      note.textContent = said.length ? "Showing the " + (n === 1 ? "1 prompt" : n + " prompts") + " of: " + said.join(", ") + ". " : "";
-      if (said.length) {
+      var what = "Showing the " + (n === 1 ? "1 prompt" : n + " prompts") + whose;
+      note.textContent = whose ? what + (said.length ? " in " + said.join(", ") : "") + ". "
+        : said.length ? what + " of: " + said.join(", ") + ". " : "";
+      if (said.length || whose) {
         var a = document.createElement("a");
         a.href = window.location.pathname;
         a.textContent = "Show every prompt";
@@ -138,7 +159,7 @@
       ]);
       try {
         var cols = columnIndex(table);
-        var api = new DataTable(table, opts);
+        var api = table.sgApi = new DataTable(table, opts);
         if (table.hasAttribute("data-sg-explorer")) { filterFromUrl(table, api, cols); }
         wireTools(table, api, cols);
         // A help link inside a header opens the Methods page instead of re-sorting the table.
@@ -157,4 +178,50 @@
   } else {
     initTables();
   }
+})();
+
+/* searchgen-nb: the prompt explorer's "Download these rows (CSV)": the rows it shows (filter,
+   search and order applied), each model's value as it counts (0 when zero-filled, empty when
+   excluded or N/A) and its status; a text cell starting with = + - @ tab or CR gets a leading
+   ' (as searchgen_nb/untrusted.py csv_cell), so a spreadsheet never reads it as a formula. */
+(function () {
+  "use strict";
+  function cell(text, isText) {
+    var s = String(text === null || text === undefined ? "" : text);
+    if (isText && /^[=+\-@\t\r]/.test(s)) { s = "'" + s; }
+    return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+  }
+  function rowsCsv(table, api) {
+    var keys = [], lines = [];
+    api.columns().every(function (i) { keys.push([i, this.header().getAttribute("data-sg-col")]); });
+    keys = keys.filter(function (k) { return k[1] && k[1] !== "statuses"; });
+    var head = [];
+    keys.forEach(function (k) {
+      if (k[1].indexOf("m:") === 0) { head.push(cell(k[1].slice(2), true), cell(k[1].slice(2) + " status", true)); }
+      else { head.push(cell(k[1], true)); }
+    });
+    lines.push(head.join(","));
+    api.rows({ search: "applied", order: "applied" }).every(function (r) {
+      var tr = this.node(), v = {}, m = 0, out = [];
+      try { v = JSON.parse(tr.getAttribute("data-sg-values") || "{}"); } catch (e) { v = {}; }
+      keys.forEach(function (k) {
+        var td = api.cell(r, k[0]).node(), num = td.classList.contains("sg-num");
+        if (k[1].indexOf("m:") === 0) {
+          out.push(cell(td.getAttribute("data-order"), false), cell((v.statuses || [])[m++], true));
+        } else { out.push(num ? cell(td.getAttribute("data-order"), false) : cell(td.textContent, true)); }
+      });
+      lines.push(out.join(","));
+    });
+    return lines.join("\n") + "\n";
+  }
+  document.addEventListener("click", function (ev) {
+    var btn = ev.target.closest && ev.target.closest("button.sg-export-rows");
+    var table = btn && document.getElementById(btn.getAttribute("data-sg-for"));
+    if (!table || !table.sgApi) { return; }
+    var url = URL.createObjectURL(new Blob([rowsCsv(table, table.sgApi)], { type: "text/csv" }));
+    var a = document.createElement("a");
+    a.href = url; a.download = table.id + "-rows.csv";
+    document.body.appendChild(a); a.click(); a.remove();
+    setTimeout(function () { URL.revokeObjectURL(url); }, 10000);
+  });
 })();
