@@ -9,6 +9,10 @@ from browser import Page
 
 PHONE = {"width": 390, "height": 844}
 PAGES = ("04_leaderboard", "05_domains", "06_failure_modes", "07_compare")
+#: Per forest plot, its drawn width and points (the plot takes the frame's width).
+FORESTS = """() => [...document.querySelectorAll('.sg-chart[data-sg-chart^="forest"]')]
+  .map(c => [c.querySelector('svg').getBoundingClientRect().width > 250,
+             c.querySelectorAll('.mark-symbol path').length > 0])"""
 #: Forest-plot points outside the window: [chart, left, right] each.
 POINTS_OFF_SCREEN = """() => [...document.querySelectorAll('.sg-chart[data-sg-chart^="forest"]')]
   .flatMap(c => [...c.querySelectorAll('.mark-symbol path')].map(p => {
@@ -32,6 +36,7 @@ def test_result_pages_fit_a_phone(browser, demo_release):
         pg.wait_for_charts()
         assert pg.page.evaluate("document.documentElement.scrollWidth") <= 390, stem
         assert pg.page.evaluate(POINTS_OFF_SCREEN) == [], stem
+        assert all(all(f) for f in pg.page.evaluate(FORESTS)), stem
         if stem == "05_domains":  # 22 columns: the heatmap scrolls in its frame, and says so
             assert pg.page.locator("#sg-chart-heatmap-domain.sg-scrolls").count() == 1
         if stem == "07_compare":

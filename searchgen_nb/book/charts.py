@@ -327,9 +327,9 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
             x=alt.X("value:Q", scale=scale), y=y, tooltip=tooltip,
             opacity=alt.condition("datum.ranked", alt.value(1.0), alt.value(0.35))),
     ]
-    subtitle = (f"point = published Overall-9; line = {confidence} bootstrap interval "
-                "(prompt sampling); faint = unranked")
-    return _layered(name, layers, title, subtitle, values,  # the page's width (CSS), to 560 px
+    subtitle = ["point = published Overall-9; faint = unranked",  # short lines: a phone's width
+                f"line = {confidence} bootstrap interval (prompt sampling)"]
+    return _layered(name, layers, title.split(", ", 1), subtitle, values,  # the frame's width
                     width="container", height=max(22 * len(values), 60))
 
 # --------------------------------------------------------------------------- coverage

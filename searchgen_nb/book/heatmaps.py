@@ -13,7 +13,7 @@ import altair as alt
 from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 
 from .charts import NA_COLOR, _chart_builder, _label, _layered, _mid, _model_labels, _plain
-from .charts import _records, _tips, dumps_script_json, num_expr, rounded, share_expr
+from .charts import _json, _records, _tips, num_expr, rounded, share_expr
 from .display import HTMLFragment
 from .fmt import NA, format_number, interval_text, is_null, number
 
@@ -72,7 +72,7 @@ def _heat_cells(recs, tags, decimals, href, counts) -> tuple[list[dict], dict, d
 def _heat_texts(tag_labels: Mapping[str, str], decimals: int, wide: float | None) -> dict:
     """The chart's ``calculate`` transforms: a cell's texts and flags from its values."""
     return {
-        "tag_label": f"{dumps_script_json(tag_labels)}[datum.tag]", "is_na": "datum.value === null",
+        "tag_label": f"{_json(tag_labels)}[datum.tag]", "is_na": "datum.value === null",
         "value_text": num_expr("value", decimals), "n_text": f"datum.n_total === null ? '{NA}' : "
         "'' + datum.n_total", "coverage_text": share_expr("n_scored", "n_total"),
         "interval_text": f"datum.lo === null ? '{NA}' : "
@@ -136,7 +136,7 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
     if relative_to is not None:  # one line per model: its overall, the base of its cells
         cells = [{"model_id": m, "overall": relative_to.get(m), "tag": None}
                  for m in labels] + cells
-    axis = alt.Axis(labelAngle=-45, labelLimit=220, orient="bottom", labelFontSize=11)
+    axis = alt.Axis(labelAngle=-45, labelLimit=320, orient="bottom", labelFontSize=11)
     x = alt.X("tag_label:N", title=None, sort=list(tag_labels.values()), axis=axis)
     y = alt.Y("model:N", title=None, sort=list(labels.values()),
               axis=alt.Axis(labelLimit=260, labelFontSize=11))
@@ -247,7 +247,7 @@ def compare_picker(rows: Sequence[Mapping[str, Any]], groups: Sequence[str],
     # the records stay on the base chart: on the layer, altair names the picker's view otherwise
     base = alt.Chart(alt.Data(values=list(rows))).transform_filter("datum.group === group_pick")
     base = base.transform_fold(list(components), as_=["code", "value"]).transform_calculate(
-        component=f"{dumps_script_json(dict(zip(components, labels)))}[datum.code]",
+        component=f"{_json(dict(zip(components, labels)))}[datum.code]",
         value_text=num_expr("value", decimals))
     x = alt.X("component:N", sort=labels, title=None,
               axis=alt.Axis(labelAngle=-30, labelLimit=200, labelFontSize=11))
