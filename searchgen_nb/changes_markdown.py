@@ -107,7 +107,7 @@ def markdown(
                 changed.setdefault(m, []).append((key, c))
     facts = [
         *_roster_facts(ch, who, max_prompts), *_score_facts(ch, changed, who, max_groups),
-        *_rank_facts(ch, both, who), *_pair_facts(ch, who, max_prompts, policies or {}),
+        *_rank_facts(ch, both, changed, who), *_pair_facts(ch, who, max_prompts, policies or {}),
     ]  # fmt: skip
     nothing = ["- Nothing changed: same models, prompts, statuses and scores."]
     return "\n".join([TITLE, "", *(facts or nothing), *_tables(ch, changed, names)]) + "\n"
@@ -161,16 +161,20 @@ def _score_facts(ch: dict, changed: dict, who, max_groups: int) -> list[str]:
     return lines
 
 
-def _rank_facts(ch: dict, both: set, who) -> list[str]:
+def _rank_facts(ch: dict, both: set, changed: dict, who) -> list[str]:
+    """Per group, the rank moves of the models whose score changed there; the models that only
+    moved with them are counted, not named (nothing of theirs changed)."""
     lines = []
     for key in [k for k in ch["groups"] if k in both]:
-        moves = [
-            (m, c) for m, c in ch["groups"][key].items() if c["rank_before"] != c["rank_after"]
-        ]
-        if moves:
-            moves.sort(key=lambda mc: mc[1]["rank_after"] or 1e9)
-            shown = ", ".join(f"{who(m)} {_arrow(c)}" for m, c in moves)
-            lines.append(f"- Rank change in {_group_label(key)}: {shown}")
+        moves = [(m, c) for m, c in ch["groups"][key].items()
+                 if c["rank_before"] != c["rank_after"]]  # fmt: skip
+        named = [(m, c) for m, c in moves if key in dict(changed.get(m, []))]
+        if named:
+            named.sort(key=lambda mc: mc[1]["rank_after"] or 1e9)
+            shown = ", ".join(f"{who(m)} {_arrow(c)}" for m, c in named)
+            others = len(moves) - len(named)
+            more = f" ({_plural(others, 'other model')} moved with it)" if others else ""
+            lines.append(f"- Rank change in {_group_label(key)}: {shown}{more}")
     return lines
 
 

@@ -17,8 +17,9 @@ from searchgen_nb.files import ARTIFACT_MAX, CONFIG_MAX, read_bytes
 from searchgen_nb.publish import RELEASES, describe, listing, marked, published_version
 from searchgen_nb.schemas import schema_dir
 
-#: What ``searchgen-nb data`` writes into its output folder (``schemas/`` holds ``*.schema.json``).
-DATA_NAMES = frozenset({*ARTIFACTS, MANIFEST, VALIDATION_REPORT, "schemas"})
+#: What ``searchgen-nb data`` writes into its output folder (``schemas/`` holds ``*.schema.json``),
+#: and the change summary a release publishes beside it.
+DATA_NAMES = frozenset({*ARTIFACTS, MANIFEST, VALIDATION_REPORT, "schemas", "CHANGES.md"})
 #: Keys every ``manifest.json`` that ``data`` writes holds.
 MANIFEST_KEYS = frozenset({"artifact_sha256", "artifacts", "schema_version"})
 #: The file that marks a folder as a demo, and what it holds.

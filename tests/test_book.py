@@ -40,7 +40,7 @@ def page_path(site: Path, name: str) -> Path:
 def test_release_publishes_everything(fixture_release):
     _, site, outcome = fixture_release
     assert sorted(p.name for p in (site / "public" / "data").iterdir()) == [
-        "changes.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json", "leaderboard_by_slice.json", "leaderboard_by_stratum.json",
+        "CHANGES.md", "changes.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json", "leaderboard_by_slice.json", "leaderboard_by_stratum.json",
         "leaderboard_overall.json", "manifest.json", "prompt_scores.jsonl", "schemas", "uncertainty.json", "validation_report.json",
     ]
     assert (site / "_build" / "html" / "index.html").exists()
@@ -107,7 +107,7 @@ def test_fixture_book_in_browser(fixture_release, browser):
             assert "N/A" in svg_text  # text rendering applies to nothing
             assert "Δ Overall-9 between ranked models" in svg_text  # the pairwise matrix
         if name == "04_leaderboard":
-            assert "Overall-9 with 95% intervals, All" in svg_text  # one forest plot per group with values
+            assert "Overall-9 with 95% intervals" in svg_text and "All · slice" in svg_text  # one forest plot per group with values
             _check_fixture_leaderboard(pg)
         if name == "08_audit":
             _check_fixture_audit(pg)
@@ -393,7 +393,7 @@ def test_committed_outputs_diff_line_by_line(demo_release):
                 longest += [(len(line), path.name) for text in texts for line in text.split("\n")]
     assert max(longest)[0] <= 2000, max(longest)
     heat = (demo_release / "book" / "notebooks" / "05_domains.ipynb").read_text(encoding="utf-8")
-    assert '{\\"best\\": ' in heat and '\\"model\\": \\"Quillmark Ultra\\"' in heat  # one record per line
+    assert '{\\"hi\\": ' in heat and '\\"model\\": \\"Quillmark Ultra\\"' in heat  # one record per line
 
 
 @pytest.mark.slow

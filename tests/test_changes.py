@@ -42,12 +42,12 @@ def test_diff_summary_names_every_fact_and_nothing_else(demo_data, changed_data)
     assert ": domain FAS −1.8, " in facts[0]
     assert facts[1].startswith("- **Pixelwright 2** (`pixelwright_2`): Overall-9 changed in 10 groups; All 68.2 → 68.0 (−0.2; paired 95% interval ")
     assert ": domain INF −2.6, NoSearch −1.6, " in facts[1]
-    assert facts[2] == "- Rank change in domain FAS: **Tessellate 3** (`tessellate_3`) 6 → 5 ↑, **Halcyon Draw** (`halcyon_draw`) 5 → 6 ↓"
-    assert facts[3] == "- Rank change in failure mode CS: **Marrowleaf** (`marrowleaf`) 7 → 6 ↑, **Halcyon Draw** (`halcyon_draw`) 6 → 7 ↓"
+    assert facts[2] == "- Rank change in domain FAS: **Halcyon Draw** (`halcyon_draw`) 5 → 6 ↓ (1 other model moved with it)"
+    assert facts[3] == "- Rank change in failure mode CS: **Halcyon Draw** (`halcyon_draw`) 6 → 7 ↓ (1 other model moved with it)"
     assert facts[4] == f"- **Pixelwright 2** (`pixelwright_2`): 2 results scored → missing evaluation (counts 0): `{LOST[0]}`, `{LOST[1]}`"
     assert facts[5] == "- **Halcyon Draw** (`halcyon_draw`): Overall-9 of 5 scored prompts changed (5 lower, 0 higher)"
     # nothing about models that did not change
-    for quiet in ("Quillmark", "Vistacraft", "Dimlight", "added", "removed"):
+    for quiet in ("Quillmark", "Vistacraft", "Dimlight", "Tessellate", "Marrowleaf", "added", "removed"):
         assert quiet not in "\n".join(facts)
     tables = proc.stdout.split("\n### ")[1:]
     assert [t.splitlines()[0] for t in tables] == ["Score changes", "Prompt × model changes"]
@@ -84,8 +84,8 @@ def test_changes_json_of_the_changed_demo(demo_data, changed_data):
     first_pair = ch["pairs"][0]["overall_9_before"]
     assert f">{first_pair!r}<" not in html and f">{first_pair:.4f}</td>" in html  # (sorting keeps the exact value)
     # the page's facts: the rank swap in FAS, the two lost results (the page in a browser: test_book)
-    assert ("<li>Rank change in domain FAS: <strong>Tessellate 3</strong> (<code>tessellate_3</code>) 6 → 5 ↑, "
-            "<strong>Halcyon Draw</strong> (<code>halcyon_draw</code>) 5 → 6 ↓</li>") in html
+    assert ("<li>Rank change in domain FAS: <strong>Halcyon Draw</strong> (<code>halcyon_draw</code>) 5 → 6 ↓ "
+            "(1 other model moved with it)</li>") in html
     assert "scored → missing evaluation (counts 0)" in html and all(s in html for s in LOST)
     moves = views_audit.rank_moves_frame(views.Release(changed_data))
     assert [tuple(r) for r in moves[["Model", "Move", "Rank before", "Rank after"]].itertuples(index=False)] == [

@@ -128,6 +128,16 @@ def layer_values(spec) -> list[dict]:
     return out
 
 
+def drawn_texts(fragment) -> list[str]:
+    """The texts a chart draws (vega's SVG rendering of its spec, HTML entities decoded)."""
+    import html
+
+    import vl_convert
+
+    svg = vl_convert.vegalite_to_svg(spec_of(fragment))
+    return [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]
+
+
 # --------------------------------------------------------------------------- assets
 
 @pytest.fixture(scope="module")
@@ -242,8 +252,8 @@ def _heat_records():
 def test_chart_labels_follow_rounding_decimals():
     """Labels show the release's rounding_decimals (a 2-decimal release shows 55.25 and 0.00,
     not 55.3 and 0.0); bars the same."""
-    vals = {(v["model_id"], v["tag"]): v for v in layer_values(spec_of(heatmaps.heatmap(_heat_records(), "heat2", decimals=2)))}
-    assert (vals[("m2", "ART")]["value_text"], vals[("m1", "ABS")]["value_text"]) == ("55.25", "0.00")
+    texts = drawn_texts(heatmaps.heatmap(_heat_records(), "heat2", decimals=2))
+    assert {"55.25", "0.00"} <= set(texts) and "55.3" not in texts
     row = {"model_id": "m", "display_name": "M", "components": {"checklist": 72.5}, "component_counts": {"checklist": 3}}
     bars = layer_values(spec_of(charts.component_bars([row], "bars2", components=["checklist"], decimals=2)))
     assert [b["value_text"] for b in bars] == ["72.50"]
@@ -256,34 +266,39 @@ def test_heatmap_na_zero_tooltips_labels():
     vals = {(v["model_id"], v["tag"]): v for v in layer_values(spec)}
     assert len(vals) == 4  # the missing pair is filled, not a silent hole
     na = vals[("m1", "ART")]
-    assert na["value"] is None and na["is_na"] is True and na["value_tip"] == "N/A" and na["value_text"] == "N/A"
-    assert na["n_total"] == 258 and na["coverage_text"] == "96.9% (250/258)"
+    assert na["value"] is None and na["n_total"] == 258 and na["n_scored"] == 250
     zero = vals[("m1", "ABS")]
-    assert zero["value"] == 0.0 and zero["is_na"] is False and zero["value_text"] == "0.0"
-    assert vals[("m2", "ART")]["value_tip"] == "55.25" and vals[("m2", "ART")]["value_text"] == "55.3"
+    assert zero["value"] == 0.0
     hole = vals[("m2", "ABS")]
-    assert hole["value"] is None and hole["is_na"] is True and hole["n_total"] == "N/A"
-    assert na["tag_label"] == "ART · Art & Design"
+    assert hole["value"] is None and hole["n_total"] is None
     # raw text in the data (vega draws it as text); only U+2028 (breaks vega expressions) -> space
     assert vals[("m2", "ART")]["model"] == EVIL.replace("\u2028", " ")
+    # the texts are made in the chart: one data line per cell holds only its values
+    texts = drawn_texts(f)
+    assert sorted(texts[:4]) == ["0.0", "55.3", "N/A", "N/A"]  # zero is 0.0, null N/A; 1 decimal
+    assert {"ABS · Abstract", "ART · Art & Design"} <= set(texts)
+    calc = {k: v for t in spec["layer"][0]["transform"] for k, v in t.items() if k == "calculate"
+            for k, v in [(t["as"], t["calculate"])]}
+    assert calc["coverage_text"] == charts.share_expr("n_scored", "n_total")
+    assert calc["value_text"] == charts.num_expr("value", 1)
 
     colored, grey = spec["layer"][0], spec["layer"][1]
-    assert colored["transform"] == [{"filter": "!datum.is_na"}]
+    assert colored["transform"][-1] == {"filter": "!datum.is_na"}
     assert colored["encoding"]["color"]["scale"]["domain"] == [0, 100]  # 0.0 is the low end, not "missing"
-    assert grey["transform"] == [{"filter": "datum.is_na"}] and grey["mark"]["color"] == charts.NA_COLOR
+    assert grey["transform"][-1] == {"filter": "datum.is_na"} and grey["mark"]["color"] == charts.NA_COLOR
     tips = {t["title"]: t["field"] for t in colored["encoding"]["tooltip"]}
     assert tips == {  # no interval was computed for these cells: no interval line
         "Model": "model",
         "Tag": "tag_label",
-        "Overall-9": "value_tip",
-        "Prompts (n_total)": "n_total",
+        "Overall-9": "value_text",
+        "Prompts (n_total)": "n_text",
         "Coverage (scored)": "coverage_text",
     }
     assert grey["encoding"]["tooltip"] == colored["encoding"]["tooltip"]
-    with_iv = [dict(r, interval=[50.0, 60.0]) if r["overall_9"] == 55.25 else r for r in _heat_records()]
-    layer = spec_of(heatmaps.heatmap(with_iv, "heat-iv"))["layer"][0]
-    assert [t["title"] for t in layer["encoding"]["tooltip"]][3] == "95% interval"
-    assert {(v["model_id"], v["tag"]): v["interval_text"] for v in layer_values(spec_of(heatmaps.heatmap(with_iv, "heat-iv")))}[("m2", "ART")] == "50.0–60.0"
+    with_iv = [dict(r, interval=[50.0, 60.04]) if r["overall_9"] == 55.25 else r for r in _heat_records()]
+    iv_spec = spec_of(heatmaps.heatmap(with_iv, "heat-iv"))
+    assert [t["title"] for t in iv_spec["layer"][0]["encoding"]["tooltip"]][3] == "95% interval"
+    assert {(v["model_id"], v["tag"]): (v["lo"], v["hi"]) for v in layer_values(iv_spec)}[("m2", "ART")] == (50.0, 60.0)
     assert spec["layer"][0]["encoding"]["x"]["sort"] == ["ABS · Abstract", "ART · Art & Design"]
 
 

@@ -27,7 +27,7 @@ from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS, SCORE
 from searchgen_nb.numeric import decimal_text, percent
 
 from .display import HTMLFragment
-from .fmt import NA, STATUS_LABELS, format_number, interval_text, is_null, rank_text
+from .fmt import NA, STATUS_LABELS, format_number, is_null, rank_text
 from .fmt import number, pct_label, share_text
 
 NA_COLOR = "#d4d4d4"
@@ -128,7 +128,9 @@ def chart_html(spec: Mapping[str, Any], name: str) -> str:
         'window.matchMedia("(prefers-color-scheme: dark)").matches?"dark":"light";}'
         'if(t==="dark"){opt.theme="dark";}'
         'el.textContent="";'
-        'window.vegaEmbed(el,spec,opt).then(function(){el.setAttribute("data-sg-rendered","1");})'
+        'window.vegaEmbed(el,spec,opt).then(function(){el.setAttribute("data-sg-rendered","1");'
+        # wider than its frame (a phone): the frame scrolls, and says so
+        'el.classList.toggle("sg-scrolls",el.scrollWidth>el.clientWidth+1);})'
         '.catch(function(e){el.textContent="Chart error: "+e;});}'
         'if(window.vegaEmbed){go();}else{document.addEventListener("DOMContentLoaded",go);}'
         "})();</script>"
@@ -175,6 +177,29 @@ def _score(value: float | None, decimals: int) -> dict:
     """A score's record fields: the value, its label and tooltip texts, whether it is N/A."""
     text = format_number(value, decimals)[0]
     return {"value": value, "value_text": text, "value_tip": _plain(value), "is_na": value is None}
+
+
+def rounded(value: float | None, decimals: int) -> float | None:
+    """The value rounded half-up to ``decimals`` places, as the book prints it: the chart's
+    ``format`` (:func:`num_expr`) then shows it unchanged."""
+    return None if value is None else float(decimal_text(value, decimals))
+
+
+def num_expr(field: str, decimals: int, signed: bool = False) -> str:
+    """A Vega expression: ``datum[field]`` with ``decimals`` places (a minus as U+2212, as the
+    tables; ``signed``: "+" before a positive number), "N/A" for null."""
+    text = f"format(datum.{field}, '.{decimals}f')"
+    if signed:
+        text = f"(datum.{field} > 0 ? '+' : '') + {text}"
+    return f"datum.{field} === null ? '{NA}' : {text}"
+
+
+def share_expr(part: str, total: str) -> str:
+    """A Vega expression: "96.1% (248/258)", the share rounded half-up (exact for counts: a
+    ratio of two integers is never within a rounding error of a half unless it is one)."""
+    share = f"format(round(datum.{part} * 1000 / datum.{total}) / 10, '.1f')"
+    return (f"datum.{total} === null || datum.{part} === null ? '{NA}' : datum.{total} === 0 ? "
+            f"'{NA} (0/0)' : {share} + '% (' + datum.{part} + '/' + datum.{total} + ')'")
 
 
 def _label(text: Any) -> str:
@@ -276,22 +301,24 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
             continue
         rank = "unranked" if not r.get("ranked") else "–" if rk is None else rank_text(rk)
         values.append({
-            "model": labels[m], "value": v, "value_text": format_number(v, decimals)[0],
-            "lo": None if iv is None else float(iv[0]), "hi": None if iv is None else float(iv[1]),
-            "interval_text": interval_text(iv, decimals), "tie": ties.get(m, "–"),
-            "rank_text": rank, "ranked": bool(r.get("ranked")),
+            "model": labels[m], "value": v, "tie": ties.get(m, "–"), "rank_text": rank,
+            "lo": None if iv is None else rounded(float(iv[0]), decimals),
+            "hi": None if iv is None else rounded(float(iv[1]), decimals),
+            "ranked": bool(r.get("ranked")),
         })
     lows = [v["lo"] for v in values if v["lo"] is not None] + [v["value"] for v in values]
     highs = [v["hi"] for v in values if v["hi"] is not None] + [v["value"] for v in values]
     domain = [max(0.0, 5 * math.floor(min(lows, default=0) / 5) - 5),
               min(100.0, 5 * math.ceil(max(highs, default=100) / 5) + 5)]
     y = alt.Y("model:N", title=None, sort=[v["model"] for v in values],
-              axis=alt.Axis(labelLimit=260))
+              axis=alt.Axis(labelLimit=130))  # a phone's width keeps room for the plot
     scale = alt.Scale(domain=domain, zero=False, nice=False)
     tooltip = _tips("model:N", "Model", "value_text:N", "Overall-9",
                     "interval_text:N", f"{confidence} interval", "rank_text:N", "Rank range",
                     "tie:N", "Tie group")
-    base = alt.Chart()  # no data: embed sets the layers'
+    base = alt.Chart().transform_calculate(  # no data: embed sets the layers'
+        value_text=num_expr("value", decimals), interval_text=f"datum.lo === null ? '{NA}' : "
+        f"{num_expr('lo', decimals)} + '–' + {num_expr('hi', decimals)}")
     layers = [
         base.transform_filter("datum.lo !== null").mark_rule(strokeWidth=2, color="#4c78a8").encode(
             x=alt.X("lo:Q", title="Overall-9 (0–100)", scale=scale), x2="hi:Q", y=y,
@@ -300,49 +327,10 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
             x=alt.X("value:Q", scale=scale), y=y, tooltip=tooltip,
             opacity=alt.condition("datum.ranked", alt.value(1.0), alt.value(0.35))),
     ]
-    subtitle = (f"point = published Overall-9; line = {confidence} bootstrap interval "
-                "(prompt sampling); faint = unranked")
-    return _layered(name, layers, title, subtitle, values,
-                    width=560, height=max(22 * len(values), 60))
-
-# --------------------------------------------------------------------------- compare any models
-
-
-@_chart_builder
-def compare_picker(records: Sequence[Mapping[str, Any]], groups: Sequence[str],
-                   models: Sequence[str], name: str, *, title: str) -> HTMLFragment:
-    """Components of any models in any group, chosen in the page: a menu picks the group, the
-    legend the models (the first three shown). ``records``: one per group × model × component
-    with ``group``, ``model`` (display name), ``component``, ``value`` and ``value_text``."""
-    group_pick = alt.param(name="group_pick", value=groups[0],
-                           bind=alt.binding_select(options=list(groups), name="Group "))
-    model_pick = alt.selection_point(name="model_pick", fields=["model"], bind="legend",
-                                     value=[{"model": m} for m in models[:3]])
-    comp_order = list(dict.fromkeys(r["component"] for r in records))
-    scale = alt.Scale(domain=list(models))
-    legend = alt.Legend(orient="bottom", columns=4, symbolLimit=0, symbolOpacity=1)  # full swatches
-    # the records stay on the base chart: on the layer, altair names the picker's view otherwise
-    base = alt.Chart(alt.Data(values=list(records))).transform_filter("datum.group === group_pick")
-    picker = base.mark_point(opacity=0).encode(
-        x=alt.X("component:N", sort=comp_order, title=None),
-        color=alt.Color("model:N", title="Models (click; shift-click to add)", scale=scale,
-                        legend=legend),
-    ).add_params(model_pick)
-    axis = alt.Axis(labelAngle=-30, labelLimit=200, labelFontSize=11)
-    bars = base.transform_filter(model_pick).transform_filter("datum.value !== null")
-    bars = bars.mark_bar().encode(
-        x=alt.X("component:N", sort=comp_order, title=None, axis=axis),
-        xOffset=alt.XOffset("model:N", sort=list(models)),
-        y=alt.Y("value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100])),
-        color=alt.Color("model:N", scale=scale, legend=None),
-        tooltip=_tips("model:N", "Model", "component:N", "Component", "value_text:N",
-                      "Score (0–100)"),
-    )
-    subtitle = (f"pick models in the legend and a group in the menu below the chart; {NA} "
-                "components draw no bar")
-    return _layered(name, [picker, bars], title, subtitle, params=[group_pick],
-                    width=680, height=280)
-
+    subtitle = ["point = published Overall-9; faint = unranked",  # short lines: a phone's width
+                f"line = {confidence} bootstrap interval (prompt sampling)"]
+    return _layered(name, layers, title.split(", ", 1), subtitle, values,  # the frame's width
+                    width="container", height=max(22 * len(values), 60))
 
 # --------------------------------------------------------------------------- coverage
 

@@ -1,5 +1,6 @@
-"""Heatmaps of the book: the model × tag heatmap of Overall-9 and the pairwise heatmap of the
-bootstrap differences, made and embedded as every chart (:mod:`searchgen_nb.book.charts`)."""
+"""Heatmaps of the book — the model × tag heatmap of Overall-9 and the pairwise heatmap of the
+bootstrap differences — and the compare picker, made and embedded as every chart
+(:mod:`searchgen_nb.book.charts`)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from urllib.parse import quote
 
 import altair as alt
 
-from searchgen_nb.numeric import decimal_text, scaled
+from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 
 from .charts import NA_COLOR, _chart_builder, _label, _layered, _mid, _model_labels, _plain
-from .charts import _records, _score, _tips
+from .charts import _json, _records, _tips, num_expr, rounded, share_expr
 from .display import HTMLFragment
-from .fmt import NA, exact_diff, format_number, interval_text, is_null, number, share_text
+from .fmt import NA, format_number, interval_text, is_null, number
 
 
 def _white_if(test: str) -> Any:
@@ -32,65 +33,80 @@ def _redblue(field: str, title: str, span: float, legend: Any) -> Any:
 
 # --------------------------------------------------------------------------- heatmap
 
-def _heat_cell(r: Mapping[str, Any], decimals: int, wide_interval: float | None) -> dict:
-    """A heatmap cell's fields from a record (``{}``: a model × tag pair without one: N/A)."""
-    v, n_total, n_scored = number(r.get("overall_9")), r.get("n_total"), r.get("n_scored")
-    iv, cov = None if is_null(r.get("interval")) else r["interval"], number(r.get("coverage"))
-    if not is_null(n_total) and not is_null(n_scored):
-        cov_text = share_text(int(n_scored), int(n_total))
-    else:
-        cov_text = NA if cov is None else f"{decimal_text(scaled(cov, 100), 2)}%"
-    wide = iv is not None and wide_interval is not None and iv[1] - iv[0] > wide_interval
-    return {**_score(v, decimals), "n_total": NA if is_null(n_total) else int(n_total),
-            "coverage_text": cov_text, "interval_text": interval_text(iv, decimals), "wide": wide}
+def _heat_cell(r: Mapping[str, Any], decimals: int) -> dict:
+    """A heatmap cell's values from a record (``{}``: a model × tag pair without one: N/A); its
+    texts are made in the chart (:func:`_heat_texts`)."""
+    iv = None if is_null(r.get("interval")) else r["interval"]
+    n_total, n_scored = r.get("n_total"), r.get("n_scored")
+    return {"value": number(r.get("overall_9")),
+            "lo": None if iv is None else rounded(float(iv[0]), decimals),
+            "hi": None if iv is None else rounded(float(iv[1]), decimals),
+            "n_total": None if is_null(n_total) else int(n_total),
+            "n_scored": None if is_null(n_scored) else int(n_scored)}
 
 
-def _heat_cells(recs, tags, decimals, wide_interval, href) -> tuple[list[dict], dict, list]:
+def _heat_cells(recs, tags, decimals, href, counts) -> tuple[list[dict], dict, dict]:
     """(cells model-major — a model's cells together: one hunk in a diff —, model labels, tag
-    labels in ``tags`` order); a model × tag pair without a record is an N/A cell."""
-    labels, cells, tag_labels = _model_labels(recs), {}, {}
+    → label in ``tags`` order, "(n=…)" from ``counts``); a model × tag pair without a record
+    is an N/A cell."""
+    labels, cells, names = _model_labels(recs), {}, {}
     for r in recs:
         m, t = _mid(r), str(r["tag"])
         if (m, t) in cells:
             raise ValueError(f"duplicate heatmap cell: model {m!r}, tag {t!r}")
-        name = None if is_null(r.get("tag_name")) else r["tag_name"]
-        tag_labels.setdefault(t, _label(f"{t} · {name}" if name else t))
-        cells[m, t] = _heat_cell(r, decimals, wide_interval)
+        names.setdefault(t, None if is_null(r.get("tag_name")) else r["tag_name"])
+        cells[m, t] = _heat_cell(r, decimals)
         if href is not None:
             cells[m, t]["href"] = href.format(tag=quote(t), model_id=quote(m))
-    axis = [tag_labels.setdefault(t, _label(t)) for t in tags]
-    extra = sorted({t for _, t in cells} - set(tags))  # tags left out of ``tags``: at the end
-    out = [{**(cells.get((m, t)) or _heat_cell({}, decimals, None)), "model": labels[m],
-            "model_id": m, "tag": t, "tag_label": tag_labels[t]}
+    extra = sorted(set(names) - set(tags))  # tags left out of ``tags``: at the end
+    tag_labels = {}
+    for t in [*tags, *extra]:
+        n = f" (n={counts[t]})" if counts and t in counts else ""
+        tag_labels[t] = _label(f"{t} · {names[t]}{n}" if names.get(t) else f"{t}{n}")
+    out = [{**(cells.get((m, t)) or _heat_cell({}, decimals)), "model": labels[m],
+            "model_id": m, "tag": t}
            for m in labels for t in [*tags, *extra] if t in tags or (m, t) in cells]
-    return out, labels, axis
+    return out, labels, {t: tag_labels[t] for t in [*tags] + [t for t in extra if t in names]}
 
 
-def _mark_best_and_relative(cells: list[dict], relative_to, decimals: int) -> None:
-    """``best``: the best value of its column; with ``relative_to``, ``shown``: the value minus
-    the model's overall (the exact difference of two published values)."""
-    best: dict[str, float] = {}
-    for c in cells:
-        if c["value"] is not None:
-            best[c["tag"]] = max(best.get(c["tag"], c["value"]), c["value"])
-    for c in cells:
-        c["best"] = c["value"] is not None and c["value"] == best.get(c["tag"])
-        if relative_to is not None:
-            base = relative_to.get(c["model_id"])
-            d = None if c["value"] is None or base is None else exact_diff(c["value"], base)
-            sign = "+" if d is not None and d > 0 else ""
-            c["shown"], c["shown_text"] = d, sign + format_number(d, decimals)[0]
+def _heat_texts(tag_labels: Mapping[str, str], decimals: int, wide: float | None) -> dict:
+    """The chart's ``calculate`` transforms: a cell's texts and flags from its values."""
+    return {
+        "tag_label": f"{_json(tag_labels)}[datum.tag]", "is_na": "datum.value === null",
+        "value_text": num_expr("value", decimals), "n_text": f"datum.n_total === null ? '{NA}' : "
+        "'' + datum.n_total", "coverage_text": share_expr("n_scored", "n_total"),
+        "interval_text": f"datum.lo === null ? '{NA}' : "
+        f"{num_expr('lo', decimals)} + '–' + {num_expr('hi', decimals)}",
+        "wide": "false" if wide is None else f"datum.lo !== null && datum.hi - datum.lo > {wide!r}",
+    }
 
 
-def _heat_colours(cells: list[dict], relative: bool) -> tuple:
+def _heat_chart(texts: dict, relative: bool) -> Any:
+    """The base chart every layer derives from: texts, the best of each column (outlined) or,
+    ``relative``, the value minus the model's overall (a record without a tag)."""
+    base = alt.Chart()  # no data: embed sets the layers' (module docstring)
+    if relative:
+        base = base.transform_joinaggregate(base="max(overall)", groupby=["model_id"])
+        base = base.transform_filter("datum.tag != null").transform_calculate(
+            shown="datum.value === null || datum.base === null ? null : datum.value - datum.base")
+        base = base.transform_calculate(shown_text=num_expr("shown", texts["decimals"], True),
+                                        abs_shown="abs(datum.shown)")
+        base = base.transform_joinaggregate(span="max(abs_shown)")
+    else:
+        base = base.transform_joinaggregate(top="max(value)", groupby=["tag"]).transform_calculate(
+            best="datum.value !== null && datum.value === datum.top")
+    return base.transform_calculate(**{k: v for k, v in texts.items() if k != "decimals"})
+
+
+def _heat_colours(relative: bool) -> tuple:
     """(cell colour, label field, label colour): 0–100, or around 0 for a ``relative`` view."""
     legend = alt.Legend(orient="top", direction="horizontal", gradientLength=200,
                         titleOrient="left")
     if relative:
-        span = _span([c["shown"] for c in cells if c["shown"] is not None])
-        colour = _redblue("shown:Q", "Overall-9 − the model's overall", span, legend)
+        colour = alt.Color("shown:Q", title="Overall-9 − the model's overall", legend=legend,
+                           scale=alt.Scale(scheme="redblue", domainMid=0))
         return colour, "shown_text:N", _white_if(
-            f"datum.shown !== null && abs(datum.shown) > {0.6 * span!r}")
+            "datum.shown !== null && abs(datum.shown) > 0.6 * datum.span")
     scale = alt.Scale(scheme="viridis", domain=[0, 100], clamp=True)
     return (alt.Color("value:Q", title="Overall-9", scale=scale, legend=legend), "value_text:N",
             alt.condition("datum.value === null || datum.value >= 60",
@@ -101,35 +117,41 @@ def _heat_colours(cells: list[dict], relative: bool) -> tuple:
 def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | None = None,
             decimals: int = 1, tag_order: Sequence[str] | None = None,
             relative_to: Mapping[str, float | None] | None = None, href: str | None = None,
-            wide_interval: float | None = None, confidence: str = "95%") -> HTMLFragment:
+            wide_interval: float | None = None, confidence: str = "95%",
+            tag_counts: Mapping[str, int] | None = None) -> HTMLFragment:
     """Model × tag heatmap of Overall-9 (0–100); labels with ``decimals`` places, N/A cells grey.
 
     ``df``: records (or a DataFrame) with ``model_id``, ``display_name``, ``tag``, ``overall_9``,
-    ``n_total``, ``n_scored``, and optionally ``tag_name``, ``coverage``, ``interval``; models in
-    first-seen order, tags in ``tag_order`` (default sorted). The best value of each column is
-    outlined. ``relative_to`` (``{model_id: overall}``): cells show the value minus the model's
-    overall, diverging colours. ``href``: a template with ``{tag}`` and ``{model_id}`` making
-    each cell a link. A cell whose interval is wider than ``wide_interval`` gets a dashed
-    outline; ``confidence`` names the intervals in the tooltip."""
+    ``n_total``, ``n_scored``, and optionally ``tag_name``, ``interval``; models in first-seen
+    order, tags in ``tag_order`` (default sorted), labelled with their prompt count from
+    ``tag_counts``. The best value of each column is outlined. ``relative_to``
+    (``{model_id: overall}``): cells show the value minus the model's overall, diverging
+    colours. ``href``: a template with ``{tag}`` and ``{model_id}`` making each cell a link. A
+    cell whose interval is wider than ``wide_interval`` gets a dashed outline; ``confidence``
+    names the intervals in the tooltip. One data line per model × tag holds its values; every
+    text is made in the chart."""
     recs = _records(df)
     tags = list(tag_order) if tag_order is not None else sorted({str(r["tag"]) for r in recs})
-    cells, labels, x_sort = _heat_cells(recs, tags, decimals, wide_interval, href)
-    _mark_best_and_relative(cells, relative_to, decimals)
-    axis = alt.Axis(labelAngle=-45, labelLimit=220, orient="bottom", labelFontSize=11)
-    x = alt.X("tag_label:N", title=None, sort=x_sort, axis=axis)  # labels extend down-left
+    cells, labels, tag_labels = _heat_cells(recs, tags, decimals, href, tag_counts)
+    if relative_to is not None:  # one line per model: its overall, the base of its cells
+        cells = [{"model_id": m, "overall": relative_to.get(m), "tag": None}
+                 for m in labels] + cells
+    axis = alt.Axis(labelAngle=-45, labelLimit=320, orient="bottom", labelFontSize=11)
+    x = alt.X("tag_label:N", title=None, sort=list(tag_labels.values()), axis=axis)
     y = alt.Y("model:N", title=None, sort=list(labels.values()),
               axis=alt.Axis(labelLimit=260, labelFontSize=11))
-    tooltip = _tips("model:N", "Model", "tag_label:N", "Tag", "value_tip:N", "Overall-9")
-    if any(c["interval_text"] != NA for c in cells):  # none computed (a slice's tags): no line
+    tooltip = _tips("model:N", "Model", "tag_label:N", "Tag", "value_text:N", "Overall-9")
+    if any(c.get("lo") is not None for c in cells):  # none computed (a slice's tags): no line
         tooltip += _tips("interval_text:N", f"{confidence} interval")
-    tooltip += _tips("n_total:N", "Prompts (n_total)", "coverage_text:N", "Coverage (scored)")
+    tooltip += _tips("n_text:N", "Prompts (n_total)", "coverage_text:N", "Coverage (scored)")
     na_tips = list(tooltip)
     if relative_to is not None:
         tooltip.insert(3, alt.Tooltip("shown_text:N", title="vs the model's overall"))
-    colour, text, text_colour = _heat_colours(cells, relative_to is not None)
+    colour, text, text_colour = _heat_colours(relative_to is not None)
     enc = {"x": x, "y": y, "tooltip": tooltip}
     link = {"href": alt.Href("href:N")} if href is not None else {}
-    base = alt.Chart()  # no data: embed sets the layers' (module docstring)
+    base = _heat_chart({**_heat_texts(tag_labels, decimals, wide_interval),
+                        "decimals": decimals}, relative_to is not None)
     layers = [
         base.transform_filter("!datum.is_na").mark_rect(
             stroke="white", strokeWidth=1, cursor="pointer" if href else "default",
@@ -137,17 +159,17 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
         base.transform_filter("datum.is_na").mark_rect(  # (no relative value in the tooltip)
             color=NA_COLOR, stroke="white", strokeWidth=1).encode(**{**enc, "tooltip": na_tips}),
     ]
-    if relative_to is None and any(c["best"] for c in cells):
+    if relative_to is None:
         layers.append(base.transform_filter("datum.best").mark_rect(
             filled=False, stroke="#000000", strokeWidth=2.5).encode(**enc, **link))
-    if any(c["wide"] for c in cells):
+    if wide_interval is not None:
         layers.append(base.transform_filter("datum.wide").mark_rect(
             filled=False, stroke="#111111", strokeWidth=1.5, strokeDash=[3, 2]).encode(**enc))
     layers.append(base.mark_text(fontSize=11).encode(text=text, color=text_colour, **enc, **link))
     cell = 46 if len(tags) <= 12 else 40 if len(tags) <= 18 else 36  # 22 tags fit a 960 px page
     subtitle = subtitle or f"0–100; grey cells labelled {NA} = not applicable (no value), not 0"
     return _layered(name, layers, title or "Overall-9 by model and tag", subtitle, cells,
-                    width=max(cell * len(x_sort), 120), height=max(cell * len(labels), 60))
+                    width=max(cell * len(tag_labels), 120), height=max(cell * len(labels), 60))
 
 
 @_chart_builder
@@ -199,3 +221,46 @@ def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[
                 "(Holm-adjusted p above α)")
     return _layered(name, layers, title, subtitle, values,
                     width=40 * len(order), height=40 * len(order))
+
+
+# --------------------------------------------------------------------------- compare any models
+
+
+@_chart_builder
+def compare_picker(rows: Sequence[Mapping[str, Any]], groups: Sequence[str],
+                   models: Sequence[str], name: str, *, title: str,
+                   components: Sequence[str] = OVERALL_9_COMPONENTS,
+                   decimals: int = 1) -> HTMLFragment:
+    """Components of any models in any group, chosen in the page: a menu picks the group, a tap
+    on the legend adds or removes a model (the first three shown). ``rows``: one per group ×
+    model with ``group``, ``model`` (display name) and a value per component (null: N/A); the
+    chart folds them into bars and makes their texts."""
+    group_pick = alt.param(name="group_pick", value=groups[0],
+                           bind=alt.binding_select(options=list(groups), name="Group "))
+    model_pick = alt.selection_point(name="model_pick", fields=["model"], bind="legend",
+                                     toggle="true", value=[{"model": m} for m in models[:3]])
+    labels = [COMPONENT_LABELS.get(c, c) for c in components]
+    scale = alt.Scale(domain=list(models))
+    colour = alt.Color("model:N", title="Models (tap to add or remove)", scale=scale,
+                       legend=alt.Legend(orient="bottom", columns=3, symbolLimit=0,
+                                         symbolOpacity=1))  # full swatches
+    # the records stay on the base chart: on the layer, altair names the picker's view otherwise
+    base = alt.Chart(alt.Data(values=list(rows))).transform_filter("datum.group === group_pick")
+    base = base.transform_fold(list(components), as_=["code", "value"]).transform_calculate(
+        component=f"{_json(dict(zip(components, labels)))}[datum.code]",
+        value_text=num_expr("value", decimals))
+    x = alt.X("component:N", sort=labels, title=None,
+              axis=alt.Axis(labelAngle=-30, labelLimit=200, labelFontSize=11))
+    picker = base.mark_point(opacity=0).encode(x=x, color=colour).add_params(model_pick)
+    bars = base.transform_filter(model_pick).transform_filter("datum.value !== null")
+    bars = bars.mark_bar().encode(
+        x=x, xOffset=alt.XOffset("model:N", sort=list(models)),
+        y=alt.Y("value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100])),
+        color=colour,  # the picker's legend, the same (two legends' settings would conflict)
+        tooltip=_tips("model:N", "Model", "component:N", "Component", "value_text:N",
+                      "Score (0–100)"),
+    )
+    subtitle = (f"tap models in the legend and pick a group in the menu below the chart; {NA} "
+                "components draw no bar")
+    return _layered(name, [picker, bars], title, subtitle, params=[group_pick],
+                    width=680, height=280)

@@ -51,10 +51,12 @@ def _clean(text: str) -> str:
 def normalize(nb: nbformat.NotebookNode, root: Path) -> nbformat.NotebookNode:
     """Strip what changes run to run: timestamps, durations, random ids, absolute paths.
 
-    Keeps ``metadata.papermill.parameters`` (reviewers see what the run was given) and
-    hides the parameter cells' code in the book.
+    Keeps ``metadata.papermill.parameters`` (reviewers see what the run was given; the
+    release config by its file name, wherever it lay) and hides the parameter cells' code in
+    the book.
     """
-    params = nb.metadata.get("papermill", {}).get("parameters", {})
+    params = dict(nb.metadata.get("papermill", {}).get("parameters", {}))
+    _config_by_name(nb, params)
     nb.metadata = nbformat.from_dict({
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
@@ -74,6 +76,21 @@ def normalize(nb: nbformat.NotebookNode, root: Path) -> nbformat.NotebookNode:
                 for p in prefixes:
                     out["text"] = out["text"].replace(p, "")
     return nb
+
+
+def _config_by_name(nb: nbformat.NotebookNode, params: dict) -> None:
+    """``release_config`` as its file name in ``params`` and the injected parameters cell: the
+    folder a release ran from is no part of what it published."""
+    from papermill.translators import PythonTranslator
+
+    given = params.get("release_config")
+    if not isinstance(given, str):
+        return
+    params["release_config"] = name = Path(given).name
+    old, new = (f"release_config = {PythonTranslator.translate(v)}" for v in (given, name))
+    for cell in nb.cells:
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            cell.source = cell.source.replace(old, new)
 
 
 @contextlib.contextmanager

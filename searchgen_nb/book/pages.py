@@ -23,7 +23,7 @@ from searchgen_nb.book.pages_audit import (  # noqa: F401  (the notebooks call t
     status_table,
 )
 from searchgen_nb.book.views import TAG_KINDS, Release
-from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
+from searchgen_nb.constants import OVERALL_9_COMPONENTS
 from searchgen_nb.numeric import decimal_text
 
 
@@ -134,6 +134,7 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
                  and bool((release.uncertainty or {}).get("groups")))
     width = views.wide_interval(release) if intervals else None
     common = {"decimals": release.decimals, "tag_order": tags, "wide_interval": width,
+              "tag_counts": sizes,
               "confidence": release.confidence,
               "href": EXPLORER + f"?{kind}={{tag}}&model={{model_id}}"
               + ("" if release.is_full else "&slice=" + release.slice_name)}
@@ -233,14 +234,14 @@ def compare_picker(release: Release) -> HTMLFragment:
               if rows and rows[0]["n_total"]]
     groups += [(views.group_label(kind, t), rows) for kind in TAG_KINDS
                for t, rows in release.boards[kind].items()]
-    records = [{"group": label, "model": r["display_name"], "component": COMPONENT_LABELS[c],
-                "value": r["components"][c],
-                "value_text": format_number(r["components"][c], release.decimals)[0]}
-               for label, rows in groups for r in rows for c in OVERALL_9_COMPONENTS]
-    chart = charts.compare_picker(records, [g for g, _ in groups],
+    records = [{"group": label, "model": r["display_name"],
+                **{c: r["components"][c] for c in OVERALL_9_COMPONENTS}}
+               for label, rows in groups for r in rows]  # a line per group × model
+    chart = heatmaps.compare_picker(records, [g for g, _ in groups],
                                   [r["display_name"] for r in release.boards["overall"]],
                                   f"compare-picker{release.id_suffix}",
-                                  title="Compare any models, in any group")
+                                  title="Compare any models, in any group",
+                                  decimals=release.decimals)
     return with_legend(chart, "Every group and model of the release is in the page: nothing is "
                        "recomputed when you choose. Values are the published components "
                        f"({_a('components', '0–100')}).")

@@ -41,6 +41,8 @@ STAGING = f"{BUILD}/data"  # where the notebooks write the artifacts
 BOOK_SOURCES = ("_config.yml", "_toc.yml", "book")
 #: Print style sheet of a synthetic demo's book: the marking in every printed page's margin.
 DEMO_PRINT_CSS = "searchgen-demo-print.css"
+#: The change summary published beside the artifacts (:func:`write_change_summary`).
+CHANGES = "CHANGES.md"
 #: Staged folder whose contents Sphinx copies to the book's root (``html_extra_path``).
 EXTRA = "book/extra"
 
@@ -235,6 +237,8 @@ def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float,
     if not (release.validation_report or {}).get("passed"):
         raise ReleaseError("validation report missing or failed: "
                            "the validate notebook did not pass the release")
+    with step("release, change summary"):
+        write_change_summary(release)
     t = time.perf_counter()
     html = make_book(root, work, release.is_demo, log)
     timings["book"] = time.perf_counter() - t
@@ -244,6 +248,18 @@ def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float,
     timings["total"] = time.perf_counter() - t0
     notebooks = [out / "book" / "notebooks" / name for name in timings if name.endswith(".ipynb")]
     return ReleaseOutcome(out / "public" / "data", out / "_build" / "html", notebooks, timings)
+
+
+def write_change_summary(release) -> None:
+    """``CHANGES.md`` beside the staged artifacts: the Markdown of ``searchgen-nb diff`` for
+    this release's ``changes.json`` (the first-release sentence without a previous release),
+    published with them for a pull request to carry (data contract, § Changes between
+    releases)."""
+    from searchgen_nb.changes import first_release
+    from searchgen_nb.changes_markdown import markdown
+
+    text = markdown(release.changes or first_release(), release.names)
+    (release.folder / CHANGES).write_text(text, encoding="utf-8", newline="\n")
 
 
 def _publish(out: Path, sources: dict[str, Path], version: str, log,
