@@ -37,4 +37,4 @@ def test_summary_names_the_changed_models_and_pairs_only(changed_data, tmp_path)
              if re.search(rf"\b{m}\b|{re.escape(meta['display_name'])}", text)}
     assert named == {"halcyon_draw", "pixelwright_2"}
     assert set(re.findall(r"sgb_[a-z_]+_\d{4}", text)) == set(LOWERED + LOST)
-    assert "2 results scored → missing_evaluation" in text and "5 scored prompts changed" in text
+    assert "2 results scored → missing evaluation (counts 0)" in text and "5 scored prompts changed" in text

@@ -258,7 +258,7 @@ def write_change_summary(release) -> None:
     from searchgen_nb.changes import first_release
     from searchgen_nb.changes_markdown import markdown
 
-    text = markdown(release.changes or first_release(), release.names)
+    text = markdown(release.changes or first_release(), release.names, policies=release.policies)
     (release.folder / CHANGES).write_text(text, encoding="utf-8", newline="\n")
 
 
