@@ -403,7 +403,7 @@ def test_validate_bounds_the_work_the_manifest_asks_for(
     monkeypatch.setattr(f"searchgen_nb.bounds.{bound}", value)
     start = time.perf_counter()
     code, err = run("validate", folder)
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 30  # a refusal, not the work (minutes) or a hang
     assert code == 1 and f"check {check} failed" in err, err
     assert "manifest.json: the release asks for more work than this version bounds" in err
     assert message in err, err
@@ -426,7 +426,7 @@ def test_a_signal_ends_a_command_with_one_line(
     got, err = run(command, *args[command])
     left = "the demo folder may be incomplete" if command == "demo" else "nothing was written"
     assert (got, err) == (code, f"searchgen-nb {command}: FAILED: {said}; {left}\n")
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 30  # a refusal, not the work (minutes) or a hang
 
 
 @pytest.mark.parametrize("marker", ["manifest.json", ".searchgen-nb", ".searchgen-nb-demo"])

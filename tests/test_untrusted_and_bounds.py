@@ -345,7 +345,7 @@ def test_unbounded_work_is_refused_within_seconds(tmp_path, size, figure):
     cfg = _sized(tmp_path / "r", **size)
     start = time.perf_counter()
     r = run("data", str(cfg), "--out", str(tmp_path / "out"))
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 30  # a refusal, not the work (minutes) or a hang
     assert r.exit_code == 1 and not (tmp_path / "out").exists()
     assert f"config {cfg}: the release asks for more work than this version bounds" in r.stderr
     assert figure in r.stderr and len(r.stderr) < 2000, r.stderr
@@ -481,7 +481,7 @@ def test_repeated_tags_are_read_at_once_and_bounded(tmp_path, n, message):
     else:
         with pytest.raises(MetadataError, match=re.escape(message)):
             read_prompts(path)
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 30  # a refusal, not the work (minutes) or a hang
 
 
 @pytest.mark.parametrize(
@@ -560,7 +560,7 @@ def test_optional_metadata_is_typed_and_bounded(tmp_path, field, value, message)
         read_prompts(path)
     assert f"metadata prompts.jsonl line 2 (sample_id 'p1'): {message}" in str(exc.value)
     assert len(str(exc.value)) < 300
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 30  # a refusal, not the work (minutes) or a hang
     path.write_text(json.dumps(good) + "\n", encoding="utf-8")
     assert read_prompts(path).prompts[0].optional["eval_slices"] == ["test-mini", "test-mini-hard"]
 
