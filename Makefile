@@ -77,5 +77,10 @@ bench-1m: bench
 	rm -rf $(BENCH)/p103
 	$(BIN)/python benchmarks/bench_scale.py --compare $(BENCH)/demo.json $(BENCH)/p8.json $(BENCH)/p103.json
 
+# What a build made, and the demo when it holds the demo's marker; published releases
+# (.releases/ and the public/, _build/, book/notebooks links to it) are never removed here.
 clean:
-	rm -rf build _build public book/notebooks book/vendor data .releases
+	rm -rf build book/vendor
+	if [ -f data/demo/.searchgen-nb-demo ]; then rm -rf data/demo; fi
+	@echo "kept: published releases (.releases/, public/, _build/, book/notebooks); remove them yourself"
+
