@@ -181,7 +181,10 @@ def tag_tables(release: Release, kind: str) -> HTMLFragment:
                  for tag in frame["Tag"]]
         table = tables.data_table(
             frame, f"tags-{kind.replace('_', '-')}-{_safe_id(m)}{release.id_suffix}",
-            row_links={"Prompts": links}, decimals={"Coverage %": 2}, heads=_TAG_HEADS,
+            row_links={"Prompts": links, "Coverage %": [
+                f"{link}&status=not_scored" if s < t else None
+                for link, s, t in zip(links, frame["Scored"], frame["Prompts"])]},
+            decimals={"Coverage %": 2}, heads=_TAG_HEADS,
             order=[("Overall-9", "desc")])
         rank = f"rank {r['rank']}" if r["ranked"] else "unranked"
         o9 = format_number(r["overall_9"], release.decimals)[0]
