@@ -91,7 +91,7 @@ def leaderboard_view(release: Release, group: str, forest: bool = True) -> HTMLF
     if forest and any((c or {}).get("overall_9") for c in intervals.values()):
         chart = charts.forest(rows, intervals, f"forest-{group.lower()}{release.id_suffix}",
                               title=f"Overall-9 with {conf} intervals, {where}", ties=ties,
-                              confidence=conf, decimals=release.decimals)
+                              confidence=conf, decimals=release.decimals, group=group)
         parts.append(with_legend(chart, (
             f"Line: the {_a('uncertainty', f'{conf} bootstrap interval')} — the range of "
             "Overall-9 over resampled prompt sets; it says how much the score depends on which "
@@ -270,7 +270,7 @@ def pairwise(release: Release, group: str) -> list[HTMLFragment]:
     chart = heatmaps.pairwise_heatmap(
         pairs, release.names, f"pairs-{ids}", confidence=release.confidence,
         title=f"Δ Overall-9 between ranked models, {group} · slice {release.slice_name}",
-        decimals=release.decimals)
+        decimals=release.decimals, group=group)
     alpha = 1 - Decimal(repr(float(u["confidence"])))  # as written: 0.05, not 0.0500000000000000x
     note = (f'<p>{k} pairs; p-values from {b:,} bootstrap replicates (seed {u["seed"]}), '
             f"{_a('uncertainty', 'Holm-adjusted')} across the {k} pairs of the group; separable = "

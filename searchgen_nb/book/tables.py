@@ -2,8 +2,9 @@
 
 Each table is complete static HTML: every row in the page, readable without JavaScript; the
 book's ``searchgen-nb.js`` makes every ``table.sg-table`` a DataTable with the options of its
-``data-sg-options``. A numeric cell carries ``data-order`` (the number, empty for N/A); header
-class ``sg-num`` sorts numerically with N/A last both ways. Null shows "N/A" (never blank, "nan"
+``data-sg-options``. A numeric column sorts by the number its cells start with, or by their
+``data-order`` (the exact number, empty for N/A) where that differs; header class ``sg-num``
+sorts numerically with N/A last both ways. Null shows "N/A" (never blank, "nan"
 or 0), 0.0 shows "0.0"; all text from the data is escaped; ids come from the caller.
 """
 
@@ -104,7 +105,7 @@ def _th(key: str, head: Head, numeric: bool, *classes: str) -> str:
     inner = esc(label)
     if head.href:
         link = f'href="{esc(head.href)}" title="{esc(head.title or label)}"'
-        inner += f' <a class="sg-help" {link}>?</a>'
+        inner += f'\n<a class="sg-help" {link}>?</a>'
     return f"<th {attrs}>{inner}</th>"
 
 
@@ -132,9 +133,49 @@ def _text_td(value: Any, href: str | None = None) -> str:
     return f"<td>{_link(esc(value), href)}</td>"
 
 
-def _table(table_id: str, header: Sequence[str], body: Sequence[str], options: Mapping[str, Any],
-           caption: str | None = None, extra_class: str = "", extra_attrs: str = "") -> str:
-    """The table's HTML; ``extra_attrs``: more attributes of the ``<table>`` (ready, escaped)."""
+#: A number at the start of a cell, as the book's sort reads a cell without ``data-order``
+#: (JavaScript's parseFloat of its HTML: none from N/A, a status word or a link).
+_LEADING_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_ORDER_ATTR = re.compile(r' data-order="([^"]*)"')
+#: Characters of a table row per line of the page's HTML (a longer row wraps between cells).
+_LINE = 300
+
+
+def _sorts_as_shown(td: str) -> bool:
+    """True when the cell's HTML sorts as its ``data-order`` says (or it has none)."""
+    if not (m := _ORDER_ATTR.search(td)):
+        return True
+    shown = _LEADING_NUMBER.match(td[td.index(">") + 1:])
+    try:
+        key = float(m.group(1)) if m.group(1) else None
+    except ValueError:
+        return False
+    return key == (float(shown.group(0)) if shown else None)
+
+
+def _rows_html(body: Sequence[tuple[str, list[str]]]) -> list[str]:
+    """Each row's HTML (``(<tr ...>, cells)``): a column keeps ``data-order`` only when a cell
+    sorts otherwise without it (DataTables reads the attribute per column, from the first
+    row); a long row wraps between cells, so a changed value changes one short line."""
+    columns = list(zip(*(cells for _, cells in body)))
+    lean = [all(map(_sorts_as_shown, col)) for col in columns]
+    rows = []
+    for tr, cells in body:
+        lines = [tr]
+        for j, td in enumerate(cells):
+            td = _ORDER_ATTR.sub("", td, count=1) if lean[j] else td
+            if len(lines[-1]) + len(td) > _LINE:
+                lines.append("")
+            lines[-1] += td
+        rows.append("\n".join(lines) + "</tr>")
+    return rows
+
+
+def _table(table_id: str, header: Sequence[str], body: Sequence[tuple[str, list[str]]],
+           options: Mapping[str, Any], caption: str | None = None, extra_class: str = "",
+           extra_attrs: str = "") -> str:
+    """The table's HTML; ``body``: each row's ``<tr ...>`` and cells; ``extra_attrs``: more
+    attributes of the ``<table>`` (ready, escaped)."""
     cls = "sg-table display compact" + (f" {extra_class}" if extra_class else "")
     opts = esc(json.dumps(options, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                           allow_nan=False))
@@ -143,7 +184,7 @@ def _table(table_id: str, header: Sequence[str], body: Sequence[str], options: M
         f'<div class="sg-table-wrap" id="{table_id}-wrap">\n'
         f'<table id="{table_id}"{extra_attrs} class="{cls}" data-sg-options="{opts}">'
         f"{cap}<thead><tr>\n" + "\n".join(header) + "\n</tr></thead>\n<tbody>\n"
-        + "\n".join(body) + "\n</tbody></table></div>"
+        + "\n".join(_rows_html(body)) + "\n</tbody></table></div>"
     )
 
 
@@ -205,7 +246,7 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
         ]
         attrs = ' class="sg-unranked"' if unranked else ""
         attrs += f' data-model-id="{esc(mid)}"' if mid is not None else ""
-        body.append(f"<tr{attrs}>{''.join(cells)}</tr>")
+        body.append((f"<tr{attrs}>", cells))
     options = {"order": [], "autoWidth": False, **_paging(None)}
     table = _table(table_id, header, body, options, caption, "sg-leaderboard")
     return HTMLFragment(_TOOLS.format(table_id) + "\n" + table, f"leaderboard table {table_id}")
@@ -321,7 +362,7 @@ def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, 
                                              (policies or {}).get(m), decimals, reason)))
         words = " ".join(f"{m}={r['statuses'][m]}" for m, _ in models)
         cells.append(f"<td>{esc(words)}</td>")
-        body.append(f'<tr data-sg-values={_row_values(r, models)}>{"".join(cells)}</tr>')
+        body.append((f"<tr data-sg-values={_row_values(r, models)}>", cells))
     options = {"autoWidth": False, "order": [[0, "asc"]], **_paging(50)}
     note = (f'<p class="sg-explorer-filter" id="{table_id}-filter" aria-live="polite"></p>\n'
             f'<div class="sg-table-tools"><button type="button" class="sg-export-rows" '
@@ -361,7 +402,7 @@ def data_table(df: Any, table_id: str, *, decimals: int | Mapping[str, int] | No
                 cells.append(_shown_td(r[j], href))
             else:
                 cells.append(_num_td(r[j], dec, NA, href) if numeric[j] else _text_td(r[j], href))
-        body.append(f"<tr>{''.join(cells)}</tr>")
+        body.append(("<tr>", cells))
     options = {"autoWidth": False, **_paging(page_length),
                "order": [[columns.index(c), d] for c, d in order]}
     return HTMLFragment(_table(table_id, header, body, options), f"data table {table_id}")
