@@ -128,17 +128,14 @@ def _shown_td(cell: Shown, href: str | None = None) -> str:
 
 
 def _text_td(value: Any, href: str | None = None) -> str:
-    if is_null(value):
-        return f'<td class="sg-na" data-order="">{_link(NA, href)}</td>'
-    return f"<td>{_link(esc(value), href)}</td>"
+    cls, text = (' class="sg-na"', NA) if is_null(value) else ("", esc(value))
+    return f"<td{cls}>{_link(text, href)}</td>"
 
 
-#: A number at the start of a cell, as the book's sort reads a cell without ``data-order``
-#: (JavaScript's parseFloat of its HTML: none from N/A, a status word or a link).
+#: A cell's leading number, as the sort reads a cell without data-order (parseFloat of its HTML)
 _LEADING_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _ORDER_ATTR = re.compile(r' data-order="([^"]*)"')
-#: Characters of a table row per line of the page's HTML (a longer row wraps between cells).
-_LINE = 300
+_LINE = 300  #: characters of a table row per line of HTML (a longer one wraps between cells)
 
 
 def _sorts_as_shown(td: str) -> bool:
@@ -147,25 +144,21 @@ def _sorts_as_shown(td: str) -> bool:
         return True
     shown = _LEADING_NUMBER.match(td[td.index(">") + 1:])
     try:
-        key = float(m.group(1)) if m.group(1) else None
-    except ValueError:
+        return (float(m[1]) if m[1] else None) == (float(shown[0]) if shown else None)
+    except ValueError:  # a text key (a model's name)
         return False
-    return key == (float(shown.group(0)) if shown else None)
 
 
 def _rows_html(body: Sequence[tuple[str, list[str]]]) -> list[str]:
-    """Each row's HTML (``(<tr ...>, cells)``): a column keeps ``data-order`` only when a cell
-    sorts otherwise without it (DataTables reads the attribute per column, from the first
-    row); a long row wraps between cells, so a changed value changes one short line."""
-    columns = list(zip(*(cells for _, cells in body)))
-    lean = [all(map(_sorts_as_shown, col)) for col in columns]
+    """Each row's HTML (``(<tr ...>, cells)``): a column keeps ``data-order`` only where a cell
+    sorts otherwise without it (DataTables reads it per column, from the first row); a long
+    row wraps between cells, so a changed value changes one short line."""
+    lean = [all(map(_sorts_as_shown, col)) for col in zip(*(cells for _, cells in body))]
     rows = []
     for tr, cells in body:
         lines = [tr]
-        for j, td in enumerate(cells):
-            td = _ORDER_ATTR.sub("", td, count=1) if lean[j] else td
-            if len(lines[-1]) + len(td) > _LINE:
-                lines.append("")
+        for td in (_ORDER_ATTR.sub("", td, 1) if lean[j] else td for j, td in enumerate(cells)):
+            lines += [""] if len(lines[-1]) + len(td) > _LINE else []
             lines[-1] += td
         rows.append("\n".join(lines) + "</tr>")
     return rows
@@ -174,8 +167,7 @@ def _rows_html(body: Sequence[tuple[str, list[str]]]) -> list[str]:
 def _table(table_id: str, header: Sequence[str], body: Sequence[tuple[str, list[str]]],
            options: Mapping[str, Any], caption: str | None = None, extra_class: str = "",
            extra_attrs: str = "") -> str:
-    """The table's HTML; ``body``: each row's ``<tr ...>`` and cells; ``extra_attrs``: more
-    attributes of the ``<table>`` (ready, escaped)."""
+    """The table's HTML (rows: :func:`_rows_html`); ``extra_attrs``: ready, escaped."""
     cls = "sg-table display compact" + (f" {extra_class}" if extra_class else "")
     opts = esc(json.dumps(options, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                           allow_nan=False))
@@ -187,17 +179,13 @@ def _table(table_id: str, header: Sequence[str], body: Sequence[tuple[str, list[
         + "\n".join(_rows_html(body)) + "\n</tbody></table></div>"
     )
 
-
 # --------------------------------------------------------------------------- leaderboard
 
-_TOOLS = (
-    '<div class="sg-table-tools" data-sg-for="{}">'
-    '<label>Type <select data-sg-filter-col="type"><option value="">all</option>'
-    '<option value="Open">Open</option><option value="Commercial">Commercial</option>'
-    "</select></label> "
-    '<button type="button" class="sg-toggle-components" data-sg-toggle="sg-component" '
-    'aria-pressed="false">Hide the components</button></div>'
-)
+_TOOLS = ('<div class="sg-table-tools" data-sg-for="{}"><label>Type <select data-sg-filter-col='
+          '"type"><option value="">all</option><option value="Open">Open</option><option value='
+          '"Commercial">Commercial</option></select></label> <button type="button" class="sg-'
+          'toggle-components" data-sg-toggle="sg-component" aria-pressed="false">Hide the '
+          "components</button></div>")
 _PENDING = (' <span class="sg-badge sg-unranked-badge" title="results not in yet (pending in the '
             'release config): never ranked">pending</span>')
 
@@ -270,8 +258,7 @@ def _model_td(row: Mapping[str, Any], badge: str) -> str:
 
 
 def _coverage_td(row: Mapping[str, Any], prompts_href: str | None) -> str:
-    """"719/751 (95.7%)", sorted by the coverage, a link to the model's prompts of the group
-    without a score (none when every prompt is scored)."""
+    """"719/751 (95.7%)", sorted by the coverage; a link to the prompts without a score."""
     n_scored, n_total, cov = row.get("n_scored"), row.get("n_total"), row.get("coverage")
     if is_null(n_scored) or is_null(n_total):
         return _num_td(cov)
@@ -288,13 +275,11 @@ def _coverage_td(row: Mapping[str, Any], prompts_href: str | None) -> str:
 def _uncertainty_tds(cell: Mapping[str, Any] | None, tie: str | None) -> list[str]:
     """The interval and rank-range cells of one leaderboard row (N/A without a value)."""
     iv, rk = (cell or {}).get("overall_9"), (cell or {}).get("rank")
-    if iv is None:
-        iv_td = f'<td class="sg-num sg-na" data-order="">{NA}</td>'
-    else:
-        iv_td = (f'<td class="sg-num sg-interval" data-order="{esc(repr(float(iv[0])))}">'
-                 f"{esc(interval_text(iv, None))}</td>")
-    if rk is None:
-        return [iv_td, '<td class="sg-num sg-na" data-order="">–</td>']
+    iv_td = f'<td class="sg-num sg-na">{NA}</td>' if iv is None else (
+        f'<td class="sg-num sg-interval" data-order="{esc(repr(float(iv[0])))}">'
+        f"{esc(interval_text(iv, None))}</td>")
+    if rk is None:  # (a column sorts by its numbers: – and N/A last)
+        return [iv_td, '<td class="sg-num sg-na">–</td>']
     badge = (f' <span class="sg-badge sg-tie" title="cannot be separated from its neighbour in '
              f'rank: tie group {esc(tie)}">≈ {esc(tie)}</span>' if tie else "")
     return [iv_td, f'<td class="sg-num" data-order="{rk[0]}">{esc(rank_text(rk))}{badge}</td>']
@@ -317,7 +302,6 @@ _EXPLORER_HEADS = [
     ("spread", "Spread", "Highest minus lowest Overall-9 across models: high = the prompt tells "
      "models apart.", True),
 ]
-
 
 
 def _row_values(r: Mapping[str, Any], models: Sequence[tuple[str, str]]) -> str:
