@@ -118,10 +118,11 @@ def spec_of(fragment) -> dict:
 
 
 def layer_values(spec) -> list[dict]:
-    """Inline data of a chart (top-level or per layer; altair may move it to ``datasets``)."""
+    """Inline data of a chart (top-level or per layer; altair may move it to ``datasets``),
+    not the heatmaps' tag labels (a lookup's dataset)."""
     out = []
     for ds in (spec.get("datasets") or {}).values():
-        out.extend(ds)
+        out.extend(r for r in ds if set(r) != {"tag", "tag_label"})
     for layer in [spec, *spec.get("layer", [])]:
         data = layer.get("data") or {}
         out.extend(data.get("values") or [])
@@ -325,7 +326,7 @@ def test_chart_html_escapes_script_and_is_offline():
     assert "http://" not in h and "https://" not in h  # no $schema URL, no CDN
     assert 'id="sg-chart-heat"' in h and "vegaEmbed" in h
     assert "application/vnd.vegalite" not in h
-    opt = json.loads(re.search(r"var opt=(.*?);function go", h).group(1))
+    opt = json.loads(re.search(r"var opt=(.*?);\nfunction go", h).group(1))
     assert opt["tooltip"] is True and opt["actions"]["editor"] is False
 
 
@@ -427,24 +428,31 @@ def test_leaderboard_columns_headers_links(rows):
     assert opts["order"] == [] and opts["paging"] is False
 
 
+def key(cell) -> str:
+    """A cell's sort key as the book's sort reads it: its data-order, else the number its text
+    starts with ("" for none: N/A, sorted last)."""
+    lead = re.match(r"\s*[+-]?(\d+\.?\d*|\.\d+)", cell["text"])
+    return cell["attrs"].get("data-order", lead.group(0) if lead else "")
+
+
 def test_leaderboard_na_zero_sort_keys(rows):
     t = parse_table(tables.leaderboard_table(rows, "lb"))
     keys = [c["attrs"]["data-sg-col"] for c in t["head"]]
     by_model = {r["attrs"]["data-model-id"]: dict(zip(keys, r["cells"])) for r in t["rows"]}
     a, z, e = by_model["aurora_xl"], by_model["zero_model"], by_model["evil"]
-    assert (a["overall_9"]["text"], a["overall_9"]["attrs"]["data-order"]) == ("72.2", "72.2")
-    assert (a["text_rendering"]["text"], a["text_rendering"]["attrs"]["data-order"]) == ("N/A", "")
+    assert (a["overall_9"]["text"], key(a["overall_9"])) == ("72.2", "72.2")
+    assert (a["text_rendering"]["text"], key(a["text_rendering"])) == ("N/A", "")
     assert "sg-na" in a["text_rendering"]["attrs"]["class"]
-    assert (z["overall_9"]["text"], z["overall_9"]["attrs"]["data-order"]) == ("0.0", "0.0")
-    assert (z["checklist"]["text"], z["checklist"]["attrs"]["data-order"]) == ("0.0", "0.0")
-    assert (e["overall_9"]["text"], e["overall_9"]["attrs"]["data-order"]) == ("N/A", "")
-    assert (e["rank"]["text"], e["rank"]["attrs"]["data-order"]) == ("–", "")  # unranked: no rank, sorted last
-    assert e["coverage"]["text"] == "300/751 (39.9%)" and e["coverage"]["attrs"]["data-order"] == "0.3995"
+    assert (z["overall_9"]["text"], key(z["overall_9"])) == ("0.0", "0.0")
+    assert (z["checklist"]["text"], key(z["checklist"])) == ("0.0", "0.0")
+    assert (e["overall_9"]["text"], key(e["overall_9"])) == ("N/A", "")
+    assert (e["rank"]["text"], key(e["rank"])) == ("–", "")  # unranked: no rank, sorted last
+    assert e["coverage"]["text"] == "300/751 (39.9%)" and key(e["coverage"]) == "0.3995"
     for r in t["rows"]:  # every numeric cell has a sort key, N/A never blank / nan / 0
         for c in r["cells"]:
             assert c["text"].strip() not in ("", "nan", "NaN", "None")
-            if "sg-num" in (c["attrs"].get("class") or ""):
-                assert "data-order" in c["attrs"]
+            if "sg-num" in (c["attrs"].get("class") or "") and key(c):
+                float(key(c))
 
 
 def test_leaderboard_unranked_flag_and_escaping(rows):
@@ -456,7 +464,7 @@ def test_leaderboard_unranked_flag_and_escaping(rows):
     assert evil["attrs"]["class"] == "sg-unranked"
     assert "unranked (coverage < 90%)" in evil["cells"][1]["text"]
     assert EVIL in evil["cells"][1]["text"]  # shown as literal text
-    assert evil["cells"][1]["attrs"]["data-order"] == EVIL
+    assert key(evil["cells"][1]) == EVIL
     ranked = [r for r in t["rows"] if r["attrs"]["data-model-id"] != "evil"]
     assert all("class" not in r["attrs"] for r in ranked)
     assert "unranked" not in "".join(c["text"] for r in ranked for c in r["cells"])
@@ -490,9 +498,9 @@ def test_data_table_na_zero_escape_order():
     assert head["n"]["text"] == "Prompts" and head["n"]["attrs"]["title"] == "count"
     assert "sg-num" in head["n"]["attrs"]["class"] and "sg-num" in head["share"]["attrs"]["class"]
     assert "sg-num" not in head["note"]["attrs"]["class"]
-    cells = [[(c["text"], c["attrs"].get("data-order")) for c in r["cells"]] for r in t["rows"]]
-    assert cells[0] == [("A", None), ("3", "3"), ("0.00", "0.0"), ("N/A", "")]
-    assert cells[1] == [(EVIL, None), ("0", "0"), ("N/A", ""), ("<b>x</b>", None)]
+    cells = [[(c["text"], key(c)) for c in r["cells"]] for r in t["rows"]]
+    assert cells[0] == [("A", ""), ("3", "3"), ("0.00", "0.00"), ("N/A", "")]  # sorts as 0
+    assert cells[1] == [(EVIL, ""), ("0", "0"), ("N/A", ""), ("<b>x</b>", "")]
     assert cells[2][0] == ("N/A", "")
     assert json.loads(t["attrs"]["data-sg-options"])["order"] == [[1, "desc"]]
 
@@ -570,7 +578,7 @@ def test_leaderboard_gap_to_next(rows):
     by_model = {r["model_id"]: c for r, c in zip(rows, cells)}
     for a, b in zip(ranked, ranked[1:]):
         want = Decimal(repr(a["overall_9"])) - Decimal(repr(b["overall_9"]))
-        assert Decimal(by_model[a["model_id"]]["gap"]["attrs"]["data-order"]) == want
+        assert Decimal(key(by_model[a["model_id"]]["gap"])) == want
     assert by_model[ranked[-1]["model_id"]]["gap"]["text"] == "–"
 
 

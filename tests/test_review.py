@@ -38,3 +38,20 @@ def test_summary_names_the_changed_models_and_pairs_only(changed_data, tmp_path)
     assert named == {"halcyon_draw", "pixelwright_2"}
     assert set(re.findall(r"sgb_[a-z_]+_\d{4}", text)) == set(LOWERED + LOST)
     assert "2 results scored → missing evaluation (counts 0)" in text and "5 scored prompts changed" in text
+
+
+@pytest.mark.slow
+def test_notebook_outputs_are_short_lines_and_chart_records_name_model_and_group(demo_release):
+    """Every output line of an executed notebook is at most 500 characters (a table row wraps
+    between cells), and each chart-data line (one record) of Leaderboard and Compare names
+    its group."""
+    for path in sorted((demo_release / "book" / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            for out in cell.get("outputs", []):
+                for text in (out.get("data") or {}).values():
+                    lines = text if isinstance(text, list) else str(text).split("\n")
+                    assert max(map(len, lines), default=0) <= 500, path.name
+        text = path.read_text(encoding="utf-8")
+        records = [line for line in text.splitlines() if line.lstrip().startswith('"{\\"')
+                   and ('\\"rank_text\\"' in line or '\\"col\\"' in line)]  # forest, pairs
+        assert all('\\"group\\": ' in r for r in records), path.name

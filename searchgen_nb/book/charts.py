@@ -121,13 +121,13 @@ def chart_html(spec: Mapping[str, Any], name: str) -> str:
         "<script>(function(){"
         f"var el=document.getElementById({json.dumps(cid)});"
         f"var spec={dumps_script_json(spec, record_lines=True)};\n"
-        f"var opt={dumps_script_json(EMBED_OPTIONS)};"
+        f"var opt={dumps_script_json(EMBED_OPTIONS)};\n"
         "function go(){if(!window.vegaEmbed){return;}"
         "var t=document.documentElement.dataset.theme;"
         'if(!t||t==="auto"){t=window.matchMedia&&'
         'window.matchMedia("(prefers-color-scheme: dark)").matches?"dark":"light";}'
         'if(t==="dark"){opt.theme="dark";}'
-        'el.textContent="";'
+        'el.textContent="";\n'
         'window.vegaEmbed(el,spec,opt).then(function(){el.setAttribute("data-sg-rendered","1");'
         # wider than its frame (a phone): the frame scrolls, and says so
         'el.classList.toggle("sg-scrolls",el.scrollWidth>el.clientWidth+1);})'
@@ -148,15 +148,17 @@ def embed(chart: Any, name: str, *, values: list[dict] | None = None) -> HTMLFra
 
 def _with_layer_data(spec: Mapping[str, Any], values: list[dict]) -> dict:
     """``spec`` (layers made without data) with ``values`` as its top-level inline data,
-    altair's ``empty`` placeholder gone; ValueError for any other data in it."""
+    altair's ``empty`` placeholder gone (other named datasets stay: a lookup's); ValueError
+    for any other data in it."""
     spec = dict(spec)
     datasets = dict(spec.pop("datasets", {}))
-    if datasets.pop("empty", [{}]) != [{}] or datasets or "data" in spec:
+    if datasets.pop("empty", [{}]) != [{}] or "data" in spec:
         raise ValueError("chart made without data has data of its own")
     layers = [dict(layer) for layer in spec.get("layer", [])]
     if any(layer.pop("data", {"name": "empty"}) != {"name": "empty"} for layer in layers):
         raise ValueError("a layer of a chart made without data has data of its own")
-    return {**spec, "layer": layers, "data": {"values": values}}
+    return {**spec, "layer": layers, "data": {"values": values},
+            **({"datasets": datasets} if datasets else {})}
 
 
 def _layered(name, layers, title, subtitle, values=None, params=(), **size) -> HTMLFragment:
@@ -286,10 +288,11 @@ def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
 @_chart_builder
 def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[str, Any]],
            name: str, *, title: str, ties: Mapping[str, str] | None = None,
-           confidence: str = "95%", decimals: int = 1) -> HTMLFragment:
+           confidence: str = "95%", decimals: int = 1, group: str = "All") -> HTMLFragment:
     """Per model (``rows`` order) the published Overall-9 as a point and its bootstrap interval
     (``intervals[model_id]["overall_9"]``) as a line; unranked models faint. Tooltip: the
-    score, the interval, the rank range and the tie group (``ties``)."""
+    score, the interval, the rank range and the tie group (``ties``). Each record names its
+    ``group``, so a changed line of the page's diff says whose figure in which group."""
     ties = ties or {}
     labels = _model_labels(rows)
     values = []
@@ -301,7 +304,8 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
             continue
         rank = "unranked" if not r.get("ranked") else "–" if rk is None else rank_text(rk)
         values.append({
-            "model": labels[m], "value": v, "tie": ties.get(m, "–"), "rank_text": rank,
+            "model": labels[m], "group": group, "value": v, "tie": ties.get(m, "–"),
+            "rank_text": rank,
             "lo": None if iv is None else rounded(float(iv[0]), decimals),
             "hi": None if iv is None else rounded(float(iv[1]), decimals),
             "ranked": bool(r.get("ranked")),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 
@@ -31,3 +32,9 @@ class HTMLFragment:
 def join(parts: list[HTMLFragment], label: str) -> HTMLFragment:
     """The fragments one after the other, a line apart."""
     return HTMLFragment("\n".join(p.html for p in parts), label)
+
+
+def wrapped(html: str, width: int = 240) -> str:
+    """HTML text broken between words into lines of about ``width`` characters, so a diff
+    shows the changed line of a paragraph; for text whose attribute values hold no space."""
+    return textwrap.fill(html, width, break_long_words=False, break_on_hyphens=False)

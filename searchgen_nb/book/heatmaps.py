@@ -69,10 +69,10 @@ def _heat_cells(recs, tags, decimals, href, counts) -> tuple[list[dict], dict, d
     return out, labels, {t: tag_labels[t] for t in [*tags] + [t for t in extra if t in names]}
 
 
-def _heat_texts(tag_labels: Mapping[str, str], decimals: int, wide: float | None) -> dict:
+def _heat_texts(decimals: int, wide: float | None) -> dict:
     """The chart's ``calculate`` transforms: a cell's texts and flags from its values."""
     return {
-        "tag_label": f"{_json(tag_labels)}[datum.tag]", "is_na": "datum.value === null",
+        "is_na": "datum.value === null",
         "value_text": num_expr("value", decimals), "n_text": f"datum.n_total === null ? '{NA}' : "
         "'' + datum.n_total", "coverage_text": share_expr("n_scored", "n_total"),
         "interval_text": f"datum.lo === null ? '{NA}' : "
@@ -150,8 +150,11 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
     colour, text, text_colour = _heat_colours(relative_to is not None)
     enc = {"x": x, "y": y, "tooltip": tooltip}
     link = {"href": alt.Href("href:N")} if href is not None else {}
-    base = _heat_chart({**_heat_texts(tag_labels, decimals, wide_interval),
-                        "decimals": decimals}, relative_to is not None)
+    base = _heat_chart({**_heat_texts(decimals, wide_interval), "decimals": decimals},
+                       relative_to is not None).transform_lookup(  # a tag's label: one line each
+        lookup="tag", from_=alt.LookupData(alt.InlineData(values=[
+            {"tag": t, "tag_label": label} for t, label in tag_labels.items()]), "tag",
+            ["tag_label"]))
     layers = [
         base.transform_filter("!datum.is_na").mark_rect(
             stroke="white", strokeWidth=1, cursor="pointer" if href else "default",
@@ -175,10 +178,11 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
 @_chart_builder
 def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[str, str],
                      name: str, *, title: str, confidence: str = "95%",
-                     decimals: int = 1) -> HTMLFragment:
+                     decimals: int = 1, group: str = "All") -> HTMLFragment:
     """Ranked models × ranked models (rank order): the cell of row a, column b is
     Overall-9(a) − Overall-9(b) (``pairs`` of ``uncertainty.json``, both directions); pairs
-    that cannot be separated (Holm-adjusted p above α) pale with "≈"."""
+    that cannot be separated (Holm-adjusted p above α) pale with "≈". Each record names its
+    ``group``."""
     order = list(dict.fromkeys(m for p in pairs for m in (p["a"], p["b"])))
     labels = _model_labels([{"model_id": m, "display_name": display_names.get(m, m)}
                             for m in order])
@@ -188,7 +192,7 @@ def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[
         for a, b, sign in ((p["a"], p["b"], 1), (p["b"], p["a"], -1)):
             d = sign * float(p["diff"]) + 0.0
             values.append({
-                "row": labels[a], "col": labels[b], "diff": d,
+                "row": labels[a], "col": labels[b], "group": group, "diff": d,
                 "text": ("" if p["separable"] else "≈") + format_number(d, decimals)[0],
                 "interval_text": interval_text(
                     None if ci is None else ci if sign == 1 else [-ci[1], -ci[0]], decimals),

@@ -7,7 +7,7 @@ import hashlib
 import re
 from urllib.parse import urlencode
 
-from searchgen_nb.book.display import HTMLFragment
+from searchgen_nb.book.display import HTMLFragment, wrapped
 from searchgen_nb.book.downloads import CSV_FILES, EXTRA_CSV, links_html
 from searchgen_nb.book.tables import COLUMN_DEFINITIONS as DEFS
 from searchgen_nb.book.tables import METHOD_ANCHORS, Head
@@ -77,4 +77,5 @@ def downloads(*names: str) -> HTMLFragment:
 
 def with_legend(chart: HTMLFragment, text: str) -> HTMLFragment:
     """A chart followed by its legend note (ready HTML with links to Methods)."""
-    return HTMLFragment(f'{chart.html}\n<p class="sg-chart-legend">{text}</p>', chart.label)
+    return HTMLFragment(f'{chart.html}\n<p class="sg-chart-legend">{wrapped(text)}</p>',
+                        chart.label)

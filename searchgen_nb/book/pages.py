@@ -91,7 +91,7 @@ def leaderboard_view(release: Release, group: str, forest: bool = True) -> HTMLF
     if forest and any((c or {}).get("overall_9") for c in intervals.values()):
         chart = charts.forest(rows, intervals, f"forest-{group.lower()}{release.id_suffix}",
                               title=f"Overall-9 with {conf} intervals, {where}", ties=ties,
-                              confidence=conf, decimals=release.decimals)
+                              confidence=conf, decimals=release.decimals, group=group)
         parts.append(with_legend(chart, (
             f"Line: the {_a('uncertainty', f'{conf} bootstrap interval')} — the range of "
             "Overall-9 over resampled prompt sets; it says how much the score depends on which "
@@ -181,7 +181,10 @@ def tag_tables(release: Release, kind: str) -> HTMLFragment:
                  for tag in frame["Tag"]]
         table = tables.data_table(
             frame, f"tags-{kind.replace('_', '-')}-{_safe_id(m)}{release.id_suffix}",
-            row_links={"Prompts": links}, decimals={"Coverage %": 2}, heads=_TAG_HEADS,
+            row_links={"Prompts": links, "Coverage %": [
+                f"{link}&status=not_scored" if s < t else None
+                for link, s, t in zip(links, frame["Scored"], frame["Prompts"])]},
+            decimals={"Coverage %": 2}, heads=_TAG_HEADS,
             order=[("Overall-9", "desc")])
         rank = f"rank {r['rank']}" if r["ranked"] else "unranked"
         o9 = format_number(r["overall_9"], release.decimals)[0]
@@ -267,7 +270,7 @@ def pairwise(release: Release, group: str) -> list[HTMLFragment]:
     chart = heatmaps.pairwise_heatmap(
         pairs, release.names, f"pairs-{ids}", confidence=release.confidence,
         title=f"Δ Overall-9 between ranked models, {group} · slice {release.slice_name}",
-        decimals=release.decimals)
+        decimals=release.decimals, group=group)
     alpha = 1 - Decimal(repr(float(u["confidence"])))  # as written: 0.05, not 0.0500000000000000x
     note = (f'<p>{k} pairs; p-values from {b:,} bootstrap replicates (seed {u["seed"]}), '
             f"{_a('uncertainty', 'Holm-adjusted')} across the {k} pairs of the group; separable = "

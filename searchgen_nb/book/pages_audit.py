@@ -129,7 +129,7 @@ def changes(release: Release) -> list[HTMLFragment]:
 _EXPLORER_LEGEND = (
     "A model without a score on a prompt shows why: <em>no image</em> (missing generation), "
     "<em>no eval</em> (missing evaluation) or <em>invalid</em> (invalid evaluation; the reason "
-    f"on hover). By its {_a('missing-policy', 'missing policy')} it counts "
+    f"on hover).\nBy its {_a('missing-policy', 'missing policy')} it counts "
     "<strong>0</strong> (“0 · no image”, <code>zero_fill</code>: sorted as 0) or is "
     "<em>excluded</em> (<code>exclude</code>: left out of its means, sorted last both ways). "
     f"N/A: scored, but {_a('null', 'not applicable')}.")

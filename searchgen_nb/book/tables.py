@@ -2,8 +2,9 @@
 
 Each table is complete static HTML: every row in the page, readable without JavaScript; the
 book's ``searchgen-nb.js`` makes every ``table.sg-table`` a DataTable with the options of its
-``data-sg-options``. A numeric cell carries ``data-order`` (the number, empty for N/A); header
-class ``sg-num`` sorts numerically with N/A last both ways. Null shows "N/A" (never blank, "nan"
+``data-sg-options``. A numeric column sorts by the number its cells start with, or by their
+``data-order`` (the exact number, empty for N/A) where that differs; header class ``sg-num``
+sorts numerically with N/A last both ways. Null shows "N/A" (never blank, "nan"
 or 0), 0.0 shows "0.0"; all text from the data is escaped; ids come from the caller.
 """
 
@@ -104,7 +105,7 @@ def _th(key: str, head: Head, numeric: bool, *classes: str) -> str:
     inner = esc(label)
     if head.href:
         link = f'href="{esc(head.href)}" title="{esc(head.title or label)}"'
-        inner += f' <a class="sg-help" {link}>?</a>'
+        inner += f'\n<a class="sg-help" {link}>?</a>'
     return f"<th {attrs}>{inner}</th>"
 
 
@@ -127,14 +128,46 @@ def _shown_td(cell: Shown, href: str | None = None) -> str:
 
 
 def _text_td(value: Any, href: str | None = None) -> str:
-    if is_null(value):
-        return f'<td class="sg-na" data-order="">{_link(NA, href)}</td>'
-    return f"<td>{_link(esc(value), href)}</td>"
+    cls, text = (' class="sg-na"', NA) if is_null(value) else ("", esc(value))
+    return f"<td{cls}>{_link(text, href)}</td>"
 
 
-def _table(table_id: str, header: Sequence[str], body: Sequence[str], options: Mapping[str, Any],
-           caption: str | None = None, extra_class: str = "", extra_attrs: str = "") -> str:
-    """The table's HTML; ``extra_attrs``: more attributes of the ``<table>`` (ready, escaped)."""
+#: A cell's leading number, as the sort reads a cell without data-order (parseFloat of its HTML)
+_LEADING_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_ORDER_ATTR = re.compile(r' data-order="([^"]*)"')
+_LINE = 300  #: characters of a table row per line of HTML (a longer one wraps between cells)
+
+
+def _sorts_as_shown(td: str) -> bool:
+    """True when the cell's HTML sorts as its ``data-order`` says (or it has none)."""
+    if not (m := _ORDER_ATTR.search(td)):
+        return True
+    shown = _LEADING_NUMBER.match(td[td.index(">") + 1:])
+    try:
+        return (float(m[1]) if m[1] else None) == (float(shown[0]) if shown else None)
+    except ValueError:  # a text key (a model's name)
+        return False
+
+
+def _rows_html(body: Sequence[tuple[str, list[str]]]) -> list[str]:
+    """Each row's HTML (``(<tr ...>, cells)``): a column keeps ``data-order`` only where a cell
+    sorts otherwise without it (DataTables reads it per column, from the first row); a long
+    row wraps between cells, so a changed value changes one short line."""
+    lean = [all(map(_sorts_as_shown, col)) for col in zip(*(cells for _, cells in body))]
+    rows = []
+    for tr, cells in body:
+        lines = [tr]
+        for td in (_ORDER_ATTR.sub("", td, 1) if lean[j] else td for j, td in enumerate(cells)):
+            lines += [""] if len(lines[-1]) + len(td) > _LINE else []
+            lines[-1] += td
+        rows.append("\n".join(lines) + "</tr>")
+    return rows
+
+
+def _table(table_id: str, header: Sequence[str], body: Sequence[tuple[str, list[str]]],
+           options: Mapping[str, Any], caption: str | None = None, extra_class: str = "",
+           extra_attrs: str = "") -> str:
+    """The table's HTML (rows: :func:`_rows_html`); ``extra_attrs``: ready, escaped."""
     cls = "sg-table display compact" + (f" {extra_class}" if extra_class else "")
     opts = esc(json.dumps(options, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                           allow_nan=False))
@@ -143,20 +176,16 @@ def _table(table_id: str, header: Sequence[str], body: Sequence[str], options: M
         f'<div class="sg-table-wrap" id="{table_id}-wrap">\n'
         f'<table id="{table_id}"{extra_attrs} class="{cls}" data-sg-options="{opts}">'
         f"{cap}<thead><tr>\n" + "\n".join(header) + "\n</tr></thead>\n<tbody>\n"
-        + "\n".join(body) + "\n</tbody></table></div>"
+        + "\n".join(_rows_html(body)) + "\n</tbody></table></div>"
     )
-
 
 # --------------------------------------------------------------------------- leaderboard
 
-_TOOLS = (
-    '<div class="sg-table-tools" data-sg-for="{}">'
-    '<label>Type <select data-sg-filter-col="type"><option value="">all</option>'
-    '<option value="Open">Open</option><option value="Commercial">Commercial</option>'
-    "</select></label> "
-    '<button type="button" class="sg-toggle-components" data-sg-toggle="sg-component" '
-    'aria-pressed="false">Hide the components</button></div>'
-)
+_TOOLS = ('<div class="sg-table-tools" data-sg-for="{}"><label>Type <select data-sg-filter-col='
+          '"type"><option value="">all</option><option value="Open">Open</option><option value='
+          '"Commercial">Commercial</option></select></label> <button type="button" class="sg-'
+          'toggle-components" data-sg-toggle="sg-component" aria-pressed="false">Hide the '
+          "components</button></div>")
 _PENDING = (' <span class="sg-badge sg-unranked-badge" title="results not in yet (pending in the '
             'release config): never ranked">pending</span>')
 
@@ -205,7 +234,7 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
         ]
         attrs = ' class="sg-unranked"' if unranked else ""
         attrs += f' data-model-id="{esc(mid)}"' if mid is not None else ""
-        body.append(f"<tr{attrs}>{''.join(cells)}</tr>")
+        body.append((f"<tr{attrs}>", cells))
     options = {"order": [], "autoWidth": False, **_paging(None)}
     table = _table(table_id, header, body, options, caption, "sg-leaderboard")
     return HTMLFragment(_TOOLS.format(table_id) + "\n" + table, f"leaderboard table {table_id}")
@@ -229,8 +258,7 @@ def _model_td(row: Mapping[str, Any], badge: str) -> str:
 
 
 def _coverage_td(row: Mapping[str, Any], prompts_href: str | None) -> str:
-    """"719/751 (95.7%)", sorted by the coverage, a link to the model's prompts of the group
-    without a score (none when every prompt is scored)."""
+    """"719/751 (95.7%)", sorted by the coverage; a link to the prompts without a score."""
     n_scored, n_total, cov = row.get("n_scored"), row.get("n_total"), row.get("coverage")
     if is_null(n_scored) or is_null(n_total):
         return _num_td(cov)
@@ -247,13 +275,11 @@ def _coverage_td(row: Mapping[str, Any], prompts_href: str | None) -> str:
 def _uncertainty_tds(cell: Mapping[str, Any] | None, tie: str | None) -> list[str]:
     """The interval and rank-range cells of one leaderboard row (N/A without a value)."""
     iv, rk = (cell or {}).get("overall_9"), (cell or {}).get("rank")
-    if iv is None:
-        iv_td = f'<td class="sg-num sg-na" data-order="">{NA}</td>'
-    else:
-        iv_td = (f'<td class="sg-num sg-interval" data-order="{esc(repr(float(iv[0])))}">'
-                 f"{esc(interval_text(iv, None))}</td>")
-    if rk is None:
-        return [iv_td, '<td class="sg-num sg-na" data-order="">–</td>']
+    iv_td = f'<td class="sg-num sg-na">{NA}</td>' if iv is None else (
+        f'<td class="sg-num sg-interval" data-order="{esc(repr(float(iv[0])))}">'
+        f"{esc(interval_text(iv, None))}</td>")
+    if rk is None:  # (a column sorts by its numbers: – and N/A last)
+        return [iv_td, '<td class="sg-num sg-na">–</td>']
     badge = (f' <span class="sg-badge sg-tie" title="cannot be separated from its neighbour in '
              f'rank: tie group {esc(tie)}">≈ {esc(tie)}</span>' if tie else "")
     return [iv_td, f'<td class="sg-num" data-order="{rk[0]}">{esc(rank_text(rk))}{badge}</td>']
@@ -276,7 +302,6 @@ _EXPLORER_HEADS = [
     ("spread", "Spread", "Highest minus lowest Overall-9 across models: high = the prompt tells "
      "models apart.", True),
 ]
-
 
 
 def _row_values(r: Mapping[str, Any], models: Sequence[tuple[str, str]]) -> str:
@@ -321,7 +346,7 @@ def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, 
                                              (policies or {}).get(m), decimals, reason)))
         words = " ".join(f"{m}={r['statuses'][m]}" for m, _ in models)
         cells.append(f"<td>{esc(words)}</td>")
-        body.append(f'<tr data-sg-values={_row_values(r, models)}>{"".join(cells)}</tr>')
+        body.append((f"<tr data-sg-values={_row_values(r, models)}>", cells))
     options = {"autoWidth": False, "order": [[0, "asc"]], **_paging(50)}
     note = (f'<p class="sg-explorer-filter" id="{table_id}-filter" aria-live="polite"></p>\n'
             f'<div class="sg-table-tools"><button type="button" class="sg-export-rows" '
@@ -361,7 +386,7 @@ def data_table(df: Any, table_id: str, *, decimals: int | Mapping[str, int] | No
                 cells.append(_shown_td(r[j], href))
             else:
                 cells.append(_num_td(r[j], dec, NA, href) if numeric[j] else _text_td(r[j], href))
-        body.append(f"<tr>{''.join(cells)}</tr>")
+        body.append(("<tr>", cells))
     options = {"autoWidth": False, **_paging(page_length),
                "order": [[columns.index(c), d] for c, d in order]}
     return HTMLFragment(_table(table_id, header, body, options), f"data table {table_id}")

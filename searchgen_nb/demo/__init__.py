@@ -146,8 +146,11 @@ def write_demo(out_dir: Path, changed: bool = False, previous: Path | None = Non
     each replaced atomically; anything else is refused (FileExistsError naming it). Ctrl-C or
     SIGTERM: :class:`ReleaseInterrupted` saying what was left. ``changed``: the second release
     (its coverage lock counts the lost results); ``previous``: the first release's published
-    data folder, written into ``release.yml`` as ``previous_release``; ``release_config`` is set
+    data folder, written into ``release.yml`` as ``previous_release`` as given (relative to
+    ``out_dir``, links not resolved: a ``public/data`` link stays one); ``release_config`` is set
     inside the project."""
+    given = None if previous is None else os.path.relpath(os.path.abspath(previous),
+                                                          os.path.abspath(out_dir))
     out_dir, root = Path(out_dir).resolve(), project_root().resolve()
     previous = None if previous is None else Path(previous).resolve()
     if problem := _out_problem(out_dir, previous):
@@ -158,13 +161,12 @@ def write_demo(out_dir: Path, changed: bool = False, previous: Path | None = Non
         raise ReleaseInterrupted(_UNTOUCHED.format(out_dir)) from None
     config = out_dir / "release.yml"
     rel_config = config.relative_to(root).as_posix() if config.is_relative_to(root) else None
-    prev = None if previous is None else Path(os.path.relpath(Path(previous).resolve(), out_dir))
     counts = {m: {s: list(by.values()).count(s) for s in STATUSES} for m, by in statuses.items()}
     n_scored = {m: c["scored"] for m, c in counts.items()}
     texts = {
         "prompts.jsonl": "".join(_dump(p.metadata()) for p in prompts),
         "paper_table.json": json.dumps(paper_table, indent=2, sort_keys=True) + "\n",
-        "release.yml": demo_config_text("", rel_config, n_scored, prev and prev.as_posix()),
+        "release.yml": demo_config_text("", rel_config, n_scored, given and Path(given).as_posix()),
         MARKER: MARKER_TEXT,
     }  # fmt: skip
     known = {f"{_result_folder(p, m)}/{name}" for p in prompts for m in ROSTER

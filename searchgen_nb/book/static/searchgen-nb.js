@@ -206,9 +206,12 @@
       try { v = JSON.parse(tr.getAttribute("data-sg-values") || "{}"); } catch (e) { v = {}; }
       keys.forEach(function (k) {
         var td = api.cell(r, k[0]).node(), num = td.classList.contains("sg-num");
+        // its data-order, else the number its text starts with (tables.py: sorts as shown)
+        var key = td.hasAttribute("data-order") ? td.getAttribute("data-order")
+          : (/^\s*[+-]?\d*\.?\d+/.exec(td.textContent) || [""])[0].trim();
         if (k[1].indexOf("m:") === 0) {
-          out.push(cell(td.getAttribute("data-order"), false), cell((v.statuses || [])[m++], true));
-        } else { out.push(num ? cell(td.getAttribute("data-order"), false) : cell(td.textContent, true)); }
+          out.push(cell(key, false), cell((v.statuses || [])[m++], true));
+        } else { out.push(num ? cell(key, false) : cell(td.textContent, true)); }
       });
       lines.push(out.join(","));
     });
