@@ -55,6 +55,12 @@ def _item_text(entry: object) -> str:
     return clip(next((entry[k] for k in _ITEM_KEYS if isinstance(entry.get(k), str)), ""), ITEM_MAX)
 
 
+def _item(entry: object) -> dict:
+    """One judged checklist item: its text and score (None unless a number in 0–3)."""
+    score = entry.get("score") if isinstance(entry, dict) else None
+    return {"item": _item_text(entry), "score": _score(score)}
+
+
 def pair_evidence(result: dict) -> dict | None:
     """The judge's ``checklist`` (``[{item, score}]``) and ``rubric`` (``{dimension: score}``)
     of one parsed result file, from its ``parsed`` answer; None without one."""
@@ -64,10 +70,7 @@ def pair_evidence(result: dict) -> dict | None:
     out: dict = {}
     items = parsed.get("checklist_scores")
     if isinstance(items, list):
-        out["checklist"] = [
-            {"item": _item_text(e), "score": _score(e.get("score") if isinstance(e, dict) else None)}
-            for e in items[:ITEMS_MAX]
-        ]
+        out["checklist"] = [_item(e) for e in items[:ITEMS_MAX]]
     rubric = parsed.get("rubric_scores")
     if isinstance(rubric, dict):
         out["rubric"] = {

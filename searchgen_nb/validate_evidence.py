@@ -83,7 +83,11 @@ def _pair_problem(pair: dict, m: str, i: int, cols, index: dict) -> str | None:
         return "the judge's scores of a pair that is not scored"
     if status == _NO_IMAGE and "thumbnail" in pair:
         return "a thumbnail of a pair without a generated image"
-    value = lambda c: None if math.isnan(v := cols.values[k, i, index[c]]) else float(v)  # noqa: E731
+
+    def value(c: str) -> float | None:
+        v = float(cols.values[k, i, index[c]])
+        return None if math.isnan(v) else v
+
     items = [e["score"] for e in pair.get("checklist", ())]
     if items and None not in items and value("checklist") is not None:
         mean = float(sum(map(Fraction, items), Fraction(0)) / len(items))

@@ -19,6 +19,7 @@ import pandas as pd
 
 from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 
+from .cards import card_href
 from .display import HTMLFragment
 from .fmt import NA, coverage_text, esc, exact_diff, format_number, interval_text, is_null
 from .fmt import STATUS_SHORT, is_number, pct_label, rank_text
@@ -299,7 +300,10 @@ def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, 
     body = []
     for r in rows:
         search = r["stratum"] + ("" if r["stratum"] == "NoSearch" else " SearchIntensive")
-        cells = [f'<td>{esc(r["sample_id"])}</td>',
+        card = f'<a class="sg-card-link" href="{esc(card_href(r["sample_id"]))}">'  # prompt card
+        text = f' {r["text"][:300]}' if r.get("text") else ""  # search covers the prompt text
+        cells = [f'<td data-search="{esc(r["sample_id"] + text)}">{card}{esc(r["sample_id"])}'
+                 "</a></td>",
                  f'<td data-search="{esc(search)}">{esc(r["stratum"])}</td>',
                  *(f"<td>{esc(' '.join(r[k]))}</td>" for k in ("domains", "failure_modes",
                                                                "slices")),

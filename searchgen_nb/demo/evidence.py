@@ -33,7 +33,8 @@ def prompt_evidence(seed: str, sample_id: str, kind: str, task: str, subject: st
     """``(user_prompt, checklist item texts)`` of one demo prompt."""
     rng = random.Random(f"{seed}:evidence:{sample_id}")
     word = "".join(rng.choice(_SYLLABLES) for _ in range(3)).capitalize()
-    text = "[synthetic demo] " + TEMPLATES[kind].format(task=task.capitalize(), subject=subject, word=word)
+    said = TEMPLATES[kind].format(task=task.capitalize(), subject=subject, word=word)
+    text = "[synthetic demo] " + said
     return text, tuple(rng.sample(CHECKS, n_checklist))
 
 
