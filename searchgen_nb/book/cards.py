@@ -23,6 +23,8 @@ from searchgen_nb.numeric import to_public
 FOLDER, SHARD = "evidence", 32
 #: The card's page as seen from an executed notebook.
 CARD = "../prompt_card.html"
+#: The prompt texts (``texts.js``: sample_id → text) for the explorer's search, from its page.
+TEXTS_SCRIPT = f'<script src="../../{FOLDER}/texts.js"></script>'
 
 
 def card_href(sample_id: str, page: str = CARD) -> str:
@@ -98,9 +100,12 @@ def write_card_assets(data_dir: Path, dest: Path) -> None:
     index = {
         "shards": {c["id"]: i // SHARD for i, c in enumerate(cards)},
         "models": [[m, release.display_name(m)] for m in release.model_order],
+        "decimals": release.decimals,
         "components": [COMPONENT_LABELS[c] for c in COMPONENTS],
         "thumbnails": (evidence(release) or {}).get("thumbnails"),
     }  # fmt: skip
     (dest / "index.js").write_text(_script("index", index), encoding="utf-8")
+    texts = {c["id"]: c["text"][:300] for c in cards if c["text"]}
+    (dest / "texts.js").write_text(_script("texts", texts), encoding="utf-8")
     if (Path(data_dir) / THUMBS).is_dir():
         shutil.copytree(Path(data_dir) / THUMBS, dest / THUMBS, dirs_exist_ok=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from searchgen_nb.book import charts, tables, views, views_audit
-from searchgen_nb.book.cards import card_href, card_links, evidence
+from searchgen_nb.book.cards import TEXTS_SCRIPT, card_href, card_links
 from searchgen_nb.book.display import HTMLFragment
 from searchgen_nb.book.fmt import STATUS_LABELS, esc
 from searchgen_nb.book.page_parts import METHODS, _a, _p, downloads, with_legend
@@ -131,9 +131,6 @@ def prompt_explorer(release: Release) -> list[HTMLFragment]:
     each model's Overall-9 or status; filtered from the URL (links from the heatmaps and
     tables), searchable and sortable; then the hardest and the most discriminating prompts."""
     rows = views_audit.prompt_rows(release)
-    texts = {p["sample_id"]: p["text"] for p in (evidence(release) or {}).get("prompts", ())}
-    for r in rows:  # the explorer's search covers the prompt text (its card shows it whole)
-        r["text"] = texts.get(r["sample_id"])
     models = [(r["model_id"], release.names[r["model_id"]]) for r in release.boards["overall"]]
     scored = [r for r in rows if r["difficulty"] is not None]
     lists = [
@@ -145,6 +142,7 @@ def prompt_explorer(release: Release) -> list[HTMLFragment]:
          sorted(scored, key=lambda r: (-(r["spread"] or 0), r["sample_id"]))),
     ]
     out = [tables.prompt_table(rows, models, "prompt-explorer", decimals=release.decimals),
+           HTMLFragment(TEXTS_SCRIPT, "prompt texts"),  # the search covers them (cards.py)
            downloads("prompt_scores.jsonl")]
     for title, table_id, what, picked in lists:
         frame = [{"sample_id": r["sample_id"], "Stratum": r["stratum"],

@@ -300,10 +300,8 @@ def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, 
     body = []
     for r in rows:
         search = r["stratum"] + ("" if r["stratum"] == "NoSearch" else " SearchIntensive")
-        card = f'<a class="sg-card-link" href="{esc(card_href(r["sample_id"]))}">'  # prompt card
-        text = f' {r["text"][:300]}' if r.get("text") else ""  # search covers the prompt text
-        cells = [f'<td data-search="{esc(r["sample_id"] + text)}">{card}{esc(r["sample_id"])}'
-                 "</a></td>",
+        card = f'<a href="{esc(card_href(r["sample_id"]))}">'  # the prompt's card
+        cells = [f'<td>{card}{esc(r["sample_id"])}</a></td>',
                  f'<td data-search="{esc(search)}">{esc(r["stratum"])}</td>',
                  *(f"<td>{esc(' '.join(r[k]))}</td>" for k in ("domains", "failure_modes",
                                                                "slices")),
