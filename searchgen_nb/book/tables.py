@@ -300,8 +300,9 @@ def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, 
     body = []
     for r in rows:
         search = r["stratum"] + ("" if r["stratum"] == "NoSearch" else " SearchIntensive")
-        card = f'<a href="{esc(card_href(r["sample_id"]))}">'  # the prompt's card
-        cells = [f'<td>{card}{esc(r["sample_id"])}</a></td>',
+        sid, card = esc(r["sample_id"]), esc(card_href(r["sample_id"]))  # the prompt's card
+        # data-search: the page's script adds the prompt text (searchgen-nb.js, prompt card)
+        cells = [f'<td data-search="{sid}"><a href="{card}">{sid}</a></td>',
                  f'<td data-search="{esc(search)}">{esc(r["stratum"])}</td>',
                  *(f"<td>{esc(' '.join(r[k]))}</td>" for k in ("domains", "failure_modes",
                                                                "slices")),
