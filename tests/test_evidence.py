@@ -208,6 +208,6 @@ def test_prompt_card_in_browser(browser, demo_release):
     # the explorer's search covers the prompt text
     other = Page(browser, html / "book/notebooks/10_prompts.html")
     other.page.wait_for_selector("#prompt-explorer[data-sg-ready]")
-    other.page.locator("input[type=search]").first.fill(word)
+    other.page.locator("#prompt-explorer_wrapper .dt-search input").fill(word)
     other.page.wait_for_timeout(300)
     assert rec["sample_id"] in other.page.locator("#prompt-explorer tbody").inner_text()
