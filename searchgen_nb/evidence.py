@@ -17,7 +17,7 @@ from pathlib import Path
 
 from searchgen_nb.artifacts import dumps_jsonl, write_text
 from searchgen_nb.constants import GENERIC_RUBRIC
-from searchgen_nb.files import read_bytes
+from searchgen_nb.files import DATASET_MAX, read_bytes
 from searchgen_nb.numeric import mean_raw
 from searchgen_nb.table import STATUS_CODE
 from searchgen_nb.untrusted import shown
@@ -97,7 +97,7 @@ def prompt_texts(path: Path) -> dict[str, dict]:
     :func:`~searchgen_nb.prompts.read_prompts`): ``user_prompt`` (or ``prompt``) and the
     ``checklist`` item texts, bounded; a line without them gives ``text`` None, ``[]``."""
     out = {}
-    for raw in read_bytes(path, 256 << 20).split(b"\n"):
+    for raw in read_bytes(path, DATASET_MAX).split(b"\n"):
         row = json.loads(raw) if raw.strip() else None
         if not isinstance(row, dict):
             continue
@@ -158,8 +158,8 @@ class Thumbs:
 
     def __init__(self, folder: Path, root: Path, globs) -> None:
         self.folder, self.root, self.globs = Path(folder), Path(root), list(globs)
-        self.made: dict[bytes, bytes | None] = {}
-        self.files: dict[str, bytes] = {}
+        self.made: dict[bytes, bytes] = {}  # sha256 of an image -> its thumbnail
+        self.files: dict[str, tuple[str, int]] = {}  # path -> (sha256, bytes) of the thumbnail
         self.warnings: list[dict] = []
 
     def add(self, result_file: str, name: str, where: dict) -> str | None:
@@ -171,24 +171,25 @@ class Thumbs:
         try:
             data = read_bytes(image, IMAGE_MAX)
             key = hashlib.sha256(data).digest()
-            if key not in self.made:
-                self.made[key] = thumbnail(data)
+            thumb = self.made.get(key) or thumbnail(data)
         except (OSError, ThumbnailError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             self.warnings.append({"check": "thumbnail", **where, "file": rel,
                                   "message": clip(f"image skipped: {why}", 300)})
             return None
+        if len(self.made) < 256:  # images repeat (the demo's): each is made once, memory bounded
+            self.made[key] = thumb
         path = f"{THUMBS}/{name}"
         (self.folder / path).parent.mkdir(parents=True, exist_ok=True)
-        (self.folder / path).write_bytes(self.made[key])
-        self.files[path] = self.made[key]
+        (self.folder / path).write_bytes(thumb)
+        self.files[path] = (hashlib.sha256(thumb).hexdigest(), len(thumb))
         return path
 
     def summary(self) -> dict:
         h = hashlib.sha256()
         for path in sorted(self.files):
-            h.update(f"{hashlib.sha256(self.files[path]).hexdigest()}  {path}\n".encode())
-        return {"n_files": len(self.files), "bytes": sum(map(len, self.files.values())),
+            h.update(f"{self.files[path][0]}  {path}\n".encode())
+        return {"n_files": len(self.files), "bytes": sum(n for _, n in self.files.values()),
                 "sha256": h.hexdigest(), "max_bytes": THUMB_BYTES, "max_px": THUMB_PX}
 
 
