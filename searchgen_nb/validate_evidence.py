@@ -16,9 +16,10 @@ from fractions import Fraction
 from pathlib import Path
 
 import jsonschema
+import jsonschema_rs
 
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes
-from searchgen_nb.schemas import registry, schema_dir
+from searchgen_nb.schemas import schema_dir
 from searchgen_nb.untrusted import excerpt, strict_loads
 
 NAME = "prompt_evidence.json"
@@ -46,8 +47,10 @@ def check_evidence(folder: Path, manifest: dict, cols, report) -> None:
     if (manifest.get("artifact_sha256") or {}).get(NAME) != hashlib.sha256(data).hexdigest():
         report.fail(CHECK, f"{NAME}: sha256 differs from the manifest's artifact_sha256", file=NAME)
     schema = json.loads((schema_dir() / "prompt_evidence.schema.json").read_text("utf-8"))
-    validator = jsonschema.Draft202012Validator(schema, registry=registry())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+    error = None  # jsonschema-rs decides (70× faster), jsonschema explains
+    if not jsonschema_rs.Draft202012Validator(schema).is_valid(doc):
+        validator = jsonschema.Draft202012Validator(schema)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
     if error is not None:
         where = "".join(f"/{p}" for p in error.absolute_path)
         report.fail(CHECK, f"{NAME} {where or '(top level)'}: {excerpt(error.message, 200)}",
