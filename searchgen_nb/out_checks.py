@@ -90,7 +90,8 @@ def _not_own_files(folder: Path, names: list[str], own: frozenset) -> list[str]:
 
 def _foreign_entries(path: Path, names: list[str]) -> list[str]:
     """What of the folder ``path`` ``data`` did not write: each entry must be a regular file
-    named as an artifact, or ``schemas/`` holding only regular files named as its schemas."""
+    named as an artifact, ``schemas/`` holding only regular files named as its schemas, or
+    ``thumbs/`` holding only folders of thumbnail files."""
     files = [n for n in names if n not in ("schemas", THUMBS)]
     foreign = _not_own_files(path, files, DATA_NAMES - {"schemas", THUMBS})
     foreign += _foreign_thumbs(path / THUMBS) if THUMBS in names else []
