@@ -41,9 +41,9 @@ def test_release_publishes_everything(fixture_release):
     _, site, outcome = fixture_release
     assert sorted(p.name for p in (site / "public" / "data").iterdir()) == [
         "changes.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json", "leaderboard_by_slice.json", "leaderboard_by_stratum.json",
-        "leaderboard_overall.json", "manifest.json", "prompt_evidence.json", "prompt_scores.jsonl", "schemas", "uncertainty.json",
-        "validation_report.json",
-    ]  # no thumbs/: the fixture's images cannot be read (each a warning)
+        "leaderboard_overall.json", "manifest.json", "prompt_evidence.json", "prompt_scores.jsonl", "schemas", "thumbs",
+        "uncertainty.json", "validation_report.json",
+    ]
     assert (site / "_build" / "html" / "index.html").exists()
     # Sphinx's .buildinfo hashes a configuration holding the environment's absolute paths (two
     # fresh clones, each with its own .venv, published different bytes); it is not published
