@@ -139,6 +139,14 @@ SLICE_FIELDS = (
 )  # fmt: skip
 
 
+class EvidenceConfig(BaseModel):
+    """``evidence`` (data contract, § Prompt evidence and thumbnails): ``thumbnails: false``
+    publishes no thumbnail of the generated images."""
+
+    model_config = _STRICT
+    thumbnails: bool = True
+
+
 class SliceConfig(BaseModel):
     """One named evaluation slice (data contract, § Named evaluation slices)."""
 
@@ -168,6 +176,7 @@ class ReleaseConfig(BaseModel):
     expected: ExpectedConfig | None = None
     slices: dict[str, SliceConfig] | None = None
     uncertainty: UncertaintyConfig = Field(default_factory=UncertaintyConfig)
+    evidence: EvidenceConfig = Field(default_factory=EvidenceConfig)
     #: An earlier release's ``public/data`` (data contract, § Changes between releases).
     previous_release: str | None = Field(default=None, min_length=1)
     data_origin: Literal["release", "synthetic-demo"] = "release"

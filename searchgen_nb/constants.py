@@ -71,6 +71,7 @@ ARTIFACTS = (
     "leaderboard_by_slice.json",
     "uncertainty.json",
     "changes.json",
+    "prompt_evidence.json",
 )
 MANIFEST = "manifest.json"
 UNCERTAINTY = "uncertainty.json"

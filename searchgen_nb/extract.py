@@ -26,6 +26,7 @@ from searchgen_nb.constants import (
     TOOLGEN_EXTRACTOR,
 )
 from searchgen_nb.errors import ExtractorError
+from searchgen_nb.evidence import agrees, pair_evidence
 from searchgen_nb.files import RESULT_MAX, read_file
 from searchgen_nb.numeric import mean_raw
 from searchgen_nb.untrusted import DuplicateKey, no_duplicate_keys, printable
@@ -205,6 +206,7 @@ class PairResult:
     file_sha256: str | None = None
     file_id: tuple[int, int] | None = None
     identity_error: str | None = None
+    evidence: dict | None = None  # the judge's answer (searchgen_nb.evidence.pair_evidence)
 
 
 _NULLS: Components = dict.fromkeys(COMPONENTS)
@@ -298,7 +300,11 @@ def classify_result(
     if not any(v is not None for v in comps.values()):
         why = "no usable score (no component present)"
         return PairResult(INVALID, dict(_NULLS), why, warnings, **read)
-    return PairResult(SCORED, comps, None, warnings, **read)
+    evidence = pair_evidence(result)
+    if evidence and not agrees(evidence, comps):
+        warnings.append("the judge's parsed answer disagrees with its scores: not shown")
+        evidence = None
+    return PairResult(SCORED, comps, None, warnings, evidence=evidence, **read)
 
 
 def _extract(result: dict, extractor: Extractor) -> tuple[Components, list[str]]:

@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 from searchgen_nb.constants import ARTIFACTS, MANIFEST, VALIDATION_REPORT
 from searchgen_nb.errors import ReleaseError
+from searchgen_nb.evidence import THUMBS
 from searchgen_nb.files import ARTIFACT_MAX, CONFIG_MAX, read_bytes
 from searchgen_nb.publish import RELEASES, describe, listing, marked, published_version
 from searchgen_nb.schemas import schema_dir
 
-#: What ``searchgen-nb data`` writes into its output folder (``schemas/`` holds ``*.schema.json``),
-#: and the change summary a release publishes beside it.
-DATA_NAMES = frozenset({*ARTIFACTS, MANIFEST, VALIDATION_REPORT, "schemas", "CHANGES.md"})
+#: What ``searchgen-nb data`` writes into its output folder (``schemas/`` holds ``*.schema.json``,
+#: ``thumbs/`` the thumbnails ``<model index>/<prompt index>.webp``), and the change summary a
+#: release publishes beside it.
+DATA_NAMES = frozenset({*ARTIFACTS, MANIFEST, VALIDATION_REPORT, "schemas", THUMBS, "CHANGES.md"})
+_THUMB = re.compile(r"[0-9]+/[0-9]+\.webp")
 #: Keys every ``manifest.json`` that ``data`` writes holds.
 MANIFEST_KEYS = frozenset({"artifact_sha256", "artifacts", "schema_version"})
 #: The file that marks a folder as a demo, and what it holds.
@@ -87,9 +91,11 @@ def _not_own_files(folder: Path, names: list[str], own: frozenset) -> list[str]:
 
 def _foreign_entries(path: Path, names: list[str]) -> list[str]:
     """What of the folder ``path`` ``data`` did not write: each entry must be a regular file
-    named as an artifact, or ``schemas/`` holding only regular files named as its schemas."""
-    files = [n for n in names if n != "schemas"]
-    foreign = _not_own_files(path, files, DATA_NAMES - {"schemas"})
+    named as an artifact, ``schemas/`` holding only regular files named as its schemas, or
+    ``thumbs/`` holding only folders of thumbnail files."""
+    files = [n for n in names if n not in ("schemas", THUMBS)]
+    foreign = _not_own_files(path, files, DATA_NAMES - {"schemas", THUMBS})
+    foreign += _foreign_thumbs(path / THUMBS) if THUMBS in names else []
     schemas = path / "schemas"
     if "schemas" not in names:
         return foreign
@@ -98,6 +104,20 @@ def _foreign_entries(path: Path, names: list[str]) -> list[str]:
     own = frozenset(p.name for p in schema_dir().glob("*.schema.json"))
     inner = _not_own_files(schemas, sorted(os.listdir(schemas)), own)
     return foreign + [f"schemas/{n}" for n in inner]
+
+
+def _foreign_thumbs(thumbs: Path) -> list[str]:
+    """What of ``thumbs/`` is not a real folder of real folders of thumbnail files."""
+    if thumbs.is_symlink() or not thumbs.is_dir():
+        return [THUMBS]
+    out = []
+    for top in sorted(os.listdir(thumbs)):
+        sub = thumbs / top
+        inner = [] if sub.is_symlink() or not sub.is_dir() else sorted(os.listdir(sub))
+        names = [f"{top}/{n}" for n in inner] or [top]
+        out += [f"{THUMBS}/{n}" for n in _not_own_files(thumbs, names, frozenset(
+            n for n in names if _THUMB.fullmatch(n)))]
+    return out
 
 
 def _data_folder_problem(path: Path) -> str | None:

@@ -35,6 +35,7 @@ from searchgen_nb.constants import (
     ZERO_FILL,
 )
 from searchgen_nb.errors import ReleaseError, ReleaseInterrupted, ValidationFailed
+from searchgen_nb.evidence import EVIDENCE, write_evidence
 from searchgen_nb.manifest import build_manifest, model_metas
 from searchgen_nb.out_checks import check_data_out
 from searchgen_nb.prompts import read_prompts
@@ -108,6 +109,9 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     extraction = extract_records(cfg, prompt_set, progress)
     table = extraction.table
     sha = {"prompt_scores.jsonl": write_jsonl(folder / "prompt_scores.jsonl", table.records())}
+    sha[EVIDENCE], skipped = write_evidence(cfg, cfg.dataset_path, table, extraction.evidence,
+                                            folder)
+    extraction.warnings += skipped  # an image without a thumbnail: named, never a failure
     manifest = build_manifest(cfg, extraction, table.n_prompts, prompt_set.canonical_sha256,
                               partition_counts(table.prompts), sha)
     publish_schemas(folder)
@@ -222,8 +226,9 @@ def resolve_work_path(path: str | Path) -> Path:
 #: (its audit part) and the files it adds to the staging folder. ``searchgen-nb data``
 #: (:func:`run_data`) runs the same stage functions in the same order.
 STAGES = {
-    "extract": ("01_extract.ipynb", ("prompt_scores.jsonl", MANIFEST)),
-    "aggregate": ("02_aggregate.ipynb", tuple(a for a in ARTIFACTS if a != "prompt_scores.jsonl")),
+    "extract": ("01_extract.ipynb", ("prompt_scores.jsonl", EVIDENCE, MANIFEST)),
+    "aggregate": ("02_aggregate.ipynb",
+                  tuple(a for a in ARTIFACTS if a not in ("prompt_scores.jsonl", EVIDENCE))),
     "validate": ("03_validate.ipynb", (VALIDATION_REPORT,)),
 }
 

@@ -10,7 +10,7 @@ import json
 import os
 import posixpath
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +78,8 @@ class Extraction:
     input_sha256: str
     n_files_read: int
     extractor: str
+    #: ``(model index, prompt index) ->`` the judge's answer (:mod:`searchgen_nb.evidence`)
+    evidence: dict = field(default_factory=dict)
 
     @property
     def records(self) -> list[dict]:
@@ -176,6 +178,7 @@ class _Chunk:
     digests: bytes
     file_ids: np.ndarray
     notes: list
+    evidence: list  # (offset, the judge's answer) of the scored pairs that have one
 
 
 def _extract_pairs(task: tuple[int, int, int]) -> _Chunk:
@@ -183,7 +186,7 @@ def _extract_pairs(task: tuple[int, int, int]) -> _Chunk:
     k, start, stop = task
     prompts, extractor, root, globs = (_JOB[x] for x in ("prompts", "extractor", "root", "globs"))
     rels, generators = _JOB["paths"][k], _JOB["generators"][k]
-    codes, scored_rows, scored_at, read_at, fids, notes = [], [], [], [], [], []
+    codes, scored_rows, scored_at, read_at, fids, notes, evidence = [], [], [], [], [], [], []
     digests = bytearray()
     for j, i in enumerate(range(start, stop)):
         identity = (prompts[i], generators)
@@ -196,6 +199,8 @@ def _extract_pairs(task: tuple[int, int, int]) -> _Chunk:
             read_at.append(j)
             digests += pair.file_sha256
             fids.append(pair.file_id)
+        if pair.evidence:
+            evidence.append((j, pair.evidence))
         if pair.error is not None or pair.warnings or pair.identity_error:
             notes.append((j, pair.error, pair.warnings, pair.identity_error))
     values = np.array(scored_rows, dtype=np.float64).reshape(len(scored_rows), 12)
@@ -203,7 +208,7 @@ def _extract_pairs(task: tuple[int, int, int]) -> _Chunk:
         np.array(codes, dtype=np.int8), np.array(scored_at, dtype=np.int64),
         values + 0.0,  # a score read as -0.0 is 0.0 (one number, one text)
         np.array(read_at, dtype=np.int64), bytes(digests),
-        np.array(fids, dtype=np.uint64).reshape(len(fids), 2), notes,
+        np.array(fids, dtype=np.uint64).reshape(len(fids), 2), notes, evidence,
     )  # fmt: skip
 
 
@@ -253,6 +258,7 @@ class _Collected:
         self.digests = np.zeros((*shape, 32), dtype=np.uint8)
         self.file_ids = np.zeros((*shape, 2), dtype=np.uint64)
         self.warnings, self.problems = list(prompt_set.warnings), []
+        self.evidence: dict = {}
 
     def add(self, task: tuple[int, int, int], chunk: _Chunk) -> None:
         k, start, stop = task
@@ -262,6 +268,7 @@ class _Collected:
         self.was_read[k, at] = True
         self.digests[k, at] = np.frombuffer(chunk.digests, dtype=np.uint8).reshape(-1, 32)
         self.file_ids[k, at] = chunk.file_ids
+        self.evidence.update(((k, start + j), ev) for j, ev in chunk.evidence)
         for j, error, pair_warnings, contradiction in chunk.notes:
             i, m = start + j, self.table.model_ids[k]
             if error is not None:
@@ -389,4 +396,5 @@ def extract_records(
     got.warnings.sort(
         key=lambda w: (w.get("sample_id", ""), w.get("model_id", ""), w["check"], w["message"])
     )
-    return Extraction(table, got.warnings, got.input_sha256(), int(got.was_read.sum()), spec)
+    return Extraction(table, got.warnings, got.input_sha256(), int(got.was_read.sum()), spec,
+                      got.evidence)

@@ -21,6 +21,8 @@ Checks (names as they appear in the report and in error messages):
 10. ``order_invariance``    the pipeline's aggregation of permuted input equals the reconstruction
 11. ``uncertainty``         every bootstrap interval, rank interval and p-value recomputes
 12. ``strict_json``         artifacts parse with NaN/Infinity rejected; sha256 match the manifest
+13. ``evidence``            prompt_evidence.json and its thumbnails agree with the records
+                            (:mod:`~searchgen_nb.validate_evidence`)
 
 Modules: :mod:`~searchgen_nb.validate_records` reads and checks the records into columns,
 :mod:`~searchgen_nb.validate_aggregate` and :mod:`~searchgen_nb.validate_bootstrap` recompute
@@ -45,6 +47,7 @@ from searchgen_nb.untrusted import excerpt, strict_loads
 from searchgen_nb.validate_aggregate import reconstruct, reconstruct_columns
 from searchgen_nb.validate_bootstrap import SettingsError, reconstruct_uncertainty
 from searchgen_nb.validate_columns import SCORED, STATUS_CODE, Columns, slice_prompts
+from searchgen_nb.validate_evidence import check_evidence
 from searchgen_nb.validate_compare import (
     BOARDS,
     UNCERTAINTY,
@@ -294,6 +297,7 @@ def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = N
 def _check_release(manifest: dict, boards: dict, folder: Path, aggregate, report: Report) -> None:
     """Checks 1–11 on artifacts that parse."""
     cols = scan_records(folder, manifest, report)
+    check_evidence(folder, manifest, cols, report)
     _check_expected(manifest, cols, report)
     _check_coverage_lock(manifest, cols, report)
     _check_paper_table(manifest, boards, report)

@@ -1,4 +1,4 @@
-"""The release gate's report: its thirteen checks, one line describing each, and the pass/fail
+"""The release gate's report: its fourteen checks, one line describing each, and the pass/fail
 record of every check with the offending items (data contract, § The release gate)."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ CHECKS = (
     "order_invariance",
     "uncertainty",
     "strict_json",
+    "evidence",
 )
 #: One line per check for reports and the book's Validation and Audit pages.
 CHECK_DESCRIPTIONS = {
@@ -45,6 +46,8 @@ CHECK_DESCRIPTIONS = {
     " (data contract, § Uncertainty: the stratified prompt bootstrap)",
     "strict_json": "artifacts parse with NaN/Infinity rejected and match the sha256 recorded in"
     " the manifest",
+    "evidence": "prompt_evidence.json conforms to its schema, holds one entry per prompt and only"
+    " pairs that exist, agrees with the records' scores, and every thumbnail is within its bound",
 }
 _MAX_LISTED = 50  # failures listed per check; the count is always complete
 _MAX_MESSAGE = 500  # characters of one failure's message

@@ -10,7 +10,7 @@ import yaml
 IMAGE = object()  # a generated image but no evaluation file → missing_evaluation
 CANONICAL = "{release_row}/{lane}/{source_id}/augmented_parsed_result_ffjudge_pp.json"
 EVALUATOR = "{source_id}/{sample_id}/augmented_parsed_result_evaluation_protocol.json"
-PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000" "1f15c4890000000d49444154789c6360000002000005000100e2211bc30000000049454e44ae426082")
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000" "1f15c4890000000d49444154789c63f8cfc0f01f00050001ff89993d1d0000000049454e44ae426082")  # 1×1, readable
 
 
 def result(scores: dict, **extra) -> dict:

@@ -143,8 +143,10 @@ def test_prompt_lines_have_the_metadata_fields(release):
     prompts = release["prompts"]
     assert len(prompts) == 751
     keys = {"sample_id", "release_row", "subset", "domains", "failure_modes", "difficulty", "language",
-            "generation_task_type", "is_miniset", "eval_slices"}  # fmt: skip
+            "generation_task_type", "is_miniset", "eval_slices",
+            "user_prompt", "checklist"}  # fmt: skip  (the last two: the prompt evidence)
     assert all(set(p) == keys for p in prompts)
+    assert all(p["user_prompt"].startswith("[synthetic demo] ") and p["checklist"] for p in prompts)
     ids = [p["sample_id"] for p in prompts]
     assert len(set(ids)) == 751
     assert all(re.fullmatch(r"sgb_[a-z_]+_\d{4}", sid) for sid in ids)

@@ -309,4 +309,4 @@ def test_validate_cli_on_published_folder(published):
     _, out, _ = published
     proc = subprocess.run([sys.executable, "-m", "searchgen_nb", "validate", str(out)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "all 13 release checks passed" in proc.stdout
+    assert "all 14 release checks passed" in proc.stdout

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from searchgen_nb.book import charts, tables, views, views_audit
+from searchgen_nb.book.cards import TEXTS_SCRIPT, card_href, card_links
 from searchgen_nb.book.display import HTMLFragment
 from searchgen_nb.book.fmt import STATUS_LABELS, esc
 from searchgen_nb.book.page_parts import METHODS, _a, _p, downloads, with_legend
@@ -58,7 +59,7 @@ def audit_invalid(release: Release) -> HTMLFragment:
     df = views_audit.invalid_frame(release)
     if df.empty:
         return HTMLFragment("<p>No invalid evaluation in this release.</p>")
-    return tables.data_table(df, "invalid-evaluations", page_length=25)
+    return tables.data_table(df, "invalid-evaluations", page_length=25, row_links=card_links(df))
 
 
 def audit_warnings(release: Release) -> HTMLFragment:
@@ -122,7 +123,8 @@ def changes(release: Release) -> list[HTMLFragment]:
     for head, frame, table_id, decimals, page_length in sections:
         if len(frame):
             out += [HTMLFragment(head, "h"),
-                    tables.data_table(frame, table_id, decimals=decimals, page_length=page_length)]
+                    tables.data_table(frame, table_id, decimals=decimals, page_length=page_length,
+                                      row_links=card_links(frame))]
     return out
 
 
@@ -153,11 +155,14 @@ def prompt_explorer(release: Release) -> list[HTMLFragment]:
     out = [_p(_EXPLORER_LEGEND, "sg-note", "legend"),
            tables.prompt_table(rows, models, "prompt-explorer", decimals=release.decimals,
                                policies=release.policies),
+           HTMLFragment(TEXTS_SCRIPT, "prompt texts"),  # the search covers them (cards.py)
            downloads("prompt_scores.jsonl")]
     for title, table_id, what, picked in lists:
         frame = [{"sample_id": r["sample_id"], "Stratum": r["stratum"],
                   "Domains": " ".join(r["domains"]), "Difficulty": r["difficulty"],
                   "Spread": r["spread"]} for r in picked[:10]]
-        body = tables.data_table(frame, table_id, decimals=release.decimals)
+        body = tables.data_table(frame, table_id, decimals=release.decimals,
+                                 row_links={"sample_id": [card_href(f["sample_id"])
+                                                          for f in frame]})
         out.append(HTMLFragment(f"<h3>{esc(title)}</h3><p>{what}</p>\n{body.html}", table_id))
     return out

@@ -25,6 +25,8 @@ import yaml
 from searchgen_nb.artifacts import source_date_epoch
 from searchgen_nb.book.downloads import FOLDER as DOWNLOADS
 from searchgen_nb.book.downloads import write_downloads
+from searchgen_nb.book.cards import FOLDER as CARD_DATA
+from searchgen_nb.book.cards import write_card_assets
 from searchgen_nb.book.notebooks import NOTEBOOKS, run_notebooks
 from searchgen_nb.book.sphinx_ext import check_offline
 from searchgen_nb.config import find_config, load_config, project_root
@@ -145,6 +147,7 @@ def make_book(root: Path, work: Path, demo: bool, log) -> Path:
         stage_book_sources(root, work / "src", demo)
         assets.write_vendor_assets(work / "src" / "book" / "vendor")
         write_downloads(work / "data", work / "src" / EXTRA / DOWNLOADS)
+        write_card_assets(work / "data", work / "src" / EXTRA / CARD_DATA)
     log("building the book …")
     with step("release, book build"):
         html = build_book(work / "src")

@@ -20,6 +20,7 @@ import pandas as pd
 
 from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 
+from .cards import card_href
 from .display import HTMLFragment
 from .fmt import NA, Shown, coverage_text, esc, format_number, interval_text, is_null
 from .fmt import is_number, pair_cell, pct_label, rank_text
@@ -335,7 +336,9 @@ def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, 
     body = []
     for r in rows:
         search = r["stratum"] + ("" if r["stratum"] == "NoSearch" else " SearchIntensive")
-        cells = [f'<td>{esc(r["sample_id"])}</td>',
+        sid, card = esc(r["sample_id"]), esc(card_href(r["sample_id"]))  # the prompt's card
+        # data-search: the page's script adds the prompt text (searchgen-nb.js, prompt card)
+        cells = [f'<td data-search="{sid}"><a href="{card}">{sid}</a></td>',
                  f'<td data-search="{esc(search)}">{esc(r["stratum"])}</td>',
                  *(f"<td>{esc(' '.join(r[k]))}</td>" for k in ("domains", "failure_modes",
                                                                "slices")),

@@ -14,6 +14,7 @@ from importlib import resources
 import yaml
 
 from searchgen_nb.constants import DEFAULT_RESULT_PATH, GENERIC_RUBRIC
+from searchgen_nb.demo.evidence import image_png, initials, prompt_evidence
 
 
 def _package_json(package: str, name: str) -> dict:
@@ -33,6 +34,8 @@ TAG_COUNTS = {
     for kind, entries in _package_json("searchgen_nb", "data/taxonomy.json").items()
     if kind in ("domains", "failure_modes")
 }
+DOMAIN_NAMES = {t: e["name"] for t, e in
+                _package_json("searchgen_nb", "data/taxonomy.json")["domains"].items()}
 SETS = ("knowledge_tags", "text_tags", "imaginative_tags", "looks_components")
 KNOWLEDGE, TEXT, IMAGINATIVE, LOOKS = (frozenset(TAGS[k]) for k in SETS)
 META_KEYS = ("sample_id", "subset", "domains", "failure_modes", "difficulty", "language",
@@ -74,6 +77,8 @@ class DemoPrompt:
     adaptive: tuple[str, ...] = ()
     applicable: frozenset[str] = frozenset()
     effect: float = 0.0
+    user_prompt: str = ""  # and checklist: the evidence (searchgen_nb.demo.evidence)
+    checklist: tuple[str, ...] = ()
 
     @property
     def partition(self) -> str:
@@ -84,8 +89,9 @@ class DemoPrompt:
         return "TextualSearch" if textual else "VisualSearch"
 
     def metadata(self) -> dict:
-        meta = {k: getattr(self, k) for k in META_KEYS}
-        return {"release_row": f"evalset_rows/{self.sample_id}", **meta}
+        meta = {k: getattr(self, k) for k in (*META_KEYS, "user_prompt")}
+        return {"release_row": f"evalset_rows/{self.sample_id}", **meta,
+                "checklist": list(self.checklist)}
 
 
 def _rng(*parts: str) -> random.Random:
@@ -166,6 +172,9 @@ def build_prompts() -> list[DemoPrompt]:
         p.applicable = frozenset(c for c, by_kind in PROMPTS["applicability"].items()
                                  if judge.random() < by_kind[p.kind])  # fmt: skip
         p.effect = (judge.random() * 2 - 1) * SCORES["prompt_effect_spread"]
+        p.user_prompt, p.checklist = prompt_evidence(
+            PROFILE["seed"], p.sample_id, p.kind, p.generation_task_type,
+            DOMAIN_NAMES[p.domains[0]], p.n_checklist)
     return prompts
 
 
@@ -216,15 +225,18 @@ def _judge_scores(rng: random.Random, model: dict, p: DemoPrompt, shift: float) 
     return scores
 
 
-def _result(model: dict, p: DemoPrompt, scores: dict[str, float]) -> dict:
-    """A successful parsed result in the judge's format (not-applicable rubric scores ``""``)."""
+def _result(model: dict, p: DemoPrompt, scores: dict[str, float], named: bool = True) -> dict:
+    """A successful parsed result in the judge's format (not-applicable rubric scores ``""``);
+    checklist items by their text, or ``item <i>`` (not ``named``: a broken file's reason
+    quotes a position in it)."""
 
     def num(v: float | None) -> int | float | str:
         return "" if v is None else int(v) if v == int(v) else v
 
     checklist = sorted((int(k[10:]), v) for k, v in scores.items() if k.startswith("checklist:"))
     parsed: dict = {
-        "checklist_scores": [{"item": f"item {i}", "score": num(v)} for i, v in checklist],
+        "checklist_scores": [{"item": p.checklist[i] if named else f"item {i}", "score": num(v)}
+                             for i, v in checklist],
         "rubric_scores": {
             d: {"score": num(scores.get(f"rubric:{d}"))} for d in GENERIC_RUBRIC + p.adaptive
         },
@@ -342,6 +354,7 @@ def build_demo(changed: bool = False) -> tuple[list[DemoPrompt], dict, dict, dic
     invalid = itertools.cycle(PROFILE["results"]["invalid_kinds"])
     for m in ROSTER:
         rng, shifts, scored = _rng("scores", m["model_id"]), _tag_shifts(m, prompts), []
+        hue, label = ROSTER.index(m) / len(ROSTER), initials(m["display_name"])
         for p in prompts:
             scores = _judge_scores(rng, m, p, shifts[p.sample_id])  # drawn whatever the status
             if p.sample_id == special and m["model_id"] == only:
@@ -351,12 +364,12 @@ def build_demo(changed: bool = False) -> tuple[list[DemoPrompt], dict, dict, dic
             status = plans[m["model_id"]][p.sample_id]
             folder = _result_folder(p, m)
             if status != "missing_generation":
-                files[f"{folder}/image.png"] = PNG_BYTES
+                files[f"{folder}/image.png"] = image_png(hue, label, p.partition[:3].upper())
             if status == "scored":
                 scored.append(scores)
                 files[f"{folder}/{RESULT_FILE}"] = _dump(_result(m, p, scores)).encode("utf-8")
             elif status == "invalid_evaluation":
-                text = _broken_result_text(next(invalid), _result(m, p, scores))
+                text = _broken_result_text(next(invalid), _result(m, p, scores, named=False))
                 files[f"{folder}/{RESULT_FILE}"] = text.encode("utf-8")
         paper_table[m["model_id"]] = paper_overall_10(m, scored)
     _rng("line_order").shuffle(prompts)

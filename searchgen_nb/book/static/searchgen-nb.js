@@ -228,3 +228,150 @@
     setTimeout(function () { URL.revokeObjectURL(url); }, 10000);
   });
 })();
+
+/* ---- Prompt card (searchgen_nb.book.cards): book/prompt_card.html?id=<sample_id>[&tag=<tag>]
+   drawn from evidence/index.js and the one evidence/shard-<n>.js holding the prompt, loaded by
+   script tag (a book opened from disk cannot fetch); every string is set as text, never markup.
+   A card link followed from a filtered prompt list carries the list's tag (&tag=). ---- */
+(function () {
+  "use strict";
+  var LIST_KEYS = ["domain", "failure_mode", "stratum", "slice"];
+  var SHOWN = 80;
+  function clip(s) { s = String(s); return s.length > SHOWN ? s.slice(0, SHOWN - 1) + "\u2026" : s; }
+  document.addEventListener("click", function (ev) {
+    var a = ev.target && ev.target.closest ? ev.target.closest('a[href*="prompt_card.html?id="]') : null;
+    if (!a) { return; }
+    var params = new URLSearchParams(window.location.search), tag = null;
+    LIST_KEYS.forEach(function (k) { tag = tag || params.get(k); });
+    if (tag) { var u = new URL(a.href); u.searchParams.set("tag", tag); a.href = u.toString(); }
+  });
+
+  function el(name, cls, text) {
+    var e = document.createElement(name);
+    if (cls) { e.className = cls; }
+    if (text !== undefined && text !== null) { e.textContent = String(text); }
+    return e;
+  }
+  function num(v, digits) { return v === null || v === undefined ? "N/A" : Number(v).toFixed(digits); }
+  function table(head, rows, cls) {
+    var wrap = el("div", "sg-card-scroll"), t = el("table", "sg-card-table " + (cls || ""));
+    var tr = el("tr");
+    head.forEach(function (h) { tr.appendChild(el("th", null, h)); });
+    t.appendChild(el("thead")).appendChild(tr);
+    var body = t.appendChild(el("tbody"));
+    rows.forEach(function (cells) {
+      var row = body.appendChild(el("tr"));
+      cells.forEach(function (c) { row.appendChild(c instanceof Node ? c : el("td", null, c)); });
+    });
+    wrap.appendChild(t);
+    return wrap;
+  }
+  function tags(label, list, tag) {
+    var p = el("p", "sg-card-tags");
+    p.appendChild(el("strong", null, label + ": "));
+    if (!list.length) { p.appendChild(el("span", "sg-na", "none")); }
+    list.forEach(function (t) { p.appendChild(el("span", "sg-card-tag" + (t === tag ? " sg-card-this" : ""), t)); });
+    return p;
+  }
+  function modelsTable(index, p, base) {
+    var head = ["Model", "Image", "Status", "Overall-9", "Overall-10"].concat(index.components);
+    return table(head, index.models.map(function (mn) {
+      var m = p.models[mn[0]], img = el("td", "sg-card-thumb"), st = el("td");
+      if (m.thumbnail) {
+        var i = img.appendChild(el("img"));
+        i.src = base + m.thumbnail; i.alt = "thumbnail: " + mn[1]; i.width = 64; i.loading = "lazy";
+      } else { img.textContent = "\u2013"; }
+      st.appendChild(el("span", "sg-card-status", m.status.replace(/_/g, " ")));
+      if (m.reason) { st.appendChild(el("span", "sg-card-reason", m.reason)); }
+      var d = index.decimals;
+      return [mn[1], img, st, num(m.overall_9, d), num(m.overall_10, d)]
+        .concat(m.components.map(function (v) { return num(v, d); }));
+    }), "sg-card-models");
+  }
+  function judgeTables(index, p) {
+    var names = index.models.map(function (mn) { return mn[1]; }), out = [];
+    var n = p.checklist.length;
+    index.models.forEach(function (mn) { n = Math.max(n, p.models[mn[0]].checklist.length); });
+    var rows = [];
+    for (var i = 0; i < n; i++) {
+      var text = p.checklist[i];
+      index.models.forEach(function (mn) { var c = p.models[mn[0]].checklist[i]; text = text || (c && c[0]); });
+      rows.push([text || "item " + (i + 1)].concat(index.models.map(function (mn) {
+        var c = p.models[mn[0]].checklist[i];
+        return c ? num(c[1], 1) : "\u2013";
+      })));
+    }
+    if (rows.length) { out.push(el("h3", null, "The judge's checklist (0\u20133)"), table(["Checklist item"].concat(names), rows, "sg-card-checklist")); }
+    var dims = {};
+    index.models.forEach(function (mn) { p.models[mn[0]].rubric.forEach(function (r) { dims[r[0]] = true; }); });
+    rows = Object.keys(dims).sort().map(function (dim) {
+      return [dim.replace(/_/g, " ")].concat(index.models.map(function (mn) {
+        var r = p.models[mn[0]].rubric.filter(function (x) { return x[0] === dim; })[0];
+        return r ? num(r[1], 1) : "\u2013";
+      }));
+    });
+    if (rows.length) { out.push(el("h3", null, "The judge's rubric dimensions (0\u20133)"), table(["Dimension"].concat(names), rows, "sg-card-rubric")); }
+    return out;
+  }
+  function render(root, index, p, tag, base) {
+    root.textContent = "";
+    root.appendChild(el("h2", "sg-card-id", p.id));
+    if (tag) {
+      var holds = [p.stratum].concat(p.domains, p.failure_modes, p.slices).indexOf(tag) !== -1;
+      root.appendChild(el("p", holds ? "sg-card-from" : "sg-card-from sg-card-warn", holds
+        ? "Opened from the prompts of " + clip(tag) + ": this prompt is one of them."
+        : "Opened from the prompts of " + clip(tag) + ", but this prompt does not hold it."));
+    }
+    root.appendChild(tags("Stratum", [p.stratum], tag));
+    root.appendChild(tags("Domains", p.domains, tag));
+    root.appendChild(tags("Failure modes", p.failure_modes, tag));
+    root.appendChild(tags("Slices", p.slices, tag));
+    root.appendChild(el("blockquote", "sg-card-text", p.text === null ? "The metadata gives no prompt text (user_prompt)." : p.text));
+    root.appendChild(el("h3", null, "Scores (0\u2013100)"));
+    root.appendChild(modelsTable(index, p, base));
+    judgeTables(index, p).forEach(function (e) { root.appendChild(e); });
+    weight(root, index);
+  }
+  function weight(root, index) {
+    var t = index.thumbnails;
+    var text = !t || !t.enabled ? "This release has no thumbnails (evidence: thumbnails: false)."
+      : "Thumbnails of this release: " + t.n_files + " files, " + (t.bytes / 1e6).toFixed(1) +
+        " MB in all (each at most " + Math.round(t.max_bytes / 1024) + " KB, " + t.max_px + " px a side).";
+    root.appendChild(el("p", "sg-card-weight", text));
+  }
+  function start() {
+    var root = document.getElementById("sg-card");
+    if (!root) { return; }
+    var base = root.getAttribute("data-sg-base") || "";
+    var params = new URLSearchParams(window.location.search), id = params.get("id");
+    var index = (window.SGEvidence || {}).index;
+    function say(text) { root.textContent = ""; root.appendChild(el("p", "sg-card-note", text)); }
+    if (!index) { say("The card's data (evidence/index.js) is missing from this book."); return; }
+    if (!id) { say("No prompt chosen: open one from the Prompts page (its sample_id links here)."); weight(root, index); return; }
+    if (!Object.prototype.hasOwnProperty.call(index.shards, id)) { say("No prompt " + clip(id) + " in this release."); return; }
+    var n = index.shards[id], s = document.createElement("script");
+    s.src = base + "shard-" + n + ".js";
+    s.onload = function () {
+      var p = ((window.SGEvidence || {})[n] || []).filter(function (x) { return x.id === id; })[0];
+      if (p) { render(root, index, p, params.get("tag"), base); } else { say("No data for prompt " + clip(id) + "."); }
+    };
+    s.onerror = function () { say("The card's data file " + s.src.split("/").pop() + " is missing from this book."); };
+    document.head.appendChild(s);
+  }
+  // The prompt explorer's search covers the prompt texts (evidence/texts.js, loaded by the page):
+  // each sample_id cell's search data becomes its id and its text.
+  function explorerTexts() {
+    var texts = (window.SGEvidence || {}).texts, lib = window.__DTGLOBAL__;
+    if (!texts || !lib || !lib.DataTable) { return; }
+    document.querySelectorAll("table[data-sg-explorer][data-sg-ready]").forEach(function (t) {
+      var api = new lib.DataTable.Api(t);
+      api.column(0).nodes().each(function (td) {
+        var id = td.textContent;
+        if (Object.prototype.hasOwnProperty.call(texts, id)) { td.setAttribute("data-search", id + " " + texts[id]); }
+      });
+      api.rows().invalidate("dom").draw(false);
+    });
+  }
+  function both() { start(); explorerTexts(); }
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", both); } else { both(); }
+})();

@@ -1,0 +1,219 @@
+"""Prompt evidence (data contract, § Prompt evidence and thumbnails): per prompt its text and
+checklist from the metadata, per prompt × model pair the judge's checklist item scores and rubric
+dimensions from the result file's ``parsed`` answer (handed over by extraction, never read
+twice) and a bounded thumbnail of the generated image. Every string is bounded and written in
+visible characters (:func:`~searchgen_nb.untrusted.shown`)."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import io
+import json
+import math
+import os
+import warnings
+from pathlib import Path
+
+from searchgen_nb.artifacts import dumps_jsonl, write_text
+from searchgen_nb.constants import GENERIC_RUBRIC
+from searchgen_nb.files import DATASET_MAX, read_bytes
+from searchgen_nb.numeric import mean_raw
+from searchgen_nb.table import STATUS_CODE
+from searchgen_nb.untrusted import shown
+
+EVIDENCE = "prompt_evidence.json"
+THUMBS = "thumbs"
+#: Bounds of the untrusted text kept: characters of a prompt text, of a checklist item or a
+#: rubric dimension's name; items or dimensions per prompt or pair.
+TEXT_MAX, ITEM_MAX, NAME_MAX, ITEMS_MAX = 2000, 300, 64, 64
+#: A thumbnail: at most this many bytes and pixels a side; an image read at most IMAGE_MAX bytes
+#: and PIXELS_MAX pixels (a decompression bomb is skipped, never decoded).
+THUMB_BYTES, THUMB_PX, IMAGE_MAX, PIXELS_MAX = 16_384, 160, 64 << 20, 50_000_000
+_PROMPT_KEYS = ("user_prompt", "prompt")
+_ITEM_KEYS = ("item", "question", "text")
+NO_IMAGE = STATUS_CODE["missing_generation"]
+
+
+def clip(text: object, limit: int) -> str:
+    """``text`` (a string) bounded to ``limit`` characters, in visible characters."""
+    text = text if isinstance(text, str) else ""
+    return shown(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _score(value: object) -> float | None:
+    """A judge's score as a float in 0–3, None when not a number there ("", "N/A", null)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) and 0 <= value <= 3 else None
+
+
+def _item_text(entry: object) -> str:
+    if isinstance(entry, str):
+        return clip(entry, ITEM_MAX)
+    entry = entry if isinstance(entry, dict) else {}
+    return clip(next((entry[k] for k in _ITEM_KEYS if isinstance(entry.get(k), str)), ""), ITEM_MAX)
+
+
+def _item(entry: object) -> dict:
+    """One judged checklist item: its text and score (None unless a number in 0–3)."""
+    score = entry.get("score") if isinstance(entry, dict) else None
+    return {"item": _item_text(entry), "score": _score(score)}
+
+
+def pair_evidence(result: dict) -> dict | None:
+    """The judge's ``checklist`` (``[{item, score}]``) and ``rubric`` (``{dimension: score}``)
+    of one parsed result file, from its ``parsed`` answer; None without one."""
+    parsed = result.get("parsed")
+    if not isinstance(parsed, dict):
+        return None
+    out: dict = {}
+    items = parsed.get("checklist_scores")
+    if isinstance(items, list):
+        out["checklist"] = [_item(e) for e in items[:ITEMS_MAX]]
+    rubric = parsed.get("rubric_scores")
+    if isinstance(rubric, dict):
+        out["rubric"] = {
+            clip(k, NAME_MAX): _score(v.get("score") if isinstance(v, dict) else v)
+            for k, v in list(rubric.items())[:ITEMS_MAX]
+        }
+    return out or None
+
+
+def agrees(evidence: dict, components: dict) -> bool:
+    """Whether the judge's answer gives the pair's components where both say a number: the
+    mean of the checklist items (every item scored), each generic rubric dimension."""
+    scores = [e["score"] for e in evidence.get("checklist", ())]
+    if scores and None not in scores and components.get("checklist") is not None:
+        if mean_raw(scores) != components["checklist"]:
+            return False
+    rubric = evidence.get("rubric", {})
+    return all(rubric.get(d) is None or components.get(d) is None or rubric[d] == components[d]
+               for d in GENERIC_RUBRIC)
+
+
+def prompt_texts(path: Path) -> dict[str, dict]:
+    """``sample_id -> {"text", "checklist"}`` of the metadata (already checked by
+    :func:`~searchgen_nb.prompts.read_prompts`): ``user_prompt`` (or ``prompt``) and the
+    ``checklist`` item texts, bounded; a line without them gives ``text`` None, ``[]``."""
+    out = {}
+    for raw in read_bytes(path, DATASET_MAX).split(b"\n"):
+        row = json.loads(raw) if raw.strip() else None
+        if not isinstance(row, dict):
+            continue
+        sid = row.get("sample_id", row.get("bench_id"))
+        text = next((row[k] for k in _PROMPT_KEYS if isinstance(row.get(k), str)), None)
+        items = row.get("checklist")
+        items = [_item_text(e) for e in items[:ITEMS_MAX]] if isinstance(items, list) else []
+        out[sid] = {"text": None if text is None else clip(text, TEXT_MAX), "checklist": items}
+    return out
+
+
+# ---- thumbnails --------------------------------------------------------------------------
+
+
+class ThumbnailError(ValueError):
+    """An image that gives no thumbnail within the bounds (the reason names what)."""
+
+
+def thumbnail(data: bytes) -> bytes:
+    """A WebP of at most :data:`THUMB_PX` a side and :data:`THUMB_BYTES` bytes of one image's
+    bytes; :class:`ThumbnailError` for what cannot be read or bounded."""
+    from PIL import Image
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as im:
+                if im.width * im.height > PIXELS_MAX:
+                    raise ThumbnailError(f"{im.width}×{im.height} pixels, at most {PIXELS_MAX}")
+                im.draft("RGB", (THUMB_PX, THUMB_PX))
+                small = im.convert("RGB")
+                small.thumbnail((THUMB_PX, THUMB_PX))
+    except ThumbnailError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Pillow's many ways to refuse a file
+        raise ThumbnailError(f"not a readable image ({type(exc).__name__})") from None
+    for quality in (75, 50, 25):
+        buf = io.BytesIO()
+        small.save(buf, "WEBP", quality=quality, method=4)
+        if buf.tell() <= THUMB_BYTES:
+            return buf.getvalue()
+    raise ThumbnailError(f"no WebP within {THUMB_BYTES} bytes")
+
+
+def _image(folder: Path, globs) -> Path | None:
+    """The pair's generated image: the first file name (sorted) matching ``generation_glob``."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None
+    pats = [g.lower() for g in globs]
+    return next((folder / n for n in names
+                 if any(fnmatch.fnmatchcase(n.lower(), p) for p in pats)), None)
+
+
+class Thumbs:
+    """Thumbnails written below ``folder/thumbs``; one per distinct image (by sha256)."""
+
+    def __init__(self, folder: Path, root: Path, globs) -> None:
+        self.folder, self.root, self.globs = Path(folder), Path(root), list(globs)
+        self.made: dict[bytes, bytes] = {}  # sha256 of an image -> its thumbnail
+        self.files: dict[str, tuple[str, int]] = {}  # path -> (sha256, bytes) of the thumbnail
+        self.warnings: list[dict] = []
+
+    def add(self, result_file: str, name: str, where: dict) -> str | None:
+        """The thumbnail of the image beside ``result_file`` written as ``thumbs/name``."""
+        image = _image(self.root / os.path.dirname(result_file), self.globs)
+        if image is None:
+            return None
+        rel = image.relative_to(self.root).as_posix()
+        try:
+            data = read_bytes(image, IMAGE_MAX)
+            key = hashlib.sha256(data).digest()
+            thumb = self.made.get(key) or thumbnail(data)
+        except (OSError, ThumbnailError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self.warnings.append({"check": "thumbnail", **where, "file": rel,
+                                  "message": clip(f"image skipped: {why}", 300)})
+            return None
+        if len(self.made) < 256:  # images repeat (the demo's): each is made once, memory bounded
+            self.made[key] = thumb
+        path = f"{THUMBS}/{name}"
+        (self.folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (self.folder / path).write_bytes(thumb)
+        self.files[path] = (hashlib.sha256(thumb).hexdigest(), len(thumb))
+        return path
+
+    def summary(self) -> dict:
+        h = hashlib.sha256()
+        for path in sorted(self.files):
+            h.update(f"{self.files[path][0]}  {path}\n".encode())
+        return {"n_files": len(self.files), "bytes": sum(n for _, n in self.files.values()),
+                "sha256": h.hexdigest(), "max_bytes": THUMB_BYTES, "max_px": THUMB_PX}
+
+
+def write_evidence(cfg, dataset: Path, table, pairs: dict, folder: Path) -> tuple[str, list]:
+    """Write ``prompt_evidence.json`` (and ``thumbs/`` unless ``evidence.thumbnails`` is off)
+    into ``folder`` for the release ``table``; ``pairs``: ``(model index, prompt index) ->``
+    :func:`pair_evidence`. Returns its sha256 and the thumbnail warnings."""
+    texts = prompt_texts(dataset)
+    thumbs = Thumbs(folder, cfg.results_root_path, cfg.generation_glob)
+    on = cfg.evidence.thumbnails
+    prompts = []
+    for i, prompt in enumerate(table.prompts):
+        sid = prompt["sample_id"]
+        models = {}
+        for k, m in enumerate(table.model_ids):
+            entry = dict(pairs.get((k, i)) or {})
+            if on and table.status[k, i] != NO_IMAGE:
+                where = {"sample_id": sid, "model_id": m}
+                thumb = thumbs.add(table.result_files[k][i], f"{k}/{i}.webp", where)
+                entry.update({"thumbnail": thumb} if thumb else {})
+            if entry:
+                models[m] = entry
+        prompts.append({"sample_id": sid, **texts.get(sid, {"text": None, "checklist": []}),
+                        "models": models})
+    doc = {"prompts": prompts, "thumbnails": {"enabled": on, **thumbs.summary()}}
+    # one compact line (as prompt_scores.jsonl's): indented, the demo's would weigh twice as much
+    return write_text(Path(folder) / EVIDENCE, dumps_jsonl([doc])), thumbs.warnings
