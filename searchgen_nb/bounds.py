@@ -1,9 +1,7 @@
 """The work a release config asks for, estimated before any result file is read, and refused
-above the bounds of the data contract (§ Release config, "Bounded work").
-
-The figures count what grows with the config (``n_bootstrap`` B, the roster's M models, the
-prompts, tags and slices), not seconds, so that a config is accepted or refused the same way on
-every machine; ``benchmarks/bench_bounds.py`` measures what they cost on one.
+above the bounds of the data contract (§ Release config, "Bounded work"). The figures count what
+grows with the config (B, models, prompts, tags, slices), not seconds, so a config is accepted or
+refused alike on every machine; ``benchmarks/bench_bounds.py`` measures what they cost on one.
 """
 
 from __future__ import annotations
@@ -79,11 +77,9 @@ class Work:
     @property
     def published_bytes(self) -> int:
         """Rough size of the leaderboards and ``uncertainty.json``."""
-        pairs = (
-            self.ranked_groups * self.n_models * (self.n_models - 1) // 2 if self.n_bootstrap else 0
-        )
-        cells = self.groups * self.n_models if self.n_bootstrap else 0
-        return self.rows * _ROW_BYTES + cells * _CELL_BYTES + pairs * _PAIR_BYTES
+        pairs = self.ranked_groups * self.n_models * (self.n_models - 1) // 2
+        bootstrap = self.groups * self.n_models * _CELL_BYTES + pairs * _PAIR_BYTES
+        return self.rows * _ROW_BYTES + (bootstrap if self.n_bootstrap else 0)
 
     def problems(self) -> list[str]:
         """What exceeds its bound, each with the figure, how it is made, the bound and what to
@@ -130,39 +126,19 @@ def _largest_b(work: Work, figure: str, bound: int) -> int:
 def measure(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
     """The :class:`Work` of a release: its prompt records (``stratum``, ``search_type``,
     ``domains``, ``failure_modes``) and ``{slice: prompt indices}``."""
-    tags = {("domain", t) for p in prompts for t in p["domains"]} | {
-        ("failure_mode", t) for p in prompts for t in p["failure_modes"]
-    }
+    tags = {(kind, t) for p in prompts for kind in ("domains", "failure_modes") for t in p[kind]}
     strata = sum(1 + (p["search_type"] != p["stratum"]) for p in prompts)
     in_tags = sum(len(set(p["domains"])) + len(set(p["failure_modes"])) for p in prompts)
     in_slices = sum(len(idx) for idx in members.values())
-    return Work(
-        len(prompts),
-        len(cfg.models),
-        len(tags),
-        len(members),
-        len(prompts) + strata + in_tags + in_slices,
-        cfg.uncertainty.n_bootstrap,
-    )
-
-
-def check_work(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
-    """:func:`measure`, raising :class:`ConfigError` naming the config and every figure above
-    its bound (with the setting to change); returns the estimate otherwise."""
-    work = measure(cfg, prompts, members)
-    problems = work.problems()
-    if problems:
-        raise ConfigError(
-            f"config {cfg.config_path}: the release asks for more work than this version bounds "
-            "(data contract, § Release config): " + "; ".join(problems)
-        )
-    return work
+    return Work(len(prompts), len(cfg.models), len(tags), len(members),
+                len(prompts) + strata + in_tags + in_slices, cfg.uncertainty.n_bootstrap)
 
 
 def preflight(cfg: ReleaseConfig, prompt_set) -> Work:
-    """Before any result file is read: every configured slice holds a prompt
-    (:func:`searchgen_nb.slices.refuse_empty`) and the work is within bounds (:func:`check_work`).
-    ``prompt_set``: the release's :class:`searchgen_nb.prompts.PromptSet`."""
+    """The :func:`measure` of a release (``prompt_set``: its ``PromptSet``), before any result
+    file is read; :class:`ConfigError` naming the config when a configured slice holds no prompt
+    (:func:`searchgen_nb.slices.refuse_empty`) or a figure is above its bound (each named, with
+    the setting to change)."""
     from searchgen_nb.records import prompt_record
     from searchgen_nb.slices import refuse_empty, slice_members, slice_specs
 
@@ -170,4 +146,9 @@ def preflight(cfg: ReleaseConfig, prompt_set) -> Work:
     specs = slice_specs(cfg.slices, len(prompts))
     members = slice_members(prompts, specs)
     refuse_empty(specs, members, cfg.config_path)
-    return check_work(cfg, prompts, members)
+    work = measure(cfg, prompts, members)
+    if work.problems():
+        raise ConfigError(
+            f"config {cfg.config_path}: the release asks for more work than this version bounds "
+            "(data contract, § Release config): " + "; ".join(work.problems()))
+    return work

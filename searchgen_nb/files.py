@@ -11,25 +11,15 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 MiB = 1 << 20
-#: The release config and the paper table.
-CONFIG_MAX = 16 * MiB
-#: One result file.
-RESULT_MAX = 16 * MiB
-#: The prompt metadata (read whole).
-DATASET_MAX = 256 * MiB
-#: A JSON artifact of a release folder (read whole).
-ARTIFACT_MAX = 1024 * MiB
-#: ``prompt_scores.jsonl`` of a release folder, streamed: the file, and one line of it.
-STREAM_MAX = 64 * 1024 * MiB
-LINE_MAX = 64 * MiB
+#: Bounds: the release config and the paper table, one result file, the prompt metadata and a
+#: JSON artifact of a release folder (each read whole); ``prompt_scores.jsonl`` of a release
+#: folder, streamed: the file, and one line of it.
+CONFIG_MAX, RESULT_MAX, DATASET_MAX, ARTIFACT_MAX = 16 * MiB, 16 * MiB, 256 * MiB, 1024 * MiB
+STREAM_MAX, LINE_MAX = 64 * 1024 * MiB, 64 * MiB
 
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"))
 
 
 class UnreadableFile(OSError):
@@ -86,9 +76,8 @@ def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
     return read_file(path, limit)[0]
 
 
-def read_lines(
-    path: str | os.PathLike, limit: int = STREAM_MAX, line_limit: int = LINE_MAX
-) -> Iterator[bytes]:
+def read_lines(path: str | os.PathLike, limit: int = STREAM_MAX,
+               line_limit: int = LINE_MAX) -> Iterator[bytes]:
     """The lines of a regular file (each with its ``\\n``), streamed: at most ``line_limit``
     bytes per line and ``limit`` in all, else :class:`UnreadableFile` naming the line."""
     with open_regular(path, limit) as fh:

@@ -17,16 +17,10 @@ from searchgen_nb.partition import partition
 from searchgen_nb.untrusted import excerpt, hidden_char, is_surrogate, no_duplicate_keys, strings
 
 TAG_FIELDS = ("domains", "failure_modes")
-#: The longest sample_id (and folder name of a release_row), in bytes of UTF-8: it becomes
-#: part of a result file's path, and a file name has at most 255 bytes (data contract,
-#: § Prompt metadata and the partition).
-NAME_MAX = 128
-#: The most tags one tag field of one prompt may list (data contract, § Prompt metadata and the
-#: partition).
-TAGS_MAX = 1_000
-#: The longest tag, subset name or optional text field, in characters (data contract,
-#: § Prompt metadata and the partition).
-TEXT_MAX = 256
+#: Bounds (data contract, § Prompt metadata and the partition): the longest sample_id and
+#: release_row folder name in bytes of UTF-8 (it names result files: at most 255 bytes), the
+#: most tags per tag field, the longest tag, subset name or optional text in characters.
+NAME_MAX, TAGS_MAX, TEXT_MAX = 128, 1_000, 256
 TEXT_FIELDS = ("difficulty", "language", "generation_task_type")
 OPTIONAL_FIELDS = (*TEXT_FIELDS, "is_miniset", "eval_slices")
 
@@ -66,11 +60,6 @@ def _reject_constant(token: str):
 
 def _unpublishable(row: dict) -> str | None:
     """Why a metadata line cannot be published as UTF-8 JSON (a lone surrogate), or None."""
-    try:  # the common case in one C pass: every string of the line encodes as UTF-8
-        json.dumps(row, ensure_ascii=False).encode("utf-8")
-        return None
-    except UnicodeEncodeError:
-        pass
     for where, s in strings(row):
         if any(is_surrogate(c) for c in s):
             return f"{where} holds a lone surrogate ({excerpt(s, 60)}): not valid Unicode"
@@ -88,10 +77,8 @@ def _check_release_row(release_row: str) -> str | None:
         return "is empty"
     longest = max(len(name.encode("utf-8")) for name in norm.split("/"))
     if longest > NAME_MAX or len(norm.encode("utf-8")) > 1024:
-        return (
-            f"is too long for a path below results_root (at most {NAME_MAX} bytes of UTF-8 "
-            "per folder name, 1024 in all)"
-        )
+        return (f"is too long for a path below results_root (at most {NAME_MAX} bytes of UTF-8 "
+                "per folder name, 1024 in all)")
     return None
 
 
@@ -222,8 +209,7 @@ def _text(value: object, name: str, fail) -> None:
     """A text field: a string of at most :data:`TEXT_MAX` characters."""
     if not isinstance(value, str) or len(value) > TEXT_MAX:
         raise fail(f"{name} must be a string of at most {TEXT_MAX} characters, a list of such "
-                   f"strings or null, "
-                   f"got {_kind(value)}")  # fmt: skip
+                   f"strings or null, got {_kind(value)}")
 
 
 def _tags(value: object, name: str, fail, strict: bool = True) -> list[str]:

@@ -70,10 +70,9 @@ def check_previous(
     folder: Path, where: str, benchmark: str | None = None, data_origin: str | None = None
 ) -> Published:
     """The release in ``folder``, read and checked once (data contract, § Changes between
-    releases): regular files within their bounds, strict JSON conforming to the published
-    schemas, of this schema version, benchmark and data origin, with the sha256 the manifest
-    records and every model in every record. Else :class:`ConfigError` naming ``where``, the
-    folder, the file and the line or JSON pointer."""
+    releases): regular files within bounds, strict JSON of the published schemas, this schema
+    version, benchmark and data origin, the manifest's sha256, every model in every record.
+    Else :class:`ConfigError` naming ``where``, the folder, the file and the line or pointer."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(f"{where}: {folder} is not a folder")
@@ -146,9 +145,8 @@ class _ReleaseReader:
         try:
             problems = [p["message"] for p in check_document(name, doc, line)]
         except RecursionError:
-            problems = [
-                f"{name}{'' if line is None else f' line {line}'}: nested too deeply to check"
-            ]
+            at = "" if line is None else f" line {line}"
+            problems = [f"{name}{at}: nested too deeply to check"]
         if problems:
             more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
             shown = "; ".join(problems[:3]) + more

@@ -59,65 +59,38 @@ def output_slice(specs: dict[str, SliceConfig]) -> str:
 
 def slice_members(prompts: list[dict], specs: dict[str, SliceConfig]) -> dict[str, np.ndarray]:
     """``{slice: sorted prompt indices}`` for the prompts of a release table."""
-    out = {}
-    cache: dict[str, list[frozenset[str]]] = {}
-    for name, spec in specs.items():
-        if not spec.include:
-            out[name] = np.arange(len(prompts), dtype=np.int64)
-            continue
-        values = cache.setdefault(spec.field, [field_values(p, spec.field) for p in prompts])
-        out[name] = np.array([i for i, v in enumerate(values) if in_slice(v, spec)], dtype=np.int64)
-    return out
+    return {name: np.array([i for i, p in enumerate(prompts)
+                            if not spec.include or in_slice(field_values(p, spec.field), spec)],
+                           dtype=np.int64) for name, spec in specs.items()}
 
 
-def manifest_slices(
-    specs: dict[str, SliceConfig], members: dict[str, np.ndarray], prompts: list[dict]
-) -> dict:
+def manifest_slices(specs: dict[str, SliceConfig], members: dict[str, np.ndarray],
+                    prompts: list[dict]) -> dict:
     """The manifest's v1.1 slice keys: ``evaluation_slices`` (``named`` in the published form,
     ``subset_field``: the field every value-selecting slice uses, null when they differ or none
     does), ``published_slices``, ``output_slice`` and ``slice_partitions`` (per slice the four
     stratum counts)."""
     fields = {spec.field for spec in specs.values() if spec.include}
-    partitions = {
-        name: partition_counts(prompts[i] for i in idx.tolist()) for name, idx in members.items()
-    }
+    named = {name: {"deduplicate_by": "release_row", "expected_rows": spec.expected_rows,
+                    "field": spec.field, "include_tags": list(spec.include), "match": spec.match}
+             for name, spec in specs.items()}
     return {
-        "evaluation_slices": {
-            "named": {
-                name: {
-                    "deduplicate_by": "release_row",
-                    "expected_rows": spec.expected_rows,
-                    "field": spec.field,
-                    "include_tags": list(spec.include),
-                    "match": spec.match,
-                }
-                for name, spec in specs.items()
-            },
-            "subset_field": fields.pop() if len(fields) == 1 else None,
-        },
-        "output_slice": output_slice(specs),
-        "published_slices": list(specs),
-        "slice_partitions": partitions,
+        "evaluation_slices": {"named": named,
+                              "subset_field": fields.pop() if len(fields) == 1 else None},
+        "output_slice": output_slice(specs), "published_slices": list(specs),
+        "slice_partitions": {name: partition_counts(prompts[i] for i in idx.tolist())
+                             for name, idx in members.items()},
     }
 
 
-def refuse_empty(
-    specs: dict[str, SliceConfig], members: dict[str, np.ndarray], config_path: str
-) -> None:
+def refuse_empty(specs: dict[str, SliceConfig], members: dict[str, np.ndarray],
+                 config_path: str) -> None:
     """Raise :class:`ConfigError` naming the config and every slice whose ``include`` selects no
     prompt (a typo publishes an empty slice otherwise), unless its ``expected_rows`` is 0."""
-    empty = [
-        name
-        for name, spec in specs.items()
-        if len(members[name]) == 0 and spec.include and spec.expected_rows != 0
-    ]
+    empty = [name for name, spec in specs.items()
+             if len(members[name]) == 0 and spec.include and spec.expected_rows != 0]
     if empty:
-        said = "; ".join(
-            f"slice {name}: field {specs[name].field} holds none of "
-            f"{excerpt(specs[name].include, 80)}"
-            for name in empty[:5]
-        )
-        raise ConfigError(
-            f"config {config_path}: `slices`: no prompt is in {len(empty)} slice(s): "
-            f"{said} (set expected_rows: 0 for a slice meant to be empty)"
-        )
+        said = "; ".join(f"slice {name}: field {specs[name].field} holds none of "
+                         f"{excerpt(specs[name].include, 80)}" for name in empty[:5])
+        raise ConfigError(f"config {config_path}: `slices`: no prompt is in {len(empty)} slice(s): "
+                          f"{said} (set expected_rows: 0 for a slice meant to be empty)")

@@ -1,11 +1,8 @@
 """Stratified prompt bootstrap: intervals, rank intervals and Holm-corrected pairwise tests
-(data contract, § Uncertainty: the stratified prompt bootstrap), on the release table.
-
-The draws are regenerated a chunk of replicates at a time as a replicate × prompt count matrix
-(a chunked ``integers`` call continues the same stream), so memory does not grow with B or the
-release; a group's replicate sums are one float64 product. Every decision a float could get
-wrong is settled by one helper, :meth:`Bootstrap.exact_ratios`: those replicates' exact means.
-The gate has its own code (:mod:`searchgen_nb.validate_bootstrap`).
+(data contract, § Uncertainty: the stratified prompt bootstrap), on the release table. The draws
+are regenerated a chunk of replicates at a time (a replicate × prompt count matrix), so memory
+does not grow with B; every decision a float could get wrong is settled by one helper,
+:meth:`Bootstrap.exact_ratios`. The gate has its own code (:mod:`searchgen_nb.validate_bootstrap`).
 """
 
 from __future__ import annotations
@@ -47,7 +44,7 @@ class Draws:
         rows = max(1, (chunk_bytes or CHUNK_BYTES) // max(8 * len(leaf), 1))
         self.chunks = [(a, min(a + rows, n_bootstrap)) for a in range(0, n_bootstrap, rows)]
         rng = np.random.default_rng(seed)
-        self._states = {}
+        self._states = {}  # a chunked ``integers`` call continues the same stream
         for k, members in enumerate(self.strata):
             for c, (a, b) in enumerate(self.chunks):
                 self._states[k, c] = rng.bit_generator.state
@@ -269,12 +266,9 @@ def bootstrap_groups(table: ReleaseTable, boards: dict, slices: dict) -> list[Gr
 
 def uncertainty(table: ReleaseTable, zero_fill: dict[str, bool], boards: dict,
                 slices: dict[str, np.ndarray], settings: Settings, decimals: int) -> dict:
-    """``uncertainty.json`` of a release table and its published leaderboards.
-
-    ``zero_fill``: ``{model_id: policy is zero_fill}``; ``boards``: the leaderboard artifacts;
-    ``slices``: ``{name: prompt indices}``. Intervals on the public 0–100 scale, half-up to
-    ``decimals``; p-values half-up to 4 decimals; ``n_bootstrap`` 0: the header, no groups.
-    """
+    """``uncertainty.json`` of a release table and its leaderboard artifacts ``boards``;
+    ``zero_fill``: ``{model_id: policy is zero_fill}``, ``slices``: ``{name: prompt indices}``.
+    Intervals half-up to ``decimals``; ``n_bootstrap`` 0: the header, no groups."""
     head = {"method": METHOD, "n_bootstrap": settings.n_bootstrap, "seed": settings.seed,
             "confidence": float(settings.confidence), "strata_order": list(LEAF_STRATA),
             "groups": {}, "pairs": {}}
@@ -288,13 +282,11 @@ def uncertainty(table: ReleaseTable, zero_fill: dict[str, bool], boards: dict,
         if group.ranked:
             models = [index[m] for m in group.ranked]
             rank_of, head["pairs"][group.key] = _ranked(boot, g, models, decimals)
-        ends = {}
-        for name in _NAMES:
-            q = boot.q[name][g]
-            ends[name] = _intervals(q, boot.tolerance(g, np.nan_to_num(q)), settings.alpha,
-                                    decimals, lambda k, r, name=name: boot.exact(name, g, k, r))
+        ends = {name: _intervals(q[g], boot.tolerance(g, np.nan_to_num(q[g])), settings.alpha,
+                                 decimals, lambda k, r, name=name: boot.exact(name, g, k, r))
+                for name, q in boot.q.items()}
         n_valid = np.count_nonzero(~np.isnan(boot.q["overall_9"][g]), axis=0)
         head["groups"][group.key] = {
-            m: {"overall_9": ends["overall_9"][k], "overall_10": ends["overall_10"][k],
-                "rank": rank_of.get(m), "n_valid": int(n_valid[k])} for m, k in index.items()}
+            m: {**{name: ends[name][k] for name in _NAMES}, "rank": rank_of.get(m),
+                "n_valid": int(n_valid[k])} for m, k in index.items()}
     return head

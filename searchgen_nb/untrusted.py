@@ -14,27 +14,25 @@ from decimal import Decimal
 import yaml
 
 
+def shown(text: object, newlines: bool = False) -> str:
+    """``text`` with every character that does not show as itself written as an escape
+    (``\\n``, ``\\u200b``, ``\\u202e``): one line, in visible characters (line breaks kept
+    with ``newlines``)."""
+    return "".join(c if c.isprintable() or (newlines and c == "\n")
+                   else c.encode("unicode_escape").decode("ascii") for c in str(text))
+
+
 def excerpt(value: object, limit: int = 80, newlines: bool = False) -> str:
     """A bounded, printable excerpt of a value for a message: non-printable characters
     escaped, line breaks kept with ``newlines``."""
-    text = value if isinstance(value, str) else repr(value)
-    text = "".join(
-        c
-        if c.isprintable() or (newlines and c == "\n")
-        else c.encode("unicode_escape").decode("ascii")
-        for c in text[: limit * 2]
-    )
+    text = shown((value if isinstance(value, str) else repr(value))[: limit * 2], newlines)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def printable(text: str) -> str:
     """``text`` with what UTF-8 cannot carry (lone surrogates from ``\\ud835`` escapes)
     written as backslash escapes, so that a judge's message can be published as it was."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def is_surrogate(c: str) -> bool:
@@ -91,12 +89,8 @@ def strict_loads(text: str | bytes) -> object:
     """:func:`json.loads` refusing NaN/Infinity (:func:`reject_constant`), numbers that overflow
     to Infinity (:func:`finite_float`) and a repeated key (:func:`no_duplicate_keys`); raises
     ``ValueError`` (``DuplicateKey`` for a repeated key)."""
-    return json.loads(
-        text,
-        parse_constant=reject_constant,
-        parse_float=finite_float,
-        object_pairs_hook=no_duplicate_keys,
-    )
+    return json.loads(text, parse_constant=reject_constant, parse_float=finite_float,
+                      object_pairs_hook=no_duplicate_keys)
 
 
 class ConfigLoader(yaml.SafeLoader):
@@ -136,17 +130,11 @@ def _construct_decimal(loader: ConfigLoader, node) -> Decimal:
 ConfigLoader.add_constructor("tag:yaml.org,2002:float", _construct_decimal)
 
 
-# ---- names: what a reader sees ------------------------------------------------------------
-
 #: Bidirectional embeddings, overrides and isolates: they reorder the text around them.
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 #: Unicode categories that never show as themselves on one line, and what they are.
-_HIDDEN = {
-    "Cc": "a control character",
-    "Zl": "a line separator",
-    "Zp": "a paragraph separator",
-    "Cs": "a lone surrogate",
-}
+_HIDDEN = {"Cc": "a control character", "Zl": "a line separator", "Zp": "a paragraph separator",
+           "Cs": "a lone surrogate"}
 
 
 def hidden_char(text: str, strict: bool = False) -> str | None:
@@ -182,17 +170,6 @@ def twins(names: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-# ---- text for the context it lands in -------------------------------------------------------
-
-
-def shown(text: object) -> str:
-    """``text`` with every character that does not show as itself written as an escape
-    (``\\n``, ``\\u200b``, ``\\u202e``): one line, in visible characters."""
-    return "".join(
-        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text)
-    )
-
-
 #: What GitHub turns into a mention, a reference or a link: ``@name``, ``#1``, ``GH-1``,
 #: ``scheme://``, ``www.``.
 _LINKY = re.compile(r"@\w|#\d|\bgh-\d|://|www\.", re.IGNORECASE)
@@ -208,9 +185,8 @@ def md_text(text: object, table: bool = False) -> str:
     a reference, a link or a commit link becomes a code span, where it shows as written
     (``table``: it stands in a table cell)."""
     words = re.split(r"(\s+)", str(text))
-    return "".join(
-        md_code(w, table) if _LINKY.search(w) or _COMMIT.search(w) else _md_prose(w) for w in words
-    )
+    return "".join(md_code(w, table) if _LINKY.search(w) or _COMMIT.search(w) else _md_prose(w)
+                   for w in words)
 
 
 def _md_prose(text: str) -> str:
