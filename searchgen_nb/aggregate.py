@@ -30,9 +30,8 @@ class ModelMeta:
 
 
 def prompt_groups(prompts: list[dict]) -> dict[str, dict[str, np.ndarray]]:
-    """Prompt groups as sorted prompt-index arrays: ``{"stratum": {All, NoSearch, ...},
-    "domain": {tag: ...}, "failure_mode": {...}}`` (data contract, § Aggregation over a group of
-    prompts); strata even when empty, tags sorted, a prompt in each tag it carries once."""
+    """``{"stratum": {All, NoSearch, ...}, "domain": {tag: …}, "failure_mode": {…}}`` of sorted
+    prompt-index arrays: strata even when empty, tags sorted (data contract, § Aggregation …)."""
     strata = {"All": list(range(len(prompts))), **{k: [] for k in PARTITION_KEYS}}
     domains: dict[str, list[int]] = {}
     modes: dict[str, list[int]] = {}
@@ -51,8 +50,7 @@ def prompt_groups(prompts: list[dict]) -> dict[str, dict[str, np.ndarray]]:
             "failure_mode": arrays(modes, sorted(modes))}
 
 
-#: Groups per block of the membership matrix (bounds its memory: block × n_prompts × 8 bytes).
-GROUP_BLOCK = 64
+GROUP_BLOCK = 64  # groups per block of the membership matrix (block × n_prompts × 8 bytes)
 
 
 def group_stats(table: ReleaseTable, members: list[np.ndarray]) -> tuple[np.ndarray, ...]:
@@ -119,8 +117,7 @@ def group_rows(table: ReleaseTable, models: list[ModelMeta], members: list[np.nd
 
 
 def _covered(row: dict, min_ranking_coverage: Decimal) -> bool:
-    """Exact ``n_scored / n_total >= min_ranking_coverage``, the decimal written (data contract,
-    § Coverage and ranking: 9 of 10 prompts meets 0.9)."""
+    """Exact ``n_scored / n_total >= min_ranking_coverage`` (§ Coverage and ranking)."""
     t = min_ranking_coverage
     threshold = Fraction(repr(t)) if isinstance(t, float) else Fraction(t)  # a float as printed
     return row["n_total"] > 0 and Fraction(row["n_scored"], row["n_total"]) >= threshold
@@ -128,9 +125,8 @@ def _covered(row: dict, min_ranking_coverage: Decimal) -> bool:
 
 def rank_rows(rows: list[dict], model_order: list[str], min_ranking_coverage: Decimal,
               pending: frozenset[str] = frozenset()) -> list[dict]:
-    """Assign ``rank``/``ranked`` and sort (data contract, § Coverage and ranking): ranked rows
-    by Overall-9 descending, ties by model_id; then the unranked, N/A last, ties in config
-    order."""
+    """Rank and sort (§ Coverage and ranking): ranked rows by Overall-9 descending, ties by
+    model_id; then the unranked, N/A last, ties in config order."""
     pos = {m: i for i, m in enumerate(model_order)}
     ranked = sorted((r for r in rows if r["overall_9"] is not None and r["model_id"] not in pending
                      and _covered(r, min_ranking_coverage)),
@@ -149,10 +145,9 @@ def rank_rows(rows: list[dict], model_order: list[str], min_ranking_coverage: De
 def leaderboards(table: ReleaseTable, models: list[ModelMeta], min_ranking_coverage: Decimal,
                  decimals: int, config_order: list[str] | None = None,
                  slices: dict[str, np.ndarray] | None = None) -> dict[str, object]:
-    """The leaderboard artifacts of a release table by file name (data contract, § Artifacts;
-    § Named evaluation slices): every board inside every slice (``{name: prompt indices}``,
-    default one ``full_<n>``), the v1.0 files showing the slice of every prompt. ``models``:
-    the table's, in its order; ``config_order``: the order of unranked ties."""
+    """The leaderboard artifacts by file name (§ Artifacts; § Named evaluation slices): every
+    board of every slice (``{name: prompt indices}``, default ``full_<n>``), the v1.0 files of
+    the slice of every prompt; ``config_order``: the order of unranked ties."""
     if [m.model_id for m in models] != table.model_ids:
         raise ValueError("leaderboards: models are not the table's models in its order")
     if slices is None:

@@ -18,9 +18,8 @@ MAX_VALUES = 25_000_000
 MAX_COMPARISONS = 150_000_000
 MAX_DRAW_SUMS = 600_000_000_000
 MAX_ROWS = 60_000
-#: Prompt × model pairs (each a result file looked for, read, extracted and checked) and the
-#: gate's per-row cost (each leaderboard row recomputed over up to every prompt: the rows bound
-#: at the 751 prompts it was measured with).
+#: Prompt × model pairs (result files read and checked) and the gate's leaderboard row × prompt
+#: cells (the rows bound at the 751 prompts it was measured with).
 MAX_PAIRS = 250_000
 MAX_ROW_PROMPTS = MAX_ROWS * 751
 MAX_PUBLISHED_BYTES = 100 * 2**20
@@ -82,8 +81,7 @@ class Work:
         return self.rows * _ROW_BYTES + (bootstrap if self.n_bootstrap else 0)
 
     def problems(self) -> list[str]:
-        """What exceeds its bound, each with the figure, how it is made, the bound and what to
-        change (for a figure that grows with B, the largest n_bootstrap within the bound)."""
+        """What exceeds its bound: the figure, how it is made, the bound and what to change."""
         b, m, g = f"n_bootstrap {self.n_bootstrap:,}", f"{self.n_models:,}", self.groups
         board, p = 1 + len(PARTITION_KEYS) + self.n_tags, f"{self.n_prompts:,}"
         fewer = "fewer slices, tags or models"
@@ -124,14 +122,14 @@ def _largest_b(work: Work, figure: str, bound: int) -> int:
 
 
 def measure(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
-    """The :class:`Work` of a release: its prompt records (``stratum``, ``search_type``,
-    ``domains``, ``failure_modes``) and ``{slice: prompt indices}``."""
-    tags = {(kind, t) for p in prompts for kind in ("domains", "failure_modes") for t in p[kind]}
-    strata = sum(1 + (p["search_type"] != p["stratum"]) for p in prompts)
-    in_tags = sum(len(set(p["domains"])) + len(set(p["failure_modes"])) for p in prompts)
-    in_slices = sum(len(idx) for idx in members.values())
-    return Work(len(prompts), len(cfg.models), len(tags), len(members),
-                len(prompts) + strata + in_tags + in_slices, cfg.uncertainty.n_bootstrap)
+    """The :class:`Work` of a release's prompt records and ``{slice: prompt indices}``."""
+    from searchgen_nb.aggregate import prompt_groups
+
+    groups = prompt_groups(prompts)
+    n_tags = len(groups["domain"]) + len(groups["failure_mode"])
+    in_groups = [len(idx) for kind in (*groups.values(), members) for idx in kind.values()]
+    return Work(len(prompts), len(cfg.models), n_tags, len(members), sum(in_groups),
+                cfg.uncertainty.n_bootstrap)
 
 
 def preflight(cfg: ReleaseConfig, prompt_set) -> Work:

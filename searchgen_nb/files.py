@@ -1,7 +1,5 @@
 """Opening input files: regular files only (after following links), each read within a bound
-(data contract, § Input files). Anything else is refused at once (opened without blocking,
-looked at with ``fstat``) with :class:`UnreadableFile`, an ``OSError`` whose text says why.
-"""
+(data contract, § Input files); anything else is refused at once with :class:`UnreadableFile`."""
 
 from __future__ import annotations
 
@@ -53,14 +51,13 @@ def _open(path: str | os.PathLike, limit: int) -> tuple[BinaryIO, os.stat_result
 
 
 def open_regular(path: str | os.PathLike, limit: int) -> BinaryIO:
-    """``path`` opened for binary reading when a regular file of at most ``limit`` bytes; never
-    blocks. :class:`UnreadableFile`, or the ``OSError`` of the open itself."""
+    """``path`` opened for binary reading when a regular file of at most ``limit`` bytes."""
     return _open(path, limit)[0]
 
 
 def read_file(path: str | os.PathLike, limit: int) -> tuple[bytes, os.stat_result]:
-    """The content and ``fstat`` of a regular file of at most ``limit`` bytes; never more than
-    ``limit + 1`` bytes are read, also from a file that grows meanwhile."""
+    """The content and ``fstat`` of a regular file of at most ``limit`` bytes (also when it grows
+    meanwhile)."""
     fh, st = _open(path, limit)
     with fh:
         data = fh.read(st.st_size + 1)  # the size it has (a buffer of ``limit`` would cost)
@@ -78,8 +75,8 @@ def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
 
 def read_lines(path: str | os.PathLike, limit: int = STREAM_MAX,
                line_limit: int = LINE_MAX) -> Iterator[bytes]:
-    """The lines of a regular file (each with its ``\\n``), streamed: at most ``line_limit``
-    bytes per line and ``limit`` in all, else :class:`UnreadableFile` naming the line."""
+    """The lines of a regular file (with their ``\\n``), streamed, within ``line_limit`` bytes
+    per line and ``limit`` in all."""
     with open_regular(path, limit) as fh:
         total, line_no = 0, 0
         while line := fh.readline(line_limit + 1):

@@ -1,11 +1,6 @@
-"""The one numeric module: exact means of raw 0–3 scores, the public 0–100 half-up rounding
-rule (scalar and vectorised), and the text of every number the book shows.
-
-Every mean is computed exactly over the stored doubles (each an exact dyadic rational), so no
-figure depends on the order of summation (data contract, § Public scale and rounding); only
-the result is rounded: to the nearest double for raw values in ``prompt_scores.jsonl``, and
-half-up to ``rounding_decimals`` on the public scale.
-"""
+"""Exact means of raw 0–3 scores, the public 0–100 half-up rounding (scalar and vectorised)
+and the text of every number the book shows. Means are exact over the stored doubles, only the
+result is rounded (data contract, § Public scale and rounding)."""
 
 from __future__ import annotations
 
@@ -15,8 +10,7 @@ from typing import Iterable
 
 import numpy as np
 
-#: Unit roundoff of float64 (2**-53), doubled per operation in the error bound below.
-_U = 2.0**-53
+_U = 2.0**-53  # unit roundoff of float64
 
 
 def _exact_ratio(values: list[float]) -> tuple[int, int]:
@@ -44,8 +38,7 @@ def means_with_extra(base: list[float], extra: float | None) -> tuple[float | No
 
 
 def to_public(raw_mean: Fraction, decimals: int) -> float:
-    """Public 0–100 value of an exact raw 0–3 mean: ``raw × 100 / 3`` rounded half-up as a
-    decimal (data contract, § Public scale and rounding): 2.4375 → 81.25 → 81.3 at one decimal."""
+    """Public 0–100 value of an exact raw 0–3 mean: ``raw × 100 / 3`` half-up (81.25 → 81.3)."""
     if raw_mean < 0:
         raise ValueError(f"raw mean {raw_mean} is below the 0–3 scale")
     return float(Decimal(half_up_units(raw_mean, decimals)).scaleb(-decimals))
@@ -61,16 +54,11 @@ def round_coverage(n_scored: int, n_total: int) -> float:
 
 
 def public_units(sums, counts, n_terms, decimals: int, settle):
-    """Half-up public values ``mean × 100 / 3`` in int64 units of ``10**-decimals``, -1 where
-    ``counts`` is 0 (data contract, § Public scale and rounding). ``sums``, ``counts``,
-    ``n_terms``: float64 arrays of one shape — each cell's float sum of non-negative raw values,
-    the count it divides by (zero-filled prompts included) and the number of summed terms.
-
-    A float sum of k non-negative terms is within ``(k-1)·u·sum`` of the exact sum in any order
-    and four more roundings follow, so a cell farther than ``(k+8)·2u·value`` from a boundary
-    (``… .5``) rounds as its exact value does; ``settle(index) -> int`` gives the exact units of
-    the rest (exact ties such as 72.25 → 72.3). ValueError for ``decimals`` outside 0–15.
-    """
+    """Half-up ``mean × 100 / 3`` in int64 units of ``10**-decimals``, -1 where ``counts`` is 0;
+    ``sums``, ``counts``, ``n_terms``: float64 arrays (float sum, divisor, summed terms per cell).
+    A float sum of k non-negative terms is within ``(k-1)·u·sum`` of its value and four roundings
+    follow: a cell within ``(k+8)·2u·value`` of a boundary gets ``settle(index) -> int`` (its
+    exact units). ValueError for ``decimals`` outside 0–15."""
     if not 0 <= decimals <= 15:
         raise ValueError(f"rounding_decimals {decimals} outside 0–15")
     sums, counts, n_terms = (np.asarray(a, dtype=np.float64) for a in (sums, counts, n_terms))
@@ -87,14 +75,12 @@ def public_units(sums, counts, n_terms, decimals: int, settle):
 
 
 def public_values(units, decimals: int) -> list:
-    """Nested lists of the public values of half-up ``units`` (-1 = no mean: NaN): the nearest
-    double to ``units / 10**decimals``, the same double :func:`to_public` gives."""
+    """Nested lists of ``units / 10**decimals`` as :func:`to_public` gives it (-1: NaN)."""
     return np.where(units >= 0, units.astype(np.float64) / float(10**decimals), np.nan).tolist()
 
 
 def coverage_values(n_scored, n_total) -> list:
-    """:func:`round_coverage` of arrays of whole counts, as nested lists of floats, in exact
-    integer arithmetic (``floor((2·s·10⁴ + t) / 2t)``); 0.0 where ``n_total`` is 0."""
+    """:func:`round_coverage` of arrays of whole counts as nested lists, in exact integers."""
     units = (2 * n_scored * 10**4 + n_total) // np.maximum(2 * n_total, 1)
     units = np.where(n_total > 0, units, 0.0)
     return (units / 10**4).tolist()
@@ -115,9 +101,8 @@ def exact_mean(values: Iterable[float], count: int) -> Fraction:
 
 
 def decimal_text(value: float, decimals: int | None = None) -> str:
-    """Text of a stored number, never in exponent notation: ``decimals=None`` its shortest
-    round-trip form with at least one decimal (70.0 → "70.0"), else half-up to exactly
-    ``decimals`` places (72.25 → "72.3"; 72.5 → "72.50" at 2)."""
+    """Text of a stored number, never in exponent notation: its shortest form with a decimal
+    (70.0 → "70.0"), or half-up to exactly ``decimals`` places (72.25 → "72.3", 72.5 → "72.50")."""
     d = Decimal(repr(float(value)))
     if decimals is not None:
         d = d.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
@@ -126,8 +111,7 @@ def decimal_text(value: float, decimals: int | None = None) -> str:
 
 
 def percent(num: int, den: int, decimals: int = 1, na: str = "N/A") -> str:
-    """``num/den`` as a percentage half-up from the exact quotient ("95.7%"); ``na`` when
-    ``den`` is 0."""
+    """``num/den`` as a percentage half-up from the exact quotient ("95.7%"); ``na`` for 0/0."""
     if not den:
         return na
     q = Decimal(100 * int(num)) / Decimal(int(den))

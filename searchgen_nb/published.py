@@ -20,11 +20,9 @@ from searchgen_nb.schemas import check_document
 from searchgen_nb.untrusted import excerpt, strict_loads
 
 #: Files a previous release's folder must hold.
-NEEDED = (
-    "manifest.json", "prompt_scores.jsonl", "leaderboard_overall.json",
-    "leaderboard_by_stratum.json", "leaderboard_by_domain.json",
-    "leaderboard_by_failure_mode.json",
-)  # fmt: skip
+NEEDED = ("manifest.json", "prompt_scores.jsonl", "leaderboard_overall.json",
+          "leaderboard_by_stratum.json", "leaderboard_by_domain.json",
+          "leaderboard_by_failure_mode.json")
 
 
 @dataclass
@@ -42,8 +40,8 @@ class Published:
     def board(self, name: str):
         if name not in self.parsed:
             p = self.folder / name
-            text = read_bytes(p, ARTIFACT_MAX).decode("utf-8") if os.path.lexists(p) else None
-            self.parsed[name] = None if text is None else strict_loads(text)
+            self.parsed[name] = (strict_loads(read_bytes(p, ARTIFACT_MAX).decode("utf-8"))
+                                 if os.path.lexists(p) else None)
         return self.parsed[name]
 
     @cached_property
@@ -66,9 +64,8 @@ class Published:
         return out
 
 
-def check_previous(
-    folder: Path, where: str, benchmark: str | None = None, data_origin: str | None = None
-) -> Published:
+def check_previous(folder: Path, where: str, benchmark: str | None = None,
+                   data_origin: str | None = None) -> Published:
     """The release in ``folder``, read and checked once (data contract, § Changes between
     releases): regular files within bounds, strict JSON of the published schemas, this schema
     version, benchmark and data origin, the manifest's sha256, every model in every record.
@@ -76,16 +73,15 @@ def check_previous(
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(f"{where}: {folder} is not a folder")
-    missing = [n for n in NEEDED if not os.path.lexists(folder / n)]
+    missing = ", ".join(n for n in NEEDED if not os.path.lexists(folder / n))
     if missing:
-        why = f"is not a published release (missing {', '.join(missing)})"
-        raise ConfigError(f"{where}: {folder} {why}")
+        raise ConfigError(f"{where}: {folder} is not a published release (missing {missing})")
     reader = _ReleaseReader(folder, f"{where}: {folder}")
     parsed, digests = {}, {}
     for name in ("manifest.json", *NEEDED[2:], "leaderboard_by_slice.json"):
         if name in NEEDED or os.path.lexists(folder / name):
             data = reader.read(name)
-            parsed[name], digests[name] = reader.parse(name, data), _sha256(data)
+            parsed[name], digests[name] = reader.parse(name, data), hashlib.sha256(data).hexdigest()
             if name == "manifest.json":
                 reader.same_kind(parsed[name], benchmark, data_origin)
             reader.conform(name, parsed[name])
@@ -95,7 +91,7 @@ def check_previous(
     hashes = manifest["artifact_sha256"]
     for name in sorted(set(hashes) - set(digests)):  # hashed but not read above
         if os.path.lexists(folder / name):
-            digests[name] = _sha256(reader.read(name))
+            digests[name] = hashlib.sha256(reader.read(name)).hexdigest()
     for name in sorted(set(digests) - {"manifest.json"}):  # the manifest holds the others'
         if name not in hashes:
             raise reader.fail("manifest.json", f"/artifact_sha256 holds no sha256 of {name}")
@@ -105,10 +101,6 @@ def check_previous(
     release = Published(folder, parsed)  # what was just read and checked: nothing is read twice
     release.__dict__["records"] = records
     return release
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def shown(value: object) -> str:

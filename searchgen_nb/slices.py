@@ -1,9 +1,5 @@
 """Named evaluation slices: which prompts each holds (data contract, § Named evaluation
-slices). Without a ``slices`` block a release has one slice, ``full_<n_prompts>``, of every
-prompt; it is added in front when no configured slice holds every prompt, and the v1.0-shaped
-leaderboard files show it. A prompt whose ``field`` is null or absent is in no slice that
-selects on values; any other value that is not a string or a list of strings stops the release.
-"""
+slices)."""
 
 from __future__ import annotations
 
@@ -16,8 +12,8 @@ from searchgen_nb.untrusted import excerpt
 
 
 def field_values(prompt: dict, field: str) -> frozenset[str]:
-    """The values of a prompt's slice ``field``: a string → one value, a list of strings → its
-    values, null/absent → none. Raises :class:`MetadataError` naming the sample_id otherwise."""
+    """The values of a prompt's slice ``field`` (a string, a list of strings, null/absent: none);
+    :class:`MetadataError` naming the sample_id otherwise."""
     v = prompt.get(field)
     if v is None:
         return frozenset()
@@ -38,9 +34,8 @@ def in_slice(values: frozenset[str], spec: SliceConfig) -> bool:
 
 
 def slice_specs(slices: dict[str, SliceConfig] | None, n_prompts: int) -> dict[str, SliceConfig]:
-    """The published slices in order: the configured ones, with ``full_<n_prompts>`` first
-    when none of them selects every prompt by definition (empty ``include``), or alone when
-    there is no ``slices`` block."""
+    """The published slices: the configured ones, ``full_<n_prompts>`` first when none has an
+    empty ``include`` (every prompt), or alone without a ``slices`` block."""
     full = {f"full_{n_prompts}": SliceConfig(include=[], match="all", expected_rows=n_prompts)}
     if not slices:
         return full
@@ -66,10 +61,9 @@ def slice_members(prompts: list[dict], specs: dict[str, SliceConfig]) -> dict[st
 
 def manifest_slices(specs: dict[str, SliceConfig], members: dict[str, np.ndarray],
                     prompts: list[dict]) -> dict:
-    """The manifest's v1.1 slice keys: ``evaluation_slices`` (``named`` in the published form,
-    ``subset_field``: the field every value-selecting slice uses, null when they differ or none
-    does), ``published_slices``, ``output_slice`` and ``slice_partitions`` (per slice the four
-    stratum counts)."""
+    """The manifest's slice keys: ``evaluation_slices`` (``subset_field``: the one field of the
+    value-selecting slices, else null), ``published_slices``, ``output_slice``,
+    ``slice_partitions``."""
     fields = {spec.field for spec in specs.values() if spec.include}
     named = {name: {"deduplicate_by": "release_row", "expected_rows": spec.expected_rows,
                     "field": spec.field, "include_tags": list(spec.include), "match": spec.match}
@@ -85,8 +79,8 @@ def manifest_slices(specs: dict[str, SliceConfig], members: dict[str, np.ndarray
 
 def refuse_empty(specs: dict[str, SliceConfig], members: dict[str, np.ndarray],
                  config_path: str) -> None:
-    """Raise :class:`ConfigError` naming the config and every slice whose ``include`` selects no
-    prompt (a typo publishes an empty slice otherwise), unless its ``expected_rows`` is 0."""
+    """:class:`ConfigError` naming the config and every slice whose ``include`` selects no
+    prompt, unless its ``expected_rows`` is 0."""
     empty = [name for name, spec in specs.items()
              if len(members[name]) == 0 and spec.include and spec.expected_rows != 0]
     if empty:

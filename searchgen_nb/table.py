@@ -22,9 +22,8 @@ SCORED_CODE = STATUS_CODE["scored"]
 
 @dataclass
 class ReleaseTable:
-    """Every prompt × model pair of a release, column-wise: ``prompts`` (the prompt part of
-    each record), ``status`` (``int8`` codes, models × prompts), ``values`` (models × prompts ×
-    :data:`VALUE_COLUMNS`), ``result_files[m][p]`` and ``errors[(m, p)]`` of the invalid."""
+    """Every prompt × model pair, column-wise: ``status`` (int8 codes, models × prompts),
+    ``values`` (models × prompts × :data:`VALUE_COLUMNS`), ``errors[(m, p)]`` of the invalid."""
 
     prompts: list[dict]
     model_ids: list[str]
@@ -67,8 +66,7 @@ class ReleaseTable:
                 "overall_10_raw": nulls[OVERALL_10], "overall_9_raw": nulls[OVERALL_9]}
 
     def records(self):
-        """The records of ``prompt_scores.jsonl`` in sample_id order (data contract,
-        § Artifacts), every configured model in config order."""
+        """The records of ``prompt_scores.jsonl`` (§ Artifacts), models in config order."""
         for p, prompt in enumerate(self.prompts):
             yield {**prompt, "models": {m: self.entry(k, p) for k, m in enumerate(self.model_ids)}}
 

@@ -18,11 +18,9 @@ from searchgen_nb.config import UncertaintyConfig as Settings
 from searchgen_nb.constants import PARTITION_KEYS
 from searchgen_nb.table import OVERALL_9, OVERALL_10, SCORED_CODE, ReleaseTable
 
-#: Leaf strata in draw order.
-LEAF_STRATA = ("NoSearch", "VisualSearch", "TextualSearch")
+LEAF_STRATA = ("NoSearch", "VisualSearch", "TextualSearch")  # in draw order
 METHOD = "stratified prompt bootstrap"
-#: Bytes of one chunk of the replicate × prompt count matrix (int64).
-CHUNK_BYTES = 64 * 2**20
+CHUNK_BYTES = 64 * 2**20  # of one chunk of the replicate × prompt count matrix (int64)
 _U = 2.0**-53  # unit roundoff of float64
 P_DECIMALS = 4  # decimals of published p-values
 _NAMES = ("overall_9", "overall_10")
@@ -96,10 +94,10 @@ class Bootstrap:
     in group g, NaN where the replicate has no value; models in the table's order."""
 
     def __init__(self, table: ReleaseTable, zero_fill: np.ndarray, groups: list[GroupDef],
-                 settings: Settings, draws: Draws | None = None) -> None:
+                 settings: Settings) -> None:
         self.groups, self.settings = groups, settings
         leaf, ids = ([p[k] for p in table.prompts] for k in ("search_type", "sample_id"))
-        self.draws = draws or Draws(leaf, ids, settings.n_bootstrap, settings.seed)
+        self.draws = Draws(leaf, ids, settings.n_bootstrap, settings.seed)
         scored = table.status == SCORED_CODE
         self.x, self.inc = {}, {}  # (P, M): numerators (0 where not included), inclusion 0/1
         for name, col in zip(_NAMES, (OVERALL_9, OVERALL_10)):
@@ -119,8 +117,8 @@ class Bootstrap:
                 self.q["overall_9"][g][a:b], self.q["overall_10"][g][a:b] = q[:, :m], q[:, m:]
 
     def tolerance(self, g: int, q: np.ndarray) -> np.ndarray:
-        """Error bound of float values ``q`` of group g: a sum of k non-negative terms in any
-        order is within (k−1)·u of its value, three more roundings follow."""
+        """Error bound of float values ``q`` of group g (a sum of k non-negative terms is within
+        (k−1)·u of its value, three more roundings follow)."""
         return np.abs(q) * (len(self.groups[g].columns) + 8.0) * (2 * _U)
 
     def exact_ratios(self, name: str, g: int, m: int, replicates) -> tuple[np.ndarray, np.ndarray]:
@@ -141,8 +139,8 @@ class Bootstrap:
 
 
 def percentile_positions(n: int, alpha: Fraction) -> tuple[int, int]:
-    """0-based positions of the interval ends among n sorted values: ``⌈(α/2)·n⌉`` and
-    ``⌈(1−α/2)·n⌉``, 1-based."""
+    """0-based positions of the interval ends among n sorted values: 1-based ⌈(α/2)·n⌉ and
+    ⌈(1−α/2)·n⌉."""
     return max(math.ceil(alpha / 2 * n), 1) - 1, max(math.ceil((1 - alpha / 2) * n), 1) - 1
 
 
@@ -176,7 +174,7 @@ def interval(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: int
 
 
 def _intervals(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: int, exact) -> list:
-    """:func:`interval` of every column of ``values`` (B, K); ``exact(k, replicates)``."""
+    """:func:`interval` of every column k of ``values`` (B, K), with ``exact(k, replicates)``."""
     return [interval(values[:, k], tol[:, k], alpha, decimals, lambda r, k=k: exact(k, r))
             for k in range(values.shape[1])]
 
@@ -202,8 +200,7 @@ def _pair_signs(boot: Bootstrap, g: int, i: int, j: int) -> tuple[np.ndarray, ..
 
 
 def _holm(p_nums: list[int], denominator: int) -> list[int]:
-    """Holm–Bonferroni step-down adjusted p numerators over ``denominator``:
-    ``max_{j ≤ k} min(1, (K − j + 1)·p_(j))``, in the input order."""
+    """Holm–Bonferroni adjusted p numerators over ``denominator`` (in input order)."""
     out, running = [0] * len(p_nums), 0
     for step, i in enumerate(sorted(range(len(p_nums)), key=lambda i: p_nums[i])):
         running = max(running, min(denominator, (len(p_nums) - step) * p_nums[i]))
