@@ -4,8 +4,6 @@ prompt × group membership matrix with the release table; each public cell is ro
 the exact mean (float64 decides unless within its error bound of a boundary, exact rationals
 settle the rest), so no figure depends on the order of prompts or models."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -33,21 +31,16 @@ def prompt_groups(prompts: list[dict]) -> dict[str, dict[str, np.ndarray]]:
     """``{"stratum": {All, NoSearch, ...}, "domain": {tag: …}, "failure_mode": {…}}`` of sorted
     prompt-index arrays: strata even when empty, tags sorted (data contract, § Aggregation …)."""
     strata = {"All": list(range(len(prompts))), **{k: [] for k in PARTITION_KEYS}}
-    domains: dict[str, list[int]] = {}
-    modes: dict[str, list[int]] = {}
+    tags: dict[str, dict[str, list[int]]] = {"domain": {}, "failure_mode": {}}
     for i, r in enumerate(prompts):
         for s in dict.fromkeys((r["stratum"], r["search_type"])):
             strata[s].append(i)
-        for t in dict.fromkeys(r["domains"]):
-            domains.setdefault(t, []).append(i)
-        for t in dict.fromkeys(r["failure_modes"]):
-            modes.setdefault(t, []).append(i)
-
-    def arrays(groups: dict[str, list[int]], order) -> dict[str, np.ndarray]:
-        return {g: np.asarray(groups[g], dtype=np.int64) for g in order}
-
-    return {"stratum": arrays(strata, strata), "domain": arrays(domains, sorted(domains)),
-            "failure_mode": arrays(modes, sorted(modes))}
+        for kind, groups in tags.items():
+            for t in dict.fromkeys(r[f"{kind}s"]):
+                groups.setdefault(t, []).append(i)
+    out = {"stratum": strata, **{kind: dict(sorted(by.items())) for kind, by in tags.items()}}
+    return {kind: {g: np.asarray(idx, dtype=np.int64) for g, idx in groups.items()}
+            for kind, groups in out.items()}
 
 
 GROUP_BLOCK = 64  # groups per block of the membership matrix (block × n_prompts × 8 bytes)
@@ -92,28 +85,21 @@ def group_rows(table: ReleaseTable, models: list[ModelMeta], members: list[np.nd
 
     public = public_values(public_units(sums, counts, present, decimals, settle), decimals)
     coverage = coverage_values(n_scored, n_total)
-    counts_int = counts.astype(np.int64).tolist()
-    status_int = status.astype(np.int64).tolist()
-    out = []
-    for g in range(len(members)):
-        rows = []
-        for k, model in enumerate(models):
-            pub = [None if v != v else v for v in public[g][k]]
-            nt, ns = int(n_total[g, k]), int(n_scored[g, k])
-            rows.append({
-                "model_id": model.model_id, "display_name": model.display_name,
-                "type": model.type, "missing_policy": model.missing_policy,
-                "n_total": nt, "n_scored": ns,
-                "n_included": ns if model.missing_policy == EXCLUDE else nt,
-                "coverage": coverage[g][k],
-                "overall_9": pub[OVERALL_9], "overall_10": pub[OVERALL_10],
-                "components": dict(zip(COMPONENTS, pub[:OVERALL_10])),
-                "component_counts": dict(zip(COMPONENTS, counts_int[g][k][:OVERALL_10])),
-                "status_counts": dict(zip(STATUSES, status_int[g][k])),
-                "rank": None, "ranked": False,
-            })  # fmt: skip
-        out.append(rows)
-    return out
+    counts_int, status_int = counts.astype(np.int64).tolist(), status.astype(np.int64).tolist()
+
+    def row(g: int, k: int, model: ModelMeta) -> dict:
+        pub, st = [None if v != v else v for v in public[g][k]], status_int[g][k]
+        nt, ns = sum(st), st[SCORED_CODE]
+        return {
+            "model_id": model.model_id, "display_name": model.display_name, "type": model.type,
+            "missing_policy": model.missing_policy, "n_total": nt, "n_scored": ns,
+            "n_included": ns if model.missing_policy == EXCLUDE else nt,
+            "coverage": coverage[g][k], "overall_9": pub[OVERALL_9], "overall_10": pub[OVERALL_10],
+            "components": dict(zip(COMPONENTS, pub[:OVERALL_10])),
+            "component_counts": dict(zip(COMPONENTS, counts_int[g][k][:OVERALL_10])),
+            "status_counts": dict(zip(STATUSES, st)), "rank": None, "ranked": False}
+
+    return [[row(g, k, model) for k, model in enumerate(models)] for g in range(len(members))]
 
 
 def _covered(row: dict, min_ranking_coverage: Decimal) -> bool:

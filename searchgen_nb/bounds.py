@@ -4,9 +4,7 @@ grows with the config (B, models, prompts, tags, slices), not seconds, so a conf
 refused alike on every machine; ``benchmarks/bench_bounds.py`` measures what they cost on one.
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from searchgen_nb.config import ReleaseConfig
 from searchgen_nb.constants import PARTITION_KEYS
@@ -40,13 +38,11 @@ class Work:
     n_bootstrap: int
 
     @property
-    def groups(self) -> int:
-        """Bootstrap groups: All, the four strata, every tag, every slice."""
+    def groups(self) -> int:  # bootstrap groups: All, the four strata, every tag, every slice
         return 1 + len(PARTITION_KEYS) + self.n_tags + self.n_slices
 
     @property
-    def ranked_groups(self) -> int:
-        """Groups with ranks and pairwise tests: All, the strata, the slices."""
+    def ranked_groups(self) -> int:  # with ranks and pairwise tests: All, strata, slices
         return 1 + len(PARTITION_KEYS) + self.n_slices
 
     @property
@@ -74,8 +70,7 @@ class Work:
         return self.rows * self.n_prompts
 
     @property
-    def published_bytes(self) -> int:
-        """Rough size of the leaderboards and ``uncertainty.json``."""
+    def published_bytes(self) -> int:  # rough size of the leaderboards and uncertainty.json
         pairs = self.ranked_groups * self.n_models * (self.n_models - 1) // 2
         bootstrap = self.groups * self.n_models * _CELL_BYTES + pairs * _PAIR_BYTES
         return self.rows * _ROW_BYTES + (bootstrap if self.n_bootstrap else 0)
@@ -84,8 +79,7 @@ class Work:
         """What exceeds its bound: the figure, how it is made, the bound and what to change."""
         b, m, g = f"n_bootstrap {self.n_bootstrap:,}", f"{self.n_models:,}", self.groups
         board, p = 1 + len(PARTITION_KEYS) + self.n_tags, f"{self.n_prompts:,}"
-        fewer = "fewer slices, tags or models"
-        publish = f"publish {fewer}"
+        fewer, publish = "fewer slices, tags or models", "publish fewer slices, tags or models"
         figures = [
             ("values", MAX_VALUES, fewer, f"the bootstrap would keep {self.values:,} replicate "
              f"values ({b} × {g:,} groups × {m} models)"),
@@ -109,16 +103,11 @@ class Work:
         for name, bound, other, said in figures:  # other: the change besides a smaller B
             if getattr(self, name) > bound:
                 shown = f"{bound / 2**20:,.0f} MiB" if name == "published_bytes" else f"{bound:,}"
-                largest = f"set uncertainty.n_bootstrap ≤ {_largest_b(self, name, bound):,}"
+                per_replicate = max(getattr(replace(self, n_bootstrap=1), name), 1)  # linear in B
+                largest = f"set uncertainty.n_bootstrap ≤ {bound // per_replicate:,}"
                 change = f"{largest}, or {other}" if name in _GROW_WITH_B else other
                 out.append(f"{said}; bound {shown}: {change}")
         return out
-
-
-def _largest_b(work: Work, figure: str, bound: int) -> int:
-    """The largest n_bootstrap that keeps ``figure`` within ``bound`` (linear in B)."""
-    per_replicate = getattr(Work(**{**work.__dict__, "n_bootstrap": 1}), figure)
-    return bound // max(per_replicate, 1)
 
 
 def measure(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
@@ -146,7 +135,7 @@ def preflight(cfg: ReleaseConfig, prompt_set) -> Work:
     refuse_empty(specs, members, cfg.config_path)
     work = measure(cfg, prompts, members)
     if work.problems():
-        raise ConfigError(
-            f"config {cfg.config_path}: the release asks for more work than this version bounds "
-            "(data contract, § Release config): " + "; ".join(work.problems()))
+        raise ConfigError(f"config {cfg.config_path}: the release asks for more work than this "
+                          "version bounds (data contract, § Release config): "
+                          + "; ".join(work.problems()))
     return work

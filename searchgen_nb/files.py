@@ -1,8 +1,6 @@
 """Opening input files: regular files only (after following links), each read within a bound
 (data contract, § Input files); anything else is refused at once with :class:`UnreadableFile`."""
 
-from __future__ import annotations
-
 import os
 import stat
 from collections.abc import Iterator

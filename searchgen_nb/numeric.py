@@ -2,8 +2,6 @@
 and the text of every number the book shows. Means are exact over the stored doubles, only the
 result is rounded (data contract, § Public scale and rounding)."""
 
-from __future__ import annotations
-
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Iterable

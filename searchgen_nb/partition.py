@@ -1,8 +1,6 @@
 """The two-level search partition of a prompt (data contract, § Prompt metadata and the
 partition)."""
 
-from __future__ import annotations
-
 from searchgen_nb.constants import PARTITION_KEYS
 
 

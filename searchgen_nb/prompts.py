@@ -1,8 +1,6 @@
 """Prompt metadata: read the JSONL, check every line, derive the partition (data contract,
 § Prompt metadata and the partition)."""
 
-from __future__ import annotations
-
 import functools
 import hashlib
 import json

@@ -1,8 +1,6 @@
 """Reading a published (or staged) release folder, strictly: a previous release, or a folder
 given to ``searchgen-nb diff`` (data contract, § Changes between releases)."""
 
-from __future__ import annotations
-
 import hashlib
 import json
 import os

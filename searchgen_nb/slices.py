@@ -1,8 +1,6 @@
 """Named evaluation slices: which prompts each holds (data contract, § Named evaluation
 slices)."""
 
-from __future__ import annotations
-
 import numpy as np
 
 from searchgen_nb.config import SliceConfig

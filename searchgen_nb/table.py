@@ -2,8 +2,6 @@
 (ten components, Overall-10, Overall-9; NaN = null) as numpy arrays (data contract, § Status of
 a prompt × model pair; § Per-prompt values), the doubles bit-identical to what was read."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 
 import numpy as np

@@ -5,8 +5,6 @@ does not grow with B; every decision a float could get wrong is settled by one h
 :meth:`Bootstrap.exact_ratios`. The gate has its own code (:mod:`searchgen_nb.validate_bootstrap`).
 """
 
-from __future__ import annotations
-
 import math
 from dataclasses import dataclass
 from decimal import Decimal

@@ -1,8 +1,6 @@
 """Reading untrusted input: bounded excerpts for messages, text safe to publish, strict JSON
 and YAML."""
 
-from __future__ import annotations
-
 import json
 import math
 import re
