@@ -1,8 +1,6 @@
 """Prompt-macro aggregation into the leaderboard artifacts (data contract, § Aggregation over a
-group of prompts; § Coverage and ranking; § Artifacts): sums and counts are matrix products of a
-prompt × group membership matrix with the release table; each public cell is rounded half-up on
-the exact mean (float64 decides unless within its error bound of a boundary, exact rationals
-settle the rest), so no figure depends on the order of prompts or models."""
+group of prompts; § Coverage and ranking): matrix products of a prompt × group membership matrix
+with the release table, each public cell half-up on the exact mean."""
 
 from dataclasses import dataclass
 from decimal import Decimal

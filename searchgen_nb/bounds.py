@@ -1,8 +1,6 @@
-"""The work a release config asks for, estimated before any result file is read, and refused
-above the bounds of the data contract (§ Release config, "Bounded work"). The figures count what
-grows with the config (B, models, prompts, tags, slices), not seconds, so a config is accepted or
-refused alike on every machine; ``benchmarks/bench_bounds.py`` measures what they cost on one.
-"""
+"""The work a release config asks for (what grows with B, models, prompts, tags and slices, not
+seconds), estimated before any result file is read and refused above the bounds of the data
+contract (§ Release config); ``benchmarks/bench_bounds.py`` measures what they cost."""
 
 from dataclasses import dataclass, replace
 
@@ -10,8 +8,7 @@ from searchgen_nb.config import ReleaseConfig
 from searchgen_nb.constants import PARTITION_KEYS
 from searchgen_nb.errors import ConfigError
 
-#: Bounds, each costing about 45 s of `data` and at most about 1.5 GB on a loaded 2-core
-#: machine (benchmarks/README.md, "Bounded work").
+#: Bounds, each about 45 s of `data` and 1.5 GB on a loaded 2-core machine (benchmarks/README.md).
 MAX_VALUES = 25_000_000
 MAX_COMPARISONS = 150_000_000
 MAX_DRAW_SUMS = 600_000_000_000

@@ -11,21 +11,11 @@ import numpy as np
 _U = 2.0**-53  # unit roundoff of float64
 
 
-def _exact_ratio(values: list[float]) -> tuple[int, int]:
-    """``(numerator, shift)`` with ``sum(values) == numerator / 2**shift`` exactly."""
-    ratios = [v.as_integer_ratio() for v in values]
-    shift = max(d for _, d in ratios).bit_length() - 1
-    return sum(m << (shift - (d.bit_length() - 1)) for m, d in ratios), shift
-
-
 def mean_raw(values: Iterable[float]) -> float | None:
-    """Mean of raw 0–3 values, exact then rounded once to the nearest double (CPython's int /
-    int is correctly rounded); None when empty (data contract, § Per-prompt values)."""
+    """Mean of raw 0–3 values, exact then rounded once to the nearest double (a Fraction's float
+    is correctly rounded); None when empty (data contract, § Per-prompt values)."""
     vals = list(values)
-    if not vals:
-        return None
-    numerator, shift = _exact_ratio(vals)
-    return numerator / (len(vals) << shift)
+    return float(exact_mean(vals, len(vals))) if vals else None
 
 
 def means_with_extra(base: list[float], extra: float | None) -> tuple[float | None, float | None]:
@@ -91,11 +81,11 @@ def half_up_units(raw_mean: Fraction, decimals: int) -> int:
 
 def exact_mean(values: Iterable[float], count: int) -> Fraction:
     """``sum(values) / count`` as an exact rational (zero-filled prompts add to ``count`` only)."""
-    vals = list(values)
-    if not vals:
+    ratios = [v.as_integer_ratio() for v in values]  # every double: an int over a power of 2
+    if not ratios:
         return Fraction(0)
-    numerator, shift = _exact_ratio(vals)
-    return Fraction(numerator, count << shift)
+    shift = max(d for _, d in ratios).bit_length() - 1
+    return Fraction(sum(n << (shift - d.bit_length() + 1) for n, d in ratios), count << shift)
 
 
 def decimal_text(value: float, decimals: int | None = None) -> str:

@@ -13,22 +13,17 @@ def field_values(prompt: dict, field: str) -> frozenset[str]:
     """The values of a prompt's slice ``field`` (a string, a list of strings, null/absent: none);
     :class:`MetadataError` naming the sample_id otherwise."""
     v = prompt.get(field)
-    if v is None:
-        return frozenset()
-    if isinstance(v, str):
-        return frozenset((v,))
-    if isinstance(v, list) and all(isinstance(x, str) for x in v):
-        return frozenset(v)
+    values = [] if v is None else [v] if isinstance(v, str) else v
+    if isinstance(values, list) and all(isinstance(x, str) for x in values):
+        return frozenset(values)
     where = f"metadata: sample_id {prompt.get('sample_id')}: slice field {field!r}"
     raise MetadataError(f"{where} is {excerpt(v, 80)}, not a string or a list of strings")
 
 
 def in_slice(values: frozenset[str], spec: SliceConfig) -> bool:
     """Whether a prompt with these field values belongs to the slice."""
-    if not spec.include:
-        return True
     want = set(spec.include)
-    return bool(values & want) if spec.match == "any" else want <= values
+    return not want or (bool(values & want) if spec.match == "any" else want <= values)
 
 
 def slice_specs(slices: dict[str, SliceConfig] | None, n_prompts: int) -> dict[str, SliceConfig]:

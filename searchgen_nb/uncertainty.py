@@ -1,9 +1,6 @@
 """Stratified prompt bootstrap: intervals, rank intervals and Holm-corrected pairwise tests
-(data contract, § Uncertainty: the stratified prompt bootstrap), on the release table. The draws
-are regenerated a chunk of replicates at a time (a replicate × prompt count matrix), so memory
-does not grow with B; every decision a float could get wrong is settled by one helper,
-:meth:`Bootstrap.exact_ratios`. The gate has its own code (:mod:`searchgen_nb.validate_bootstrap`).
-"""
+(data contract, § Uncertainty), drawn a chunk of replicates at a time; every decision a float
+could get wrong is settled by :meth:`Bootstrap.exact_ratios`."""
 
 import math
 from dataclasses import dataclass
@@ -149,11 +146,9 @@ def half_up_signed(x: Fraction, decimals: int) -> int:
 
 
 def interval(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: int, exact):
-    """``[lo, hi]`` of the non-NaN entries of ``values`` (B,), half-up to ``decimals`` (halves
-    away from zero); None without any. ``tol``: each value's error bound. An end within its
-    error bound of a rounding boundary is the (pos − below)-th of the candidates within 2t of
-    the float end e (t the largest bound) sorted by ``exact(replicates) -> list[Fraction]``:
-    the exact end lies in [e − t, e + t], floats below e − 2t are exactly below it."""
+    """``[lo, hi]`` of the non-NaN ``values`` (B,) half-up to ``decimals``, None without any;
+    an end within its error bound ``tol`` of a boundary is settled among the candidates within
+    2t of it, sorted by ``exact(replicates) -> list[Fraction]``."""
     valid = np.flatnonzero(~np.isnan(values))
     if len(valid) == 0:
         return None
@@ -224,12 +219,9 @@ def _ranked(boot: Bootstrap, g: int, models: list[int], decimals: int) -> tuple[
         ranks[:, j] += (sign > 0) | ((sign == 0) & (ids[i] < ids[j]))
         n_le, n_ge = (int(np.count_nonzero(~np.isnan(d) & c)) for c in (sign <= 0, sign >= 0))
         p_nums.append(min(n_boot + 1, 2 * min(1 + n_le, 1 + n_ge)))
-
-        def exact_d(reps, a=models[i], b=models[j]):
-            return [x - y for x, y in zip(*(boot.exact("overall_9", g, k, reps) for k in (a, b)))]
-
+        ci = interval(d, t, alpha, decimals, lambda reps: [x - y for x, y in zip(
+            *(boot.exact("overall_9", g, models[k], reps) for k in (i, j)))])
         diff = Decimal(repr(published[ids[i]])) - Decimal(repr(published[ids[j]]))
-        ci = interval(d, t, alpha, decimals, exact_d)
         pairs.append({"a": ids[i], "b": ids[j], "diff": float(diff), "ci": ci})
     for row, p, adj in zip(pairs, p_nums, _holm(p_nums, n_boot + 1)):
         row.update(p=_p_value(p, n_boot + 1), p_holm=_p_value(adj, n_boot + 1),
