@@ -1,28 +1,20 @@
-"""The work a release config asks for, estimated before any result file is read, and refused
-above the bounds of the data contract (§ Release config, "Bounded work").
+"""The work a release config asks for (what grows with B, models, prompts, tags and slices, not
+seconds), estimated before any result file is read and refused above the bounds of the data
+contract (§ Release config); ``benchmarks/bench_bounds.py`` measures what they cost."""
 
-The figures count what grows with the config (``n_bootstrap`` B, the roster's M models, the
-prompts, tags and slices), not seconds, so that a config is accepted or refused the same way on
-every machine; ``benchmarks/bench_bounds.py`` measures what they cost on one.
-"""
-
-from __future__ import annotations
-
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from searchgen_nb.config import ReleaseConfig
 from searchgen_nb.constants import PARTITION_KEYS
 from searchgen_nb.errors import ConfigError
 
-#: Bounds, each costing about 45 s of `data` and at most about 1.5 GB on a loaded 2-core
-#: machine (benchmarks/README.md, "Bounded work").
+#: Bounds, each about 45 s of `data` and 1.5 GB on a loaded 2-core machine (benchmarks/README.md).
 MAX_VALUES = 25_000_000
 MAX_COMPARISONS = 150_000_000
 MAX_DRAW_SUMS = 600_000_000_000
 MAX_ROWS = 60_000
-#: Prompt × model pairs (each a result file looked for, read, extracted and checked) and the
-#: gate's per-row cost (each leaderboard row recomputed over up to every prompt: the rows bound
-#: at the 751 prompts it was measured with).
+#: Prompt × model pairs (result files read and checked) and the gate's leaderboard row × prompt
+#: cells (the rows bound at the 751 prompts it was measured with).
 MAX_PAIRS = 250_000
 MAX_ROW_PROMPTS = MAX_ROWS * 751
 MAX_PUBLISHED_BYTES = 100 * 2**20
@@ -43,13 +35,11 @@ class Work:
     n_bootstrap: int
 
     @property
-    def groups(self) -> int:
-        """Bootstrap groups: All, the four strata, every tag, every slice."""
+    def groups(self) -> int:  # bootstrap groups: All, the four strata, every tag, every slice
         return 1 + len(PARTITION_KEYS) + self.n_tags + self.n_slices
 
     @property
-    def ranked_groups(self) -> int:
-        """Groups with ranks and pairwise tests: All, the strata, the slices."""
+    def ranked_groups(self) -> int:  # with ranks and pairwise tests: All, strata, slices
         return 1 + len(PARTITION_KEYS) + self.n_slices
 
     @property
@@ -77,21 +67,16 @@ class Work:
         return self.rows * self.n_prompts
 
     @property
-    def published_bytes(self) -> int:
-        """Rough size of the leaderboards and ``uncertainty.json``."""
-        pairs = (
-            self.ranked_groups * self.n_models * (self.n_models - 1) // 2 if self.n_bootstrap else 0
-        )
-        cells = self.groups * self.n_models if self.n_bootstrap else 0
-        return self.rows * _ROW_BYTES + cells * _CELL_BYTES + pairs * _PAIR_BYTES
+    def published_bytes(self) -> int:  # rough size of the leaderboards and uncertainty.json
+        pairs = self.ranked_groups * self.n_models * (self.n_models - 1) // 2
+        bootstrap = self.groups * self.n_models * _CELL_BYTES + pairs * _PAIR_BYTES
+        return self.rows * _ROW_BYTES + (bootstrap if self.n_bootstrap else 0)
 
     def problems(self) -> list[str]:
-        """What exceeds its bound, each with the figure, how it is made, the bound and what to
-        change (for a figure that grows with B, the largest n_bootstrap within the bound)."""
+        """What exceeds its bound: the figure, how it is made, the bound and what to change."""
         b, m, g = f"n_bootstrap {self.n_bootstrap:,}", f"{self.n_models:,}", self.groups
         board, p = 1 + len(PARTITION_KEYS) + self.n_tags, f"{self.n_prompts:,}"
-        fewer = "fewer slices, tags or models"
-        publish = f"publish {fewer}"
+        fewer, publish = "fewer slices, tags or models", "publish fewer slices, tags or models"
         figures = [
             ("values", MAX_VALUES, fewer, f"the bootstrap would keep {self.values:,} replicate "
              f"values ({b} × {g:,} groups × {m} models)"),
@@ -115,54 +100,29 @@ class Work:
         for name, bound, other, said in figures:  # other: the change besides a smaller B
             if getattr(self, name) > bound:
                 shown = f"{bound / 2**20:,.0f} MiB" if name == "published_bytes" else f"{bound:,}"
-                largest = f"set uncertainty.n_bootstrap ≤ {_largest_b(self, name, bound):,}"
+                per_replicate = max(getattr(replace(self, n_bootstrap=1), name), 1)  # linear in B
+                largest = f"set uncertainty.n_bootstrap ≤ {bound // per_replicate:,}"
                 change = f"{largest}, or {other}" if name in _GROW_WITH_B else other
                 out.append(f"{said}; bound {shown}: {change}")
         return out
 
 
-def _largest_b(work: Work, figure: str, bound: int) -> int:
-    """The largest n_bootstrap that keeps ``figure`` within ``bound`` (linear in B)."""
-    per_replicate = getattr(Work(**{**work.__dict__, "n_bootstrap": 1}), figure)
-    return bound // max(per_replicate, 1)
-
-
 def measure(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
-    """The :class:`Work` of a release: its prompt records (``stratum``, ``search_type``,
-    ``domains``, ``failure_modes``) and ``{slice: prompt indices}``."""
-    tags = {("domain", t) for p in prompts for t in p["domains"]} | {
-        ("failure_mode", t) for p in prompts for t in p["failure_modes"]
-    }
-    strata = sum(1 + (p["search_type"] != p["stratum"]) for p in prompts)
-    in_tags = sum(len(set(p["domains"])) + len(set(p["failure_modes"])) for p in prompts)
-    in_slices = sum(len(idx) for idx in members.values())
-    return Work(
-        len(prompts),
-        len(cfg.models),
-        len(tags),
-        len(members),
-        len(prompts) + strata + in_tags + in_slices,
-        cfg.uncertainty.n_bootstrap,
-    )
+    """The :class:`Work` of a release's prompt records and ``{slice: prompt indices}``."""
+    from searchgen_nb.aggregate import prompt_groups
 
-
-def check_work(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
-    """:func:`measure`, raising :class:`ConfigError` naming the config and every figure above
-    its bound (with the setting to change); returns the estimate otherwise."""
-    work = measure(cfg, prompts, members)
-    problems = work.problems()
-    if problems:
-        raise ConfigError(
-            f"config {cfg.config_path}: the release asks for more work than this version bounds "
-            "(data contract, § Release config): " + "; ".join(problems)
-        )
-    return work
+    groups = prompt_groups(prompts)
+    n_tags = len(groups["domain"]) + len(groups["failure_mode"])
+    in_groups = [len(idx) for kind in (*groups.values(), members) for idx in kind.values()]
+    return Work(len(prompts), len(cfg.models), n_tags, len(members), sum(in_groups),
+                cfg.uncertainty.n_bootstrap)
 
 
 def preflight(cfg: ReleaseConfig, prompt_set) -> Work:
-    """Before any result file is read: every configured slice holds a prompt
-    (:func:`searchgen_nb.slices.refuse_empty`) and the work is within bounds (:func:`check_work`).
-    ``prompt_set``: the release's :class:`searchgen_nb.prompts.PromptSet`."""
+    """The :func:`measure` of a release (``prompt_set``: its ``PromptSet``), before any result
+    file is read; :class:`ConfigError` naming the config when a configured slice holds no prompt
+    (:func:`searchgen_nb.slices.refuse_empty`) or a figure is above its bound (each named, with
+    the setting to change)."""
     from searchgen_nb.records import prompt_record
     from searchgen_nb.slices import refuse_empty, slice_members, slice_specs
 
@@ -170,4 +130,9 @@ def preflight(cfg: ReleaseConfig, prompt_set) -> Work:
     specs = slice_specs(cfg.slices, len(prompts))
     members = slice_members(prompts, specs)
     refuse_empty(specs, members, cfg.config_path)
-    return check_work(cfg, prompts, members)
+    work = measure(cfg, prompts, members)
+    if work.problems():
+        raise ConfigError(f"config {cfg.config_path}: the release asks for more work than this "
+                          "version bounds (data contract, § Release config): "
+                          + "; ".join(work.problems()))
+    return work

@@ -1,9 +1,5 @@
 """Opening input files: regular files only (after following links), each read within a bound
-(data contract, § Input files). Anything else is refused at once (opened without blocking,
-looked at with ``fstat``) with :class:`UnreadableFile`, an ``OSError`` whose text says why.
-"""
-
-from __future__ import annotations
+(data contract, § Input files); anything else is refused at once with :class:`UnreadableFile`."""
 
 import os
 import stat
@@ -11,25 +7,15 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 MiB = 1 << 20
-#: The release config and the paper table.
-CONFIG_MAX = 16 * MiB
-#: One result file.
-RESULT_MAX = 16 * MiB
-#: The prompt metadata (read whole).
-DATASET_MAX = 256 * MiB
-#: A JSON artifact of a release folder (read whole).
-ARTIFACT_MAX = 1024 * MiB
-#: ``prompt_scores.jsonl`` of a release folder, streamed: the file, and one line of it.
-STREAM_MAX = 64 * 1024 * MiB
-LINE_MAX = 64 * MiB
+#: Bounds: the release config and the paper table, one result file, the prompt metadata and a
+#: JSON artifact of a release folder (each read whole); ``prompt_scores.jsonl`` of a release
+#: folder, streamed: the file, and one line of it.
+CONFIG_MAX, RESULT_MAX, DATASET_MAX, ARTIFACT_MAX = 16 * MiB, 16 * MiB, 256 * MiB, 1024 * MiB
+STREAM_MAX, LINE_MAX = 64 * 1024 * MiB, 64 * MiB
 
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"))
 
 
 class UnreadableFile(OSError):
@@ -63,14 +49,13 @@ def _open(path: str | os.PathLike, limit: int) -> tuple[BinaryIO, os.stat_result
 
 
 def open_regular(path: str | os.PathLike, limit: int) -> BinaryIO:
-    """``path`` opened for binary reading when a regular file of at most ``limit`` bytes; never
-    blocks. :class:`UnreadableFile`, or the ``OSError`` of the open itself."""
+    """``path`` opened for binary reading when a regular file of at most ``limit`` bytes."""
     return _open(path, limit)[0]
 
 
 def read_file(path: str | os.PathLike, limit: int) -> tuple[bytes, os.stat_result]:
-    """The content and ``fstat`` of a regular file of at most ``limit`` bytes; never more than
-    ``limit + 1`` bytes are read, also from a file that grows meanwhile."""
+    """The content and ``fstat`` of a regular file of at most ``limit`` bytes (also when it grows
+    meanwhile)."""
     fh, st = _open(path, limit)
     with fh:
         data = fh.read(st.st_size + 1)  # the size it has (a buffer of ``limit`` would cost)
@@ -86,11 +71,10 @@ def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
     return read_file(path, limit)[0]
 
 
-def read_lines(
-    path: str | os.PathLike, limit: int = STREAM_MAX, line_limit: int = LINE_MAX
-) -> Iterator[bytes]:
-    """The lines of a regular file (each with its ``\\n``), streamed: at most ``line_limit``
-    bytes per line and ``limit`` in all, else :class:`UnreadableFile` naming the line."""
+def read_lines(path: str | os.PathLike, limit: int = STREAM_MAX,
+               line_limit: int = LINE_MAX) -> Iterator[bytes]:
+    """The lines of a regular file (with their ``\\n``), streamed, within ``line_limit`` bytes
+    per line and ``limit`` in all."""
     with open_regular(path, limit) as fh:
         total, line_no = 0, 0
         while line := fh.readline(line_limit + 1):

@@ -1,37 +1,21 @@
-"""The one numeric module: exact means of raw 0–3 scores, the public 0–100 half-up rounding
-rule (scalar and vectorised), and the text of every number the book shows.
-
-Every mean in the project is computed exactly over the stored float values (a double is
-an exact dyadic rational), so a figure never depends on the order in which values are
-summed (data contract, § Public scale and rounding). Only
-the final result is rounded: to the nearest double for raw values stored in
-``prompt_scores.jsonl``, and half-up to ``rounding_decimals`` on the public scale.
-"""
-
-from __future__ import annotations
+"""Exact means of raw 0–3 scores, the public 0–100 half-up rounding (scalar and vectorised)
+and the text of every number the book shows. Means are exact over the stored doubles, only the
+result is rounded (data contract, § Public scale and rounding)."""
 
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Iterable
 
+import numpy as np
 
-def _exact_ratio(values: list[float]) -> tuple[int, int]:
-    """``(numerator, shift)`` with ``sum(values) == numerator / 2**shift`` exactly (every
-    double is an integer over a power of two)."""
-    ratios = [v.as_integer_ratio() for v in values]
-    shift = max(d for _, d in ratios).bit_length() - 1
-    return sum(m << (shift - (d.bit_length() - 1)) for m, d in ratios), shift
+_U = 2.0**-53  # unit roundoff of float64
 
 
 def mean_raw(values: Iterable[float]) -> float | None:
-    """Mean of raw 0–3 values, computed exactly then rounded once to the nearest double;
-    None when ``values`` is empty (data contract, § Per-prompt values: null where none is
-    present). CPython rounds an int / int true division correctly."""
+    """Mean of raw 0–3 values, exact then rounded once to the nearest double (a Fraction's float
+    is correctly rounded); None when empty (data contract, § Per-prompt values)."""
     vals = list(values)
-    if not vals:
-        return None
-    numerator, shift = _exact_ratio(vals)
-    return numerator / (len(vals) << shift)
+    return float(exact_mean(vals, len(vals))) if vals else None
 
 
 def means_with_extra(base: list[float], extra: float | None) -> tuple[float | None, float | None]:
@@ -42,88 +26,51 @@ def means_with_extra(base: list[float], extra: float | None) -> tuple[float | No
 
 
 def to_public(raw_mean: Fraction, decimals: int) -> float:
-    """Public 0–100 value of an exact raw 0–3 mean: ``raw × 100 / 3`` rounded half-up.
-
-    The rounding is decimal rounding of the exact rational value (data contract, § Public scale
-    and rounding): a raw mean of
-    2.4375 is exactly 81.25 and shows as 81.3 with one decimal; 72.25 → 72.3.
-    """
+    """Public 0–100 value of an exact raw 0–3 mean: ``raw × 100 / 3`` half-up (81.25 → 81.3)."""
     if raw_mean < 0:
         raise ValueError(f"raw mean {raw_mean} is below the 0–3 scale")
     return float(Decimal(half_up_units(raw_mean, decimals)).scaleb(-decimals))
 
 
 def round_coverage(n_scored: int, n_total: int) -> float:
-    """Coverage ``n_scored / n_total`` rounded half-up to 4 decimals (data contract, § Coverage
-    and ranking);
-    0.0 when n_total is 0."""
+    """Coverage ``n_scored / n_total`` half-up to 4 decimals, 0.0 when n_total is 0 (data
+    contract, § Coverage and ranking)."""
     if n_total == 0:
         return 0.0
-    scaled = Fraction(n_scored * 10**4, n_total) + Fraction(1, 2)
-    return float(Decimal(scaled.__floor__()).scaleb(-4))
-
-
-# ---- vectorised public rounding with exact settlement near a boundary -----------------
-
-#: Unit roundoff of float64 (2**-53), doubled per operation in the error bound below.
-_U = 2.0**-53
+    units = (Fraction(n_scored * 10**4, n_total) + Fraction(1, 2)).__floor__()
+    return float(Decimal(units).scaleb(-4))
 
 
 def public_units(sums, counts, n_terms, decimals: int, settle):
-    """Half-up rounded public values ``mean × 100 / 3`` in units of ``10**-decimals``
-    (data contract, § Public scale and rounding).
-
-    ``sums``, ``counts``, ``n_terms``: float64 arrays of one shape — the float sum of the
-    non-negative raw 0–3 values of each cell (in any summation order), how many values the
-    mean divides by (zero-filled prompts included), and how many nonzero terms went into
-    the sum. Returns an int64 array; cells with ``counts == 0`` hold -1 (no mean: null).
-
-    Each cell is computed in float64; a float sum of k non-negative terms is within
-    ``(k-1)·u·sum`` of the exact sum in any order, and four more roundings follow, so a
-    cell whose scaled value lies farther than ``(k+8)·2u·value`` from a rounding boundary
-    (``… .5``) rounds exactly as its exact value does. The rest — typically exact ties such
-    as 72.25 → 72.3 — are passed to ``settle(index) -> int`` (the cell's exact half-up units,
-    from its exact rational mean) one by one. Raises ValueError for ``decimals`` outside 0–15.
-    """
-    import numpy as np
-
+    """Half-up ``mean × 100 / 3`` in int64 units of ``10**-decimals``, -1 where ``counts`` is 0;
+    ``sums``, ``counts``, ``n_terms``: float64 arrays (float sum, divisor, summed terms per cell).
+    A float sum of k non-negative terms is within ``(k-1)·u·sum`` of its value and four roundings
+    follow: a cell within ``(k+8)·2u·value`` of a boundary gets ``settle(index) -> int`` (its
+    exact units). ValueError for ``decimals`` outside 0–15."""
     if not 0 <= decimals <= 15:
         raise ValueError(f"rounding_decimals {decimals} outside 0–15")
     sums, counts, n_terms = (np.asarray(a, dtype=np.float64) for a in (sums, counts, n_terms))
     has = counts > 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.where(
-            has, sums / np.where(has, counts, 1.0) * 100.0 / 3.0 * float(10**decimals), 0.0
-        )
-    frac = q - np.floor(q)
+        q = sums / np.where(has, counts, 1.0) * 100.0 / 3.0 * float(10**decimals)
+    q = np.where(has, q, 0.0)
     tol = q * (n_terms + 8.0) * (2 * _U)
     units = np.floor(q + 0.5).astype(np.int64)
-    near = has & (np.abs(frac - 0.5) <= tol)
-    for index in zip(*np.nonzero(near)):
+    for index in zip(*np.nonzero(has & (np.abs(q - np.floor(q) - 0.5) <= tol))):
         units[index] = settle(index)
     units[~has] = -1
     return units
 
 
-def public_values(units, decimals: int) -> "list":
-    """Public values of an array of half-up ``units`` of ``10**-decimals`` (from
-    :func:`public_units`; -1 = no mean) as nested lists of floats, NaN for no mean. Each is
-    the nearest double to ``units / 10**decimals`` — both operands exact doubles (units below
-    2**53), one correctly rounded division — the same double :func:`to_public` gives."""
-    import numpy as np
-
+def public_values(units, decimals: int) -> list:
+    """Nested lists of ``units / 10**decimals`` as :func:`to_public` gives it (-1: NaN)."""
     return np.where(units >= 0, units.astype(np.float64) / float(10**decimals), np.nan).tolist()
 
 
-def coverage_values(n_scored, n_total) -> "list":
-    """:func:`round_coverage` of arrays of whole counts (float64 holding integers) as nested
-    lists of floats: ``n_scored / n_total`` half-up to 4 decimals, in exact integer arithmetic
-    (``floor((2·s·10⁴ + t) / 2t)``); 0.0 where ``n_total`` is 0."""
-    import numpy as np
-
-    units = np.where(
-        n_total > 0, (2 * n_scored * 10**4 + n_total) // np.maximum(2 * n_total, 1), 0.0
-    )
+def coverage_values(n_scored, n_total) -> list:
+    """:func:`round_coverage` of arrays of whole counts as nested lists, in exact integers."""
+    units = (2 * n_scored * 10**4 + n_total) // np.maximum(2 * n_total, 1)
+    units = np.where(n_total > 0, units, 0.0)
     return (units / 10**4).tolist()
 
 
@@ -134,24 +81,16 @@ def half_up_units(raw_mean: Fraction, decimals: int) -> int:
 
 def exact_mean(values: Iterable[float], count: int) -> Fraction:
     """``sum(values) / count`` as an exact rational (zero-filled prompts add to ``count`` only)."""
-    vals = list(values)
-    if not vals:
+    ratios = [v.as_integer_ratio() for v in values]  # every double: an int over a power of 2
+    if not ratios:
         return Fraction(0)
-    numerator, shift = _exact_ratio(vals)
-    return Fraction(numerator, count << shift)
-
-
-# ---- text of numbers (tables, charts, pages) --------------------------------------------
+    shift = max(d for _, d in ratios).bit_length() - 1
+    return Fraction(sum(n << (shift - d.bit_length() + 1) for n, d in ratios), count << shift)
 
 
 def decimal_text(value: float, decimals: int | None = None) -> str:
-    """Text of a stored number, never in exponent notation.
-
-    ``decimals=None``: the stored value in its shortest round-trip form with at least one
-    decimal (72.25 → "72.25", 70.0 → "70.0"). With ``decimals``: that stored decimal rounded
-    half-up to exactly ``decimals`` places (72.25 → "72.3"; a published value already at the
-    release's ``rounding_decimals`` shows unchanged, padded: 72.5 → "72.50" at 2).
-    """
+    """Text of a stored number, never in exponent notation: its shortest form with a decimal
+    (70.0 → "70.0"), or half-up to exactly ``decimals`` places (72.25 → "72.3", 72.5 → "72.50")."""
     d = Decimal(repr(float(value)))
     if decimals is not None:
         d = d.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
@@ -160,8 +99,7 @@ def decimal_text(value: float, decimals: int | None = None) -> str:
 
 
 def percent(num: int, den: int, decimals: int = 1, na: str = "N/A") -> str:
-    """``num/den`` as a percentage rounded half-up from the exact quotient ("95.7%"); ``na``
-    when ``den`` is 0."""
+    """``num/den`` as a percentage half-up from the exact quotient ("95.7%"); ``na`` for 0/0."""
     if not den:
         return na
     q = Decimal(100 * int(num)) / Decimal(int(den))
@@ -169,6 +107,5 @@ def percent(num: int, den: int, decimals: int = 1, na: str = "N/A") -> str:
 
 
 def scaled(value: float, factor: int) -> float:
-    """``value × factor`` as the decimal it prints (a coverage 0.9567 → 95.67 exactly as
-    written, not the binary product 95.66999…)."""
+    """``value × factor`` as the decimal it prints (a coverage 0.9567 → 95.67 exactly)."""
     return float(Decimal(repr(float(value))) * factor)

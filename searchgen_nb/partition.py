@@ -1,15 +1,12 @@
 """The two-level search partition of a prompt (data contract, § Prompt metadata and the
 partition)."""
 
-from __future__ import annotations
-
 from searchgen_nb.constants import PARTITION_KEYS
 
 
 def partition(subset: object, sample_id: str) -> tuple[str, str]:
-    """``(stratum, search_type)`` of a prompt: a ``subset`` that is or holds ``NoSearch`` wins;
-    else ``texthard`` or ``text_rendering`` in the sample_id is TextualSearch, else
-    VisualSearch."""
+    """``(stratum, search_type)``: a ``subset`` that is or holds ``NoSearch``; else
+    ``texthard`` or ``text_rendering`` in the sample_id is TextualSearch, else VisualSearch."""
     if subset == "NoSearch" or (isinstance(subset, list) and "NoSearch" in subset):
         return "NoSearch", "NoSearch"
     if "texthard" in sample_id or "text_rendering" in sample_id:

@@ -1,8 +1,6 @@
 """Prompt metadata: read the JSONL, check every line, derive the partition (data contract,
 § Prompt metadata and the partition)."""
 
-from __future__ import annotations
-
 import functools
 import hashlib
 import json
@@ -14,19 +12,13 @@ from pathlib import Path
 from searchgen_nb.errors import MetadataError
 from searchgen_nb.files import DATASET_MAX, read_bytes
 from searchgen_nb.partition import partition
-from searchgen_nb.untrusted import excerpt, hidden_char, is_surrogate, no_duplicate_keys, strings
+from searchgen_nb.untrusted import excerpt, hidden_char, no_duplicate_keys, printable, strings
 
 TAG_FIELDS = ("domains", "failure_modes")
-#: The longest sample_id (and folder name of a release_row), in bytes of UTF-8: it becomes
-#: part of a result file's path, and a file name has at most 255 bytes (data contract,
-#: § Prompt metadata and the partition).
-NAME_MAX = 128
-#: The most tags one tag field of one prompt may list (data contract, § Prompt metadata and the
-#: partition).
-TAGS_MAX = 1_000
-#: The longest tag, subset name or optional text field, in characters (data contract,
-#: § Prompt metadata and the partition).
-TEXT_MAX = 256
+#: Bounds (data contract, § Prompt metadata and the partition): the longest sample_id and
+#: release_row folder name in bytes of UTF-8 (it names result files: at most 255 bytes), the
+#: most tags per tag field, the longest tag, subset name or optional text in characters.
+NAME_MAX, TAGS_MAX, TEXT_MAX = 128, 1_000, 256
 TEXT_FIELDS = ("difficulty", "language", "generation_task_type")
 OPTIONAL_FIELDS = (*TEXT_FIELDS, "is_miniset", "eval_slices")
 
@@ -64,35 +56,26 @@ def _reject_constant(token: str):
     raise ValueError(f"{token} is not a JSON value")
 
 
-def _unpublishable(row: dict) -> str | None:
-    """Why a metadata line cannot be published as UTF-8 JSON (a lone surrogate), or None."""
-    try:  # the common case in one C pass: every string of the line encodes as UTF-8
-        json.dumps(row, ensure_ascii=False).encode("utf-8")
-        return None
-    except UnicodeEncodeError:
-        pass
-    for where, s in strings(row):
-        if any(is_surrogate(c) for c in s):
-            return f"{where} holds a lone surrogate ({excerpt(s, 60)}): not valid Unicode"
-    return None
-
-
-def _check_release_row(release_row: str) -> str | None:
-    """None when acceptable, else why not: absolute, or climbing out of results_root."""
-    if release_row.startswith(("/", "\\")) or (len(release_row) > 1 and release_row[1] == ":"):
-        return "is an absolute path"
-    norm = posixpath.normpath(release_row.replace("\\", "/"))
-    if norm == ".." or norm.startswith("../"):
-        return "climbs out of results_root ('..')"
-    if norm in ("", "."):
-        return "is empty"
-    longest = max(len(name.encode("utf-8")) for name in norm.split("/"))
-    if longest > NAME_MAX or len(norm.encode("utf-8")) > 1024:
-        return (
-            f"is too long for a path below results_root (at most {NAME_MAX} bytes of UTF-8 "
-            "per folder name, 1024 in all)"
-        )
-    return None
+def _release_row(value: object, fail) -> str:
+    """The line's release_row, normalised: a printable relative path below results_root."""
+    if not isinstance(value, str):
+        raise fail(f"release_row must be a string, got {type(value).__name__}")
+    if any(not c.isprintable() for c in value):
+        raise fail("release_row holds a control or other non-printable character")
+    norm = posixpath.normpath(value.replace("\\", "/"))
+    if value.startswith(("/", "\\")) or (len(value) > 1 and value[1] == ":"):
+        why = "is an absolute path"
+    elif norm == ".." or norm.startswith("../"):
+        why = "climbs out of results_root ('..')"
+    elif norm in ("", "."):
+        why = "is empty"
+    elif (max(len(name.encode("utf-8")) for name in norm.split("/")) > NAME_MAX
+          or len(norm.encode("utf-8")) > 1024):
+        why = (f"is too long for a path below results_root (at most {NAME_MAX} bytes of UTF-8 "
+               "per folder name, 1024 in all)")
+    else:
+        return norm
+    raise fail(f"release_row {value!r} {why}")
 
 
 def read_prompts(path: str | Path) -> PromptSet:
@@ -126,9 +109,10 @@ def _row(path: Path, lineno: int, raw: bytes) -> dict:
         raise _fail(path, lineno, None, f"not valid JSON ({excerpt(str(exc), 200)})") from None
     if not isinstance(row, dict):
         raise _fail(path, lineno, None, f"expected a JSON object, got {type(row).__name__}")
-    bad = _unpublishable(row)
-    if bad:
-        raise _fail(path, lineno, row.get("sample_id", row.get("bench_id")), bad)
+    for where, s in strings(row):
+        if printable(s) != s:  # a lone surrogate: UTF-8 cannot carry it
+            why = f"{where} holds a lone surrogate ({excerpt(s, 60)}): not valid Unicode"
+            raise _fail(path, lineno, row.get("sample_id", row.get("bench_id")), why)
     return row
 
 
@@ -136,14 +120,7 @@ def _prompt(row: dict, path: Path, lineno: int, seen: dict, warnings: list) -> P
     """The prompt of one line; its duplicate tags dropped and reported in ``warnings``."""
     sid = _sample_id(row, path, lineno, seen)
     fail = functools.partial(_fail, path, lineno, sid)
-    release_row = row.get("release_row", sid)
-    if not isinstance(release_row, str):
-        raise fail(f"release_row must be a string, got {type(release_row).__name__}")
-    if any(not c.isprintable() for c in release_row):
-        raise fail("release_row holds a control or other non-printable character")
-    why = _check_release_row(release_row)
-    if why:
-        raise fail(f"release_row {release_row!r} {why}")
+    release_row = _release_row(row.get("release_row", sid), fail)
     subset = row.get("subset")
     if not (subset is None or isinstance(subset, str) or _strings(subset)):
         raise fail(f"subset must be a string or a list of strings, got {type(subset).__name__}")
@@ -155,16 +132,13 @@ def _prompt(row: dict, path: Path, lineno: int, seen: dict, warnings: list) -> P
     for name, value in tags.items():
         dups = sorted(t for t, n in Counter(value).items() if n > 1)
         if dups:
-            warnings.append({
-                "check": "duplicate_tag", "sample_id": sid, "line": lineno,
-                "message": f"{name}: duplicate tag(s) {excerpt(', '.join(dups), 200)} dropped",
-            })  # fmt: skip
+            said = f"{name}: duplicate tag(s) {excerpt(', '.join(dups), 200)} dropped"
+            warnings.append({"check": "duplicate_tag", "sample_id": sid, "line": lineno,
+                             "message": said})
     stratum, search_type = partition(subset, sid)
-    return Prompt(
-        sid, posixpath.normpath(release_row.replace("\\", "/")), subset, stratum, search_type,
-        *(tuple(dict.fromkeys(tags[name])) for name in TAG_FIELDS),
-        optional=_optional(row, fail), line=lineno,
-    )  # fmt: skip
+    return Prompt(sid, release_row, subset, stratum, search_type,
+                  *(tuple(dict.fromkeys(tags[name])) for name in TAG_FIELDS),
+                  optional=_optional(row, fail), line=lineno)
 
 
 def _strings(value: object) -> bool:
@@ -202,10 +176,10 @@ def _optional(row: dict, fail) -> dict:
         raise fail(f"is_miniset must be true, false or null, got {_kind(optional['is_miniset'])}")
     for name in (*TEXT_FIELDS, "eval_slices"):
         value = optional[name]
-        if isinstance(value, str) or (value is not None and not isinstance(value, list)):
-            _text(value, name, fail)
-        elif value is not None:
+        if isinstance(value, list):
             _tags(value, name, fail, strict=name == "eval_slices")
+        elif value is not None:
+            _text(value, name, fail)
     return optional
 
 
@@ -222,8 +196,7 @@ def _text(value: object, name: str, fail) -> None:
     """A text field: a string of at most :data:`TEXT_MAX` characters."""
     if not isinstance(value, str) or len(value) > TEXT_MAX:
         raise fail(f"{name} must be a string of at most {TEXT_MAX} characters, a list of such "
-                   f"strings or null, "
-                   f"got {_kind(value)}")  # fmt: skip
+                   f"strings or null, got {_kind(value)}")
 
 
 def _tags(value: object, name: str, fail, strict: bool = True) -> list[str]:
@@ -247,9 +220,7 @@ def canonical_hash(prompts: list[Prompt]) -> str:
     order changes no artifact (data contract, § Prompt metadata and the partition; § Artifacts)."""
     h = hashlib.sha256()
     for p in prompts:
-        doc = {
-            "sample_id": p.sample_id, "release_row": p.release_row, "subset": p.subset,
-            "domains": list(p.domains), "failure_modes": list(p.failure_modes), **p.optional,
-        }  # fmt: skip
+        doc = {"sample_id": p.sample_id, "release_row": p.release_row, "subset": p.subset,
+               "domains": list(p.domains), "failure_modes": list(p.failure_modes), **p.optional}
         h.update(json.dumps(doc, sort_keys=True, ensure_ascii=False).encode() + b"\n")
     return h.hexdigest()

@@ -1,8 +1,6 @@
 """Reading a published (or staged) release folder, strictly: a previous release, or a folder
 given to ``searchgen-nb diff`` (data contract, § Changes between releases)."""
 
-from __future__ import annotations
-
 import hashlib
 import json
 import os
@@ -20,11 +18,9 @@ from searchgen_nb.schemas import check_document
 from searchgen_nb.untrusted import excerpt, strict_loads
 
 #: Files a previous release's folder must hold.
-NEEDED = (
-    "manifest.json", "prompt_scores.jsonl", "leaderboard_overall.json",
-    "leaderboard_by_stratum.json", "leaderboard_by_domain.json",
-    "leaderboard_by_failure_mode.json",
-)  # fmt: skip
+NEEDED = ("manifest.json", "prompt_scores.jsonl", "leaderboard_overall.json",
+          "leaderboard_by_stratum.json", "leaderboard_by_domain.json",
+          "leaderboard_by_failure_mode.json")
 
 
 @dataclass
@@ -42,8 +38,8 @@ class Published:
     def board(self, name: str):
         if name not in self.parsed:
             p = self.folder / name
-            text = read_bytes(p, ARTIFACT_MAX).decode("utf-8") if os.path.lexists(p) else None
-            self.parsed[name] = None if text is None else strict_loads(text)
+            self.parsed[name] = (strict_loads(read_bytes(p, ARTIFACT_MAX).decode("utf-8"))
+                                 if os.path.lexists(p) else None)
         return self.parsed[name]
 
     @cached_property
@@ -66,27 +62,24 @@ class Published:
         return out
 
 
-def check_previous(
-    folder: Path, where: str, benchmark: str | None = None, data_origin: str | None = None
-) -> Published:
+def check_previous(folder: Path, where: str, benchmark: str | None = None,
+                   data_origin: str | None = None) -> Published:
     """The release in ``folder``, read and checked once (data contract, § Changes between
-    releases): regular files within their bounds, strict JSON conforming to the published
-    schemas, of this schema version, benchmark and data origin, with the sha256 the manifest
-    records and every model in every record. Else :class:`ConfigError` naming ``where``, the
-    folder, the file and the line or JSON pointer."""
+    releases): regular files within bounds, strict JSON of the published schemas, this schema
+    version, benchmark and data origin, the manifest's sha256, every model in every record.
+    Else :class:`ConfigError` naming ``where``, the folder, the file and the line or pointer."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(f"{where}: {folder} is not a folder")
-    missing = [n for n in NEEDED if not os.path.lexists(folder / n)]
+    missing = ", ".join(n for n in NEEDED if not os.path.lexists(folder / n))
     if missing:
-        why = f"is not a published release (missing {', '.join(missing)})"
-        raise ConfigError(f"{where}: {folder} {why}")
+        raise ConfigError(f"{where}: {folder} is not a published release (missing {missing})")
     reader = _ReleaseReader(folder, f"{where}: {folder}")
     parsed, digests = {}, {}
     for name in ("manifest.json", *NEEDED[2:], "leaderboard_by_slice.json"):
         if name in NEEDED or os.path.lexists(folder / name):
             data = reader.read(name)
-            parsed[name], digests[name] = reader.parse(name, data), _sha256(data)
+            parsed[name], digests[name] = reader.parse(name, data), hashlib.sha256(data).hexdigest()
             if name == "manifest.json":
                 reader.same_kind(parsed[name], benchmark, data_origin)
             reader.conform(name, parsed[name])
@@ -96,7 +89,7 @@ def check_previous(
     hashes = manifest["artifact_sha256"]
     for name in sorted(set(hashes) - set(digests)):  # hashed but not read above
         if os.path.lexists(folder / name):
-            digests[name] = _sha256(reader.read(name))
+            digests[name] = hashlib.sha256(reader.read(name)).hexdigest()
     for name in sorted(set(digests) - {"manifest.json"}):  # the manifest holds the others'
         if name not in hashes:
             raise reader.fail("manifest.json", f"/artifact_sha256 holds no sha256 of {name}")
@@ -106,10 +99,6 @@ def check_previous(
     release = Published(folder, parsed)  # what was just read and checked: nothing is read twice
     release.__dict__["records"] = records
     return release
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def shown(value: object) -> str:
@@ -146,9 +135,8 @@ class _ReleaseReader:
         try:
             problems = [p["message"] for p in check_document(name, doc, line)]
         except RecursionError:
-            problems = [
-                f"{name}{'' if line is None else f' line {line}'}: nested too deeply to check"
-            ]
+            at = "" if line is None else f" line {line}"
+            problems = [f"{name}{at}: nested too deeply to check"]
         if problems:
             more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
             shown = "; ".join(problems[:3]) + more

@@ -1,11 +1,5 @@
 """Named evaluation slices: which prompts each holds (data contract, § Named evaluation
-slices). Without a ``slices`` block a release has one slice, ``full_<n_prompts>``, of every
-prompt; it is added in front when no configured slice holds every prompt, and the v1.0-shaped
-leaderboard files show it. A prompt whose ``field`` is null or absent is in no slice that
-selects on values; any other value that is not a string or a list of strings stops the release.
-"""
-
-from __future__ import annotations
+slices)."""
 
 import numpy as np
 
@@ -16,31 +10,25 @@ from searchgen_nb.untrusted import excerpt
 
 
 def field_values(prompt: dict, field: str) -> frozenset[str]:
-    """The values of a prompt's slice ``field``: a string → one value, a list of strings → its
-    values, null/absent → none. Raises :class:`MetadataError` naming the sample_id otherwise."""
+    """The values of a prompt's slice ``field`` (a string, a list of strings, null/absent: none);
+    :class:`MetadataError` naming the sample_id otherwise."""
     v = prompt.get(field)
-    if v is None:
-        return frozenset()
-    if isinstance(v, str):
-        return frozenset((v,))
-    if isinstance(v, list) and all(isinstance(x, str) for x in v):
-        return frozenset(v)
+    values = [] if v is None else [v] if isinstance(v, str) else v
+    if isinstance(values, list) and all(isinstance(x, str) for x in values):
+        return frozenset(values)
     where = f"metadata: sample_id {prompt.get('sample_id')}: slice field {field!r}"
     raise MetadataError(f"{where} is {excerpt(v, 80)}, not a string or a list of strings")
 
 
 def in_slice(values: frozenset[str], spec: SliceConfig) -> bool:
     """Whether a prompt with these field values belongs to the slice."""
-    if not spec.include:
-        return True
     want = set(spec.include)
-    return bool(values & want) if spec.match == "any" else want <= values
+    return not want or (bool(values & want) if spec.match == "any" else want <= values)
 
 
 def slice_specs(slices: dict[str, SliceConfig] | None, n_prompts: int) -> dict[str, SliceConfig]:
-    """The published slices in order: the configured ones, with ``full_<n_prompts>`` first
-    when none of them selects every prompt by definition (empty ``include``), or alone when
-    there is no ``slices`` block."""
+    """The published slices: the configured ones, ``full_<n_prompts>`` first when none has an
+    empty ``include`` (every prompt), or alone without a ``slices`` block."""
     full = {f"full_{n_prompts}": SliceConfig(include=[], match="all", expected_rows=n_prompts)}
     if not slices:
         return full
@@ -59,65 +47,37 @@ def output_slice(specs: dict[str, SliceConfig]) -> str:
 
 def slice_members(prompts: list[dict], specs: dict[str, SliceConfig]) -> dict[str, np.ndarray]:
     """``{slice: sorted prompt indices}`` for the prompts of a release table."""
-    out = {}
-    cache: dict[str, list[frozenset[str]]] = {}
-    for name, spec in specs.items():
-        if not spec.include:
-            out[name] = np.arange(len(prompts), dtype=np.int64)
-            continue
-        values = cache.setdefault(spec.field, [field_values(p, spec.field) for p in prompts])
-        out[name] = np.array([i for i, v in enumerate(values) if in_slice(v, spec)], dtype=np.int64)
-    return out
+    return {name: np.array([i for i, p in enumerate(prompts)
+                            if not spec.include or in_slice(field_values(p, spec.field), spec)],
+                           dtype=np.int64) for name, spec in specs.items()}
 
 
-def manifest_slices(
-    specs: dict[str, SliceConfig], members: dict[str, np.ndarray], prompts: list[dict]
-) -> dict:
-    """The manifest's v1.1 slice keys: ``evaluation_slices`` (``named`` in the published form,
-    ``subset_field``: the field every value-selecting slice uses, null when they differ or none
-    does), ``published_slices``, ``output_slice`` and ``slice_partitions`` (per slice the four
-    stratum counts)."""
+def manifest_slices(specs: dict[str, SliceConfig], members: dict[str, np.ndarray],
+                    prompts: list[dict]) -> dict:
+    """The manifest's slice keys: ``evaluation_slices`` (``subset_field``: the one field of the
+    value-selecting slices, else null), ``published_slices``, ``output_slice``,
+    ``slice_partitions``."""
     fields = {spec.field for spec in specs.values() if spec.include}
-    partitions = {
-        name: partition_counts(prompts[i] for i in idx.tolist()) for name, idx in members.items()
-    }
+    named = {name: {"deduplicate_by": "release_row", "expected_rows": spec.expected_rows,
+                    "field": spec.field, "include_tags": list(spec.include), "match": spec.match}
+             for name, spec in specs.items()}
     return {
-        "evaluation_slices": {
-            "named": {
-                name: {
-                    "deduplicate_by": "release_row",
-                    "expected_rows": spec.expected_rows,
-                    "field": spec.field,
-                    "include_tags": list(spec.include),
-                    "match": spec.match,
-                }
-                for name, spec in specs.items()
-            },
-            "subset_field": fields.pop() if len(fields) == 1 else None,
-        },
-        "output_slice": output_slice(specs),
-        "published_slices": list(specs),
-        "slice_partitions": partitions,
+        "evaluation_slices": {"named": named,
+                              "subset_field": fields.pop() if len(fields) == 1 else None},
+        "output_slice": output_slice(specs), "published_slices": list(specs),
+        "slice_partitions": {name: partition_counts(prompts[i] for i in idx.tolist())
+                             for name, idx in members.items()},
     }
 
 
-def refuse_empty(
-    specs: dict[str, SliceConfig], members: dict[str, np.ndarray], config_path: str
-) -> None:
-    """Raise :class:`ConfigError` naming the config and every slice whose ``include`` selects no
-    prompt (a typo publishes an empty slice otherwise), unless its ``expected_rows`` is 0."""
-    empty = [
-        name
-        for name, spec in specs.items()
-        if len(members[name]) == 0 and spec.include and spec.expected_rows != 0
-    ]
+def refuse_empty(specs: dict[str, SliceConfig], members: dict[str, np.ndarray],
+                 config_path: str) -> None:
+    """:class:`ConfigError` naming the config and every slice whose ``include`` selects no
+    prompt, unless its ``expected_rows`` is 0."""
+    empty = [name for name, spec in specs.items()
+             if len(members[name]) == 0 and spec.include and spec.expected_rows != 0]
     if empty:
-        said = "; ".join(
-            f"slice {name}: field {specs[name].field} holds none of "
-            f"{excerpt(specs[name].include, 80)}"
-            for name in empty[:5]
-        )
-        raise ConfigError(
-            f"config {config_path}: `slices`: no prompt is in {len(empty)} slice(s): "
-            f"{said} (set expected_rows: 0 for a slice meant to be empty)"
-        )
+        said = "; ".join(f"slice {name}: field {specs[name].field} holds none of "
+                         f"{excerpt(specs[name].include, 80)}" for name in empty[:5])
+        raise ConfigError(f"config {config_path}: `slices`: no prompt is in {len(empty)} slice(s): "
+                          f"{said} (set expected_rows: 0 for a slice meant to be empty)")

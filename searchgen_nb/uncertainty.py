@@ -1,14 +1,6 @@
 """Stratified prompt bootstrap: intervals, rank intervals and Holm-corrected pairwise tests
-(data contract, § Uncertainty: the stratified prompt bootstrap), on the release table.
-
-The draws are regenerated a chunk of replicates at a time as a replicate × prompt count matrix
-(a chunked ``integers`` call continues the same stream), so memory does not grow with B or the
-release; a group's replicate sums are one float64 product. Every decision a float could get
-wrong is settled by one helper, :meth:`Bootstrap.exact_ratios`: those replicates' exact means.
-The gate has its own code (:mod:`searchgen_nb.validate_bootstrap`).
-"""
-
-from __future__ import annotations
+(data contract, § Uncertainty), drawn a chunk of replicates at a time; every decision a float
+could get wrong is settled by :meth:`Bootstrap.exact_ratios`."""
 
 import math
 from dataclasses import dataclass
@@ -21,11 +13,9 @@ from searchgen_nb.config import UncertaintyConfig as Settings
 from searchgen_nb.constants import PARTITION_KEYS
 from searchgen_nb.table import OVERALL_9, OVERALL_10, SCORED_CODE, ReleaseTable
 
-#: Leaf strata in draw order.
-LEAF_STRATA = ("NoSearch", "VisualSearch", "TextualSearch")
+LEAF_STRATA = ("NoSearch", "VisualSearch", "TextualSearch")  # in draw order
 METHOD = "stratified prompt bootstrap"
-#: Bytes of one chunk of the replicate × prompt count matrix (int64).
-CHUNK_BYTES = 64 * 2**20
+CHUNK_BYTES = 64 * 2**20  # of one chunk of the replicate × prompt count matrix (int64)
 _U = 2.0**-53  # unit roundoff of float64
 P_DECIMALS = 4  # decimals of published p-values
 _NAMES = ("overall_9", "overall_10")
@@ -47,7 +37,7 @@ class Draws:
         rows = max(1, (chunk_bytes or CHUNK_BYTES) // max(8 * len(leaf), 1))
         self.chunks = [(a, min(a + rows, n_bootstrap)) for a in range(0, n_bootstrap, rows)]
         rng = np.random.default_rng(seed)
-        self._states = {}
+        self._states = {}  # a chunked ``integers`` call continues the same stream
         for k, members in enumerate(self.strata):
             for c, (a, b) in enumerate(self.chunks):
                 self._states[k, c] = rng.bit_generator.state
@@ -99,10 +89,10 @@ class Bootstrap:
     in group g, NaN where the replicate has no value; models in the table's order."""
 
     def __init__(self, table: ReleaseTable, zero_fill: np.ndarray, groups: list[GroupDef],
-                 settings: Settings, draws: Draws | None = None) -> None:
+                 settings: Settings) -> None:
         self.groups, self.settings = groups, settings
         leaf, ids = ([p[k] for p in table.prompts] for k in ("search_type", "sample_id"))
-        self.draws = draws or Draws(leaf, ids, settings.n_bootstrap, settings.seed)
+        self.draws = Draws(leaf, ids, settings.n_bootstrap, settings.seed)
         scored = table.status == SCORED_CODE
         self.x, self.inc = {}, {}  # (P, M): numerators (0 where not included), inclusion 0/1
         for name, col in zip(_NAMES, (OVERALL_9, OVERALL_10)):
@@ -122,8 +112,8 @@ class Bootstrap:
                 self.q["overall_9"][g][a:b], self.q["overall_10"][g][a:b] = q[:, :m], q[:, m:]
 
     def tolerance(self, g: int, q: np.ndarray) -> np.ndarray:
-        """Error bound of float values ``q`` of group g: a sum of k non-negative terms in any
-        order is within (k−1)·u of its value, three more roundings follow."""
+        """Error bound of float values ``q`` of group g (a sum of k non-negative terms is within
+        (k−1)·u of its value, three more roundings follow)."""
         return np.abs(q) * (len(self.groups[g].columns) + 8.0) * (2 * _U)
 
     def exact_ratios(self, name: str, g: int, m: int, replicates) -> tuple[np.ndarray, np.ndarray]:
@@ -144,8 +134,8 @@ class Bootstrap:
 
 
 def percentile_positions(n: int, alpha: Fraction) -> tuple[int, int]:
-    """0-based positions of the interval ends among n sorted values: ``⌈(α/2)·n⌉`` and
-    ``⌈(1−α/2)·n⌉``, 1-based."""
+    """0-based positions of the interval ends among n sorted values: 1-based ⌈(α/2)·n⌉ and
+    ⌈(1−α/2)·n⌉."""
     return max(math.ceil(alpha / 2 * n), 1) - 1, max(math.ceil((1 - alpha / 2) * n), 1) - 1
 
 
@@ -156,11 +146,9 @@ def half_up_signed(x: Fraction, decimals: int) -> int:
 
 
 def interval(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: int, exact):
-    """``[lo, hi]`` of the non-NaN entries of ``values`` (B,), half-up to ``decimals`` (halves
-    away from zero); None without any. ``tol``: each value's error bound. An end within its
-    error bound of a rounding boundary is the (pos − below)-th of the candidates within 2t of
-    the float end e (t the largest bound) sorted by ``exact(replicates) -> list[Fraction]``:
-    the exact end lies in [e − t, e + t], floats below e − 2t are exactly below it."""
+    """``[lo, hi]`` of the non-NaN ``values`` (B,) half-up to ``decimals``, None without any;
+    an end within its error bound ``tol`` of a boundary is settled among the candidates within
+    2t of it, sorted by ``exact(replicates) -> list[Fraction]``."""
     valid = np.flatnonzero(~np.isnan(values))
     if len(valid) == 0:
         return None
@@ -179,7 +167,7 @@ def interval(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: int
 
 
 def _intervals(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: int, exact) -> list:
-    """:func:`interval` of every column of ``values`` (B, K); ``exact(k, replicates)``."""
+    """:func:`interval` of every column k of ``values`` (B, K), with ``exact(k, replicates)``."""
     return [interval(values[:, k], tol[:, k], alpha, decimals, lambda r, k=k: exact(k, r))
             for k in range(values.shape[1])]
 
@@ -205,8 +193,7 @@ def _pair_signs(boot: Bootstrap, g: int, i: int, j: int) -> tuple[np.ndarray, ..
 
 
 def _holm(p_nums: list[int], denominator: int) -> list[int]:
-    """Holm–Bonferroni step-down adjusted p numerators over ``denominator``:
-    ``max_{j ≤ k} min(1, (K − j + 1)·p_(j))``, in the input order."""
+    """Holm–Bonferroni adjusted p numerators over ``denominator`` (in input order)."""
     out, running = [0] * len(p_nums), 0
     for step, i in enumerate(sorted(range(len(p_nums)), key=lambda i: p_nums[i])):
         running = max(running, min(denominator, (len(p_nums) - step) * p_nums[i]))
@@ -232,12 +219,9 @@ def _ranked(boot: Bootstrap, g: int, models: list[int], decimals: int) -> tuple[
         ranks[:, j] += (sign > 0) | ((sign == 0) & (ids[i] < ids[j]))
         n_le, n_ge = (int(np.count_nonzero(~np.isnan(d) & c)) for c in (sign <= 0, sign >= 0))
         p_nums.append(min(n_boot + 1, 2 * min(1 + n_le, 1 + n_ge)))
-
-        def exact_d(reps, a=models[i], b=models[j]):
-            return [x - y for x, y in zip(*(boot.exact("overall_9", g, k, reps) for k in (a, b)))]
-
+        ci = interval(d, t, alpha, decimals, lambda reps: [x - y for x, y in zip(
+            *(boot.exact("overall_9", g, models[k], reps) for k in (i, j)))])
         diff = Decimal(repr(published[ids[i]])) - Decimal(repr(published[ids[j]]))
-        ci = interval(d, t, alpha, decimals, exact_d)
         pairs.append({"a": ids[i], "b": ids[j], "diff": float(diff), "ci": ci})
     for row, p, adj in zip(pairs, p_nums, _holm(p_nums, n_boot + 1)):
         row.update(p=_p_value(p, n_boot + 1), p_holm=_p_value(adj, n_boot + 1),
@@ -269,12 +253,9 @@ def bootstrap_groups(table: ReleaseTable, boards: dict, slices: dict) -> list[Gr
 
 def uncertainty(table: ReleaseTable, zero_fill: dict[str, bool], boards: dict,
                 slices: dict[str, np.ndarray], settings: Settings, decimals: int) -> dict:
-    """``uncertainty.json`` of a release table and its published leaderboards.
-
-    ``zero_fill``: ``{model_id: policy is zero_fill}``; ``boards``: the leaderboard artifacts;
-    ``slices``: ``{name: prompt indices}``. Intervals on the public 0–100 scale, half-up to
-    ``decimals``; p-values half-up to 4 decimals; ``n_bootstrap`` 0: the header, no groups.
-    """
+    """``uncertainty.json`` of a release table and its leaderboard artifacts ``boards``;
+    ``zero_fill``: ``{model_id: policy is zero_fill}``, ``slices``: ``{name: prompt indices}``.
+    Intervals half-up to ``decimals``; ``n_bootstrap`` 0: the header, no groups."""
     head = {"method": METHOD, "n_bootstrap": settings.n_bootstrap, "seed": settings.seed,
             "confidence": float(settings.confidence), "strata_order": list(LEAF_STRATA),
             "groups": {}, "pairs": {}}
@@ -288,13 +269,11 @@ def uncertainty(table: ReleaseTable, zero_fill: dict[str, bool], boards: dict,
         if group.ranked:
             models = [index[m] for m in group.ranked]
             rank_of, head["pairs"][group.key] = _ranked(boot, g, models, decimals)
-        ends = {}
-        for name in _NAMES:
-            q = boot.q[name][g]
-            ends[name] = _intervals(q, boot.tolerance(g, np.nan_to_num(q)), settings.alpha,
-                                    decimals, lambda k, r, name=name: boot.exact(name, g, k, r))
+        ends = {name: _intervals(q[g], boot.tolerance(g, np.nan_to_num(q[g])), settings.alpha,
+                                 decimals, lambda k, r, name=name: boot.exact(name, g, k, r))
+                for name, q in boot.q.items()}
         n_valid = np.count_nonzero(~np.isnan(boot.q["overall_9"][g]), axis=0)
         head["groups"][group.key] = {
-            m: {"overall_9": ends["overall_9"][k], "overall_10": ends["overall_10"][k],
-                "rank": rank_of.get(m), "n_valid": int(n_valid[k])} for m, k in index.items()}
+            m: {**{name: ends[name][k] for name in _NAMES}, "rank": rank_of.get(m),
+                "n_valid": int(n_valid[k])} for m, k in index.items()}
     return head

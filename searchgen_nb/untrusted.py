@@ -1,8 +1,5 @@
 """Reading untrusted input: bounded excerpts for messages, text safe to publish, strict JSON
-and YAML. (The independent validator keeps its own: it must not share code with what it
-checks.)"""
-
-from __future__ import annotations
+and YAML."""
 
 import json
 import math
@@ -14,32 +11,22 @@ from decimal import Decimal
 import yaml
 
 
+def shown(text: object, newlines: bool = False) -> str:
+    """``text`` on one line in visible characters: every other one escaped (``\\n``, ``\\u200b``),
+    line breaks kept with ``newlines``."""
+    return "".join(c if c.isprintable() or (newlines and c == "\n")
+                   else c.encode("unicode_escape").decode("ascii") for c in str(text))
+
+
 def excerpt(value: object, limit: int = 80, newlines: bool = False) -> str:
-    """A bounded, printable excerpt of a value for a message: non-printable characters
-    escaped, line breaks kept with ``newlines``."""
-    text = value if isinstance(value, str) else repr(value)
-    text = "".join(
-        c
-        if c.isprintable() or (newlines and c == "\n")
-        else c.encode("unicode_escape").decode("ascii")
-        for c in text[: limit * 2]
-    )
+    """A bounded excerpt of a value for a message, :func:`shown` (``repr`` of a non-string)."""
+    text = shown((value if isinstance(value, str) else repr(value))[: limit * 2], newlines)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def printable(text: str) -> str:
-    """``text`` with what UTF-8 cannot carry (lone surrogates from ``\\ud835`` escapes)
-    written as backslash escapes, so that a judge's message can be published as it was."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def is_surrogate(c: str) -> bool:
-    """A lone UTF-16 surrogate (what a ``\\ud835`` JSON escape gives): not valid Unicode text."""
-    return 0xD800 <= ord(c) <= 0xDFFF
+    """``text`` with what UTF-8 cannot carry (lone surrogates) written as backslash escapes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def strings(value: object, path: str = "") -> Iterator[tuple[str, str]]:
@@ -79,8 +66,7 @@ def reject_constant(token: str):
 
 
 def finite_float(token: str) -> float:
-    """``parse_float`` for :func:`json.loads`: a number too large for a double (``1e999``) would
-    read as Infinity, which is not JSON data either."""
+    """``parse_float`` for :func:`json.loads`: a number that would read as Infinity is refused."""
     value = float(token)
     if value in (math.inf, -math.inf):
         raise ValueError(f"number {excerpt(token, 40)} is out of range (it would read as Infinity)")
@@ -88,15 +74,10 @@ def finite_float(token: str) -> float:
 
 
 def strict_loads(text: str | bytes) -> object:
-    """:func:`json.loads` refusing NaN/Infinity (:func:`reject_constant`), numbers that overflow
-    to Infinity (:func:`finite_float`) and a repeated key (:func:`no_duplicate_keys`); raises
-    ``ValueError`` (``DuplicateKey`` for a repeated key)."""
-    return json.loads(
-        text,
-        parse_constant=reject_constant,
-        parse_float=finite_float,
-        object_pairs_hook=no_duplicate_keys,
-    )
+    """:func:`json.loads` refusing NaN/Infinity, numbers that overflow to Infinity and a repeated
+    key; raises ``ValueError`` (``DuplicateKey`` for a repeated key)."""
+    return json.loads(text, parse_constant=reject_constant, parse_float=finite_float,
+                      object_pairs_hook=no_duplicate_keys)
 
 
 class ConfigLoader(yaml.SafeLoader):
@@ -136,24 +117,17 @@ def _construct_decimal(loader: ConfigLoader, node) -> Decimal:
 ConfigLoader.add_constructor("tag:yaml.org,2002:float", _construct_decimal)
 
 
-# ---- names: what a reader sees ------------------------------------------------------------
-
 #: Bidirectional embeddings, overrides and isolates: they reorder the text around them.
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 #: Unicode categories that never show as themselves on one line, and what they are.
-_HIDDEN = {
-    "Cc": "a control character",
-    "Zl": "a line separator",
-    "Zp": "a paragraph separator",
-    "Cs": "a lone surrogate",
-}
+_HIDDEN = {"Cc": "a control character", "Zl": "a line separator", "Zp": "a paragraph separator",
+           "Cs": "a lone surrogate"}
 
 
 def hidden_char(text: str, strict: bool = False) -> str | None:
-    """The first character of ``text`` that does not show as itself on one line, as
-    ``what (U+XXXX)``, or None: a control character (line breaks and tabs too), a line or
-    paragraph separator, a lone surrogate or a bidirectional control; ``strict`` (ids, tags):
-    any non-printable character (zero-width ones, no-break spaces) as well."""
+    """The first character of ``text`` that does not show as itself on one line (a control, a
+    line or paragraph separator, a lone surrogate, a bidirectional control; ``strict``: any
+    non-printable one) as ``what (U+XXXX)``, or None."""
     for c in text:
         cat = unicodedata.category(c)
         if c in BIDI_CONTROLS:
@@ -164,8 +138,7 @@ def hidden_char(text: str, strict: bool = False) -> str | None:
 
 
 def skeleton(text: str) -> str:
-    """What a reader sees of ``text``: its NFC form without format characters (zero-width
-    characters, bidirectional marks and controls). Two names with one skeleton are twins."""
+    """What a reader sees of ``text``: its NFC form without format characters (``Cf``)."""
     return unicodedata.normalize("NFC", "".join(c for c in text if unicodedata.category(c) != "Cf"))
 
 
@@ -182,35 +155,19 @@ def twins(names: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-# ---- text for the context it lands in -------------------------------------------------------
-
-
-def shown(text: object) -> str:
-    """``text`` with every character that does not show as itself written as an escape
-    (``\\n``, ``\\u200b``, ``\\u202e``): one line, in visible characters."""
-    return "".join(
-        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text)
-    )
-
-
-#: What GitHub turns into a mention, a reference or a link: ``@name``, ``#1``, ``GH-1``,
-#: ``scheme://``, ``www.``.
+#: What GitHub turns into a mention, a reference or a link (``@name``, ``#1``, ``GH-1``, URLs).
 _LINKY = re.compile(r"@\w|#\d|\bgh-\d|://|www\.", re.IGNORECASE)
 #: A run of 7–40 hex digits holding a digit and a letter: GitHub links it as a commit.
 _COMMIT = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", re.IGNORECASE)
 
 
 def md_text(text: object, table: bool = False) -> str:
-    """Text safe in Markdown prose and table cells (GitHub-flavoured): one line (see
-    :func:`shown`) with the characters that start inline markup backslash-escaped (``_``
-    only where it could: not between two letters or digits, as in ``missing_evaluation``;
-    ``$`` and ``:`` too, which start math and emoji); a word GitHub would turn into a mention,
-    a reference, a link or a commit link becomes a code span, where it shows as written
-    (``table``: it stands in a table cell)."""
+    """Text safe in GitHub Markdown prose and ``table`` cells: one line (:func:`shown`), inline
+    markup characters escaped (``_`` not between two letters or digits, ``$`` and ``:`` too), a
+    word GitHub would link (mention, reference, URL, commit) as a code span."""
     words = re.split(r"(\s+)", str(text))
-    return "".join(
-        md_code(w, table) if _LINKY.search(w) or _COMMIT.search(w) else _md_prose(w) for w in words
-    )
+    return "".join(md_code(w, table) if _LINKY.search(w) or _COMMIT.search(w) else _md_prose(w)
+                   for w in words)
 
 
 def _md_prose(text: str) -> str:
@@ -220,19 +177,17 @@ def _md_prose(text: str) -> str:
 
 
 def md_code(text: object, table: bool = False) -> str:
-    """A Markdown code span holding ``text`` on one line whatever its backticks; ``|``
-    escaped when it stands in a ``table`` cell (elsewhere ``\\|`` would show as written)."""
-    t = shown(text)
-    t = t.replace("|", "\\|") if table else t
-    run = max((len(r) for r in re.findall("`+", t)), default=0)
-    fence = "`" * (run + 1)
+    """A Markdown code span of ``text`` on one line whatever its backticks (``|`` escaped in a
+    ``table`` cell)."""
+    t = shown(text).replace("|", "\\|") if table else shown(text)
+    fence = "`" * (max((len(r) for r in re.findall("`+", t)), default=0) + 1)
     pad = " " if t.startswith("`") or t.endswith("`") else ""
     return f"{fence}{pad}{t}{pad}{fence}"
 
 
 def csv_cell(value: object) -> object:
-    """A CSV cell that a spreadsheet shows as text: a string starting with ``= + - @`` or a
-    tab or carriage return (read as a formula) gets a leading ``'``; other values unchanged."""
+    """A CSV cell a spreadsheet shows as text: a string a formula could start (``= + - @``, tab,
+    carriage return) gets a leading ``'``."""
     if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + value
     return value
