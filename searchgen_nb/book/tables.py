@@ -32,17 +32,11 @@ _LENGTH_MENU = (10, 25, 50, 100)
 
 #: Anchor (on the Methods page) that each leaderboard column links to.
 METHOD_ANCHORS = {
-    "rank": "ranking",
-    "model": "models",
-    "type": "models",
-    "overall_9": "overall-9",
-    "overall_10": "overall-10",
-    "coverage": "coverage",
-    "missing_policy": "missing-policy",
-    "interval": "uncertainty",
-    "rank_range": "uncertainty",
+    "rank": "ranking", "model": "models", "type": "models", "overall_9": "overall-9",
+    "overall_10": "overall-10", "coverage": "coverage", "missing_policy": "missing-policy",
+    "interval": "uncertainty", "rank_range": "uncertainty",
     **{c: "component-" + c.replace("_", "-") for c in COMPONENT_LABELS},
-}
+}  # fmt: skip
 
 #: Header tooltips (``title``) of the leaderboard columns.
 COLUMN_DEFINITIONS = {
