@@ -145,7 +145,7 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
     recs = _records(df)
     tags = list(tag_order) if tag_order is not None else sorted({str(r["tag"]) for r in recs})
     cells, labels, tag_labels = _heat_cells(recs, tags, decimals, href, tag_counts)
-    cells = [{"model_id": m, "overall": overall.get(m), "tag": None}  # a model's base line
+    cells = [{"group": "All", "model_id": m, "overall": overall.get(m), "tag": None}  # its base
              for m in labels if overall is not None] + cells
     axis = alt.Axis(labelAngle=-45, labelLimit=320, orient="bottom", labelFontSize=11)
     x = alt.X("tag_label:N", title=None, sort=list(tag_labels.values()), axis=axis)
