@@ -256,8 +256,8 @@ def test_chart_labels_follow_rounding_decimals():
     texts = drawn_texts(heatmaps.heatmap(_heat_records(), "heat2", decimals=2))
     assert {"55.25", "0.00"} <= set(texts) and "55.3" not in texts
     row = {"model_id": "m", "display_name": "M", "components": {"checklist": 72.5}, "component_counts": {"checklist": 3}}
-    bars = layer_values(spec_of(charts.component_bars([row], "bars2", components=["checklist"], decimals=2)))
-    assert [b["value_text"] for b in bars] == ["72.50"]
+    bars = drawn_texts(charts.component_bars([row], "bars2", components=["checklist"], decimals=2))
+    assert "72.50" in bars and "72.5" not in bars
 
 
 def test_heatmap_na_zero_tooltips_labels():
@@ -331,18 +331,18 @@ def test_chart_html_escapes_script_and_is_offline():
 
 
 def test_component_bars_null_is_na_and_zero_is_bar(rows):
-    f = charts.component_bars(rows, "comp", models=["aurora_xl", "zero_model"])
+    f = charts.component_bars(rows, "comp", models=["aurora_xl", "zero_model"], group="NoSearch")
     spec = spec_of(f)
-    vals = {(v["model_id"], v["component"]): v for v in layer_values(spec)}
-    assert len(vals) == 2 * len(OVERALL_9_COMPONENTS)
-    na = vals[("aurora_xl", "Text Rendering")]
-    assert na["value"] is None and na["is_na"] and na["value_text"] == "N/A"
-    z = vals[("zero_model", "Checklist")]
-    assert z["value"] == 0.0 and not z["is_na"] and z["value_text"] == "0.0"
+    vals = {v["model_id"]: v for v in layer_values(spec)}  # a line per model, naming its group
+    assert list(vals) == ["aurora_xl", "zero_model"] and {v["group"] for v in vals.values()} == {"NoSearch"}
+    assert vals["aurora_xl"]["text_rendering"] is None and vals["zero_model"]["checklist"] == 0.0
+    assert "value_text" not in vals["aurora_xl"] and len(vals["aurora_xl"]["n"]) == len(OVERALL_9_COMPONENTS)
     bars, na_layer = spec["layer"][0], spec["layer"][1]
-    assert bars["mark"]["type"] == "bar" and bars["transform"] == [{"filter": "!datum.is_na"}]
-    assert na_layer["mark"]["type"] == "text" and na_layer["transform"] == [{"filter": "datum.is_na"}]
-    assert "Text Reference" not in {v["component"] for v in vals.values()}  # nine public by default
+    assert bars["mark"]["type"] == "bar" and bars["transform"][-1] == {"filter": "datum.value !== null"}
+    assert na_layer["mark"]["type"] == "text" and na_layer["transform"][-1] == {"filter": "datum.value === null"}
+    texts = drawn_texts(f)
+    assert "N/A" in texts and "0.0" in texts  # N/A drawn in place of a bar; a zero is a bar
+    assert "Text Reference" not in texts  # nine public by default
     with pytest.raises(ValueError):
         charts.component_bars(rows, "comp", models=["nope"])
 

@@ -27,7 +27,7 @@ from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS, SCORE
 from searchgen_nb.numeric import decimal_text, percent
 
 from .display import HTMLFragment
-from .fmt import NA, STATUS_LABELS, format_number, is_null, rank_text
+from .fmt import NA, STATUS_LABELS, is_null, rank_text
 from .fmt import number, pct_label, share_text
 
 NA_COLOR = "#d4d4d4"
@@ -109,11 +109,22 @@ def dumps_script_json(obj: Any, *, record_lines: bool = False) -> str:
     return text
 
 
-def chart_html(spec: Mapping[str, Any], name: str) -> str:
-    """One chart: a div with a fixed id plus a vegaEmbed call with the spec inlined; a dark
-    page (the theme switch, or the system's preference in "auto") gets vega's dark theme."""
+def data_block(data_id: str, values: list[dict]) -> str:
+    """Records a page's charts share, once: a JSON ``<script>`` (a record a line) that a chart
+    embedded with the same ``data_id`` (a chart name's rule) reads as its data."""
+    return (f'<script type="application/json" id="sg-data-{chart_id(data_id)[9:]}">'
+            f'{dumps_script_json({"values": values}, record_lines=True)}</script>\n')
+
+
+def chart_html(spec: Mapping[str, Any], name: str, data_id: str | None = None) -> str:
+    """One chart: a div with a fixed id plus a vegaEmbed call with the spec inlined (its data
+    read from the page's :func:`data_block` ``data_id`` if given); a dark page (the theme
+    switch, or the system's preference in "auto") gets vega's dark theme."""
     cid = chart_id(name)
     spec = {k: v for k, v in spec.items() if k != "$schema"}
+    shared = "" if data_id is None else (  # the page's data_block; chart_id checks the name
+        f"spec.data=JSON.parse(document.getElementById('sg-data-{chart_id(data_id)[9:]}')"
+        ".textContent);\n")
     return (
         f'<div class="sg-chart" id="{cid}" data-sg-chart="{name}">'
         '<p class="sg-chart-fallback">Chart: needs the book\'s vendored vega bundle '
@@ -121,7 +132,7 @@ def chart_html(spec: Mapping[str, Any], name: str) -> str:
         "<script>(function(){"
         f"var el=document.getElementById({json.dumps(cid)});"
         f"var spec={dumps_script_json(spec, record_lines=True)};\n"
-        f"var opt={dumps_script_json(EMBED_OPTIONS)};\n"
+        f"var opt={dumps_script_json(EMBED_OPTIONS)};\n{shared}"
         "function go(){if(!window.vegaEmbed){return;}"
         "var t=document.documentElement.dataset.theme;"
         'if(!t||t==="auto"){t=window.matchMedia&&'
@@ -137,13 +148,16 @@ def chart_html(spec: Mapping[str, Any], name: str) -> str:
     )
 
 
-def embed(chart: Any, name: str, *, values: list[dict] | None = None) -> HTMLFragment:
+def embed(chart: Any, name: str, *, values: list[dict] | None = None,
+          data_id: str | None = None) -> HTMLFragment:
     """An altair chart (or a Vega-Lite dict) as a text/html-only display object; ``values``:
-    the records of a layered chart made without data, set after ``to_dict``."""
+    the records of a layered chart made without data, set after ``to_dict`` — or, with
+    ``data_id``, read from that :func:`data_block` of the page (``values`` left out)."""
     spec = chart if isinstance(chart, Mapping) else chart.to_dict(validate=validating_specs())
-    if values is not None:
-        spec = _with_layer_data(spec, values)
-    return HTMLFragment(chart_html(spec, name), f"chart {chart_id(name)}")
+    if values is not None or data_id is not None:  # shared: the JSON block sets the data
+        spec = {k: v for k, v in _with_layer_data(spec, values or []).items()
+                if k != "data" or data_id is None}
+    return HTMLFragment(chart_html(spec, name, data_id), f"chart {chart_id(name)}")
 
 
 def _with_layer_data(spec: Mapping[str, Any], values: list[dict]) -> dict:
@@ -161,11 +175,11 @@ def _with_layer_data(spec: Mapping[str, Any], values: list[dict]) -> dict:
             **({"datasets": datasets} if datasets else {})}
 
 
-def _layered(name, layers, title, subtitle, values=None, params=(), **size) -> HTMLFragment:
-    """The layers as one chart with its title block (``values``: see :func:`embed`)."""
+def _layered(name, layers, title, subtitle, values=None, params=(), data_id=None, **size):
+    """The layers as one chart with its title block (``values``, ``data_id``: see embed)."""
     chart = alt.layer(*layers).add_params(*params) if params else alt.layer(*layers)
     title = alt.Title(title, subtitle=subtitle, anchor="start")
-    return embed(chart.properties(**size, title=title), name, values=values)
+    return embed(chart.properties(**size, title=title), name, values=values, data_id=data_id)
 
 
 # --------------------------------------------------------------------------- values
@@ -173,12 +187,6 @@ def _layered(name, layers, title, subtitle, values=None, params=(), **size) -> H
 def _plain(value: float | None) -> str:
     """The stored value, shortest round-trip form without exponent (72.25 stays "72.25")."""
     return NA if value is None else decimal_text(value)
-
-
-def _score(value: float | None, decimals: int) -> dict:
-    """A score's record fields: the value, its label and tooltip texts, whether it is N/A."""
-    text = format_number(value, decimals)[0]
-    return {"value": value, "value_text": text, "value_tip": _plain(value), "is_na": value is None}
 
 
 def rounded(value: float | None, decimals: int) -> float | None:
@@ -189,11 +197,12 @@ def rounded(value: float | None, decimals: int) -> float | None:
 
 def num_expr(field: str, decimals: int, signed: bool = False) -> str:
     """A Vega expression: ``datum[field]`` with ``decimals`` places (a minus as U+2212, as the
-    tables; ``signed``: "+" before a positive number), "N/A" for null."""
+    tables; ``signed``: "+" before a positive number), "N/A" for null; in parentheses, so it
+    can be joined with ``+``."""
     text = f"format(datum.{field}, '.{decimals}f')"
     if signed:
         text = f"(datum.{field} > 0 ? '+' : '') + {text}"
-    return f"datum.{field} === null ? '{NA}' : {text}"
+    return f"(datum.{field} === null ? '{NA}' : {text})"
 
 
 def share_expr(part: str, total: str) -> str:
@@ -239,40 +248,44 @@ def _tips(*fields: str) -> list:
 @_chart_builder
 def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
                    components: Sequence[str] = OVERALL_9_COMPONENTS, title: str | None = None,
-                   decimals: int = 1) -> HTMLFragment:
+                   decimals: int = 1, group: str = "All") -> HTMLFragment:
     """Grouped bars of ``models`` (model_ids, default every row) on the ``components``.
 
     ``rows``: leaderboard rows (``model_id``, ``display_name``, ``components``). A null
-    component draws no bar but an "N/A" label in its place; 0.0 is a zero-height bar."""
+    component draws no bar but an "N/A" label in its place; 0.0 is a zero-height bar. One
+    record per model names its ``group`` and holds its component values (by code) and their
+    prompt counts (``n``, in ``components`` order); the chart folds them and makes the texts."""
     by_id = {str(r["model_id"]): r for r in _records(rows)}
     order = list(models) if models is not None else list(by_id)
-    missing = [m for m in order if m not in by_id]
-    if missing:
+    if missing := [m for m in order if m not in by_id]:
         raise ValueError(f"unknown model_ids: {missing}")
     labels = _model_labels([{**by_id[m], "model_id": m} for m in order])
     values = []
     for m in order:
         comps, counts = by_id[m].get("components") or {}, by_id[m].get("component_counts") or {}
-        for c in components:
-            n = counts.get(c)
-            score = _score(number(comps.get(c)), decimals)
-            values.append({"model": labels[m], "model_id": m, **score,
-                           "component": COMPONENT_LABELS.get(c, c),
-                           "n_values": NA if is_null(n) else int(n)})
-    sort = list(labels.values())
-    x = alt.X("component:N", title=None, sort=[COMPONENT_LABELS.get(c, c) for c in components],
-              axis=alt.Axis(labelAngle=-30, labelLimit=200))
-    y = alt.Y("value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100]))
-    enc = {"x": x, "xOffset": alt.XOffset("model:N", sort=sort), "tooltip": _tips(
-        "model:N", "Model", "component:N", "Component", "value_tip:N", "Score (0–100)",
-        "n_values:N", "Prompts with a value")}
-    colour = alt.Color("model:N", title="Model", sort=sort,
+        values.append({"model": labels[m], "model_id": m, "group": group,
+                       **{c: number(comps.get(c)) for c in components},
+                       "n": [None if is_null(counts.get(c)) else int(counts[c])
+                             for c in components]})
+    names, y = [COMPONENT_LABELS.get(c, c) for c in components], alt.Y(
+        "value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100]))
+    x = alt.X("component:N", title=None, sort=names, axis=alt.Axis(labelAngle=-30, labelLimit=200))
+    enc = {"x": x, "xOffset": alt.XOffset("model:N", sort=list(labels.values())),
+           "tooltip": _tips("model:N", "Model", "component:N", "Component", "value_tip:N",
+                            "Score (0–100)", "n_tip:N", "Prompts with a value")}
+    colour = alt.Color("model:N", title="Model", sort=list(labels.values()),
                        legend=alt.Legend(orient="bottom", columns=3))
     label = {"angle": 270, "align": "left", "baseline": "middle", "dx": 3}
-    bars = alt.Chart().transform_filter("!datum.is_na")  # no data: embed sets the layers'
+    base = alt.Chart().transform_fold(list(components), as_=["code", "value"]).transform_calculate(
+        component=f"{_json(dict(zip(components, names)))}[datum.code]",
+        n_values=f"datum.n[indexof({_json(list(components))}, datum.code)]",
+        value_text=num_expr("value", decimals))  # no data: embed sets the layers'
+    base = base.transform_calculate(**{f"{k}_tip": f"isValid(datum.{v}) ? '' + datum.{v} : '{NA}'"
+                                       for k, v in (("n", "n_values"), ("value", "value"))})
+    bars = base.transform_filter("datum.value !== null")
     layers = [
         bars.mark_bar().encode(y=y, color=colour, **enc),
-        alt.Chart().transform_filter("datum.is_na").mark_text(
+        base.transform_filter("datum.value === null").mark_text(
             **label, fontSize=10, fontWeight="bold", color="#555555",
         ).encode(y=alt.datum(0), text="value_text:N", **enc),
         bars.mark_text(**label, fontSize=8, color="#333333").encode(

@@ -13,9 +13,9 @@ import altair as alt
 from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 
 from .charts import NA_COLOR, _chart_builder, _label, _layered, _mid, _model_labels, _plain
-from .charts import _json, _records, _tips, num_expr, rounded, share_expr
+from .charts import _json, _records, _tips, data_block, num_expr, rounded, share_expr
 from .display import HTMLFragment
-from .fmt import NA, format_number, interval_text, is_null, number
+from .fmt import NA, is_null, number
 
 
 def _white_if(test: str) -> Any:
@@ -81,13 +81,15 @@ def _heat_texts(decimals: int, wide: float | None) -> dict:
     }
 
 
-def _heat_chart(texts: dict, relative: bool) -> Any:
+def _heat_chart(texts: dict, relative: bool, tag_labels: Mapping[str, str]) -> Any:
     """The base chart every layer derives from: texts, the best of each column (outlined) or,
-    ``relative``, the value minus the model's overall (a record without a tag)."""
+    ``relative``, the value minus the model's overall (a record without a tag); tag labels."""
     base = alt.Chart()  # no data: embed sets the layers' (module docstring)
     if relative:
         base = base.transform_joinaggregate(base="max(overall)", groupby=["model_id"])
-        base = base.transform_filter("datum.tag != null").transform_calculate(
+    base = base.transform_filter("datum.tag !== null")  # not a model's overall line
+    if relative:
+        base = base.transform_calculate(
             shown="datum.value === null || datum.base === null ? null : datum.value - datum.base")
         base = base.transform_calculate(shown_text=num_expr("shown", texts["decimals"], True),
                                         abs_shown="abs(datum.shown)")
@@ -95,7 +97,15 @@ def _heat_chart(texts: dict, relative: bool) -> Any:
     else:
         base = base.transform_joinaggregate(top="max(value)", groupby=["tag"]).transform_calculate(
             best="datum.value !== null && datum.value === datum.top")
-    return base.transform_calculate(**{k: v for k, v in texts.items() if k != "decimals"})
+    base = base.transform_calculate(**{k: v for k, v in texts.items() if k != "decimals"})
+    return base.transform_lookup(lookup="tag", from_=alt.LookupData(alt.InlineData(values=[
+        {"tag": t, "tag_label": label} for t, label in tag_labels.items()]), "tag",
+        ["tag_label"]))  # a tag's label: one line each
+
+
+def _cell(tags: Sequence[str]) -> int:
+    """A cell's side in px: 22 tags fit a 960 px page."""
+    return 46 if len(tags) <= 12 else 40 if len(tags) <= 18 else 36
 
 
 def _heat_colours(relative: bool) -> tuple:
@@ -116,26 +126,27 @@ def _heat_colours(relative: bool) -> tuple:
 @_chart_builder
 def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | None = None,
             decimals: int = 1, tag_order: Sequence[str] | None = None,
-            relative_to: Mapping[str, float | None] | None = None, href: str | None = None,
-            wide_interval: float | None = None, confidence: str = "95%",
-            tag_counts: Mapping[str, int] | None = None) -> HTMLFragment:
+            overall: Mapping[str, float | None] | None = None, relative: bool = False,
+            href: str | None = None, wide_interval: float | None = None,
+            confidence: str = "95%", tag_counts: Mapping[str, int] | None = None,
+            data_id: str | None = None) -> HTMLFragment:
     """Model × tag heatmap of Overall-9 (0–100); labels with ``decimals`` places, N/A cells grey.
 
     ``df``: records (or a DataFrame) with ``model_id``, ``display_name``, ``tag``, ``overall_9``,
     ``n_total``, ``n_scored``, and optionally ``tag_name``, ``interval``; models in first-seen
     order, tags in ``tag_order`` (default sorted), labelled with their prompt count from
-    ``tag_counts``. The best value of each column is outlined. ``relative_to``
-    (``{model_id: overall}``): cells show the value minus the model's overall, diverging
-    colours. ``href``: a template with ``{tag}`` and ``{model_id}`` making each cell a link. A
+    ``tag_counts``. The best value of each column is outlined. ``overall``
+    (``{model_id: overall}``) adds a line per model; ``relative``: cells show the value minus
+    the model's overall, diverging colours. ``data_id``: the records go to a page data block
+    of that name (:func:`~.charts.data_block`), written with the absolute chart and read by
+    both. ``href``: a template with ``{tag}`` and ``{model_id}`` making each cell a link. A
     cell whose interval is wider than ``wide_interval`` gets a dashed outline; ``confidence``
-    names the intervals in the tooltip. One data line per model × tag holds its values; every
-    text is made in the chart."""
+    names the intervals in the tooltip. A data line per model × tag; texts made in the chart."""
     recs = _records(df)
     tags = list(tag_order) if tag_order is not None else sorted({str(r["tag"]) for r in recs})
     cells, labels, tag_labels = _heat_cells(recs, tags, decimals, href, tag_counts)
-    if relative_to is not None:  # one line per model: its overall, the base of its cells
-        cells = [{"model_id": m, "overall": relative_to.get(m), "tag": None}
-                 for m in labels] + cells
+    cells = [{"group": "All", "model_id": m, "overall": overall.get(m), "tag": None}  # its base
+             for m in labels if overall is not None] + cells
     axis = alt.Axis(labelAngle=-45, labelLimit=320, orient="bottom", labelFontSize=11)
     x = alt.X("tag_label:N", title=None, sort=list(tag_labels.values()), axis=axis)
     y = alt.Y("model:N", title=None, sort=list(labels.values()),
@@ -145,16 +156,12 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
         tooltip += _tips("interval_text:N", f"{confidence} interval")
     tooltip += _tips("n_text:N", "Prompts (n_total)", "coverage_text:N", "Coverage (scored)")
     na_tips = list(tooltip)
-    if relative_to is not None:
+    if relative:
         tooltip.insert(3, alt.Tooltip("shown_text:N", title="vs the model's overall"))
-    colour, text, text_colour = _heat_colours(relative_to is not None)
-    enc = {"x": x, "y": y, "tooltip": tooltip}
-    link = {"href": alt.Href("href:N")} if href is not None else {}
+    colour, text, text_colour = _heat_colours(relative)
+    enc, link = {"x": x, "y": y, "tooltip": tooltip}, {"href": alt.Href("href:N")} if href else {}
     base = _heat_chart({**_heat_texts(decimals, wide_interval), "decimals": decimals},
-                       relative_to is not None).transform_lookup(  # a tag's label: one line each
-        lookup="tag", from_=alt.LookupData(alt.InlineData(values=[
-            {"tag": t, "tag_label": label} for t, label in tag_labels.items()]), "tag",
-            ["tag_label"]))
+                       relative, tag_labels)
     layers = [
         base.transform_filter("!datum.is_na").mark_rect(
             stroke="white", strokeWidth=1, cursor="pointer" if href else "default",
@@ -162,17 +169,20 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
         base.transform_filter("datum.is_na").mark_rect(  # (no relative value in the tooltip)
             color=NA_COLOR, stroke="white", strokeWidth=1).encode(**{**enc, "tooltip": na_tips}),
     ]
-    if relative_to is None:
+    if not relative:
         layers.append(base.transform_filter("datum.best").mark_rect(
             filled=False, stroke="#000000", strokeWidth=2.5).encode(**enc, **link))
     if wide_interval is not None:
         layers.append(base.transform_filter("datum.wide").mark_rect(
             filled=False, stroke="#111111", strokeWidth=1.5, strokeDash=[3, 2]).encode(**enc))
     layers.append(base.mark_text(fontSize=11).encode(text=text, color=text_colour, **enc, **link))
-    cell = 46 if len(tags) <= 12 else 40 if len(tags) <= 18 else 36  # 22 tags fit a 960 px page
     subtitle = subtitle or f"0–100; grey cells labelled {NA} = not applicable (no value), not 0"
-    return _layered(name, layers, title or "Overall-9 by model and tag", subtitle, cells,
-                    width=max(cell * len(tag_labels), 120), height=max(cell * len(labels), 60))
+    chart = _layered(name, layers, title or "Overall-9 by model and tag", subtitle,
+                     None if data_id else cells, data_id=data_id,
+                     width=max(_cell(tags) * len(tag_labels), 120),
+                     height=max(_cell(tags) * len(labels), 60))
+    block = "" if data_id is None or relative else data_block(data_id, cells)
+    return HTMLFragment(block + chart.html, chart.label)
 
 
 @_chart_builder
@@ -180,29 +190,30 @@ def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[
                      name: str, *, title: str, confidence: str = "95%",
                      decimals: int = 1, group: str = "All") -> HTMLFragment:
     """Ranked models × ranked models (rank order): the cell of row a, column b is
-    Overall-9(a) − Overall-9(b) (``pairs`` of ``uncertainty.json``, both directions); pairs
-    that cannot be separated (Holm-adjusted p above α) pale with "≈". Each record names its
-    ``group``."""
+    Overall-9(a) − Overall-9(b); pairs that cannot be separated (Holm-adjusted p above α) pale
+    with "≈". One record per pair of ``uncertainty.json`` (its values, naming both models and
+    the ``group``); the chart mirrors it (column minus row) and makes every text."""
     order = list(dict.fromkeys(m for p in pairs for m in (p["a"], p["b"])))
     labels = _model_labels([{"model_id": m, "display_name": display_names.get(m, m)}
                             for m in order])
-    values = []
-    for p in pairs:
-        ci = p["ci"]
-        for a, b, sign in ((p["a"], p["b"], 1), (p["b"], p["a"], -1)):
-            d = sign * float(p["diff"]) + 0.0
-            values.append({
-                "row": labels[a], "col": labels[b], "group": group, "diff": d,
-                "text": ("" if p["separable"] else "≈") + format_number(d, decimals)[0],
-                "interval_text": interval_text(
-                    None if ci is None else ci if sign == 1 else [-ci[1], -ci[0]], decimals),
-                "p": _plain(p["p"]), "p_holm": _plain(p["p_holm"]), "sep": bool(p["separable"]),
-                "separable": "yes" if p["separable"] else "no (tie)",
-            })
+    values = [{"a": labels[p["a"]], "b": labels[p["b"]], "group": group, "diff": float(p["diff"]),
+               "lo": None if p["ci"] is None else float(p["ci"][0]),
+               "hi": None if p["ci"] is None else float(p["ci"][1]),
+               "p": _plain(p["p"]), "p_holm": _plain(p["p_holm"]), "sep": bool(p["separable"])}
+              for p in pairs]
     sort = list(labels.values())
-    pos = {label: i for i, label in enumerate(sort)}
-    values.sort(key=lambda v: (pos[v["row"]], pos[v["col"]]))  # row-major: a model's pairs together
     span = _span([v["diff"] for v in values])
+    ends = ("datum.s > 0 ? datum.lo : 0 - datum.hi", "datum.s > 0 ? datum.hi : 0 - datum.lo")
+    base = alt.Chart().transform_calculate(  # no data: embed sets the layers'
+        row="[datum.a, datum.b]", col="[datum.b, datum.a]", s="[1, -1]",
+    ).transform_flatten(["row", "col", "s"]).transform_calculate(
+        d="datum.s * datum.diff + 0", lo2=f"datum.lo === null ? null : {ends[0]}",
+        hi2=f"datum.lo === null ? null : {ends[1]}",
+        separable="datum.sep ? 'yes' : 'no (tie)'",
+    ).transform_calculate(
+        text=f"(datum.sep ? '' : '≈') + {num_expr('d', decimals)}",
+        interval_text=f"datum.lo2 === null ? '{NA}' : "
+        f"{num_expr('lo2', decimals)} + '–' + {num_expr('hi2', decimals)}")
     enc = {
         "x": alt.X("col:N", title="minus (column)", sort=sort,
                    axis=alt.Axis(labelAngle=-40, labelLimit=200, orient="top")),
@@ -212,14 +223,12 @@ def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[
                          "p_holm:N", "Holm-adjusted p", "separable:N", "Separable"),
     }
     legend = alt.Legend(orient="bottom", direction="horizontal", gradientLength=200)
-    base = alt.Chart()  # no data: embed sets the layers'
     layers = [
         base.mark_rect(stroke="white", strokeWidth=1).encode(
-            color=_redblue("diff:Q", "Δ Overall-9", span, legend),
+            color=_redblue("d:Q", "Δ Overall-9", span, legend),
             opacity=alt.condition("datum.sep", alt.value(1.0), alt.value(0.3)), **enc),
         base.mark_text(fontSize=11).encode(
-            text="text:N", color=_white_if(f"abs(datum.diff) > {0.6 * span!r}"),
-            **enc),
+            text="text:N", color=_white_if(f"abs(datum.d) > {0.6 * span!r}"), **enc),
     ]
     subtitle = ("row minus column, public 0–100 scale; pale with ≈ = not separable "
                 "(Holm-adjusted p above α)")

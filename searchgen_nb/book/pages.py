@@ -135,7 +135,8 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
     width = views.wide_interval(release) if intervals else None
     common = {"decimals": release.decimals, "tag_order": tags, "wide_interval": width,
               "tag_counts": sizes,
-              "confidence": release.confidence,
+              "confidence": release.confidence, "data_id": f"heatmap-{kind}{release.id_suffix}",
+              "overall": {r["model_id"]: r["overall_9"] for r in release.boards["overall"]},
               "href": EXPLORER + f"?{kind}={{tag}}&model={{model_id}}"
               + ("" if release.is_full else "&slice=" + release.slice_name)}
     base = "all prompts" + ("" if release.is_full else f" of slice {release.slice_name}")
@@ -147,8 +148,7 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
         df, f"heatmap-{kind}-relative{release.id_suffix}",
         title=f"Overall-9 by {word}, relative to each model's overall score",
         subtitle=f"tag score minus the model's Overall-9 on {base}: blue = a strength, red = a "
-        "weak spot", relative_to={r["model_id"]: r["overall_9"] for r in release.boards["overall"]},
-        **common)
+        "weak spot", relative=True, **common)
     tip = (f"its {_a('uncertainty', 'bootstrap interval')}, " if intervals else "")
     legend = (f"Colour: {_a('overall-9', 'Overall-9')} on the 0–100 scale, models in leaderboard "
               "order. Grey “N/A”: no included prompt of that tag has a value "
@@ -217,7 +217,7 @@ def compare(release: Release, group: str, models: list[str] | None) -> list[HTML
     ids = f"{_safe_id(group)}{release.id_suffix}"
     chart = charts.component_bars([r for r in rows if r["model_id"] in chosen], f"compare-{ids}",
                                   models=chosen, title=f"Nine components, {label}",
-                                  decimals=release.decimals)
+                                  decimals=release.decimals, group=group)
     table = tables.leaderboard_table([by_id[m] for m in chosen], f"compare-table-{ids}",
                                      min_coverage=release.min_coverage, pending=release.pending,
                                      methods_href=METHODS)
@@ -239,7 +239,8 @@ def compare_picker(release: Release) -> HTMLFragment:
                for t, rows in release.boards[kind].items()]
     records = [{"group": label, "model": r["display_name"],
                 **{c: r["components"][c] for c in OVERALL_9_COMPONENTS}}
-               for label, rows in groups for r in rows]  # a line per group × model
+               for m in dict.fromkeys(r["model_id"] for _, rows in groups for r in rows)
+               for label, rows in groups for r in rows if r["model_id"] == m]  # model-major
     chart = heatmaps.compare_picker(records, [g for g, _ in groups],
                                   [r["display_name"] for r in release.boards["overall"]],
                                   f"compare-picker{release.id_suffix}",
