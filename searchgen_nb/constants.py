@@ -71,7 +71,7 @@ ARTIFACTS = (
     "leaderboard_by_slice.json",
     "uncertainty.json",
     "changes.json",
-    "prompt_evidence.json",
+    "prompt_evidence.jsonl",
 )
 MANIFEST = "manifest.json"
 UNCERTAINTY = "uncertainty.json"
