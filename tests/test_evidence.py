@@ -240,7 +240,9 @@ def test_prompt_card_in_browser(browser, demo_release):
                          "Physical Plausibility", "Visual Reference", "Text Reference"]
     assert pg.page.evaluate("() => [...document.querySelectorAll('.sg-card-thumb img')].every(i => i.complete && i.naturalWidth > 0)")
     assert pg.page.locator(".sg-card-thumb img").count() == len(rec["models"])
-    assert "MB in all" in pg.page.locator(".sg-card-weight").inner_text()
+    thumbs = json.loads((demo_release / "public/data/manifest.json").read_text())["thumbnails"]
+    said = f"{thumbs['n_files']} files, {-(-thumbs['bytes'] // 1000)} KB in all"  # the demo's: 39, 21 KB
+    assert said in pg.page.locator(".sg-card-weight").inner_text()
     assert pg.errors == [] and pg.external == [] and warnings == []
     # a heatmap cell's list (the explorer filtered to a domain) links to cards of that domain
     tag = rec["domains"][0]
