@@ -186,7 +186,7 @@ class Thumbs:
             (self.folder / THUMBS).mkdir(exist_ok=True)
             (self.folder / path).write_bytes(thumb)
             self.files[path] = (digest, len(thumb))
-        if len(self.made) < 256:  # images repeat (the demo's): each is made once, memory bounded
+        if len(self.made) < 256:  # the demo's images repeat: 30% of its `data` (benchmarks)
             self.made[key] = path
         return path
 
