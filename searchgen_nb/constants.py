@@ -44,7 +44,7 @@ SCALE_PUBLIC = (0, 100)
 ARTIFACTS = (
     "prompt_scores.jsonl", "leaderboard_overall.json", "leaderboard_by_stratum.json",
     "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json", "leaderboard_by_slice.json",
-    "uncertainty.json", "changes.json", "prompt_evidence.json",
+    "uncertainty.json", "changes.json", "prompt_evidence.jsonl",
 )
 MANIFEST = "manifest.json"
 UNCERTAINTY = "uncertainty.json"

@@ -15,15 +15,16 @@ import os
 import warnings
 from pathlib import Path
 
-from searchgen_nb.artifacts import dumps_jsonl, write_text
+from searchgen_nb.artifacts import write_jsonl
 from searchgen_nb.constants import GENERIC_RUBRIC
 from searchgen_nb.files import DATASET_MAX, read_bytes
 from searchgen_nb.numeric import mean_raw
 from searchgen_nb.table import STATUS_CODE
 from searchgen_nb.untrusted import shown
 
-EVIDENCE = "prompt_evidence.json"
-THUMBS = "thumbs"
+EVIDENCE = "prompt_evidence.jsonl"
+#: The thumbnails' folder; a thumbnail is named by the first NAME_HEX hex digits of its sha256.
+THUMBS, NAME_HEX = "thumbs", 32
 #: Bounds of the untrusted text kept: characters of a prompt text, of a checklist item or a
 #: rubric dimension's name; items or dimensions per prompt or pair.
 TEXT_MAX, ITEM_MAX, NAME_MAX, ITEMS_MAX = 2000, 300, 64, 64
@@ -154,66 +155,73 @@ def _image(folder: Path, globs) -> Path | None:
 
 
 class Thumbs:
-    """Thumbnails written below ``folder/thumbs``; one per distinct image (by sha256)."""
+    """Thumbnails written into ``folder/thumbs``, each named by its content: the first
+    :data:`NAME_HEX` hex digits of its sha256 (one file per distinct thumbnail)."""
 
     def __init__(self, folder: Path, root: Path, globs) -> None:
         self.folder, self.root, self.globs = Path(folder), Path(root), list(globs)
-        self.made: dict[bytes, bytes] = {}  # sha256 of an image -> its thumbnail
+        self.made: dict[bytes, str] = {}  # sha256 of an image -> its thumbnail's path
         self.files: dict[str, tuple[str, int]] = {}  # path -> (sha256, bytes) of the thumbnail
         self.warnings: list[dict] = []
 
-    def add(self, result_file: str, name: str, where: dict) -> str | None:
-        """The thumbnail of the image beside ``result_file`` written as ``thumbs/name``."""
+    def add(self, result_file: str, where: dict) -> str | None:
+        """The path of the thumbnail of the image beside ``result_file`` (written once)."""
         image = _image(self.root / os.path.dirname(result_file), self.globs)
         if image is None:
             return None
-        rel = image.relative_to(self.root).as_posix()
         try:
             data = read_bytes(image, IMAGE_MAX)
             key = hashlib.sha256(data).digest()
-            thumb = self.made.get(key) or thumbnail(data)
+            if key in self.made:
+                return self.made[key]
+            thumb = thumbnail(data)
         except (OSError, ThumbnailError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            self.warnings.append({"check": "thumbnail", **where, "file": rel,
-                                  "message": clip(f"image skipped: {why}", 300)})
+            self.warnings.append({"check": "thumbnail", **where, "file": image.relative_to(
+                self.root).as_posix(), "message": clip(f"image skipped: {why}", 300)})
             return None
-        if len(self.made) < 256:  # images repeat (the demo's): each is made once, memory bounded
-            self.made[key] = thumb
-        path = f"{THUMBS}/{name}"
-        (self.folder / path).parent.mkdir(parents=True, exist_ok=True)
-        (self.folder / path).write_bytes(thumb)
-        self.files[path] = (hashlib.sha256(thumb).hexdigest(), len(thumb))
+        digest = hashlib.sha256(thumb).hexdigest()
+        path = f"{THUMBS}/{digest[:NAME_HEX]}.webp"
+        if path not in self.files:
+            (self.folder / THUMBS).mkdir(exist_ok=True)
+            (self.folder / path).write_bytes(thumb)
+            self.files[path] = (digest, len(thumb))
+        if len(self.made) < 256:  # the demo's images repeat: 30% of its `data` (benchmarks)
+            self.made[key] = path
         return path
 
-    def summary(self) -> dict:
+    def summary(self, enabled: bool) -> dict:
+        """``manifest.json``'s ``thumbnails``: whether made, count, bytes, sha256 and bounds."""
         h = hashlib.sha256()
         for path in sorted(self.files):
             h.update(f"{self.files[path][0]}  {path}\n".encode())
-        return {"n_files": len(self.files), "bytes": sum(n for _, n in self.files.values()),
-                "sha256": h.hexdigest(), "max_bytes": THUMB_BYTES, "max_px": THUMB_PX}
+        return {"enabled": enabled, "n_files": len(self.files),
+                "bytes": sum(n for _, n in self.files.values()), "sha256": h.hexdigest(),
+                "max_bytes": THUMB_BYTES, "max_px": THUMB_PX}
 
 
-def write_evidence(cfg, dataset: Path, table, pairs: dict, folder: Path) -> tuple[str, list]:
-    """Write ``prompt_evidence.json`` (and ``thumbs/`` unless ``evidence.thumbnails`` is off)
-    into ``folder`` for the release ``table``; ``pairs``: ``(model index, prompt index) ->``
-    :func:`pair_evidence`. Returns its sha256 and the thumbnail warnings."""
-    texts = prompt_texts(dataset)
-    thumbs = Thumbs(folder, cfg.results_root_path, cfg.generation_glob)
-    on = cfg.evidence.thumbnails
-    prompts = []
+def _lines(texts: dict, table, pairs: dict, thumbs: Thumbs | None):
+    """One evidence line per prompt of ``table``, in its order."""
     for i, prompt in enumerate(table.prompts):
-        sid = prompt["sample_id"]
-        models = {}
+        sid, models = prompt["sample_id"], {}
         for k, m in enumerate(table.model_ids):
             entry = dict(pairs.get((k, i)) or {})
-            if on and table.status[k, i] != NO_IMAGE:
-                where = {"sample_id": sid, "model_id": m}
-                thumb = thumbs.add(table.result_files[k][i], f"{k}/{i}.webp", where)
+            if thumbs is not None and table.status[k, i] != NO_IMAGE:
+                thumb = thumbs.add(table.result_files[k][i], {"sample_id": sid, "model_id": m})
                 entry.update({"thumbnail": thumb} if thumb else {})
             if entry:
                 models[m] = entry
-        prompts.append({"sample_id": sid, **texts.get(sid, {"text": None, "checklist": []}),
-                        "models": models})
-    doc = {"prompts": prompts, "thumbnails": {"enabled": on, **thumbs.summary()}}
-    # one compact line (as prompt_scores.jsonl's): indented, the demo's would weigh twice as much
-    return write_text(Path(folder) / EVIDENCE, dumps_jsonl([doc])), thumbs.warnings
+        yield {"sample_id": sid, **texts.get(sid, {"text": None, "checklist": []}),
+               "models": models}
+
+
+def write_evidence(cfg, dataset: Path, table, pairs: dict, folder: Path):
+    """Write ``prompt_evidence.jsonl`` (one line per prompt of ``table``) and ``thumbs/``
+    (unless ``evidence.thumbnails`` is off) into ``folder``; ``pairs``: ``(model index, prompt
+    index) ->`` :func:`pair_evidence`. Returns its sha256, the thumbnails' summary (for the
+    manifest) and the thumbnail warnings."""
+    on = cfg.evidence.thumbnails
+    thumbs = Thumbs(folder, cfg.results_root_path, cfg.generation_glob)
+    lines = _lines(prompt_texts(dataset), table, pairs, thumbs if on else None)
+    sha = write_jsonl(Path(folder) / EVIDENCE, lines)
+    return sha, thumbs.summary(on), thumbs.warnings

@@ -20,10 +20,10 @@ from searchgen_nb.publish import RELEASES, describe, listing, marked, published_
 from searchgen_nb.schemas import schema_dir
 
 #: What ``searchgen-nb data`` writes into its output folder (``schemas/`` holds ``*.schema.json``,
-#: ``thumbs/`` the thumbnails ``<model index>/<prompt index>.webp``), and the change summary a
-#: release publishes beside it.
+#: ``thumbs/`` the thumbnails ``<first 32 hex digits of their sha256>.webp``), and the change
+#: summary a release publishes beside it.
 DATA_NAMES = frozenset({*ARTIFACTS, MANIFEST, VALIDATION_REPORT, "schemas", THUMBS, "CHANGES.md"})
-_THUMB = re.compile(r"[0-9]+/[0-9]+\.webp")
+_THUMB = re.compile(r"[0-9a-f]{32}\.webp")
 #: Keys every ``manifest.json`` that ``data`` writes holds.
 MANIFEST_KEYS = frozenset({"artifact_sha256", "artifacts", "schema_version"})
 #: The file that marks a folder as a demo, and what it holds.
@@ -92,7 +92,7 @@ def _not_own_files(folder: Path, names: list[str], own: frozenset) -> list[str]:
 def _foreign_entries(path: Path, names: list[str]) -> list[str]:
     """What of the folder ``path`` ``data`` did not write: each entry must be a regular file
     named as an artifact, ``schemas/`` holding only regular files named as its schemas, or
-    ``thumbs/`` holding only folders of thumbnail files."""
+    ``thumbs/`` holding only thumbnail files."""
     files = [n for n in names if n not in ("schemas", THUMBS)]
     foreign = _not_own_files(path, files, DATA_NAMES - {"schemas", THUMBS})
     foreign += _foreign_thumbs(path / THUMBS) if THUMBS in names else []
@@ -107,17 +107,12 @@ def _foreign_entries(path: Path, names: list[str]) -> list[str]:
 
 
 def _foreign_thumbs(thumbs: Path) -> list[str]:
-    """What of ``thumbs/`` is not a real folder of real folders of thumbnail files."""
+    """What of ``thumbs/`` is not a real folder of thumbnail files."""
     if thumbs.is_symlink() or not thumbs.is_dir():
         return [THUMBS]
-    out = []
-    for top in sorted(os.listdir(thumbs)):
-        sub = thumbs / top
-        inner = [] if sub.is_symlink() or not sub.is_dir() else sorted(os.listdir(sub))
-        names = [f"{top}/{n}" for n in inner] or [top]
-        out += [f"{THUMBS}/{n}" for n in _not_own_files(thumbs, names, frozenset(
-            n for n in names if _THUMB.fullmatch(n)))]
-    return out
+    names = sorted(os.listdir(thumbs))
+    own = frozenset(n for n in names if _THUMB.fullmatch(n))
+    return [f"{THUMBS}/{n}" for n in _not_own_files(thumbs, names, own)]
 
 
 def _data_folder_problem(path: Path) -> str | None:

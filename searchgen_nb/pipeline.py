@@ -109,11 +109,12 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     extraction = extract_records(cfg, prompt_set, progress)
     table = extraction.table
     sha = {"prompt_scores.jsonl": write_jsonl(folder / "prompt_scores.jsonl", table.records())}
-    sha[EVIDENCE], skipped = write_evidence(cfg, cfg.dataset_path, table, extraction.evidence,
-                                            folder)
+    sha[EVIDENCE], thumbs, skipped = write_evidence(cfg, cfg.dataset_path, table,
+                                                    extraction.evidence, folder)
     extraction.warnings += skipped  # an image without a thumbnail: named, never a failure
     manifest = build_manifest(cfg, extraction, table.n_prompts, prompt_set.canonical_sha256,
                               partition_counts(table.prompts), sha)
+    manifest["thumbnails"] = thumbs
     publish_schemas(folder)
     specs = slice_specs(cfg.slices, table.n_prompts)
     manifest.update(manifest_slices(specs, slice_members(table.prompts, specs), table.prompts))

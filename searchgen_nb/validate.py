@@ -21,7 +21,7 @@ Checks (names as they appear in the report and in error messages):
 10. ``order_invariance``    the pipeline's aggregation of permuted input equals the reconstruction
 11. ``uncertainty``         every bootstrap interval, rank interval and p-value recomputes
 12. ``strict_json``         artifacts parse with NaN/Infinity rejected; sha256 match the manifest
-13. ``evidence``            prompt_evidence.json and its thumbnails agree with the records
+13. ``evidence``            prompt_evidence.jsonl and its thumbnails agree with the records
                             (:mod:`~searchgen_nb.validate_evidence`)
 
 Modules: :mod:`~searchgen_nb.validate_records` reads and checks the records into columns,

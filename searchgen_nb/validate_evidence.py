@@ -1,10 +1,11 @@
 """The release gate's ``evidence`` check (data contract, § Prompt evidence and thumbnails):
-``prompt_evidence.json`` conforms to its schema and matches the manifest's sha256; it has one
-entry per prompt of ``prompt_scores.jsonl`` in its order; a model's entry only for a pair that
-exists (the judge's scores only for a scored pair, a thumbnail only where an image was); the
-judge's scores agree with the pair's components where both give a number; every thumbnail is
-a file within its bound, and the thumbnails' count, bytes and sha256 recompute. Written with its
-own code (no import of the module that writes the file)."""
+``prompt_evidence.jsonl``, read line by line, has every line conform to its schema, one line
+per prompt of ``prompt_scores.jsonl`` in its order and the manifest's sha256; a model's entry
+only for a pair that exists (the judge's scores only for a scored pair, a thumbnail only where
+an image was); the judge's scores agree with the pair's components where both give a number;
+every thumbnail is a file named by its sha256 within its bound, ``thumbs/`` holds nothing else,
+and the manifest's ``thumbnails`` count, bytes and sha256 recompute. Written with its own code
+(no import of the module that writes the file)."""
 
 from __future__ import annotations
 
@@ -13,20 +14,28 @@ import json
 import math
 import os
 from fractions import Fraction
+from functools import lru_cache
 from pathlib import Path
 
 import jsonschema
 import jsonschema_rs
 
-from searchgen_nb.files import ARTIFACT_MAX, read_bytes
+from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.schemas import schema_dir
 from searchgen_nb.untrusted import excerpt, strict_loads
 
-NAME = "prompt_evidence.json"
+NAME = "prompt_evidence.jsonl"
 CHECK = "evidence"
 _GENERIC = ("prompt_faithfulness", "image_quality", "text_rendering", "ai_naturalness",
             "composition_and_aesthetics", "physical_plausibility")
 _SCORED, _NO_IMAGE = 0, 3  # status codes of validate_columns
+
+
+@lru_cache(maxsize=1)
+def _validators():
+    """jsonschema-rs decides (70× faster), jsonschema explains."""
+    schema = json.loads((schema_dir() / "prompt_evidence.line.schema.json").read_text("utf-8"))
+    return jsonschema_rs.Draft202012Validator(schema), jsonschema.Draft202012Validator(schema)
 
 
 def check_evidence(folder: Path, manifest: dict, cols, report) -> None:
@@ -38,42 +47,77 @@ def check_evidence(folder: Path, manifest: dict, cols, report) -> None:
         else:
             report.skip(CHECK, f"the release has no {NAME}")
         return
+    stated = manifest.get("thumbnails")
+    if not isinstance(stated, dict):
+        report.fail(CHECK, f"manifest.json has no thumbnails summary beside {NAME}", file=NAME)
+        return
+    named: set[str] = set()
     try:
-        data = read_bytes(path, ARTIFACT_MAX)
-        doc = strict_loads(data.decode("utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
+        digest = _check_lines(path, manifest, cols, report, named)
+    except (OSError, ValueError) as exc:
         report.fail(CHECK, f"{NAME}: cannot read: {excerpt(str(exc), 200)}", file=NAME)
         return
-    if (manifest.get("artifact_sha256") or {}).get(NAME) != hashlib.sha256(data).hexdigest():
+    if (manifest.get("artifact_sha256") or {}).get(NAME) != digest:
         report.fail(CHECK, f"{NAME}: sha256 differs from the manifest's artifact_sha256", file=NAME)
-    schema = json.loads((schema_dir() / "prompt_evidence.schema.json").read_text("utf-8"))
-    error = None  # jsonschema-rs decides (70× faster), jsonschema explains
-    if not jsonschema_rs.Draft202012Validator(schema).is_valid(doc):
-        validator = jsonschema.Draft202012Validator(schema)
-        error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
-    if error is not None:
-        where = "".join(f"/{p}" for p in error.absolute_path)
-        report.fail(CHECK, f"{NAME} {where or '(top level)'}: {excerpt(error.message, 200)}",
-                    file=NAME)
-        return
-    _check_prompts(doc["prompts"], manifest, cols, report)
-    _check_thumbnails(Path(folder), doc, report)
+    _check_thumbnails(Path(folder), named, stated, report)
 
 
-def _check_prompts(prompts: list, manifest: dict, cols, report) -> None:
-    sids = [p["sample_id"] for p in prompts]
-    if sids != list(cols.sample_ids):
-        report.fail(CHECK, f"{NAME}: its prompts are not those of prompt_scores.jsonl in order "
-                           f"({len(sids)} entries, {len(cols.sample_ids)} prompts)", file=NAME)
-        return
+def _check_lines(path: Path, manifest: dict, cols, report, named: set) -> str:
+    """Check every line (collecting the thumbnails it names into ``named``); its sha256."""
     index = {c: j for j, c in enumerate(manifest["scoring"]["overall_10_components"])}
-    for i, p in enumerate(prompts):
-        for m, pair in p["models"].items():
-            why = _pair_problem(pair, m, i, cols, index)
-            if why:
-                report.fail(CHECK, f"{NAME}: sample_id {excerpt(p['sample_id'], 80)}, model "
-                                   f"{excerpt(m, 60)}: {why}", file=NAME,
-                            sample_id=p["sample_id"], model_id=m)
+    sids, h, in_order = list(cols.sample_ids), hashlib.sha256(), True
+    n = 0
+    for n, raw in enumerate(read_lines(path, ARTIFACT_MAX), start=1):
+        h.update(raw)
+        p = _line(raw, n, report)
+        if p is None or not in_order:
+            continue
+        if n > len(sids) or p["sample_id"] != sids[n - 1]:
+            in_order = False
+            report.fail(CHECK, f"{NAME} line {n}: sample_id {excerpt(p['sample_id'], 80)} is not "
+                               f"prompt {n} of prompt_scores.jsonl", file=NAME, line=n,
+                        sample_id=p["sample_id"])
+            continue
+        _check_pairs(p, n, cols, index, report)
+        named.update(pair["thumbnail"] for pair in p["models"].values() if "thumbnail" in pair)
+    if in_order and n != len(sids):
+        report.fail(CHECK, f"{NAME}: {n} lines, prompt_scores.jsonl has {len(sids)} prompts",
+                    file=NAME)
+    return h.hexdigest()
+
+
+def _line(raw: bytes, n: int, report) -> dict | None:
+    """One line parsed and schema-checked; None (and a failure naming it) when it is not."""
+    try:
+        doc = strict_loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        report.fail(CHECK, f"{NAME} line {n}: not strict JSON: {excerpt(str(exc), 200)}",
+                    file=NAME, line=n)
+        return None
+    fast, slow = _validators()
+    if fast.is_valid(doc):
+        return doc
+    error = jsonschema.exceptions.best_match(slow.iter_errors(doc))
+    path = list(error.absolute_path) if error is not None else []
+    sid = doc.get("sample_id") if isinstance(doc, dict) else None
+    sid = sid if isinstance(sid, str) else None
+    model = path[1] if len(path) > 1 and path[0] == "models" else None
+    where = "".join(f"/{p}" for p in path) or "(top level)"
+    said = error.message if error is not None else "jsonschema-rs rejects it"
+    report.fail(CHECK, f"{NAME} line {n}" + (f", sample_id {excerpt(sid, 80)}" if sid else "")
+                + (f", model {excerpt(model, 60)}" if model else "")
+                + f" {excerpt(where, 100)}: {excerpt(said, 200)}",
+                file=NAME, line=n, sample_id=sid, model_id=model)
+    return None
+
+
+def _check_pairs(p: dict, n: int, cols, index: dict, report) -> None:
+    for m, pair in p["models"].items():
+        why = _pair_problem(pair, m, n - 1, cols, index)
+        if why:
+            report.fail(CHECK, f"{NAME} line {n}: sample_id {excerpt(p['sample_id'], 80)}, model "
+                               f"{excerpt(m, 60)}: {why}", file=NAME, line=n,
+                        sample_id=p["sample_id"], model_id=m)
 
 
 def _pair_problem(pair: dict, m: str, i: int, cols, index: dict) -> str | None:
@@ -103,29 +147,30 @@ def _pair_problem(pair: dict, m: str, i: int, cols, index: dict) -> str | None:
     return None
 
 
-def _check_thumbnails(folder: Path, doc: dict, report) -> None:
-    """Every named thumbnail a regular file within the bound; nothing else below thumbs/; the
-    count, bytes and sha256 as stated."""
-    stated = doc["thumbnails"]
-    named = sorted({pair["thumbnail"] for p in doc["prompts"] for pair in p["models"].values()
-                    if "thumbnail" in pair})
+def _check_thumbnails(folder: Path, named: set, stated: dict, report) -> None:
+    """Every named thumbnail a regular file within the bound, named by its sha256; nothing
+    else in thumbs/; the count, bytes and sha256 as the manifest states."""
     h, total = hashlib.sha256(), 0
-    for rel in named:
+    for rel in sorted(named):
         try:
             data = read_bytes(folder / rel, stated["max_bytes"])
         except OSError as exc:
             report.fail(CHECK, f"thumbnail {rel}: {exc.strerror or exc}", file=rel)
             continue
+        digest = hashlib.sha256(data).hexdigest()
+        if not rel.endswith(f"/{digest[:32]}.webp"):
+            report.fail(CHECK, f"thumbnail {rel}: its name is not its sha256's first 32 hex "
+                               f"digits ({digest[:32]})", file=rel)
         total += len(data)
-        h.update(f"{hashlib.sha256(data).hexdigest()}  {rel}\n".encode())
-    found = sorted(str(p.relative_to(folder).as_posix()) for p in (folder / "thumbs").rglob("*")
-                   if not p.is_dir()) if (folder / "thumbs").is_dir() else []
-    extra = sorted(set(found) - set(named))
+        h.update(f"{digest}  {rel}\n".encode())
+    thumbs = folder / "thumbs"
+    found = {f"thumbs/{n}" for n in os.listdir(thumbs)} if thumbs.is_dir() else set()
+    extra = sorted(found - named)
     if extra:
         report.fail(CHECK, f"thumbs/ holds {len(extra)} file(s) {NAME} does not name, e.g. "
                            f"{excerpt(extra[0], 80)}", file=extra[0])
     got = {"n_files": len(named), "bytes": total, "sha256": h.hexdigest()}
     for key, value in got.items():
         if stated[key] != value:
-            report.fail(CHECK, f"{NAME} /thumbnails/{key} is {excerpt(stated[key], 70)}, the "
-                               f"thumbnails give {value}", file=NAME)
+            report.fail(CHECK, f"manifest.json /thumbnails/{key} is {excerpt(stated[key], 70)}, "
+                               f"the thumbnails give {value}", file="manifest.json")

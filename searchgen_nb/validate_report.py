@@ -46,7 +46,7 @@ CHECK_DESCRIPTIONS = {
     " (data contract, § Uncertainty: the stratified prompt bootstrap)",
     "strict_json": "artifacts parse with NaN/Infinity rejected and match the sha256 recorded in"
     " the manifest",
-    "evidence": "prompt_evidence.json conforms to its schema, holds one entry per prompt and only"
+    "evidence": "prompt_evidence.jsonl conforms to its schema, holds one entry per prompt and only"
     " pairs that exist, agrees with the records' scores, and every thumbnail is within its bound",
 }
 _MAX_LISTED = 50  # failures listed per check; the count is always complete

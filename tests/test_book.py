@@ -41,7 +41,7 @@ def test_release_publishes_everything(fixture_release):
     _, site, outcome = fixture_release
     assert sorted(p.name for p in (site / "public" / "data").iterdir()) == [
         "CHANGES.md", "changes.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json", "leaderboard_by_slice.json", "leaderboard_by_stratum.json",
-        "leaderboard_overall.json", "manifest.json", "prompt_evidence.json", "prompt_scores.jsonl", "schemas", "thumbs",
+        "leaderboard_overall.json", "manifest.json", "prompt_evidence.jsonl", "prompt_scores.jsonl", "schemas", "thumbs",
         "uncertainty.json", "validation_report.json",
     ]
     assert (site / "_build" / "html" / "index.html").exists()
@@ -517,7 +517,7 @@ def test_a_notebook_alone_never_runs_an_earlier_stage(tmp_path):
     with pytest.raises(ReleaseError, match=r"made from another config than .*: run 01_extract"):
         pipeline.ensure_staged(other, staging, upto="extract")
     assert sorted(p.name for p in staging.iterdir()) == [
-        "manifest.json", "prompt_evidence.json", "prompt_scores.jsonl", "schemas", "thumbs"]
+        "manifest.json", "prompt_evidence.jsonl", "prompt_scores.jsonl", "schemas", "thumbs"]
 
 
 def test_one_kernel_starts_each_notebook_empty(tmp_path):

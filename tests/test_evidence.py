@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import random
 import re
 from pathlib import Path
@@ -88,65 +89,94 @@ def test_thumbnail_is_bounded_and_a_bad_image_is_refused():
             evidence.thumbnail(data)
 
 
-def _release(tmp_path: Path, **config) -> Path:
-    """Two prompts × two models: b has nothing on p1, and its image on p2 is broken."""
+def _release(tmp_path: Path, added: bool = False, **config) -> Path:
+    """Two prompts × two models: b has nothing on p1, and its image on p2 is broken; ``added``:
+    a third model c, scored on p1 with an image of its own."""
     prompts = [prompt("p1", user_prompt="A kite", checklist=["a red kite", "b"]),
                prompt("p2", prompt="Old field")]
     good = result(SCORES, parsed={**PARSED, "checklist_scores": PARSED["checklist_scores"][:2]})
-    models = {"a": model("Model A"), "b": model("Model B")}
-    cfg = make_release(tmp_path / "src", prompts, models,
-                       {("a", "p1"): good, ("a", "p2"): good, ("b", "p2"): good}, **config)
+    models = {"a": model("Model A"), "b": model("Model B"), **({"c": model("Model C")} if added else {})}
+    pairs = {("a", "p1"): good, ("a", "p2"): good, ("b", "p2"): good, **({("c", "p1"): good} if added else {})}
+    cfg = make_release(tmp_path / "src", prompts, models, pairs, **config)
     root = tmp_path / "src" / "results" / "rows"
     (root / "p1" / "none" / "model-a" / "image.png").write_bytes(_png((400, 300)))
     (root / "p2" / "none" / "model-b" / "image.png").write_bytes(b"\x89PNG\r\n\x1a\nbroken")
+    if added:
+        (root / "p1" / "none" / "model-c" / "image.png").write_bytes(_png((90, 90), noise=True))
     return cfg
+
+
+def _lines(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "prompt_evidence.jsonl").open()]
+
+
+def _thumbs(out: Path) -> list[str]:
+    return sorted(os.listdir(out / "thumbs"))
 
 
 def test_release_publishes_evidence_and_thumbnails(tmp_path):
     out = run_data(load_config(_release(tmp_path)), tmp_path / "data", progress=False).out_dir
-    doc = json.loads((out / "prompt_evidence.json").read_text())
-    p1, p2 = doc["prompts"]
+    p1, p2 = _lines(out)
     assert (p1["text"], p1["checklist"], p2["text"]) == ("A kite", ["a red kite", "b"], "Old field")
     assert set(p1["models"]) == {"a"}  # b has no pair on p1 (missing_generation)
     assert p1["models"]["a"]["checklist"][0] == {"item": "a red\\u202e kite", "score": 3.0}
-    assert p1["models"]["a"]["thumbnail"] == "thumbs/0/0.webp" and "thumbnail" not in p2["models"]["b"]
-    assert len((out / "thumbs/0/0.webp").read_bytes()) <= evidence.THUMB_BYTES
-    assert doc["thumbnails"]["n_files"] == 2 and doc["thumbnails"]["enabled"] is True
-    warning, = [w for w in json.loads((out / "manifest.json").read_text())["extraction"]["warnings"]
-                if w["check"] == "thumbnail"]
+    thumb = (out / p1["models"]["a"]["thumbnail"]).read_bytes()
+    assert p1["models"]["a"]["thumbnail"] == f"thumbs/{hashlib.sha256(thumb).hexdigest()[:32]}.webp"
+    assert len(thumb) <= evidence.THUMB_BYTES and "thumbnail" not in p2["models"]["b"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["thumbnails"]["n_files"] == 2 and manifest["thumbnails"]["enabled"] is True
+    warning, = [w for w in manifest["extraction"]["warnings"] if w["check"] == "thumbnail"]
     assert warning["file"] == "rows/p2/none/model-b/image.png" and warning["model_id"] == "b"
     assert warning["message"] == "image skipped: not a readable image (UnidentifiedImageError)"
     again = run_data(load_config(tmp_path / "src/release.yml"), out, progress=False)  # ours: replaced
     assert again.report.passed
-    (out / "thumbs" / "0" / "notes.txt").write_text("mine")
-    with pytest.raises(ReleaseError, match="thumbs/0/notes.txt"):
+    (out / "thumbs" / "notes.txt").write_text("mine")
+    with pytest.raises(ReleaseError, match="thumbs/notes.txt"):
         run_data(load_config(tmp_path / "src/release.yml"), out, progress=False)
+
+
+def test_an_added_model_renames_no_thumbnail(tmp_path):
+    """A thumbnail is named by its content: a model added to a release renames nothing and
+    changes no other model's entry."""
+    first = run_data(load_config(_release(tmp_path / "1")), tmp_path / "d1", progress=False).out_dir
+    cfg = load_config(_release(tmp_path / "2", added=True))
+    second = run_data(cfg, tmp_path / "d2", progress=False).out_dir
+    assert len(_thumbs(first)) == 2 and set(_thumbs(first)) < set(_thumbs(second))
+    assert [{**p, "models": {m: e for m, e in p["models"].items() if m != "c"}}
+            for p in _lines(second)] == _lines(first)
 
 
 def test_thumbnails_can_be_turned_off(tmp_path):
     out = run_data(load_config(_release(tmp_path, evidence={"thumbnails": False})), tmp_path / "d",
                    progress=False).out_dir
-    doc = json.loads((out / "prompt_evidence.json").read_text())
-    assert doc["thumbnails"]["enabled"] is False and doc["thumbnails"]["n_files"] == 0
+    thumbs = json.loads((out / "manifest.json").read_text())["thumbnails"]
+    assert thumbs["enabled"] is False and thumbs["n_files"] == 0
     assert not (out / "thumbs").exists()
-    assert "thumbnail" not in json.dumps(doc["prompts"])
+    assert "thumbnail" not in (out / "prompt_evidence.jsonl").read_text()
 
 
 def _edit(out: Path, change) -> None:
-    path = out / "prompt_evidence.json"
-    doc = json.loads(path.read_text())
-    change(doc)
-    path.write_text(json.dumps(doc))
+    lines = _lines(out)
+    change(lines, out)
+    path = out / "prompt_evidence.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     manifest = json.loads((out / "manifest.json").read_text())
-    manifest["artifact_sha256"]["prompt_evidence.json"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest["artifact_sha256"]["prompt_evidence.jsonl"] = hashlib.sha256(path.read_bytes()).hexdigest()
     (out / "manifest.json").write_text(json.dumps(manifest))
 
 
+ZERO = "thumbs/" + "0" * 32 + ".webp"
+
+
 @pytest.mark.parametrize("change,said", [
-    (lambda d: d["prompts"][0]["models"]["a"]["checklist"][1].update(score=3), "sample_id p1, model a: checklist items average 3.0"),
-    (lambda d: d["prompts"][0]["models"].update(b={"rubric": {}}), "sample_id p1, model b: the judge's scores of a pair that is not scored"),
-    (lambda d: d["prompts"].pop(), "not those of prompt_scores.jsonl"),
-    (lambda d: d["prompts"][1]["models"]["a"].update(thumbnail="thumbs/9/9.webp"), "thumbnail thumbs/9/9.webp"),
+    (lambda d, _: d[0]["models"]["a"]["checklist"][1].update(score=3), "line 1: sample_id p1, model a: checklist items average 3.0"),
+    (lambda d, _: d[0]["models"]["a"]["checklist"][1].update(score=7), "line 1, sample_id p1, model a /models/a/checklist/1/score: 7 is greater than"),
+    (lambda d, _: d[0]["models"].update(b={"rubric": {}}), "line 1: sample_id p1, model b: the judge's scores of a pair that is not scored"),
+    (lambda d, _: d.pop(), "1 lines, prompt_scores.jsonl has 2 prompts"),
+    (lambda d, _: d.reverse(), "line 1: sample_id p2 is not prompt 1 of prompt_scores.jsonl"),
+    (lambda d, _: d[1]["models"]["a"].update(thumbnail=ZERO), f"thumbnail {ZERO}: No such file"),
+    (lambda d, out: (out / ZERO).write_bytes(b"x"), f"thumbs/ holds 1 file(s) prompt_evidence.jsonl does not name, e.g. {ZERO}"),
+    (lambda d, out: (out / d[0]["models"]["a"]["thumbnail"]).write_bytes(b"x"), "its name is not its sha256's first 32 hex digits"),
 ])
 def test_gate_refuses_an_edited_evidence_file(tmp_path, change, said):
     out = run_data(load_config(_release(tmp_path)), tmp_path / "data", progress=False).out_dir
@@ -155,6 +185,24 @@ def test_gate_refuses_an_edited_evidence_file(tmp_path, change, said):
     check = report.checks["evidence"]
     assert not check["passed"] and said in check["failures"][0]["message"], check
     assert [n for n, c in report.checks.items() if not c["passed"]] == ["evidence"]
+
+
+@pytest.mark.slow
+def test_a_release_that_adds_nothing_publishes_the_same_evidence(demo_tree, demo_data, tmp_path):
+    again = run_data(load_config(demo_tree.path / "release.yml"), tmp_path / "d", progress=False).out_dir
+    assert (again / "prompt_evidence.jsonl").read_bytes() == (demo_data / "prompt_evidence.jsonl").read_bytes()
+    assert _thumbs(again) == _thumbs(demo_data) and len(_thumbs(again)) == 39  # distinct images
+
+
+@pytest.mark.slow
+def test_a_changed_score_changes_exactly_the_lines_of_its_prompt(demo_data, changed_data):
+    def changed(name: str) -> set[str]:
+        pairs = zip((demo_data / name).open(), (changed_data / name).open(), strict=True)
+        return {json.loads(a)["sample_id"] for a, b in pairs if a != b}
+
+    assert changed("prompt_evidence.jsonl") == changed("prompt_scores.jsonl")
+    assert len(changed("prompt_evidence.jsonl")) == 7  # 5 lowered, 2 lost (profile.json, changed)
+    assert _thumbs(demo_data) == _thumbs(changed_data)
 
 
 # ---- the book's prompt card (the demo release) -------------------------------------------
@@ -175,7 +223,7 @@ def _card(browser, html: Path, query: str, width: int = 1400):
 def test_prompt_card_in_browser(browser, demo_release):
     html = demo_release / "_build" / "html"
     records = {r["sample_id"]: r for r in map(json.loads, (demo_release / "public/data/prompt_scores.jsonl").open())}
-    prompts = json.loads((demo_release / "public/data/prompt_evidence.json").read_text())["prompts"]
+    prompts = _lines(demo_release / "public/data")
     ev = next(p for p in prompts if '"' in p["text"]
               and all(m["status"] == "scored" for m in records[p["sample_id"]]["models"].values()))
     rec, word = records[ev["sample_id"]], ev["text"].split('"')[1]  # an invented word
@@ -192,7 +240,9 @@ def test_prompt_card_in_browser(browser, demo_release):
                          "Physical Plausibility", "Visual Reference", "Text Reference"]
     assert pg.page.evaluate("() => [...document.querySelectorAll('.sg-card-thumb img')].every(i => i.complete && i.naturalWidth > 0)")
     assert pg.page.locator(".sg-card-thumb img").count() == len(rec["models"])
-    assert "MB in all" in pg.page.locator(".sg-card-weight").inner_text()
+    thumbs = json.loads((demo_release / "public/data/manifest.json").read_text())["thumbnails"]
+    said = f"{thumbs['n_files']} files, {-(-thumbs['bytes'] // 1000)} KB in all"  # the demo's: 39, 21 KB
+    assert said in pg.page.locator(".sg-card-weight").inner_text()
     assert pg.errors == [] and pg.external == [] and warnings == []
     # a heatmap cell's list (the explorer filtered to a domain) links to cards of that domain
     tag = rec["domains"][0]

@@ -26,7 +26,7 @@ PUBLISHED = Path(__file__).parent / "fixtures" / "reference" / "published"
 BOARDS = ("leaderboard_overall.json", "leaderboard_by_stratum.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json")
 SCHEMA_FILE_NAMES = {
     "definitions.schema.json",
-    "prompt_evidence.schema.json",  # checked by the gate's evidence check (validate_evidence)
+    "prompt_evidence.line.schema.json",  # checked by the gate's evidence check (validate_evidence)
     "prompt_scores.line.schema.json",
     "leaderboard_overall.schema.json",
     "leaderboard_by_stratum.schema.json",

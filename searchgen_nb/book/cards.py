@@ -17,6 +17,7 @@ from urllib.parse import quote
 from searchgen_nb.book.views import Release
 from searchgen_nb.constants import COMPONENT_LABELS, COMPONENTS
 from searchgen_nb.evidence import EVIDENCE, THUMBS
+from searchgen_nb.files import read_lines
 from searchgen_nb.numeric import to_public
 
 #: Folder of the card's data below the built book's root, and prompts per data file.
@@ -39,10 +40,11 @@ def card_links(frame) -> dict | None:
     return {"sample_id": [card_href(s) for s in frame["sample_id"]]}
 
 
-def evidence(release: Release) -> dict | None:
-    """The release's ``prompt_evidence.json`` (None in a release made without it)."""
+def evidence(release: Release) -> dict[str, dict]:
+    """The release's ``prompt_evidence.jsonl`` by sample_id (empty in a release without it)."""
     path = release.folder / EVIDENCE
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    lines = map(json.loads, read_lines(path)) if path.is_file() else ()
+    return {p["sample_id"]: p for p in lines}
 
 
 def _public(raw: float | None, decimals: int) -> float | None:
@@ -64,7 +66,7 @@ def _pair(entry: dict, said: dict, decimals: int) -> dict:
 
 def card_data(release: Release) -> list[dict]:
     """One dict per prompt (sample_id order): what its card shows."""
-    shown = {p["sample_id"]: p for p in (evidence(release) or {}).get("prompts", ())}
+    shown = evidence(release)
     tests = {name: release.in_slice(name) for name in release.slices}
     out = []
     for r in release.all_records:
@@ -89,8 +91,8 @@ def _script(key: object, value: object) -> str:
 
 def write_card_assets(data_dir: Path, dest: Path) -> None:
     """Write the card's data files into ``dest`` (the built book's :data:`FOLDER`): ``index.js``
-    (which file holds each prompt, the models, the ten components' names, the thumbnails'
-    summary), ``shard-<n>.js``, and a copy of the thumbnails."""
+    (which file holds each prompt, the models, the ten components' names, the manifest's
+    thumbnails summary), ``shard-<n>.js``, and a copy of the thumbnails."""
     dest, release = Path(dest), Release(Path(data_dir))
     dest.mkdir(parents=True, exist_ok=True)
     cards = card_data(release)
@@ -102,7 +104,7 @@ def write_card_assets(data_dir: Path, dest: Path) -> None:
         "models": [[m, release.display_name(m)] for m in release.model_order],
         "decimals": release.decimals,
         "components": [COMPONENT_LABELS[c] for c in COMPONENTS],
-        "thumbnails": (evidence(release) or {}).get("thumbnails"),
+        "thumbnails": release.manifest.get("thumbnails"),
     }  # fmt: skip
     (dest / "index.js").write_text(_script("index", index), encoding="utf-8")
     texts = {c["id"]: c["text"][:300] for c in cards if c["text"]}

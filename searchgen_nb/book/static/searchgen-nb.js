@@ -335,8 +335,10 @@
   function weight(root, index) {
     var t = index.thumbnails;
     var text = !t || !t.enabled ? "This release has no thumbnails (evidence: thumbnails: false)."
-      : "Thumbnails of this release: " + t.n_files + " files, " + (t.bytes / 1e6).toFixed(1) +
-        " MB in all (each at most " + Math.round(t.max_bytes / 1024) + " KB, " + t.max_px + " px a side).";
+      : "Thumbnails of this release: " + t.n_files + " files, " + (t.bytes >= 1e6 ?
+        (t.bytes / 1e6).toFixed(1) + " MB" : Math.ceil(t.bytes / 1e3) + " KB") +
+        " in all (each at most " + Math.round(t.max_bytes / 1024) + " KB, " + t.max_px +
+        " px a side).";
     root.appendChild(el("p", "sg-card-weight", text));
   }
   function start() {
