@@ -285,7 +285,8 @@ def _explorer_link(notebooks: Path) -> str:
     import re
 
     page_text = (notebooks / "05_domains.html").read_text(encoding="utf-8")
-    spec = re.search(r'var spec=(\{.*?\});\nvar opt=', page_text, re.S).group(1).replace("\\u003c", "<").replace("\\u003e", ">").replace("\\u0026", "&")
+    block = re.search(r'<script type="application/json" id="sg-data-heatmap-domain">(.*?)</script>', page_text, re.S)
+    spec = block.group(1).replace("\\u003c", "<").replace("\\u003e", ">").replace("\\u0026", "&")  # the heatmaps' shared data
 
     def found(node):
         if isinstance(node, dict):
