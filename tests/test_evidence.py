@@ -244,6 +244,11 @@ def test_prompt_card_in_browser(browser, demo_release):
     said = f"{thumbs['n_files']} files, {-(-thumbs['bytes'] // 1000)} KB in all"  # the demo's: 39, 21 KB
     assert said in pg.page.locator(".sg-card-weight").inner_text()
     assert pg.errors == [] and pg.external == [] and warnings == []
+    # a pair without a score names its status and how it counts (a zero_fill model)
+    lost = next(r for r in records.values() if r["models"]["dimlight_mini"]["status"] != "scored")
+    pg, _ = _card(browser, html, f"id={lost['sample_id']}")
+    status = pg.page.locator("table.sg-card-models tbody tr").last.locator("td").nth(2).inner_text()
+    assert "counts 0 (missing policy zero_fill)" in status and "missing" in status, status
     # a heatmap cell's list (the explorer filtered to a domain) links to cards of that domain
     tag = rec["domains"][0]
     from browser import Page

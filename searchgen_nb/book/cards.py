@@ -102,6 +102,7 @@ def write_card_assets(data_dir: Path, dest: Path) -> None:
     index = {
         "shards": {c["id"]: i // SHARD for i, c in enumerate(cards)},
         "models": [[m, release.display_name(m)] for m in release.model_order],
+        "policies": release.policies,  # how a pair without a score counts (statuses as they count)
         "decimals": release.decimals,
         "components": [COMPONENT_LABELS[c] for c in COMPONENTS],
         "thumbnails": release.manifest.get("thumbnails"),

@@ -283,6 +283,11 @@
       } else { img.textContent = "\u2013"; }
       st.appendChild(el("span", "sg-card-status", m.status.replace(/_/g, " ")));
       if (m.reason) { st.appendChild(el("span", "sg-card-reason", m.reason)); }
+      if (m.status !== "scored") {
+        var policy = (index.policies || {})[mn[0]];
+        st.appendChild(el("span", "sg-card-reason", (policy === "zero_fill" ? "counts 0" : "excluded")
+          + " (missing policy " + policy + ")"));
+      }
       var d = index.decimals;
       return [mn[1], img, st, num(m.overall_9, d), num(m.overall_10, d)]
         .concat(m.components.map(function (v) { return num(v, d); }));
