@@ -131,7 +131,7 @@ def _text_td(value: Any, href: str | None = None) -> str:
 #: A cell's leading number, as the sort reads a cell without data-order (parseFloat of its HTML)
 _LEADING_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _ORDER_ATTR = re.compile(r' data-order="([^"]*)"')
-_LINE = 300  #: characters of a table row per line of HTML (a longer one wraps between cells)
+_LINE = 120  #: characters of a table row per line of HTML (a longer one wraps between cells)
 
 
 def _sorts_as_shown(td: str) -> bool:
