@@ -280,26 +280,13 @@ def test_demo_book_in_browser(browser, demo_release, part):
 
 def _explorer_link(notebooks: Path) -> str:
     """The link of the domain heatmap's cell (FAS, Halcyon Draw) to the prompt explorer, read
-    from the chart's data in the page."""
+    from the heatmaps' data block in the page."""
     import json
     import re
 
     page_text = (notebooks / "05_domains.html").read_text(encoding="utf-8")
-    block = re.search(r'<script type="application/json" id="sg-data-heatmap-domain">(.*?)</script>', page_text, re.S)
-    spec = block.group(1).replace("\\u003c", "<").replace("\\u003e", ">").replace("\\u0026", "&")  # the heatmaps' shared data
-
-    def found(node):
-        if isinstance(node, dict):
-            for k, v in node.items():
-                if k == "values" and isinstance(v, list):
-                    yield from v
-                else:
-                    yield from found(v)
-        elif isinstance(node, list):
-            for v in node:
-                yield from found(v)
-
-    cell = next(r for r in found(json.loads(spec)) if r.get("tag") == "FAS" and r.get("model_id") == "halcyon_draw")
+    block = re.search(r'<script type="application/json" id="sg-data-heatmap-domain">(.*?)</script>', page_text, re.S).group(1)
+    cell = next(r for r in json.loads(block)["values"] if r.get("tag") == "FAS" and r.get("model_id") == "halcyon_draw")
     assert cell["n_total"] == 23
     return cell["href"]
 

@@ -448,10 +448,12 @@ def test_leaderboard_na_zero_sort_keys(rows):
     assert (e["overall_9"]["text"], key(e["overall_9"])) == ("N/A", "")
     assert (e["rank"]["text"], key(e["rank"])) == ("–", "")  # unranked: no rank, sorted last
     assert e["coverage"]["text"] == "300/751 (39.9%)" and key(e["coverage"]) == "0.3995"
+    numeric = ["sg-num" in h["attrs"]["class"].split() for h in t["head"]]  # the header says
     for r in t["rows"]:  # every numeric cell has a sort key, N/A never blank / nan / 0
-        for c in r["cells"]:
+        for c, num in zip(r["cells"], numeric, strict=True):
             assert c["text"].strip() not in ("", "nan", "NaN", "None")
-            if "sg-num" in (c["attrs"].get("class") or "") and key(c):
+            assert "sg-num" not in (c["attrs"].get("class") or "")
+            if num and key(c):
                 float(key(c))
 
 

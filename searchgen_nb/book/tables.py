@@ -4,6 +4,7 @@ Each table is complete static HTML: every row in the page, readable without Java
 book's ``searchgen-nb.js`` makes every ``table.sg-table`` a DataTable with the options of its
 ``data-sg-options``. A numeric column sorts by the number its cells start with, or by their
 ``data-order`` (the exact number, empty for N/A) where that differs; header class ``sg-num``
+(on the header only: the script gives the column's cells their numeric type and alignment)
 sorts numerically with N/A last both ways. Null shows "N/A" (never blank, "nan"
 or 0), 0.0 shows "0.0"; all text from the data is escaped; ids come from the caller.
 """
@@ -99,7 +100,7 @@ def _th(key: str, head: Head, numeric: bool, *classes: str) -> str:
         attrs += f' title="{esc(head.title)}"'
     inner = esc(label)
     if head.href:
-        link = f'href="{esc(head.href)}" title="{esc(head.title or label)}"'
+        link = f'href="{esc(head.href)}"' + ("" if head.title else f' title="{esc(label)}"')
         inner += f'\n<a class="sg-help" {link}>?</a>'
     return f"<th {attrs}>{inner}</th>"
 
@@ -110,15 +111,15 @@ def _link(inner: str, href: str | None) -> str:
 
 def _num_td(value: Any, decimals: int | None = None, na: str = NA, href: str | None = None) -> str:
     text, key = format_number(value, decimals, na)
-    cls = "sg-num sg-na" if key == "" else "sg-num"
-    return f'<td class="{cls}" data-order="{esc(key)}">{_link(esc(text), href)}</td>'
+    cls = ' class="sg-na"' if key == "" else ""
+    return f'<td{cls} data-order="{esc(key)}">{_link(esc(text), href)}</td>'
 
 
 def _shown_td(cell: Shown, href: str | None = None) -> str:
     """A cell shown as :class:`~searchgen_nb.book.fmt.Shown` says (a status, how it counts)."""
-    cls = " ".join(["sg-num", cell.cls]).strip()
+    cls = f' class="{cell.cls}"' if cell.cls else ""
     title = f' title="{esc(cell.title)}"' if cell.title else ""
-    return (f'<td class="{cls}" data-order="{esc(cell.key)}"{title}>'
+    return (f'<td{cls} data-order="{esc(cell.key)}"{title}>'
             f"{_link(esc(cell.text), href)}</td>")
 
 
@@ -130,7 +131,7 @@ def _text_td(value: Any, href: str | None = None) -> str:
 #: A cell's leading number, as the sort reads a cell without data-order (parseFloat of its HTML)
 _LEADING_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _ORDER_ATTR = re.compile(r' data-order="([^"]*)"')
-_LINE = 300  #: characters of a table row per line of HTML (a longer one wraps between cells)
+_LINE = 120  #: characters of a table row per line of HTML (a longer one wraps between cells)
 
 
 def _sorts_as_shown(td: str) -> bool:
@@ -218,7 +219,7 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
             f' <span class="sg-badge sg-unranked-badge" title="{esc(COLUMN_DEFINITIONS["rank"])}">'
             f"unranked (coverage &lt; {threshold})</span>")
         cells = [
-            f'<td class="sg-num sg-na" data-order="" title="unranked: coverage below {threshold}">'
+            f'<td class="sg-na" data-order="" title="unranked: coverage below {threshold}">'
             "–</td>" if unranked else _num_td(row.get("rank")),
             _model_td(row, badge), _text_td(row.get("type")), _num_td(row.get("overall_9")),
             _num_td(gaps.get(mid), na="–"),
@@ -264,20 +265,20 @@ def _coverage_td(row: Mapping[str, Any], prompts_href: str | None) -> str:
         link = prompts_href.format(model_id=quote(str(row["model_id"])))
         inner = (f'<a href="{esc(link)}" title="the {t - s} prompts of this group without a '
                  f'score from this model">{inner}</a>')
-    return f'<td class="sg-num" data-order="{esc(key)}">{inner}</td>'
+    return f'<td data-order="{esc(key)}">{inner}</td>'
 
 
 def _uncertainty_tds(cell: Mapping[str, Any] | None, tie: str | None) -> list[str]:
     """The interval and rank-range cells of one leaderboard row (N/A without a value)."""
     iv, rk = (cell or {}).get("overall_9"), (cell or {}).get("rank")
-    iv_td = f'<td class="sg-num sg-na">{NA}</td>' if iv is None else (
-        f'<td class="sg-num sg-interval" data-order="{esc(repr(float(iv[0])))}">'
+    iv_td = f'<td class="sg-na">{NA}</td>' if iv is None else (
+        f'<td data-order="{esc(repr(float(iv[0])))}">'
         f"{esc(interval_text(iv, None))}</td>")
     if rk is None:  # (a column sorts by its numbers: – and N/A last)
-        return [iv_td, '<td class="sg-num sg-na">–</td>']
+        return [iv_td, '<td class="sg-na">–</td>']
     badge = (f' <span class="sg-badge sg-tie" title="cannot be separated from its neighbour in '
              f'rank: tie group {esc(tie)}">≈ {esc(tie)}</span>' if tie else "")
-    return [iv_td, f'<td class="sg-num" data-order="{rk[0]}">{esc(rank_text(rk))}{badge}</td>']
+    return [iv_td, f'<td data-order="{rk[0]}">{esc(rank_text(rk))}{badge}</td>']
 
 
 # --------------------------------------------------------------------------- prompt explorer
@@ -299,15 +300,16 @@ _EXPLORER_HEADS = [
 ]
 
 
-def _row_values(r: Mapping[str, Any], models: Sequence[tuple[str, str]]) -> str:
+def _row_values(r: Mapping[str, Any]) -> str:
     """A prompt's whole values for the explorer's URL filters: the row's ``data-sg-values``
     attribute (single-quoted) holding JSON ``{stratum: [search type, and SearchIntensive],
-    domains, failure_modes, slices: [...], statuses: [status of each model, in column order]}``
-    (read by ``searchgen-nb.js``; compared as whole strings)."""
+    domains, failure_modes, slices: [...], statuses: {model_id: status}}``, the statuses of
+    the models without a score only, none when all are scored (read by ``searchgen-nb.js``;
+    compared as whole strings)."""
     values = {
         "stratum": [r["stratum"]] + ([] if r["stratum"] == "NoSearch" else ["SearchIntensive"]),
         **{k: list(r[k]) for k in ("domains", "failure_modes", "slices")},
-        "statuses": [r["statuses"][m] for m, _ in models],
+        **({"statuses": dict(r["statuses"])} if r["statuses"] else {}),
     }
     text = json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "'" + text.replace("&", "&amp;").replace("<", "&lt;").replace("'", "&#x27;") + "'"
@@ -321,7 +323,7 @@ def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, 
     :data:`EXPLORER_FILTERS`). ``models``: ``(model_id, display name)`` in column order; a
     model's cell shows its Overall-9, or its status and how it counts by the model's missing
     policy (``policies``; :func:`~searchgen_nb.book.fmt.pair_cell`); a hidden column holds
-    ``model_id=status`` words for the status filter."""
+    the ``model_id=status`` words of the models without a score, for the search."""
     _check_id(table_id)
     header = [_th(key, Head(label, title), num) for key, label, title, num in _EXPLORER_HEADS]
     header += [_th(f"m:{m}", Head(name, f"{name} ({m}): Overall-9 on this prompt, or its status "
@@ -338,12 +340,12 @@ def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, 
                                                                "slices")),
                  _num_td(r["difficulty"], decimals), _num_td(r["spread"], decimals)]
         for m, _ in models:
-            reason = (r.get("reasons") or {}).get(m)
-            cells.append(_shown_td(pair_cell(r["scores"][m], r["statuses"][m],
-                                             (policies or {}).get(m), decimals, reason)))
-        words = " ".join(f"{m}={r['statuses'][m]}" for m, _ in models)
+            status, reason = r["statuses"].get(m, "scored"), (r.get("reasons") or {}).get(m)
+            cells.append(_shown_td(pair_cell(r["scores"][m], status, (policies or {}).get(m),
+                                             decimals, reason)))
+        words = " ".join(f"{m}={r['statuses'][m]}" for m, _ in models if m in r["statuses"])
         cells.append(f"<td>{esc(words)}</td>")
-        body.append((f"<tr data-sg-values={_row_values(r, models)}>", cells))
+        body.append((f"<tr data-sg-values={_row_values(r)}>", cells))
     options = {"autoWidth": False, "order": [[0, "asc"]], **_paging(50)}
     note = (f'<p class="sg-explorer-filter" id="{table_id}-filter" aria-live="polite"></p>\n'
             f'<div class="sg-table-tools"><button type="button" class="sg-export-rows" '

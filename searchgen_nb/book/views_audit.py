@@ -104,7 +104,8 @@ def prompt_rows(release: Release) -> list[dict]:
     """One dict per prompt of this view (sample_id order): ``sample_id``, ``stratum`` (search
     type), ``domains``, ``failure_modes``, ``slices`` (the published slices holding it),
     ``difficulty`` (mean public Overall-9 of the models with a value), ``spread`` (highest
-    minus lowest), ``scores[model_id]`` (public Overall-9, None = no value), ``statuses``."""
+    minus lowest), ``scores[model_id]`` (public Overall-9, None = no value), ``statuses`` and
+    ``reasons`` (``{model_id: ...}`` of the models without a score only: absent = scored)."""
     tests = {name: release.in_slice(name) for name in release.slices}
     public = functools.partial(to_public, decimals=release.decimals)
     out = []
@@ -119,7 +120,7 @@ def prompt_rows(release: Release) -> list[dict]:
             "difficulty": public(sum(raws.values(), Fraction(0)) / len(raws)) if raws else None,
             "spread": public(max(raws.values()) - min(raws.values())) if raws else None,
             "scores": {m: public(raws[m]) if m in raws else None for m in release.model_order},
-            "statuses": statuses,
+            "statuses": {m: s for m, s in statuses.items() if s != "scored"},
             "reasons": {m: r["models"][m]["error"] for m in release.model_order
                         if r["models"][m].get("error")},
         })

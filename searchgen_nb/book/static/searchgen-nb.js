@@ -42,12 +42,8 @@
   var SHOWN = 80;  // characters of a parameter repeated in the filter's note
   function clip(s) { return s.length > SHOWN ? s.slice(0, SHOWN - 1) + "\u2026" : s; }
   function columnIndex(table) {  // read before DataTables removes the hidden columns' headers
-    var cols = {}, models = 0;
-    table.querySelectorAll("thead th").forEach(function (th, i) {
-      var key = th.getAttribute("data-sg-col");
-      cols[key] = i;
-      if (key && key.indexOf("m:") === 0) { cols["status:" + key.slice(2)] = models++; }  // its place in statuses
-    });
+    var cols = {};
+    table.querySelectorAll("thead th").forEach(function (th, i) { cols[th.getAttribute("data-sg-col")] = i; });
     return cols;
   }
   function rowValues(tr) {
@@ -57,6 +53,11 @@
     return tr.sgValues;
   }
   function holds(list, value) { return Array.isArray(list) && list.indexOf(value) !== -1; }
+  // A model's status on a row: its statuses name the models without a score only.
+  function statusOf(v, model) {
+    var s = v.statuses || {};
+    return Object.prototype.hasOwnProperty.call(s, model) ? s[model] : "scored";
+  }
   // Scroll the table's own frame (not the page) so that a column shows beside the sticky first one.
   function showColumn(table, th) {
     for (var f = table.parentElement; f && f !== document.body; f = f.parentElement) {
@@ -82,11 +83,10 @@
       api.column(cols["m:" + model]).nodes().each(function (td) { td.classList.add("sg-highlight"); });
       var name = clip(api.column(cols["m:" + model]).header().textContent.trim() || model);
       if (status) {
-        var k = cols["status:" + model];
         // status=not_scored: every status but scored (a leaderboard's coverage link)
         tests.push(function (v) {
-          var s = Array.isArray(v.statuses) ? v.statuses[k] : undefined;
-          return status === "not_scored" ? s !== undefined && s !== "scored" : s === status;
+          var s = statusOf(v, model);
+          return status === "not_scored" ? s !== "scored" : s === status;
         });
       }
       if (status === "not_scored") { whose = " of " + name + " without a score"; }
@@ -154,7 +154,8 @@
       opts.columnDefs = (opts.columnDefs || []).concat([
         { targets: "sg-asc-first", orderSequence: ["asc", "desc"] },
         { targets: "sg-hidden", visible: false },
-        { targets: "sg-num", type: "sg-num-na", orderSequence: ["desc", "asc"] },
+        // the header alone says a column is numeric: its cells get the class (alignment, CSS)
+        { targets: "sg-num", type: "sg-num-na", className: "sg-num", orderSequence: ["desc", "asc"] },
         { targets: "_all", orderSequence: ["asc", "desc"] }
       ]);
       try {
@@ -202,7 +203,7 @@
     });
     lines.push(head.join(","));
     api.rows({ search: "applied", order: "applied" }).every(function (r) {
-      var tr = this.node(), v = {}, m = 0, out = [];
+      var tr = this.node(), v = {}, out = [];
       try { v = JSON.parse(tr.getAttribute("data-sg-values") || "{}"); } catch (e) { v = {}; }
       keys.forEach(function (k) {
         var td = api.cell(r, k[0]).node(), num = td.classList.contains("sg-num");
@@ -210,7 +211,8 @@
         var key = td.hasAttribute("data-order") ? td.getAttribute("data-order")
           : (/^\s*[+-]?\d*\.?\d+/.exec(td.textContent) || [""])[0].trim();
         if (k[1].indexOf("m:") === 0) {
-          out.push(cell(key, false), cell((v.statuses || [])[m++], true));
+          var s = v.statuses || {}, model = k[1].slice(2);  // only the models without a score
+          out.push(cell(key, false), cell(Object.prototype.hasOwnProperty.call(s, model) ? s[model] : "scored", true));
         } else { out.push(num ? cell(key, false) : cell(td.textContent, true)); }
       });
       lines.push(out.join(","));
