@@ -1,6 +1,5 @@
-"""The gate's columns: what it keeps of ``prompt_scores.jsonl`` (:class:`Columns`), the
-prompts of a named slice, and its own exact arithmetic (integers over a power-of-two
-denominator; it shares no code with the pipeline's aggregation)."""
+"""The gate's columns of ``prompt_scores.jsonl`` (:class:`Columns`), the prompts of a named
+slice, and its own exact arithmetic (integers over a power-of-two denominator)."""
 
 from __future__ import annotations
 
@@ -32,10 +31,20 @@ def exact_mean(values: list[float]) -> Fraction | None:
     return Fraction(sum(nums), den * len(values))
 
 
+def entry_row(e: dict, comps10: list[str]) -> tuple[int, list[float]]:
+    """A schema-conforming entry's status code and twelve raw values (ten components,
+    Overall-10, Overall-9; NaN = null)."""
+    code = STATUS_CODE.get(e["status"], UNKNOWN)
+    if code != SCORED:
+        return code, NAN_ROW
+    comps = e["components_raw_0to3"]
+    raw = (*(comps[c] for c in comps10), e["overall_10_raw"], e["overall_9_raw"])
+    return code, [math.nan if v is None else float(v) for v in raw]
+
+
 class Columns:
-    """What the validator keeps of ``prompt_scores.jsonl``: per prompt its sample_id, partition
-    and tags; per model and prompt a status code and the twelve raw values (ten components,
-    Overall-10, Overall-9; NaN = null) in compact arrays — never the records themselves."""
+    """Per prompt its sample_id, partition, tags and slice fields; per model and prompt a status
+    code, the twelve raw values of :func:`entry_row` and the result file — never the records."""
 
     def __init__(self, models: list[str], slice_fields: list[str] = ()) -> None:
         self.models = models
@@ -47,13 +56,12 @@ class Columns:
         self._status = [bytearray() for _ in models]
         self._values = [array("d") for _ in models]
 
-    def add_prompt(self, r: dict) -> int:
+    def add_prompt(self, r: dict) -> None:
         self.sample_ids.append(r.get("sample_id"))
         self.field_values.append(tuple(r.get(f) for f in self.slice_fields))
         tags = [r.get(f) for f in ("domains", "failure_modes")]
         tags = [tuple(t) if isinstance(t, list) else () for t in tags]
         self.prompts.append((r.get("stratum"), r.get("search_type"), *tags))
-        return len(self.sample_ids) - 1
 
     def add_entry(self, k: int, status: int, values: list[float], result_file) -> None:
         self._status[k].append(status)
@@ -78,32 +86,24 @@ class Columns:
     def from_records(cls, manifest: dict, records: list[dict]) -> "Columns":
         """Columns of records already in memory (tests; the gate streams the file)."""
         cols = cls(list(manifest["model_order"]), slice_fields(manifest))
-        sc = manifest["scoring"]["overall_10_components"]
         for r in records:
             cols.add_prompt(r)
             for k, m in enumerate(cols.models):
                 e = r["models"][m]
-                row = NAN_ROW
-                if e["status"] == "scored":
-                    comps = e["components_raw_0to3"]
-                    raw = [comps[c] for c in sc] + [e["overall_10_raw"], e["overall_9_raw"]]
-                    row = [math.nan if v is None else float(v) for v in raw]
-                code = STATUS_CODE.get(e["status"], UNKNOWN)
-                cols.add_entry(k, code, row, e.get("result_file"))
+                row = entry_row(e, manifest["scoring"]["overall_10_components"])
+                cols.add_entry(k, *row, e.get("result_file"))
         cols.finish()
         return cols
 
 
 def slice_fields(manifest: dict) -> list[str]:
     named = (manifest.get("evaluation_slices") or {}).get("named") or {}
-    fields = {spec.get("field", "subset") for spec in named.values() if spec.get("include_tags")}
-    return sorted(fields)
+    return sorted({s.get("field", "subset") for s in named.values() if s.get("include_tags")})
 
 
 def slice_prompts(cols: Columns, spec: dict) -> list[int]:
-    """Prompt indices (sample_id order) of one slice of the manifest (data contract, § Named
-    evaluation slices): the prompts whose ``field`` (a string or a list of strings) holds any /
-    all of ``include_tags``."""
+    """Prompt indices (sample_id order) of one slice (data contract, § Named evaluation slices):
+    those whose ``field`` (a string or a list of strings) holds any / all of ``include_tags``."""
     tags = set(spec["include_tags"])
     if not tags:
         return list(range(len(cols.sample_ids)))
