@@ -92,16 +92,10 @@ def _model_rows(manifest: dict, cols: Columns, k: int, groups: list) -> list[dic
         zeros = nt - ns if policy == "zero_fill" else 0
         cells = [_cell(column, members, zeros, dec) for column in columns]
         rows.append({
-            "model_id": m,
-            "display_name": meta["display_name"],
-            "type": meta["type"],
-            "missing_policy": policy,
-            "n_total": nt,
-            "n_scored": ns,
-            "n_included": ns + zeros,
+            "model_id": m, "display_name": meta["display_name"], "type": meta["type"],
+            "missing_policy": policy, "n_total": nt, "n_scored": ns, "n_included": ns + zeros,
             "coverage": half_up(Fraction(ns, nt), 4) if nt else 0.0,
-            "overall_9": cells[11][0],
-            "overall_10": cells[10][0],
+            "overall_9": cells[11][0], "overall_10": cells[10][0],
             "components": {c: cell[0] for c, cell in zip(comps10, cells)},
             "component_counts": {c: cell[1] for c, cell in zip(comps10, cells)},
             "status_counts": {s: status[i] for i, s in enumerate(STATUSES)},
@@ -136,8 +130,6 @@ def _board(manifest: dict, rows: list[dict]) -> list[dict]:
     rest.sort(
         key=lambda r: (r["overall_9"] is None, -(r["overall_9"] or 0), order.index(r["model_id"]))
     )
-    for i, r in enumerate(ranked, 1):
-        r["rank"], r["ranked"] = i, True
-    for r in rest:
-        r["rank"], r["ranked"] = None, False
+    for i, r in enumerate(ranked + rest, 1):
+        r["rank"], r["ranked"] = (i, True) if i <= len(ranked) else (None, False)
     return ranked + rest

@@ -210,13 +210,9 @@ class Recompute:
         inside = self.groups[g][1]
         if all(np.array_equal(a[i, inside], a[j, inside]) for a in (self.x[_O9], self.w[_O9])):
             sign[close] = 0  # the same inputs: equal in every replicate, without arithmetic
-        elif len(close):
-
-            def cmp(pattern):
-                x, y = self.exact(_O9, g, i, pattern), self.exact(_O9, g, j, pattern)
-                return (x > y) - (x < y)
-
-            sign[close] = self.by_pattern(g, close, cmp)
+        elif len(close):  # exact values: none is missing where the float difference is close
+            diffs = self.by_pattern(g, close, partial(self.exact_difference, g, i, j))
+            sign[close] = [(x > 0) - (x < 0) for x in diffs]
         return sign.astype(int), d
 
     def artifact(self) -> dict:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from array import array
-from fractions import Fraction
 
 import numpy as np
 
@@ -21,14 +20,6 @@ def exact_numerators(values: list[float]) -> tuple[list[int], int]:
     ratios = [v.as_integer_ratio() for v in values]
     den = max((d for _, d in ratios), default=1)
     return [n * (den // d) for n, d in ratios], den
-
-
-def exact_mean(values: list[float]) -> Fraction | None:
-    """The exact rational mean of finite doubles; None for no value."""
-    if not values:
-        return None
-    nums, den = exact_numerators(values)
-    return Fraction(sum(nums), den * len(values))
 
 
 def entry_row(e: dict, comps10: list[str]) -> tuple[int, list[float]]:
@@ -72,8 +63,8 @@ class Columns:
         """Freeze into arrays, prompts sorted by sample_id (the reconstruction's own order)."""
         n, m = len(self.sample_ids), len(self.models)
         order = sorted(range(n), key=lambda i: str(self.sample_ids[i]))
-        status = np.array([np.frombuffer(bytes(b), dtype=np.uint8) for b in self._status])
-        values = np.array([np.frombuffer(a, dtype=np.float64) for a in self._values])
+        status = np.frombuffer(b"".join(self._status), dtype=np.uint8)
+        values = np.frombuffer(b"".join(a.tobytes() for a in self._values), dtype=np.float64)
         self.status = status.reshape(m, n)[:, order]
         self.values = values.reshape(m, n, 12)[:, order]
         self.sample_ids = [self.sample_ids[i] for i in order]

@@ -8,6 +8,8 @@ import json
 import math
 import posixpath
 from collections import Counter
+from fractions import Fraction
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +18,7 @@ from searchgen_nb.files import read_lines
 from searchgen_nb.schemas import check_document
 from searchgen_nb.untrusted import strict_loads
 from searchgen_nb.validate_columns import NAN_ROW, SCORED, STATUS_CODE, UNKNOWN, Columns
-from searchgen_nb.validate_columns import entry_row, exact_mean, slice_fields
+from searchgen_nb.validate_columns import entry_row, exact_numerators, slice_fields
 from searchgen_nb.validate_report import Report
 
 _SCORES = "prompt_scores.jsonl"
@@ -25,8 +27,11 @@ _SCORES = "prompt_scores.jsonl"
 def _mean(row: list[float]) -> float | None:
     """The exact mean of the row's values (NaN = absent) rounded to the nearest double (ties
     to even); None for no value."""
-    mean = exact_mean([x for x in row if x == x])
-    return None if mean is None else float(mean)
+    present = [x for x in row if x == x]
+    if not present:
+        return None
+    nums, den = exact_numerators(present)
+    return float(Fraction(sum(nums), den * len(present)))
 
 
 def nearest_double_of_mean(vals: np.ndarray, stored: np.ndarray) -> np.ndarray:
@@ -48,36 +53,30 @@ def _partition(subset, sample_id: str) -> tuple[str, str]:
     return "SearchIntensive", "VisualSearch"
 
 
-def _lines(path: Path, report: Report):
-    """``(line number, text)`` of every line, streamed; a file (or a line) that cannot be read
-    is a ``strict_json`` failure naming it."""
+def _records(path: Path, report: Report):
+    """``(record, whether it conforms to the schema)`` of every line that is a JSON object,
+    streamed; a file or line that cannot be read or parsed is a ``strict_json`` failure."""
     name = path.name
     try:
         for line_no, raw in enumerate(read_lines(path), start=1):
             try:
-                yield line_no, raw.decode("utf-8")
+                r = strict_loads(raw.decode("utf-8"))
             except UnicodeDecodeError as exc:
                 report.fail("strict_json", f"{name} line {line_no}: not UTF-8: {exc}", file=name)
+                continue
+            except (RecursionError, ValueError) as exc:
+                problem = "nested too deeply" if isinstance(exc, RecursionError) else exc
+                report.fail("strict_json", f"{name} line {line_no}: {problem}", file=name)
+                continue
+            problems = check_document(name, r, line_no)
+            for p in problems:
+                report.fail("schema", p["message"], file=p["file"], line=p["line"])
+            if isinstance(r, dict):
+                yield r, not problems
+            else:
+                report.fail("strict_json", f"{name} line {line_no}: not a JSON object", file=name)
     except OSError as exc:
         report.fail("strict_json", f"{name}: cannot read: {why(exc)}", file=name)
-
-
-def _parse(line_no: int, line: str, report: Report) -> tuple[object, bool] | None:
-    """One line as strict JSON and whether it conforms to the schema; None (a ``strict_json``
-    failure) for a line that is not a JSON object."""
-    try:
-        r = strict_loads(line)
-    except (RecursionError, ValueError) as exc:
-        problem = "nested too deeply" if isinstance(exc, RecursionError) else exc
-        report.fail("strict_json", f"{_SCORES} line {line_no}: {problem}", file=_SCORES)
-        return None
-    problems = check_document(_SCORES, r, line_no)
-    for p in problems:
-        report.fail("schema", p["message"], file=p["file"], line=p["line"])
-    if not isinstance(r, dict):
-        report.fail("strict_json", f"{_SCORES} line {line_no}: not a JSON object", file=_SCORES)
-        return None
-    return r, not problems
 
 
 class _Scan:
@@ -98,31 +97,30 @@ class _Scan:
         self.report = report
 
     def record(self, r: dict, conforms: bool) -> None:
-        fail, sid = self.report.fail, r.get("sample_id")
+        sid = r.get("sample_id")
+        fail = partial(self.report.fail, sample_id=sid)
         self.seen[sid] += 1
         self.cols.add_prompt(r)
         stratum, search_type = _partition(r.get("subset"), sid)
         if (r.get("stratum"), r.get("search_type")) != (stratum, search_type):
             fail("expected_counts", f"partition is {r.get('stratum')}/{r.get('search_type')},"
-                 f" the rule gives {stratum}/{search_type}", sample_id=sid)  # fmt: skip
+                 f" the rule gives {stratum}/{search_type}")  # fmt: skip
         for field in ("domains", "failure_modes"):
             tags = r.get(field)
             if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-                text = f"{field} is not a list of strings: {json.dumps(tags)}"
-                fail("tag_fields", text, sample_id=sid)
+                fail("tag_fields", f"{field} is not a list of strings: {json.dumps(tags)}")
             elif len(set(tags)) != len(tags):
-                fail("tag_fields", f"{field} has duplicate tags: {tags}", sample_id=sid)
+                fail("tag_fields", f"{field} has duplicate tags: {tags}")
         entries = r.get("models")
         if not isinstance(entries, dict):
-            fail("unique_records", "record has no models map", sample_id=sid)
+            fail("unique_records", "record has no models map")
             entries = {}
         for m in self.models:
             if m not in entries:
                 text = "configured model has no record for this prompt"
-                fail("unique_records", text, sample_id=sid, model_id=m)
+                fail("unique_records", text, model_id=m)
         for m in sorted(set(entries) - set(self.models)):
-            text = "record for a model that is not configured"
-            fail("unique_records", text, sample_id=sid, model_id=m)
+            fail("unique_records", "record for a model that is not configured", model_id=m)
         for k, m in enumerate(self.models):
             self.entry(r, k, entries.get(m), conforms)
 
@@ -180,12 +178,10 @@ def scan_records(folder: Path, manifest: dict, report: Report) -> Columns:
     """Read ``prompt_scores.jsonl`` line by line (strict JSON), run the per-record checks and
     keep only the columns (:class:`Columns`)."""
     scan = _Scan(manifest, report)
-    lines = _lines(folder / _SCORES, report)
-    with contextlib.closing(lines):  # the file is closed however the loop ends
-        for line_no, line in lines:
-            parsed = _parse(line_no, line, report)
-            if parsed is not None:
-                scan.record(*parsed)
+    records = _records(folder / _SCORES, report)
+    with contextlib.closing(records):  # the file is closed however the loop ends
+        for r, conforms in records:
+            scan.record(r, conforms)
     return scan.finish()
 
 
@@ -227,33 +223,29 @@ def _check_entry(sid, m, e, comps10, report: Report) -> tuple[int, list[float]]:
                     " components (a missing key is neither null nor 0)", **where)  # fmt: skip
         return UNKNOWN, NAN_ROW
     values = [comps[c] for c in comps10]
+    stored = [e.get("overall_10_raw"), e.get("overall_9_raw")]
     for c, v in zip(comps10, values):
         if v is not None and not _is_number(v):
             text = f"{c} is {json.dumps(v)}: neither null nor a number"
             report.fail("null_zero_distinct", text, **where)
             return UNKNOWN, NAN_ROW
-    if status == "scored":
-        return _check_scored(comps10, values, e, where, report)
-    present = [c for c, v in zip(comps10, values) if v is not None]
-    if present:
-        text = f"{status} record carries component values ({', '.join(present)})"
-        report.fail("component_values", text, **where)
-    if e.get("overall_10_raw") is not None or e.get("overall_9_raw") is not None:
-        report.fail("component_values", f"{status} record carries an overall value", **where)
-    if status == "invalid_evaluation" and not e.get("error"):
-        report.fail("null_zero_distinct", "invalid_evaluation without its reason", **where)
-    if status != "invalid_evaluation" and e.get("error") is not None:
-        report.fail("null_zero_distinct", f"{status} record carries an error reason", **where)
-    return STATUS_CODE[status], NAN_ROW
-
-
-def _check_scored(comps10, values, e: dict, where: dict, report: Report) -> tuple[int, list]:
+    if status != "scored":
+        present = [c for c, v in zip(comps10, values) if v is not None]
+        if present:
+            text = f"{status} record carries component values ({', '.join(present)})"
+            report.fail("component_values", text, **where)
+        if stored != [None, None]:
+            report.fail("component_values", f"{status} record carries an overall value", **where)
+        if status == "invalid_evaluation" and not e.get("error"):
+            report.fail("null_zero_distinct", "invalid_evaluation without its reason", **where)
+        if status != "invalid_evaluation" and e.get("error") is not None:
+            report.fail("null_zero_distinct", f"{status} record carries an error reason", **where)
+        return STATUS_CODE[status], NAN_ROW
     for c, v in zip(comps10, values):
         if v is not None and not (0 <= _as_float(v) <= 3):
             report.fail("component_values", f"{c} = {v} is not a finite value in 0–3", **where)
     if e.get("error") is not None:
         report.fail("null_zero_distinct", "scored record carries an error reason", **where)
-    stored = [e.get("overall_10_raw"), e.get("overall_9_raw")]
     for key, got in zip(("overall_10_raw", "overall_9_raw"), stored):
         if got is not None and not (_is_number(got) and math.isfinite(_as_float(got))):
             text = f"{key} is {json.dumps(got)}: neither null nor a number"
