@@ -114,8 +114,7 @@ def _cell(column: tuple[list, int], members: list[int], zeros: int, dec: int) ->
 
 def _board(manifest: dict, rows: list[dict]) -> list[dict]:
     """Rank one group's rows (data contract, § Coverage and ranking): coverage ≥ the written
-    min_ranking_coverage, an Overall-9, not pending; by Overall-9 descending, ties by model_id;
-    the rest after."""
+    min_ranking_coverage, an Overall-9, not pending; by Overall-9 down, model_id; the rest after."""
     # the decimal written in the config (its JSON number's shortest repr), never the binary double
     min_cov = Fraction(str(manifest["scoring"]["min_ranking_coverage"]))
     order = manifest["model_order"]

@@ -1,7 +1,6 @@
 """The gate's own recomputation of ``uncertainty.json`` from its columns and the manifest
-(data contract, § Uncertainty: the stratified prompt bootstrap); no code shared with
-:mod:`searchgen_nb.uncertainty`. The draws are consumed stratum after stratum; a float within
-its error bound of a decision is settled in fractions, once per distinct count pattern."""
+(data contract, § Uncertainty: the stratified prompt bootstrap): a float within its error bound
+of a decision is settled in fractions, once per distinct count pattern of the group's prompts."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The published figures against the gate's recomputation, exactly: the leaderboard files
-(checks ``aggregates`` and ``order_invariance``), ``uncertainty.json`` (check ``uncertainty``)
-and null against zero in every aggregate row (check ``null_zero_distinct``). Every difference
-is a failure naming the file, the group, the model (or pair) and the key."""
+"""The published leaderboards and ``uncertainty.json`` against the gate's recomputation, exactly:
+each difference a failure naming the file, the group, the model (or pair) and the key."""
 
 from __future__ import annotations
 
