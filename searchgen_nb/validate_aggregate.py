@@ -2,8 +2,6 @@
 alone (data contract, § Aggregation over a group of prompts; § Public scale and rounding;
 § Coverage and ranking): every cell an exact mean rounded half-up once."""
 
-from __future__ import annotations
-
 import math
 from collections import Counter
 from fractions import Fraction

@@ -2,8 +2,6 @@
 (data contract, § Uncertainty: the stratified prompt bootstrap): a float within its error bound
 of a decision is settled in fractions, once per distinct count pattern of the group's prompts."""
 
-from __future__ import annotations
-
 import json
 import math
 from fractions import Fraction

@@ -1,8 +1,6 @@
 """The gate's columns of ``prompt_scores.jsonl`` (:class:`Columns`), the prompts of a named
 slice, and its own exact arithmetic (integers over a power-of-two denominator)."""
 
-from __future__ import annotations
-
 import math
 from array import array
 

@@ -1,8 +1,6 @@
 """The published leaderboards and ``uncertainty.json`` against the gate's recomputation, exactly:
 each difference a failure naming the file, the group, the model (or pair) and the key."""
 
-from __future__ import annotations
-
 import json
 import math
 
@@ -155,8 +153,7 @@ def _compare_pairs(g: str, w: list | None, h: object, report: Report) -> None:
     if order != expected:
         first = next((i for i, (x, y) in enumerate(zip(order, expected)) if x != y),
                      min(len(order), len(expected)))  # fmt: skip
-        got_pair = order[first] if first < len(order) else "nothing"
-        want_pair = expected[first] if first < len(expected) else "nothing"
+        got_pair, want_pair = (order + ["nothing"])[first], (expected + ["nothing"])[first]
         report.fail(check, f"{name}: pairs must be every pair of ranked models in published rank"
                     f" order ({len(expected)} pairs): entry {first + 1} is"
                     f" {json.dumps(got_pair)}, expected {json.dumps(want_pair)}",

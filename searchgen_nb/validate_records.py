@@ -1,8 +1,6 @@
 """The gate's reading of ``prompt_scores.jsonl``: every line as strict JSON, the per-record
 checks and, of what passes, only compact columns (:class:`Columns`)."""
 
-from __future__ import annotations
-
 import contextlib
 import json
 import math

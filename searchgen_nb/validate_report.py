@@ -1,8 +1,6 @@
 """The release gate's report: its thirteen checks, one line describing each, and the pass/fail
 record of every check with the offending items (data contract, § The release gate)."""
 
-from __future__ import annotations
-
 #: The checks in report order, one line each for reports and the book's Validation and Audit pages.
 CHECK_DESCRIPTIONS = {
     "schema": "every artifact (each line of prompt_scores.jsonl) conforms to its JSON Schema"
