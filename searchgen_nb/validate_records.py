@@ -189,8 +189,9 @@ def _check_prompt_overalls(cols: Columns, nine: list[int], report: Report) -> No
     k_idx, p_idx = np.nonzero(cols.status == SCORED)
     rows = cols.values[k_idx, p_idx].tolist()  # (n scored, 12)
     for j, key, comp_cols in ((10, "overall_10_raw", range(10)), (11, "overall_9_raw", nine)):
-        for k, p, row in zip(k_idx.tolist(), p_idx.tolist(), rows):
-            want, got = _mean([row[c] for c in comp_cols]), None if row[j] != row[j] else row[j]
+        wants = [_mean([row[c] for c in comp_cols]) for row in rows]  # raises before any failure
+        for k, p, row, want in zip(k_idx.tolist(), p_idx.tolist(), rows, wants):
+            got = None if row[j] != row[j] else row[j]
             if want != got:
                 report.fail("prompt_overalls", f"{key} is {got}, recomputed {want}",
                             **_where(cols, k, p))  # fmt: skip
