@@ -75,12 +75,12 @@ class Columns:
     def from_records(cls, manifest: dict, records: list[dict]) -> "Columns":
         """Columns of records already in memory (tests; the gate streams the file)."""
         cols = cls(list(manifest["model_order"]), slice_fields(manifest))
+        comps10 = manifest["scoring"]["overall_10_components"]
         for r in records:
             cols.add_prompt(r)
             for k, m in enumerate(cols.models):
                 e = r["models"][m]
-                row = entry_row(e, manifest["scoring"]["overall_10_components"])
-                cols.add_entry(k, *row, e.get("result_file"))
+                cols.add_entry(k, *entry_row(e, comps10), e.get("result_file"))
         cols.finish()
         return cols
 
