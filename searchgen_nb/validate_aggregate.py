@@ -1,22 +1,13 @@
-"""The gate's own recomputation of the five leaderboard files from its columns and the
-manifest alone (data contract, § Aggregation over a group of prompts; § Public scale and
-rounding; § Coverage and ranking). Every cell is an exact mean (integer sums over a
-power-of-two denominator) rounded half-up once; it shares no code with the pipeline's
-aggregation, which works in decimals over a membership matrix."""
-
-from __future__ import annotations
+"""The gate's own recomputation of the five leaderboard files from its columns and the manifest
+alone (data contract, § Aggregation over a group of prompts; § Public scale and rounding;
+§ Coverage and ranking): every cell an exact mean rounded half-up once."""
 
 import math
 from collections import Counter
 from fractions import Fraction
 
-from searchgen_nb.validate_columns import (
-    SCORED,
-    STATUSES,
-    Columns,
-    exact_numerators,
-    slice_prompts,
-)
+from searchgen_nb.validate_columns import SCORED, STATUSES, Columns, exact_numerators
+from searchgen_nb.validate_columns import slice_prompts
 
 _STRATA = ("All", "NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
 
@@ -36,10 +27,8 @@ def reconstruct_columns(manifest: dict, cols: Columns) -> dict[str, object]:
     order = manifest["model_order"]
     groups = _groups(cols, manifest)
     rows = {m: _model_rows(manifest, cols, k, groups) for k, m in enumerate(order)}
-    by_slice = {
-        name: {"overall": None, "strata": {}, "domains": {}, "failure_modes": {}}
-        for name in manifest["published_slices"]
-    }
+    by_slice = {name: {"overall": None, "strata": {}, "domains": {}, "failure_modes": {}}
+                for name in manifest["published_slices"]}  # fmt: skip
     for g, ((slice_name, kind, name), _) in enumerate(groups):
         by_slice[slice_name][kind][name] = _board(manifest, [rows[m][g] for m in order])
     for board in by_slice.values():
@@ -63,15 +52,13 @@ def _groups(cols: Columns, manifest: dict) -> list[tuple[tuple[str, str, str], l
         members = slice_prompts(cols, named[slice_name])
         groups: dict[tuple[str, str], list[int]] = {("strata", g): [] for g in _STRATA}
         for kind, j in (("domains", 2), ("failure_modes", 3)):
-            groups.update(
-                {(kind, t): [] for t in sorted({t for i in members for t in cols.prompts[i][j]})}
-            )
+            tags = sorted({t for i in members for t in cols.prompts[i][j]})
+            groups.update({(kind, t): [] for t in tags})
         for i in members:
             stratum, search_type, domains, failure_modes = cols.prompts[i]
             keys = {("strata", "All"), ("strata", stratum), ("strata", search_type)}
-            keys |= {("domains", t) for t in domains} | {
-                ("failure_modes", t) for t in failure_modes
-            }
+            keys |= {("domains", t) for t in domains}
+            keys |= {("failure_modes", t) for t in failure_modes}
             for key in keys:
                 groups[key].append(i)
         out += [((slice_name, *key), members) for key, members in groups.items()]
@@ -81,10 +68,8 @@ def _groups(cols: Columns, manifest: dict) -> list[tuple[tuple[str, str, str], l
 def _exact_column(cols: Columns, k: int, j: int) -> tuple[list[int | None], int]:
     """Value j of model k's scored entries per prompt as integers over one denominator
     (None where there is no value)."""
-    values = [
-        v if s == SCORED and v == v else None
-        for v, s in zip(cols.values[k, :, j].tolist(), cols.status[k].tolist())
-    ]
+    values = [v if s == SCORED and v == v else None
+              for v, s in zip(cols.values[k, :, j].tolist(), cols.status[k].tolist())]  # fmt: skip
     nums, den = exact_numerators([v for v in values if v is not None])
     present = iter(nums)
     return [None if v is None else next(present) for v in values], den
@@ -94,11 +79,8 @@ def _model_rows(manifest: dict, cols: Columns, k: int, groups: list) -> list[dic
     """Model k's row in every group, unranked."""
     m = cols.models[k]
     meta, sc = manifest["models"][m], manifest["scoring"]
-    policy, comps10, dec = (
-        meta["missing_policy"],
-        sc["overall_10_components"],
-        sc["public_rounding_decimals"],
-    )
+    policy, comps10 = meta["missing_policy"], sc["overall_10_components"]
+    dec = sc["public_rounding_decimals"]
     columns = [_exact_column(cols, k, j) for j in range(12)]
     codes = cols.status[k].tolist()
     rows = []
@@ -107,31 +89,21 @@ def _model_rows(manifest: dict, cols: Columns, k: int, groups: list) -> list[dic
         nt, ns = len(members), status[SCORED]
         zeros = nt - ns if policy == "zero_fill" else 0
         cells = [_cell(column, members, zeros, dec) for column in columns]
-        rows.append(
-            {
-                "model_id": m,
-                "display_name": meta["display_name"],
-                "type": meta["type"],
-                "missing_policy": policy,
-                "n_total": nt,
-                "n_scored": ns,
-                "n_included": ns + zeros,
-                "coverage": half_up(Fraction(ns, nt), 4) if nt else 0.0,
-                "overall_9": cells[11][0],
-                "overall_10": cells[10][0],
-                "components": {c: cell[0] for c, cell in zip(comps10, cells)},
-                "component_counts": {c: cell[1] for c, cell in zip(comps10, cells)},
-                "status_counts": {s: status[i] for i, s in enumerate(STATUSES)},
-            }
-        )
+        rows.append({
+            "model_id": m, "display_name": meta["display_name"], "type": meta["type"],
+            "missing_policy": policy, "n_total": nt, "n_scored": ns, "n_included": ns + zeros,
+            "coverage": half_up(Fraction(ns, nt), 4) if nt else 0.0,
+            "overall_9": cells[11][0], "overall_10": cells[10][0],
+            "components": {c: cell[0] for c, cell in zip(comps10, cells)},
+            "component_counts": {c: cell[1] for c, cell in zip(comps10, cells)},
+            "status_counts": {s: status[i] for i, s in enumerate(STATUSES)},
+        })  # fmt: skip
     return rows
 
 
-def _cell(
-    column: tuple[list[int | None], int], members: list[int], zeros: int, dec: int
-) -> tuple[float | None, int]:
-    """The public value (0–100, half-up to ``dec``; None where nothing is included) of the
-    exact mean of the members' values and ``zeros`` zeros, and how many were included."""
+def _cell(column: tuple[list, int], members: list[int], zeros: int, dec: int) -> tuple:
+    """``(public value, n included)``: the exact mean of the members' values and ``zeros``
+    zeros on 0–100, half-up to ``dec`` (None where nothing is included)."""
     nums, den = column
     present = [nums[i] for i in members if nums[i] is not None]
     n = len(present) + zeros
@@ -140,29 +112,21 @@ def _cell(
 
 def _board(manifest: dict, rows: list[dict]) -> list[dict]:
     """Rank one group's rows (data contract, § Coverage and ranking): coverage ≥ the written
-    min_ranking_coverage, an Overall-9, not pending; by Overall-9 descending, ties by model_id;
-    the rest after."""
-    sc = manifest["scoring"]
+    min_ranking_coverage, an Overall-9, not pending; by Overall-9 down, model_id; the rest after."""
     # the decimal written in the config (its JSON number's shortest repr), never the binary double
-    min_cov = Fraction(str(sc["min_ranking_coverage"]))
+    min_cov = Fraction(str(manifest["scoring"]["min_ranking_coverage"]))
     order = manifest["model_order"]
     pending = {m for m in order if manifest["models"][m].get("pending") is True}
 
     def eligible(r: dict) -> bool:
-        return (
-            r["overall_9"] is not None
-            and r["model_id"] not in pending
-            and r["n_total"]
-            and Fraction(r["n_scored"], r["n_total"]) >= min_cov
-        )
+        return (r["overall_9"] is not None and r["model_id"] not in pending and r["n_total"]
+                and Fraction(r["n_scored"], r["n_total"]) >= min_cov)  # fmt: skip
 
     ranked = sorted(filter(eligible, rows), key=lambda r: (-r["overall_9"], r["model_id"]))
     rest = [r for r in rows if r not in ranked]
     rest.sort(
         key=lambda r: (r["overall_9"] is None, -(r["overall_9"] or 0), order.index(r["model_id"]))
     )
-    for i, r in enumerate(ranked, 1):
-        r["rank"], r["ranked"] = i, True
-    for r in rest:
-        r["rank"], r["ranked"] = None, False
+    for i, r in enumerate(ranked + rest, 1):
+        r["rank"], r["ranked"] = (i, True) if i <= len(ranked) else (None, False)
     return ranked + rest

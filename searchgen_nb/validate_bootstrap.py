@@ -1,12 +1,6 @@
-"""The gate's own recomputation of ``uncertainty.json`` (data contract, § Uncertainty: the
-stratified prompt bootstrap): it reads only the validator's columns and the manifest, and shares
-no code with :mod:`searchgen_nb.uncertainty`. The contract's draws are consumed in stream order,
-stratum after stratum; each group's replicate sums over its own prompts add up stratum by
-stratum. A float within its error bound of a decision is settled in fractions, once per
-distinct pattern of counts of the group's prompts among the replicates concerned.
-"""
-
-from __future__ import annotations
+"""The gate's own recomputation of ``uncertainty.json`` from its columns and the manifest
+(data contract, § Uncertainty: the stratified prompt bootstrap): a float within its error bound
+of a decision is settled in fractions, once per distinct count pattern of the group's prompts."""
 
 import json
 import math
@@ -27,8 +21,8 @@ class SettingsError(ValueError):
 
 
 def _settings(manifest: dict) -> tuple[int, int, float]:
-    """``(n_bootstrap, seed, confidence)`` from ``manifest.json``'s ``config.uncertainty``;
-    :class:`SettingsError` naming the key when one is missing or not a valid value."""
+    """``(n_bootstrap, seed, confidence)`` of ``config.uncertainty``; :class:`SettingsError`
+    naming the key that is missing or not a valid value."""
     config = manifest.get("config")
     cfg = config.get("uncertainty") if isinstance(config, dict) else None
     where = "manifest.json config.uncertainty"
@@ -104,7 +98,7 @@ class Recompute:
         # per kind: each model's value (0 where not included) and inclusion 0/1, (M, n)
         scored = cols.status == 0
         zero = np.array([manifest["models"][m]["missing_policy"] == "zero_fill"
-                         for m in self.models])
+                         for m in self.models])  # fmt: skip
         self.x, self.w = {}, {}
         for kind, c in _KINDS:
             has = scored & ~np.isnan(cols.values[:, :, c])
@@ -213,13 +207,9 @@ class Recompute:
         inside = self.groups[g][1]
         if all(np.array_equal(a[i, inside], a[j, inside]) for a in (self.x[_O9], self.w[_O9])):
             sign[close] = 0  # the same inputs: equal in every replicate, without arithmetic
-        elif len(close):
-
-            def cmp(pattern):
-                x, y = self.exact(_O9, g, i, pattern), self.exact(_O9, g, j, pattern)
-                return (x > y) - (x < y)
-
-            sign[close] = self.by_pattern(g, close, cmp)
+        elif len(close):  # exact values: none is missing where the float difference is close
+            diffs = self.by_pattern(g, close, partial(self.exact_difference, g, i, j))
+            sign[close] = [(x > 0) - (x < 0) for x in diffs]
         return sign.astype(int), d
 
     def artifact(self) -> dict:
@@ -234,9 +224,8 @@ class Recompute:
             for k, m in enumerate(self.models):
                 cells[m] = {"rank": None, "n_valid": int(np.sum(~np.isnan(q[_O9][g][:, k])))}
                 for kind, _ in _KINDS:
-                    v = q[kind][g][:, k]
                     exact = partial(self.exact, kind, g, k)
-                    cells[m][kind] = self.ends(g, v, tol[kind][k], exact)
+                    cells[m][kind] = self.ends(g, q[kind][g][:, k], tol[kind][k], exact)
             if ranked:
                 rank, head["pairs"][key] = self.ranked(g, q[_O9][g], ranked)
                 for i, (m, _) in enumerate(ranked):
@@ -270,9 +259,6 @@ class Recompute:
 
 
 def reconstruct_uncertainty(manifest: dict, cols, boards: dict, slice_prompts) -> dict:
-    """``uncertainty.json`` as the validator recomputes it (see the module docstring).
-
-    ``cols``: the validator's columns (prompts in sample_id order); ``boards``: the published
-    leaderboards (already checked against the validator's own reconstruction);
-    ``slice_prompts(cols, spec) -> prompt indices`` of a manifest slice."""
+    """``uncertainty.json`` as the validator recomputes it from its ``cols`` (sample_id order),
+    the published ``boards`` (already checked) and ``slice_prompts(cols, spec) -> indices``."""
     return Recompute(manifest, cols, boards, slice_prompts).artifact()

@@ -1,12 +1,8 @@
-"""The gate's columns: what it keeps of ``prompt_scores.jsonl`` (:class:`Columns`), the
-prompts of a named slice, and its own exact arithmetic (integers over a power-of-two
-denominator; it shares no code with the pipeline's aggregation)."""
-
-from __future__ import annotations
+"""The gate's columns of ``prompt_scores.jsonl`` (:class:`Columns`), the prompts of a named
+slice, and its own exact arithmetic (integers over a power-of-two denominator)."""
 
 import math
 from array import array
-from fractions import Fraction
 
 import numpy as np
 
@@ -24,18 +20,20 @@ def exact_numerators(values: list[float]) -> tuple[list[int], int]:
     return [n * (den // d) for n, d in ratios], den
 
 
-def exact_mean(values: list[float]) -> Fraction | None:
-    """The exact rational mean of finite doubles; None for no value."""
-    if not values:
-        return None
-    nums, den = exact_numerators(values)
-    return Fraction(sum(nums), den * len(values))
+def entry_row(e: dict, comps10: list[str]) -> tuple[int, list[float]]:
+    """A schema-conforming entry's status code and twelve raw values (ten components,
+    Overall-10, Overall-9; NaN = null)."""
+    code = STATUS_CODE.get(e["status"], UNKNOWN)
+    if code != SCORED:
+        return code, NAN_ROW
+    comps = e["components_raw_0to3"]
+    raw = (*(comps[c] for c in comps10), e["overall_10_raw"], e["overall_9_raw"])
+    return code, [math.nan if v is None else float(v) for v in raw]
 
 
 class Columns:
-    """What the validator keeps of ``prompt_scores.jsonl``: per prompt its sample_id, partition
-    and tags; per model and prompt a status code and the twelve raw values (ten components,
-    Overall-10, Overall-9; NaN = null) in compact arrays — never the records themselves."""
+    """Per prompt its sample_id, partition, tags and slice fields; per model and prompt a status
+    code, the twelve raw values of :func:`entry_row` and the result file — never the records."""
 
     def __init__(self, models: list[str], slice_fields: list[str] = ()) -> None:
         self.models = models
@@ -47,13 +45,12 @@ class Columns:
         self._status = [bytearray() for _ in models]
         self._values = [array("d") for _ in models]
 
-    def add_prompt(self, r: dict) -> int:
+    def add_prompt(self, r: dict) -> None:
         self.sample_ids.append(r.get("sample_id"))
         self.field_values.append(tuple(r.get(f) for f in self.slice_fields))
         tags = [r.get(f) for f in ("domains", "failure_modes")]
         tags = [tuple(t) if isinstance(t, list) else () for t in tags]
         self.prompts.append((r.get("stratum"), r.get("search_type"), *tags))
-        return len(self.sample_ids) - 1
 
     def add_entry(self, k: int, status: int, values: list[float], result_file) -> None:
         self._status[k].append(status)
@@ -64,8 +61,8 @@ class Columns:
         """Freeze into arrays, prompts sorted by sample_id (the reconstruction's own order)."""
         n, m = len(self.sample_ids), len(self.models)
         order = sorted(range(n), key=lambda i: str(self.sample_ids[i]))
-        status = np.array([np.frombuffer(bytes(b), dtype=np.uint8) for b in self._status])
-        values = np.array([np.frombuffer(a, dtype=np.float64) for a in self._values])
+        status = np.frombuffer(b"".join(self._status), dtype=np.uint8)
+        values = np.frombuffer(b"".join(a.tobytes() for a in self._values), dtype=np.float64)
         self.status = status.reshape(m, n)[:, order]
         self.values = values.reshape(m, n, 12)[:, order]
         self.sample_ids = [self.sample_ids[i] for i in order]
@@ -78,32 +75,24 @@ class Columns:
     def from_records(cls, manifest: dict, records: list[dict]) -> "Columns":
         """Columns of records already in memory (tests; the gate streams the file)."""
         cols = cls(list(manifest["model_order"]), slice_fields(manifest))
-        sc = manifest["scoring"]["overall_10_components"]
+        comps10 = manifest["scoring"]["overall_10_components"]
         for r in records:
             cols.add_prompt(r)
             for k, m in enumerate(cols.models):
                 e = r["models"][m]
-                row = NAN_ROW
-                if e["status"] == "scored":
-                    comps = e["components_raw_0to3"]
-                    raw = [comps[c] for c in sc] + [e["overall_10_raw"], e["overall_9_raw"]]
-                    row = [math.nan if v is None else float(v) for v in raw]
-                code = STATUS_CODE.get(e["status"], UNKNOWN)
-                cols.add_entry(k, code, row, e.get("result_file"))
+                cols.add_entry(k, *entry_row(e, comps10), e.get("result_file"))
         cols.finish()
         return cols
 
 
 def slice_fields(manifest: dict) -> list[str]:
     named = (manifest.get("evaluation_slices") or {}).get("named") or {}
-    fields = {spec.get("field", "subset") for spec in named.values() if spec.get("include_tags")}
-    return sorted(fields)
+    return sorted({s.get("field", "subset") for s in named.values() if s.get("include_tags")})
 
 
 def slice_prompts(cols: Columns, spec: dict) -> list[int]:
-    """Prompt indices (sample_id order) of one slice of the manifest (data contract, § Named
-    evaluation slices): the prompts whose ``field`` (a string or a list of strings) holds any /
-    all of ``include_tags``."""
+    """Prompt indices (sample_id order) of one slice (data contract, § Named evaluation slices):
+    those whose ``field`` (a string or a list of strings) holds any / all of ``include_tags``."""
     tags = set(spec["include_tags"])
     if not tags:
         return list(range(len(cols.sample_ids)))

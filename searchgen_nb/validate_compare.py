@@ -1,22 +1,13 @@
-"""The published figures against the gate's recomputation, exactly: the leaderboard files
-(checks ``aggregates`` and ``order_invariance``), ``uncertainty.json`` (check ``uncertainty``)
-and null against zero in every aggregate row (check ``null_zero_distinct``). Every difference
-is a failure naming the file, the group, the model (or pair) and the key."""
-
-from __future__ import annotations
+"""The published leaderboards and ``uncertainty.json`` against the gate's recomputation, exactly:
+each difference a failure naming the file, the group, the model (or pair) and the key."""
 
 import json
 import math
 
 from searchgen_nb.validate_report import Report
 
-BOARDS = (
-    "leaderboard_overall.json",
-    "leaderboard_by_stratum.json",
-    "leaderboard_by_domain.json",
-    "leaderboard_by_failure_mode.json",
-    "leaderboard_by_slice.json",
-)
+BOARDS = ("leaderboard_overall.json", "leaderboard_by_stratum.json", "leaderboard_by_domain.json",
+          "leaderboard_by_failure_mode.json", "leaderboard_by_slice.json")  # fmt: skip
 UNCERTAINTY = "uncertainty.json"
 _SLICE_KINDS = ("overall", "strata", "domains", "failure_modes")
 
@@ -50,30 +41,24 @@ def _flat_slices(data: object) -> object:
     return flat
 
 
-def _by_group(name: str, data: object) -> object:
-    """A leaderboard file as ``{group: rows}``."""
-    if name == "leaderboard_overall.json":
-        return {"All": data}
-    if name == "leaderboard_by_slice.json":
-        return _flat_slices(data)
-    return data
-
-
 def compare_board(name: str, want: object, got: object, report: Report, check: str) -> None:
     """One leaderboard file, group by group, row by row, key by key."""
-    want, got = _by_group(name, want), _by_group(name, got)
+    if name == "leaderboard_overall.json":
+        want, got = {"All": want}, {"All": got}
+    elif name == "leaderboard_by_slice.json":
+        want, got = _flat_slices(want), _flat_slices(got)
+    where = {"file": name}
     if not isinstance(got, dict):
-        report.fail(check, f"{name}: not a mapping of groups", file=name)
+        report.fail(check, f"{name}: not a mapping of groups", **where)
         return
     for g in sorted(set(want) | set(got)):
+        where["group"] = g
         if g not in got:
-            report.fail(check, f"{name}: group missing", file=name, group=g)
+            report.fail(check, f"{name}: group missing", **where)
         elif g not in want:
-            report.fail(
-                check, f"{name}: group has no prompt in prompt_scores.jsonl", file=name, group=g
-            )
+            report.fail(check, f"{name}: group has no prompt in prompt_scores.jsonl", **where)
         elif not isinstance(got[g], list):
-            report.fail(check, f"{name}: group is not a list of rows", file=name, group=g)
+            report.fail(check, f"{name}: group is not a list of rows", **where)
         else:
             _compare_rows(name, g, want[g], got[g], report, check)
 
@@ -92,43 +77,33 @@ def _compare_rows(name: str, g: str, wrows: list, grows: list, report: Report, c
     wanted = [r["model_id"] for r in wrows]
     if wanted != [r.get("model_id") if isinstance(r, dict) else None for r in grows]:
         order = [r.get("model_id") for r in grows if isinstance(r, dict)]
-        report.fail(
-            check,
-            f"{name}: row order {order} differs from the recomputed ranking {wanted}",
-            file=name,
-            group=g,
-        )
+        text = f"{name}: row order {order} differs from the recomputed ranking {wanted}"
+        report.fail(check, text, file=name, group=g)
     for w in wrows:
-        r = gby.get(w["model_id"])
-        if r is None:
-            report.fail(check, f"{name}: row missing", file=name, group=g, model_id=w["model_id"])
-            continue
         where = {"file": name, "group": g, "model_id": w["model_id"]}
-        _compare_fields(w, r, f"{name}: ", report, check, **where)
+        if w["model_id"] not in gby:
+            report.fail(check, f"{name}: row missing", **where)
+        else:
+            _compare_fields(w, gby[w["model_id"]], f"{name}: ", report, check, **where)
 
 
 def check_rows_null_vs_zero(boards: dict, report: Report) -> None:
     """In every row a component is null exactly when no value went into it (count 0)."""
     for name in BOARDS:
-        data = boards[name]
-        groups = data
-        if isinstance(data, list):
-            groups = {"All": data}
+        groups = boards[name]
+        if isinstance(groups, list):
+            groups = {"All": groups}
         elif name == "leaderboard_by_slice.json":
-            groups = _flat_slices(data)
+            groups = _flat_slices(groups)
         for g, rows in groups.items():
             for r in rows:
                 comps, counts = r.get("components", {}), r.get("component_counts", {})
                 for c in sorted(set(comps) | set(counts)):
                     if (comps.get(c) is None) != (counts.get(c, 0) == 0):
-                        report.fail(
-                            "null_zero_distinct",
-                            f"{name}: {c} is {json.dumps(comps.get(c))} with component_counts"
-                            f" {counts.get(c)} (null must mean no value, and only that)",
-                            file=name,
-                            group=g,
-                            model_id=r.get("model_id"),
-                        )
+                        text = (f"{name}: {c} is {json.dumps(comps.get(c))} with component_counts"
+                                f" {counts.get(c)} (null must mean no value, and only that)")
+                        report.fail("null_zero_distinct", text, file=name, group=g,
+                                    model_id=r.get("model_id"))  # fmt: skip
 
 
 def compare_uncertainty(want: dict, got: object, report: Report) -> None:
@@ -138,12 +113,9 @@ def compare_uncertainty(want: dict, got: object, report: Report) -> None:
     if not isinstance(got, dict):
         report.fail(check, f"{name}: not a JSON object", file=name)
         return
-    for key in sorted(set(want) | set(got)):
-        wv, gv = want.get(key, "<missing>"), got.get(key, "<missing>")
-        if key not in ("groups", "pairs") and not same(wv, gv):
-            report.fail(
-                check, f"{name}: {key} is {json.dumps(gv)}, recomputed {json.dumps(wv)}", file=name
-            )
+    keys = sorted((set(want) | set(got)) - {"groups", "pairs"})
+    top = {key: want.get(key, "<missing>") for key in keys}
+    _compare_fields(top, got, f"{name}: ", report, check, file=name)
     groups, pairs = got.get("groups"), got.get("pairs")
     if not isinstance(groups, dict) or not isinstance(pairs, dict):
         report.fail(check, f"{name}: groups and pairs must be JSON objects", file=name)
@@ -157,30 +129,17 @@ def compare_uncertainty(want: dict, got: object, report: Report) -> None:
 def _compare_group(g: str, w: dict | None, h: object, report: Report) -> None:
     name, check = UNCERTAINTY, "uncertainty"
     if w is None or not isinstance(h, dict):
-        why = (
-            "missing"
-            if h is None
-            else "not recomputed (no such group in prompt_scores.jsonl)"
-            if w is None
-            else "is not an object"
-        )
+        why = ("missing" if h is None else "is not an object" if w is not None
+               else "not recomputed (no such group in prompt_scores.jsonl)")  # fmt: skip
         report.fail(check, f"{name}: group {why}", file=name, group=g)
         return
     for m in sorted(set(w) | set(h)):
+        where = {"file": name, "group": g, "model_id": m}
         if m not in w or not isinstance(h.get(m), dict):
             why = "missing" if m not in h else "unknown" if m not in w else "not an object"
-            report.fail(check, f"{name}: model {why}", file=name, group=g, model_id=m)
-            continue
-        for key, wv in w[m].items():
-            hv = h[m].get(key, "<missing>")
-            if not same(wv, hv):
-                report.fail(
-                    check,
-                    f"{name}: {key} is {json.dumps(hv)}, recomputed {json.dumps(wv)}",
-                    file=name,
-                    group=g,
-                    model_id=m,
-                )
+            report.fail(check, f"{name}: model {why}", **where)
+        else:
+            _compare_fields(w[m], h[m], f"{name}: ", report, check, **where)
 
 
 def _compare_pairs(g: str, w: list | None, h: object, report: Report) -> None:
@@ -192,20 +151,13 @@ def _compare_pairs(g: str, w: list | None, h: object, report: Report) -> None:
     order = [(r.get("a"), r.get("b")) if isinstance(r, dict) else None for r in h]
     expected = [(r["a"], r["b"]) for r in w]
     if order != expected:
-        first = next(
-            (i for i, (x, y) in enumerate(zip(order, expected)) if x != y),
-            min(len(order), len(expected)),
-        )
-        got_pair = order[first] if first < len(order) else "nothing"
-        want_pair = expected[first] if first < len(expected) else "nothing"
-        report.fail(
-            check,
-            f"{name}: pairs must be every pair of ranked models in published rank"
-            f" order ({len(expected)} pairs): entry {first + 1} is"
-            f" {json.dumps(got_pair)}, expected {json.dumps(want_pair)}",
-            file=name,
-            group=g,
-        )
+        first = next((i for i, (x, y) in enumerate(zip(order, expected)) if x != y),
+                     min(len(order), len(expected)))  # fmt: skip
+        got_pair, want_pair = (order + ["nothing"])[first], (expected + ["nothing"])[first]
+        report.fail(check, f"{name}: pairs must be every pair of ranked models in published rank"
+                    f" order ({len(expected)} pairs): entry {first + 1} is"
+                    f" {json.dumps(got_pair)}, expected {json.dumps(want_pair)}",
+                    file=name, group=g)  # fmt: skip
         return
     for wr, hr in zip(w, h):
         pair = f"{wr['a']} vs {wr['b']}"

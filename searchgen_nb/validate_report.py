@@ -1,25 +1,7 @@
 """The release gate's report: its fourteen checks, one line describing each, and the pass/fail
 record of every check with the offending items (data contract, § The release gate)."""
 
-from __future__ import annotations
-
-CHECKS = (
-    "schema",
-    "expected_counts",
-    "unique_records",
-    "tag_fields",
-    "component_values",
-    "null_zero_distinct",
-    "prompt_overalls",
-    "aggregates",
-    "paper_table",
-    "coverage_lock",
-    "order_invariance",
-    "uncertainty",
-    "strict_json",
-    "evidence",
-)
-#: One line per check for reports and the book's Validation and Audit pages.
+#: The checks in report order, one line each for reports and the book's Validation and Audit pages.
 CHECK_DESCRIPTIONS = {
     "schema": "every artifact (each line of prompt_scores.jsonl) conforms to its JSON Schema"
     " (draft 2020-12, searchgen_nb/schemas/)",
@@ -49,12 +31,9 @@ CHECK_DESCRIPTIONS = {
     "evidence": "prompt_evidence.jsonl conforms to its schema, holds one entry per prompt and only"
     " pairs that exist, agrees with the records' scores, and every thumbnail is within its bound",
 }
+CHECKS = tuple(CHECK_DESCRIPTIONS)
 _MAX_LISTED = 50  # failures listed per check; the count is always complete
 _MAX_MESSAGE = 500  # characters of one failure's message
-
-
-def _bounded(message: str) -> str:
-    return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 1] + "…"
 
 
 class Report:
@@ -71,8 +50,10 @@ class Report:
         entry["passed"] = False
         entry["n_failures"] += 1
         if len(entry["failures"]) < _MAX_LISTED:
+            if len(message) > _MAX_MESSAGE:
+                message = message[: _MAX_MESSAGE - 1] + "…"
             places = {k: v for k, v in where.items() if v is not None}
-            entry["failures"].append({"message": _bounded(message), **places})
+            entry["failures"].append({"message": message, **places})
 
     def skip(self, check: str, why: str) -> None:
         self.checks[check]["skipped"] = why
@@ -81,18 +62,15 @@ class Report:
     def passed(self) -> bool:
         return all(c["passed"] for c in self.checks.values())
 
-    def failed_checks(self) -> list[str]:
-        return [n for n, c in self.checks.items() if not c["passed"]]
-
     def as_dict(self) -> dict:
-        return {"passed": self.passed, "checks": [self.checks[n] for n in CHECKS]}
+        return {"passed": self.passed, "checks": list(self.checks.values())}
 
     def summary(self) -> str:
         """Human-readable lines: every failed check with its first offending items."""
         lines = []
-        for name in self.failed_checks():
-            c = self.checks[name]
-            lines.append(f"check {name} failed ({c['n_failures']} problem(s)):")
+        for c in self.checks.values():
+            if not c["passed"]:
+                lines.append(f"check {c['name']} failed ({c['n_failures']} problem(s)):")
             for f in c["failures"][:10]:
                 where = ", ".join(f"{k} {v}" for k, v in f.items() if k != "message")
                 lines.append(f"  - {f['message']}" + (f" [{where}]" if where else ""))
