@@ -335,7 +335,9 @@ def test_component_bars_null_is_na_and_zero_is_bar(rows):
     spec = spec_of(f)
     vals = {v["model_id"]: v for v in layer_values(spec)}  # a line per model, naming its group
     assert list(vals) == ["aurora_xl", "zero_model"] and {v["group"] for v in vals.values()} == {"NoSearch"}
-    assert vals["aurora_xl"]["text_rendering"] is None and vals["zero_model"]["checklist"] == 0.0
+    comps = {c: i for i, c in enumerate(OVERALL_9_COMPONENTS)}  # values in component order
+    assert vals["aurora_xl"]["v"][comps["text_rendering"]] is None
+    assert vals["zero_model"]["v"][comps["checklist"]] == 0.0
     assert "value_text" not in vals["aurora_xl"] and len(vals["aurora_xl"]["n"]) == len(OVERALL_9_COMPONENTS)
     bars, na_layer = spec["layer"][0], spec["layer"][1]
     assert bars["mark"]["type"] == "bar" and bars["transform"][-1] == {"filter": "datum.value !== null"}

@@ -13,7 +13,7 @@ import altair as alt
 from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 
 from .charts import NA_COLOR, _chart_builder, _label, _layered, _mid, _model_labels, _plain
-from .charts import _json, _records, _tips, data_block, num_expr, rounded, share_expr
+from .charts import _records, _tips, component_rows, data_block, num_expr, rounded, share_expr
 from .display import HTMLFragment
 from .fmt import NA, is_null, number
 
@@ -246,8 +246,8 @@ def compare_picker(rows: Sequence[Mapping[str, Any]], groups: Sequence[str],
                    decimals: int = 1) -> HTMLFragment:
     """Components of any models in any group, chosen in the page: a menu picks the group, a tap
     on the legend adds or removes a model (the first three shown). ``rows``: one per group ×
-    model with ``group``, ``model`` (display name) and a value per component (null: N/A); the
-    chart folds them into bars and makes their texts."""
+    model with ``group``, ``model`` (display name) and its values ``v`` in ``components``
+    order (null: N/A); the chart flattens them into bars and makes their texts."""
     group_pick = alt.param(name="group_pick", value=groups[0],
                            bind=alt.binding_select(options=list(groups), name="Group "))
     model_pick = alt.selection_point(name="model_pick", fields=["model"], bind="legend",
@@ -259,12 +259,11 @@ def compare_picker(rows: Sequence[Mapping[str, Any]], groups: Sequence[str],
                                          symbolOpacity=1))  # full swatches
     # the records stay on the base chart: on the layer, altair names the picker's view otherwise
     base = alt.Chart(alt.Data(values=list(rows))).transform_filter("datum.group === group_pick")
-    base = base.transform_fold(list(components), as_=["code", "value"]).transform_calculate(
-        component=f"{_json(dict(zip(components, labels)))}[datum.code]",
-        value_text=num_expr("value", decimals))
+    base = component_rows(base, labels, decimals)
     x = alt.X("component:N", sort=labels, title=None,
               axis=alt.Axis(labelAngle=-30, labelLimit=200, labelFontSize=11))
     picker = base.mark_point(opacity=0).encode(x=x, color=colour).add_params(model_pick)
+    picker = picker.properties(name="picker")  # a fixed view name, not a hash of the data
     bars = base.transform_filter(model_pick).transform_filter("datum.value !== null")
     bars = bars.mark_bar().encode(
         x=x, xOffset=alt.XOffset("model:N", sort=list(models)),
