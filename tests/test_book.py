@@ -288,7 +288,7 @@ def _explorer_link(notebooks: Path) -> str:
     block = re.search(r'<script type="application/json" id="sg-data-heatmap-domain">(.*?)</script>', page_text, re.S).group(1)
     cell = next(r for r in json.loads(block)["values"] if r.get("tag") == "FAS" and r.get("model_id") == "halcyon_draw")
     assert cell["n_total"] == 23 and "href" not in cell  # the chart makes the cell's link
-    assert '"10_prompts.html?domain=" + encodeURIComponent(datum.tag)' in page_text
+    assert 'datum.tag_q + \\"\\u0026model=\\" + datum.model_id_q' in page_text
     return "10_prompts.html?domain=FAS&model=halcyon_draw"
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
 import altair as alt
 
@@ -68,12 +69,15 @@ def _heat_cells(recs, tags, decimals, counts) -> tuple[list[dict], dict, dict]:
     return out, labels, {t: tag_labels[t] for t in [*tags] + [t for t in extra if t in names]}
 
 
-def _href_expr(template: str) -> str:
-    """A Vega expression: ``template`` with ``{tag}`` and ``{model_id}`` of the cell, encoded
-    (the link is made in the chart: no cell's data line repeats it)."""
+def _with_links(base: Any, template: str, models: Sequence[str], tags: Sequence[str]) -> Any:
+    """``base`` with each cell's ``href``: ``template`` with its ``{tag}`` and ``{model_id}``,
+    URL-quoted once per tag and model in the spec (no cell's data line repeats the link)."""
+    for field, keys in (("tag", tags), ("model_id", models)):
+        base = base.transform_lookup(lookup=field, from_=alt.LookupData(alt.InlineData(values=[
+            {field: k, f"{field}_q": quote(k)} for k in keys]), field, [f"{field}_q"]))
     parts = re.split(r"(\{tag\}|\{model_id\})", template)
-    return " + ".join(f"encodeURIComponent(datum.{p[1:-1]})" if p in ("{tag}", "{model_id}")
-                      else _json(p) for p in parts if p)
+    return base.transform_calculate(href=" + ".join(
+        f"datum.{p[1:-1]}_q" if p in ("{tag}", "{model_id}") else _json(p) for p in parts if p))
 
 
 def _heat_texts(decimals: int, wide: float | None) -> dict:
@@ -167,8 +171,9 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
         tooltip.insert(3, alt.Tooltip("shown_text:N", title="vs the model's overall"))
     colour, text, text_colour = _heat_colours(relative)
     enc, link = {"x": x, "y": y, "tooltip": tooltip}, {"href": alt.Href("href:N")} if href else {}
-    texts = {**_heat_texts(decimals, wide_interval), "decimals": decimals}
-    base = _heat_chart({**texts, "href": _href_expr(href)} if href else texts, relative, tag_labels)
+    base = _heat_chart({**_heat_texts(decimals, wide_interval), "decimals": decimals},
+                       relative, tag_labels)
+    base = _with_links(base, href, list(labels), list(tag_labels)) if href else base
     layers = [
         base.transform_filter("!datum.is_na").mark_rect(
             stroke="white", strokeWidth=1, cursor="pointer" if href else "default",
