@@ -250,6 +250,16 @@ def _heat_records():
     ]
 
 
+def test_heatmap_cell_links_made_in_the_chart():
+    recs = [*_heat_records(), {"model_id": "m 3", "display_name": "M3", "tag": "A&B", "overall_9": 9.0}]
+    f = heatmaps.heatmap(recs, "links", href="p.html?domain={tag}&model={model_id}")
+    spec = spec_of(f)
+    lookups = [r for ds in spec["datasets"].values() for r in ds]
+    assert {"tag": "A&B", "tag_q": "A%26B"} in lookups and {"model_id": "m 3", "model_id_q": "m%203"} in lookups
+    assert not any("href" in v for v in layer_values(spec))  # no data line repeats a link
+    assert "9.0" in drawn_texts(f)  # drawn: the link's expression is one Vega knows
+
+
 def test_chart_labels_follow_rounding_decimals():
     """Labels show the release's rounding_decimals (a 2-decimal release shows 55.25 and 0.00,
     not 55.3 and 0.0); bars the same."""
