@@ -250,6 +250,16 @@ def _heat_records():
     ]
 
 
+def test_heatmap_cell_links_made_in_the_chart():
+    recs = [*_heat_records(), {"model_id": "m 3", "display_name": "M3", "tag": "A&B", "overall_9": 9.0}]
+    f = heatmaps.heatmap(recs, "links", href="p.html?domain={tag}&model={model_id}")
+    spec = spec_of(f)
+    lookups = [r for ds in spec["datasets"].values() for r in ds]
+    assert {"tag": "A&B", "tag_q": "A%26B"} in lookups and {"model_id": "m 3", "model_id_q": "m%203"} in lookups
+    assert not any("href" in v for v in layer_values(spec))  # no data line repeats a link
+    assert "9.0" in drawn_texts(f)  # drawn: the link's expression is one Vega knows
+
+
 def test_chart_labels_follow_rounding_decimals():
     """Labels show the release's rounding_decimals (a 2-decimal release shows 55.25 and 0.00,
     not 55.3 and 0.0); bars the same."""
@@ -335,7 +345,9 @@ def test_component_bars_null_is_na_and_zero_is_bar(rows):
     spec = spec_of(f)
     vals = {v["model_id"]: v for v in layer_values(spec)}  # a line per model, naming its group
     assert list(vals) == ["aurora_xl", "zero_model"] and {v["group"] for v in vals.values()} == {"NoSearch"}
-    assert vals["aurora_xl"]["text_rendering"] is None and vals["zero_model"]["checklist"] == 0.0
+    comps = {c: i for i, c in enumerate(OVERALL_9_COMPONENTS)}  # values in component order
+    assert vals["aurora_xl"]["v"][comps["text_rendering"]] is None
+    assert vals["zero_model"]["v"][comps["checklist"]] == 0.0
     assert "value_text" not in vals["aurora_xl"] and len(vals["aurora_xl"]["n"]) == len(OVERALL_9_COMPONENTS)
     bars, na_layer = spec["layer"][0], spec["layer"][1]
     assert bars["mark"]["type"] == "bar" and bars["transform"][-1] == {"filter": "datum.value !== null"}

@@ -53,5 +53,5 @@ def test_notebook_outputs_are_short_lines_and_chart_records_name_model_and_group
                     assert max(map(len, lines), default=0) <= 500, path.name
         text = path.read_text(encoding="utf-8")
         records = [line for line in text.splitlines() if line.lstrip().startswith('"{\\"')
-                   and ('\\"rank_text\\"' in line or '\\"p_holm\\"' in line)]  # forest, pairs
+                   and ('\\"rank_text\\"' in line or '\\"sep\\"' in line)]  # forest, pairs
         assert all('\\"group\\": ' in r for r in records), path.name

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import re
 from collections import Counter
@@ -245,6 +244,14 @@ def _tips(*fields: str) -> list:
 
 # --------------------------------------------------------------------------- component bars
 
+def component_rows(chart: Any, names: Sequence[str], decimals: int, *counts: str) -> Any:
+    """``chart`` with a row per component (``names``, once in the spec) from a record's values
+    ``v`` (and ``counts``, as ``n_values``), in that order, each with its ``value_text``."""
+    return chart.transform_calculate(component=_json(list(names))).transform_flatten(
+        ["component", "v", *counts], as_=["component", "value", "n_values"][:2 + len(counts)],
+    ).transform_calculate(value_text=num_expr("value", decimals))
+
+
 @_chart_builder
 def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
                    components: Sequence[str] = OVERALL_9_COMPONENTS, title: str | None = None,
@@ -253,8 +260,8 @@ def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
 
     ``rows``: leaderboard rows (``model_id``, ``display_name``, ``components``). A null
     component draws no bar but an "N/A" label in its place; 0.0 is a zero-height bar. One
-    record per model names its ``group`` and holds its component values (by code) and their
-    prompt counts (``n``, in ``components`` order); the chart folds them and makes the texts."""
+    record per model names its ``group`` and holds its component values (``v``) and their
+    prompt counts (``n``), in ``components`` order; the chart flattens them, makes the texts."""
     by_id = {str(r["model_id"]): r for r in _records(rows)}
     order = list(models) if models is not None else list(by_id)
     if missing := [m for m in order if m not in by_id]:
@@ -264,11 +271,11 @@ def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
     for m in order:
         comps, counts = by_id[m].get("components") or {}, by_id[m].get("component_counts") or {}
         values.append({"model": labels[m], "model_id": m, "group": group,
-                       **{c: number(comps.get(c)) for c in components},
+                       "v": [number(comps.get(c)) for c in components],
                        "n": [None if is_null(counts.get(c)) else int(counts[c])
                              for c in components]})
-    names, y = [COMPONENT_LABELS.get(c, c) for c in components], alt.Y(
-        "value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100]))
+    names = [COMPONENT_LABELS.get(c, c) for c in components]
+    y = alt.Y("value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100]))
     x = alt.X("component:N", title=None, sort=names, axis=alt.Axis(labelAngle=-30, labelLimit=200))
     enc = {"x": x, "xOffset": alt.XOffset("model:N", sort=list(labels.values())),
            "tooltip": _tips("model:N", "Model", "component:N", "Component", "value_tip:N",
@@ -276,10 +283,7 @@ def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
     colour = alt.Color("model:N", title="Model", sort=list(labels.values()),
                        legend=alt.Legend(orient="bottom", columns=3))
     label = {"angle": 270, "align": "left", "baseline": "middle", "dx": 3}
-    base = alt.Chart().transform_fold(list(components), as_=["code", "value"]).transform_calculate(
-        component=f"{_json(dict(zip(components, names)))}[datum.code]",
-        n_values=f"datum.n[indexof({_json(list(components))}, datum.code)]",
-        value_text=num_expr("value", decimals))  # no data: embed sets the layers'
+    base = component_rows(alt.Chart(), names, decimals, "n")  # no data: embed sets the layers'
     base = base.transform_calculate(**{f"{k}_tip": f"isValid(datum.{v}) ? '' + datum.{v} : '{NA}'"
                                        for k, v in (("n", "n_values"), ("value", "value"))})
     bars = base.transform_filter("datum.value !== null")
@@ -323,13 +327,9 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
             "hi": None if iv is None else rounded(float(iv[1]), decimals),
             "ranked": bool(r.get("ranked")),
         })
-    lows = [v["lo"] for v in values if v["lo"] is not None] + [v["value"] for v in values]
-    highs = [v["hi"] for v in values if v["hi"] is not None] + [v["value"] for v in values]
-    domain = [max(0.0, 5 * math.floor(min(lows, default=0) / 5) - 5),
-              min(100.0, 5 * math.ceil(max(highs, default=100) / 5) + 5)]
     y = alt.Y("model:N", title=None, sort=[v["model"] for v in values],
               axis=alt.Axis(labelLimit=130))  # a phone's width keeps room for the plot
-    scale = alt.Scale(domain=domain, zero=False, nice=False)
+    scale = alt.Scale(zero=False, nice=True, padding=8)  # from the data: no figure in the spec
     tooltip = _tips("model:N", "Model", "value_text:N", "Overall-9",
                     "interval_text:N", f"{confidence} interval", "rank_text:N", "Rank range",
                     "tie:N", "Tie group")

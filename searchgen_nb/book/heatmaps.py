@@ -4,6 +4,7 @@ bootstrap differences — and the compare picker, made and embedded as every cha
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -13,7 +14,8 @@ import altair as alt
 from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 
 from .charts import NA_COLOR, _chart_builder, _label, _layered, _mid, _model_labels, _plain
-from .charts import _json, _records, _tips, data_block, num_expr, rounded, share_expr
+from .charts import _json, _records, _tips, component_rows, data_block, num_expr, rounded
+from .charts import share_expr
 from .display import HTMLFragment
 from .fmt import NA, is_null, number
 
@@ -45,7 +47,7 @@ def _heat_cell(r: Mapping[str, Any], decimals: int) -> dict:
             "n_scored": None if is_null(n_scored) else int(n_scored)}
 
 
-def _heat_cells(recs, tags, decimals, href, counts) -> tuple[list[dict], dict, dict]:
+def _heat_cells(recs, tags, decimals, counts) -> tuple[list[dict], dict, dict]:
     """(cells model-major — a model's cells together: one hunk in a diff —, model labels, tag
     → label in ``tags`` order, "(n=…)" from ``counts``); a model × tag pair without a record
     is an N/A cell."""
@@ -56,8 +58,6 @@ def _heat_cells(recs, tags, decimals, href, counts) -> tuple[list[dict], dict, d
             raise ValueError(f"duplicate heatmap cell: model {m!r}, tag {t!r}")
         names.setdefault(t, None if is_null(r.get("tag_name")) else r["tag_name"])
         cells[m, t] = _heat_cell(r, decimals)
-        if href is not None:
-            cells[m, t]["href"] = href.format(tag=quote(t), model_id=quote(m))
     extra = sorted(set(names) - set(tags))  # tags left out of ``tags``: at the end
     tag_labels = {}
     for t in [*tags, *extra]:
@@ -67,6 +67,17 @@ def _heat_cells(recs, tags, decimals, href, counts) -> tuple[list[dict], dict, d
             "model_id": m, "tag": t}
            for m in labels for t in [*tags, *extra] if t in tags or (m, t) in cells]
     return out, labels, {t: tag_labels[t] for t in [*tags] + [t for t in extra if t in names]}
+
+
+def _with_links(base: Any, template: str, models: Sequence[str], tags: Sequence[str]) -> Any:
+    """``base`` with each cell's ``href``: ``template`` with its ``{tag}`` and ``{model_id}``,
+    URL-quoted once per tag and model in the spec (no cell's data line repeats the link)."""
+    for field, keys in (("tag", tags), ("model_id", models)):
+        base = base.transform_lookup(lookup=field, from_=alt.LookupData(alt.InlineData(values=[
+            {field: k, f"{field}_q": quote(k)} for k in keys]), field, [f"{field}_q"]))
+    parts = re.split(r"(\{tag\}|\{model_id\})", template)
+    return base.transform_calculate(href=" + ".join(
+        f"datum.{p[1:-1]}_q" if p in ("{tag}", "{model_id}") else _json(p) for p in parts if p))
 
 
 def _heat_texts(decimals: int, wide: float | None) -> dict:
@@ -144,7 +155,7 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
     names the intervals in the tooltip. A data line per model × tag; texts made in the chart."""
     recs = _records(df)
     tags = list(tag_order) if tag_order is not None else sorted({str(r["tag"]) for r in recs})
-    cells, labels, tag_labels = _heat_cells(recs, tags, decimals, href, tag_counts)
+    cells, labels, tag_labels = _heat_cells(recs, tags, decimals, tag_counts)
     cells = [{"group": "All", "model_id": m, "overall": overall.get(m), "tag": None}  # its base
              for m in labels if overall is not None] + cells
     axis = alt.Axis(labelAngle=-45, labelLimit=320, orient="bottom", labelFontSize=11)
@@ -162,6 +173,7 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
     enc, link = {"x": x, "y": y, "tooltip": tooltip}, {"href": alt.Href("href:N")} if href else {}
     base = _heat_chart({**_heat_texts(decimals, wide_interval), "decimals": decimals},
                        relative, tag_labels)
+    base = _with_links(base, href, list(labels), list(tag_labels)) if href else base
     layers = [
         base.transform_filter("!datum.is_na").mark_rect(
             stroke="white", strokeWidth=1, cursor="pointer" if href else "default",
@@ -196,16 +208,16 @@ def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[
     order = list(dict.fromkeys(m for p in pairs for m in (p["a"], p["b"])))
     labels = _model_labels([{"model_id": m, "display_name": display_names.get(m, m)}
                             for m in order])
-    values = [{"a": labels[p["a"]], "b": labels[p["b"]], "group": group, "diff": float(p["diff"]),
-               "lo": None if p["ci"] is None else float(p["ci"][0]),
-               "hi": None if p["ci"] is None else float(p["ci"][1]),
-               "p": _plain(p["p"]), "p_holm": _plain(p["p_holm"]), "sep": bool(p["separable"])}
+    values = [{"a": labels[p["a"]], "b": labels[p["b"]], "group": group,  # v: Δ, lo, hi
+               "v": [float(p["diff"]), *([None] * 2 if p["ci"] is None else map(float, p["ci"]))],
+               "p": [_plain(p["p"]), _plain(p["p_holm"])], "sep": bool(p["separable"])}
               for p in pairs]
     sort = list(labels.values())
-    span = _span([v["diff"] for v in values])
+    span = _span([v["v"][0] for v in values])
     ends = ("datum.s > 0 ? datum.lo : 0 - datum.hi", "datum.s > 0 ? datum.hi : 0 - datum.lo")
     base = alt.Chart().transform_calculate(  # no data: embed sets the layers'
-        row="[datum.a, datum.b]", col="[datum.b, datum.a]", s="[1, -1]",
+        diff="datum.v[0]", lo="datum.v[1]", hi="datum.v[2]", p_text="datum.p[0]",
+        p_holm="datum.p[1]", row="[datum.a, datum.b]", col="[datum.b, datum.a]", s="[1, -1]",
     ).transform_flatten(["row", "col", "s"]).transform_calculate(
         d="datum.s * datum.diff + 0", lo2=f"datum.lo === null ? null : {ends[0]}",
         hi2=f"datum.lo === null ? null : {ends[1]}",
@@ -219,7 +231,7 @@ def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[
                    axis=alt.Axis(labelAngle=-40, labelLimit=200, orient="top")),
         "y": alt.Y("row:N", title="Model (row)", sort=sort, axis=alt.Axis(labelLimit=220)),
         "tooltip": _tips("row:N", "Model", "col:N", "minus", "text:N", "Δ Overall-9",
-                         "interval_text:N", f"{confidence} interval of Δ", "p:N", "p",
+                         "interval_text:N", f"{confidence} interval of Δ", "p_text:N", "p",
                          "p_holm:N", "Holm-adjusted p", "separable:N", "Separable"),
     }
     legend = alt.Legend(orient="bottom", direction="horizontal", gradientLength=200)
@@ -246,8 +258,8 @@ def compare_picker(rows: Sequence[Mapping[str, Any]], groups: Sequence[str],
                    decimals: int = 1) -> HTMLFragment:
     """Components of any models in any group, chosen in the page: a menu picks the group, a tap
     on the legend adds or removes a model (the first three shown). ``rows``: one per group ×
-    model with ``group``, ``model`` (display name) and a value per component (null: N/A); the
-    chart folds them into bars and makes their texts."""
+    model with ``group``, ``model`` (display name) and its values ``v`` in ``components``
+    order (null: N/A); the chart flattens them into bars and makes their texts."""
     group_pick = alt.param(name="group_pick", value=groups[0],
                            bind=alt.binding_select(options=list(groups), name="Group "))
     model_pick = alt.selection_point(name="model_pick", fields=["model"], bind="legend",
@@ -259,12 +271,11 @@ def compare_picker(rows: Sequence[Mapping[str, Any]], groups: Sequence[str],
                                          symbolOpacity=1))  # full swatches
     # the records stay on the base chart: on the layer, altair names the picker's view otherwise
     base = alt.Chart(alt.Data(values=list(rows))).transform_filter("datum.group === group_pick")
-    base = base.transform_fold(list(components), as_=["code", "value"]).transform_calculate(
-        component=f"{_json(dict(zip(components, labels)))}[datum.code]",
-        value_text=num_expr("value", decimals))
+    base = component_rows(base, labels, decimals)
     x = alt.X("component:N", sort=labels, title=None,
               axis=alt.Axis(labelAngle=-30, labelLimit=200, labelFontSize=11))
     picker = base.mark_point(opacity=0).encode(x=x, color=colour).add_params(model_pick)
+    picker = picker.properties(name="picker")  # a fixed view name, not a hash of the data
     bars = base.transform_filter(model_pick).transform_filter("datum.value !== null")
     bars = bars.mark_bar().encode(
         x=x, xOffset=alt.XOffset("model:N", sort=list(models)),

@@ -238,7 +238,7 @@ def compare_picker(release: Release) -> HTMLFragment:
     groups += [(views.group_label(kind, t), rows) for kind in TAG_KINDS
                for t, rows in release.boards[kind].items()]
     records = [{"group": label, "model": r["display_name"],
-                **{c: r["components"][c] for c in OVERALL_9_COMPONENTS}}
+                "v": [r["components"][c] for c in OVERALL_9_COMPONENTS]}
                for m in dict.fromkeys(r["model_id"] for _, rows in groups for r in rows)
                for label, rows in groups for r in rows if r["model_id"] == m]  # model-major
     chart = heatmaps.compare_picker(records, [g for g, _ in groups],
