@@ -23,11 +23,11 @@ from typing import Any
 import altair as alt
 
 from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS, SCORED, STATUSES
-from searchgen_nb.numeric import decimal_text, percent
+from searchgen_nb.numeric import decimal_text
 
 from .display import HTMLFragment
 from .fmt import NA, STATUS_LABELS, is_null, rank_text
-from .fmt import number, pct_label, share_text
+from .fmt import number, pct_label
 
 NA_COLOR = "#d4d4d4"
 #: vega-embed options: Vega-Lite mode (the ``$schema`` URL is dropped: no web address in the
@@ -356,38 +356,38 @@ def coverage_bars(df: Any, name: str, *, min_coverage: float | None = 0.9,
                   title: str | None = None) -> HTMLFragment:
     """Per model, its prompts by status as 100 % stacked bars labelled with its coverage
     ("95.7% (719/751)"); a dashed rule at ``min_coverage`` (the ranking threshold) if given.
-    ``df``: per model ``model_id``, ``display_name`` and a count per status."""
-    recs = _records(df)
+    ``df``: per model ``model_id``, ``display_name`` and a count per status (a line each)."""
+    recs, values = _records(df), []
     labels = _model_labels(recs)
-    values, ends = [], []
     for r in recs:
         mid = _mid(r)
-        missing = [s for s in STATUSES if s not in r or is_null(r[s])]
-        if missing:
+        if missing := [s for s in STATUSES if s not in r or is_null(r[s])]:
             raise ValueError(f"coverage_bars: model {mid!r} has no count for status {missing[0]!r}")
-        counts = {s: int(r[s]) for s in STATUSES}
-        total = sum(counts.values())
-        cov = share_text(counts[SCORED], total)
-        values += [{"model": labels[mid], "model_id": mid, "status": STATUS_LABELS[s],
-                    "status_order": i, "count": counts[s], "n_total": total, "coverage_text": cov,
-                    "share": (counts[s] / total * 100) if total else 0.0,
-                    "share_text": percent(counts[s], total)}
-                   for i, s in enumerate(STATUSES)]
-        ends.append({"model": labels[mid], "coverage_text": cov, "end": 100.0})
+        c = [int(r[s]) for s in STATUSES]
+        values.append({"group": "All", "model": labels[mid], "model_id": mid, "c": c,
+                       "n_scored": c[STATUSES.index(SCORED)], "n_total": sum(c)})
     y = alt.Y("model:N", title=None, sort=list(labels.values()), axis=alt.Axis(labelLimit=260))
     names = [STATUS_LABELS[s] for s in STATUSES]
     scale = alt.Scale(domain=names, range=[STATUS_COLORS[s] for s in STATUSES])
+    base = alt.Chart(alt.Data(values=values)).transform_calculate(
+        coverage_text=share_expr("n_scored", "n_total"))
+    bars = base.transform_flatten(["c"], as_=["count"]).transform_window(
+        i="row_number()", groupby=["model_id"]).transform_calculate(
+        status=f"{json.dumps(names)}[datum.i - 1]",
+        share="datum.n_total ? datum.count * 100 / datum.n_total : 0",
+        share_text="datum.n_total ? format(round(datum.count * 1000 / datum.n_total) / 10, "
+        "'.1f') + '%' : '" + NA + "'")
     layers = [
-        alt.Chart(alt.Data(values=values)).mark_bar(size=18).encode(
+        bars.mark_bar(size=18).encode(
             x=alt.X("share:Q", title="Share of prompts (%)", stack="zero",
                     scale=alt.Scale(domain=[0, 100])),
-            y=y, order=alt.Order("status_order:Q", sort="ascending"),
+            y=y, order=alt.Order("i:Q", sort="ascending"),
             color=alt.Color("status:N", title="Status", sort=names, scale=scale,
                             legend=alt.Legend(orient="bottom")),
             tooltip=_tips("model:N", "Model", "status:N", "Status", "count:Q", "Prompts",
                           "share_text:N", "Share of prompts", "coverage_text:N",
                           "Coverage (scored)")),
-        alt.Chart(alt.Data(values=ends)).mark_text(align="left", dx=4, fontSize=10).encode(
+        base.transform_calculate(end="100").mark_text(align="left", dx=4, fontSize=10).encode(
             x=alt.X("end:Q"), y=y, text="coverage_text:N"),
     ]
     subtitle = "stacked: " + " / ".join(names)
