@@ -321,20 +321,19 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
             continue
         rank = "unranked" if not r.get("ranked") else "–" if rk is None else rank_text(rk)
         values.append({
-            "model": labels[m], "group": group, "value": v, "tie": ties.get(m, "–"),
-            "rank_text": rank,
+            "model": labels[m], "group": group, "value": v, "rank_text": rank,
             "lo": None if iv is None else rounded(float(iv[0]), decimals),
             "hi": None if iv is None else rounded(float(iv[1]), decimals),
-            "ranked": bool(r.get("ranked")),
+            **({"tie": ties[m]} if m in ties else {}),  # none: "–", made in the spec
         })
     y = alt.Y("model:N", title=None, sort=[v["model"] for v in values],
               axis=alt.Axis(labelLimit=130))  # a phone's width keeps room for the plot
     scale = alt.Scale(zero=False, nice=True, padding=8)  # from the data: no figure in the spec
     tooltip = _tips("model:N", "Model", "value_text:N", "Overall-9",
                     "interval_text:N", f"{confidence} interval", "rank_text:N", "Rank range",
-                    "tie:N", "Tie group")
+                    "tie_text:N", "Tie group")
     base = alt.Chart().transform_calculate(  # no data: embed sets the layers'
-        value_text=num_expr("value", decimals), interval_text=f"datum.lo === null ? '{NA}' : "
+        value_text=num_expr("value", decimals), tie_text="datum.tie || '–'", interval_text=f"datum.lo === null ? '{NA}' : "
         f"{num_expr('lo', decimals)} + '–' + {num_expr('hi', decimals)}")
     layers = [
         base.transform_filter("datum.lo !== null").mark_rule(strokeWidth=2, color="#4c78a8").encode(
@@ -342,7 +341,8 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
             tooltip=tooltip),
         base.mark_point(filled=True, size=60, color="#1f3b5c").encode(
             x=alt.X("value:Q", scale=scale), y=y, tooltip=tooltip,
-            opacity=alt.condition("datum.ranked", alt.value(1.0), alt.value(0.35))),
+            opacity=alt.condition("datum.rank_text !== 'unranked'", alt.value(1.0),
+                                  alt.value(0.35))),
     ]
     subtitle = ["point = published Overall-9; faint = unranked",  # short lines: a phone's width
                 f"line = {confidence} bootstrap interval (prompt sampling)"]

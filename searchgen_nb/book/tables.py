@@ -263,8 +263,7 @@ def _coverage_td(row: Mapping[str, Any], prompts_href: str | None) -> str:
     inner = esc(coverage_text(s, t))
     if prompts_href and row.get("model_id") is not None and s < t:
         link = prompts_href.format(model_id=quote(str(row["model_id"])))
-        inner = (f'<a href="{esc(link)}" title="the {t - s} prompts of this group without a '
-                 f'score from this model">{inner}</a>')
+        inner = f'<a href="{esc(link)}" title="its {t - s} prompts without a score">{inner}</a>'
     return f'<td data-order="{esc(key)}">{inner}</td>'
 
 
