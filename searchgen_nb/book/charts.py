@@ -333,7 +333,8 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
                     "interval_text:N", f"{confidence} interval", "rank_text:N", "Rank range",
                     "tie_text:N", "Tie group")
     base = alt.Chart().transform_calculate(  # no data: embed sets the layers'
-        value_text=num_expr("value", decimals), tie_text="datum.tie || '–'", interval_text=f"datum.lo === null ? '{NA}' : "
+        value_text=num_expr("value", decimals), tie_text="datum.tie || '–'",
+        interval_text=f"datum.lo === null ? '{NA}' : "
         f"{num_expr('lo', decimals)} + '–' + {num_expr('hi', decimals)}")
     layers = [
         base.transform_filter("datum.lo !== null").mark_rule(strokeWidth=2, color="#4c78a8").encode(
@@ -341,8 +342,7 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
             tooltip=tooltip),
         base.mark_point(filled=True, size=60, color="#1f3b5c").encode(
             x=alt.X("value:Q", scale=scale), y=y, tooltip=tooltip,
-            opacity=alt.condition("datum.rank_text !== 'unranked'", alt.value(1.0),
-                                  alt.value(0.35))),
+            opacity=alt.condition("datum.rank_text !== 'unranked'", alt.value(1), alt.value(0.35))),
     ]
     subtitle = ["point = published Overall-9; faint = unranked",  # short lines: a phone's width
                 f"line = {confidence} bootstrap interval (prompt sampling)"]
