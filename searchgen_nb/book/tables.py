@@ -131,7 +131,6 @@ def _text_td(value: Any, href: str | None = None) -> str:
 #: A cell's leading number, as the sort reads a cell without data-order (parseFloat of its HTML)
 _LEADING_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _ORDER_ATTR = re.compile(r' data-order="([^"]*)"')
-_LINE = 120  #: characters of a table row per line of HTML (a longer one wraps between cells)
 
 
 def _sorts_as_shown(td: str) -> bool:
@@ -147,17 +146,11 @@ def _sorts_as_shown(td: str) -> bool:
 
 def _rows_html(body: Sequence[tuple[str, list[str]]]) -> list[str]:
     """Each row's HTML (``(<tr ...>, cells)``): a column keeps ``data-order`` only where a cell
-    sorts otherwise without it (DataTables reads it per column, from the first row); a long
-    row wraps between cells, so a changed value changes one short line."""
+    sorts otherwise without it (DataTables reads it per column, from the first row); each cell
+    on a line of its own after the row's ``<tr>``, so a changed value changes one short line."""
     lean = [all(map(_sorts_as_shown, col)) for col in zip(*(cells for _, cells in body))]
-    rows = []
-    for tr, cells in body:
-        lines = [tr]
-        for td in (_ORDER_ATTR.sub("", td, 1) if lean[j] else td for j, td in enumerate(cells)):
-            lines += [""] if len(lines[-1]) + len(td) > _LINE else []
-            lines[-1] += td
-        rows.append("\n".join(lines) + "</tr>")
-    return rows
+    return ["\n".join([tr, *(_ORDER_ATTR.sub("", td, 1) if lean[j] else td
+                              for j, td in enumerate(cells))]) + "</tr>" for tr, cells in body]
 
 
 def _table(table_id: str, header: Sequence[str], body: Sequence[tuple[str, list[str]]],
