@@ -6,7 +6,6 @@ visible characters (:func:`~searchgen_nb.untrusted.shown`)."""
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import io
 import json
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from searchgen_nb.artifacts import write_jsonl
 from searchgen_nb.constants import GENERIC_RUBRIC
-from searchgen_nb.files import DATASET_MAX, read_bytes
+from searchgen_nb.files import DATASET_MAX, find_image, read_bytes
 from searchgen_nb.numeric import mean_raw
 from searchgen_nb.table import STATUS_CODE
 from searchgen_nb.untrusted import shown
@@ -143,17 +142,6 @@ def thumbnail(data: bytes) -> bytes:
     raise ThumbnailError(f"no WebP within {THUMB_BYTES} bytes")
 
 
-def _image(folder: Path, globs) -> Path | None:
-    """The pair's generated image: the first file name (sorted) matching ``generation_glob``."""
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return None
-    pats = [g.lower() for g in globs]
-    return next((folder / n for n in names
-                 if any(fnmatch.fnmatchcase(n.lower(), p) for p in pats)), None)
-
-
 class Thumbs:
     """Thumbnails written into ``folder/thumbs``, each named by its content: the first
     :data:`NAME_HEX` hex digits of its sha256 (one file per distinct thumbnail)."""
@@ -166,7 +154,7 @@ class Thumbs:
 
     def add(self, result_file: str, where: dict) -> str | None:
         """The path of the thumbnail of the image beside ``result_file`` (written once)."""
-        image = _image(self.root / os.path.dirname(result_file), self.globs)
+        image = find_image(self.root / os.path.dirname(result_file), self.globs)
         if image is None:
             return None
         try:

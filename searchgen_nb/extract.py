@@ -6,7 +6,6 @@ pair). The extractor is pluggable (``extractor: module:function``, or ToolGen's 
 
 from __future__ import annotations
 
-import fnmatch
 import importlib
 import json
 import math
@@ -27,7 +26,7 @@ from searchgen_nb.constants import (
 )
 from searchgen_nb.errors import ExtractorError
 from searchgen_nb.evidence import agrees, pair_evidence
-from searchgen_nb.files import RESULT_MAX, read_file
+from searchgen_nb.files import RESULT_MAX, find_image, read_file
 from searchgen_nb.numeric import mean_raw
 from searchgen_nb.untrusted import DuplicateKey, no_duplicate_keys, printable
 
@@ -227,15 +226,6 @@ def _text(exc: BaseException) -> str:
         return f"<{type(exc).__name__} that cannot be shown as text>"
 
 
-def _image_present(folder: str, globs: Sequence[str]) -> bool:
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return False
-    pats = [g.lower() for g in globs]
-    return any(fnmatch.fnmatchcase(n.lower(), p) for n in names for p in pats)
-
-
 def _identity(result: dict, identity: tuple[Collection[str], Collection[str]] | None) -> str | None:
     """How the result's own optional ``sample_id``/``bench_id`` (the pair's sample_id or
     release_row) or ``generator_name`` (one of the model's names) contradicts the pair."""
@@ -266,7 +256,7 @@ def classify_result(
     try:
         data, st = read_file(path, RESULT_MAX)
     except FileNotFoundError:
-        image = _image_present(os.path.dirname(path), generation_glob)
+        image = find_image(os.path.dirname(path), generation_glob) is not None
         return PairResult(MISSING_EVALUATION if image else MISSING_GENERATION, dict(_NULLS))
     except OSError as exc:
         return PairResult(INVALID, dict(_NULLS), f"cannot read file: {exc.strerror}")

@@ -1,9 +1,11 @@
 """Opening input files: regular files only (after following links), each read within a bound
 (data contract, § Input files); anything else is refused at once with :class:`UnreadableFile`."""
 
+import fnmatch
 import os
 import stat
 from collections.abc import Iterator
+from pathlib import Path
 from typing import BinaryIO
 
 MiB = 1 << 20
@@ -86,3 +88,16 @@ def read_lines(path: str | os.PathLike, limit: int = STREAM_MAX,
             if total > limit:
                 raise UnreadableFile(f"grew beyond the bound of {_size(limit)} while being read")
             yield line
+
+
+def find_image(folder: str | Path, globs) -> Path | None:
+    """A pair's generated image: the first file name of ``folder`` (sorted) that one of
+    ``generation_glob`` matches, case-insensitively (data contract, § Status of a prompt ×
+    model pair); None when there is none or the folder cannot be listed."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None
+    pats = [g.lower() for g in globs]
+    return next((Path(folder) / n for n in names
+                 if any(fnmatch.fnmatchcase(n.lower(), p) for p in pats)), None)
