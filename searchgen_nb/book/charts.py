@@ -26,7 +26,7 @@ from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS, SCORE
 from searchgen_nb.numeric import decimal_text
 
 from .display import HTMLFragment
-from .fmt import NA, STATUS_LABELS, is_null, rank_text
+from .fmt import NA, STATUS_LABELS, is_null, percent_expr, rank_text, share_expr
 from .fmt import number, pct_label
 
 NA_COLOR = "#d4d4d4"
@@ -204,14 +204,6 @@ def num_expr(field: str, decimals: int, signed: bool = False) -> str:
     return f"(datum.{field} === null ? '{NA}' : {text})"
 
 
-def share_expr(part: str, total: str) -> str:
-    """A Vega expression: "96.1% (248/258)", the share rounded half-up (exact for counts: a
-    ratio of two integers is never within a rounding error of a half unless it is one)."""
-    share = f"format(round(datum.{part} * 1000 / datum.{total}) / 10, '.1f')"
-    return (f"datum.{total} === null || datum.{part} === null ? '{NA}' : datum.{total} === 0 ? "
-            f"'{NA} (0/0)' : {share} + '% (' + datum.{part} + '/' + datum.{total} + ')'")
-
-
 def _label(text: Any) -> str:
     """Data text as a chart label: control characters and U+2028/9 become spaces (Vega-Lite
     puts sort labels into expressions, where a raw U+2028 stops the chart)."""
@@ -375,8 +367,7 @@ def coverage_bars(df: Any, name: str, *, min_coverage: float | None = 0.9,
         i="row_number()", groupby=["model_id"]).transform_calculate(
         status=f"{json.dumps(names)}[datum.i - 1]",
         share="datum.n_total ? datum.count * 100 / datum.n_total : 0",
-        share_text="datum.n_total ? format(round(datum.count * 1000 / datum.n_total) / 10, "
-        "'.1f') + '%' : '" + NA + "'")
+        share_text=f"datum.n_total ? {percent_expr('count', 'n_total')} : '{NA}'")
     layers = [
         bars.mark_bar(size=18).encode(
             x=alt.X("share:Q", title="Share of prompts (%)", stack="zero",

@@ -147,3 +147,17 @@ def share_text(part: int, total: int) -> str:
 def coverage_text(scored: int, total: int) -> str:
     """``"719/751 (95.7%)"``: scored prompts of a group, as the tables write it."""
     return f"{scored}/{total} ({percent(scored, total)})"
+
+
+# ---- the same rules as Vega expressions (texts a chart makes from its data) ----
+def percent_expr(part: str, total: str) -> str:
+    """A Vega expression: "96.1%", the share of two counts rounded half-up (exact: a ratio of
+    two integers is never within a rounding error of a half unless it is one)."""
+    return f"format(round(datum.{part} * 1000 / datum.{total}) / 10, '.1f') + '%'"
+
+
+def share_expr(part: str, total: str) -> str:
+    """A Vega expression: "96.1% (248/258)" (:func:`percent_expr` and the counts)."""
+    counts = f"' (' + datum.{part} + '/' + datum.{total} + ')'"
+    return (f"datum.{total} === null || datum.{part} === null ? '{NA}' : datum.{total} === 0 ? "
+            f"'{NA} (0/0)' : {percent_expr(part, total)} + {counts}")

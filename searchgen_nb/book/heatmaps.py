@@ -15,9 +15,8 @@ from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 
 from .charts import NA_COLOR, _chart_builder, _label, _layered, _mid, _model_labels, _plain
 from .charts import _json, _records, _tips, component_rows, data_block, num_expr, rounded
-from .charts import share_expr
 from .display import HTMLFragment
-from .fmt import NA, is_null, number
+from .fmt import NA, is_null, number, share_expr
 
 
 def _white_if(test: str) -> Any:
