@@ -29,17 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def unpack(rev: str, dest: Path) -> Path:
-    """``git archive rev`` unpacked into ``dest``."""
-    dest.mkdir(parents=True)
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    return dest
+from bench_scale import snapshot  # `git archive REV` unpacked into a folder
 
 
 def run(src: Path, argv: list[str], env: dict) -> float:
@@ -64,7 +54,8 @@ def main() -> int:
     env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", "PYTHONDONTWRITEBYTECODE": "1"}
     work = Path(tempfile.mkdtemp(prefix="bench-versions-"))
     try:
-        srcs = {rev: unpack(rev, work / f"src{i}") for i, rev in enumerate((args.old, args.new))}
+        srcs = {rev: Path(snapshot(rev, work / f"src{i}")[0])
+                for i, rev in enumerate((args.old, args.new))}
         out = work / "out"
         if args.command == "data":
             config = str(Path(args.config).resolve())
