@@ -100,10 +100,9 @@ def measure(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
 
 
 def preflight(cfg: ReleaseConfig, prompt_set) -> Work:
-    """The :func:`measure` of a release (``prompt_set``: its ``PromptSet``), before any result
-    file is read; :class:`ConfigError` naming the config when a configured slice holds no prompt
-    (:func:`searchgen_nb.slices.refuse_empty`) or a figure is above its bound (each named, with
-    the setting to change)."""
+    """The :func:`measure` of a release (``prompt_set``: its ``PromptSet``) before any result file
+    is read; :class:`ConfigError` naming the config for an empty slice or a figure over its bound
+    (:func:`searchgen_nb.slices.refuse_empty`; each figure named, with the setting to change)."""
     from searchgen_nb.records import prompt_record
     from searchgen_nb.slices import refuse_empty, slice_members, slice_specs
 

@@ -52,8 +52,7 @@ def open_regular(path: str | os.PathLike, limit: int) -> BinaryIO:
 
 
 def read_file(path: str | os.PathLike, limit: int) -> tuple[bytes, os.stat_result]:
-    """The content and ``fstat`` of a regular file of at most ``limit`` bytes (also when it grows
-    meanwhile)."""
+    """The content and ``fstat`` of a regular file of at most ``limit`` bytes (even if growing)."""
     with open_regular(path, limit) as fh:
         st = os.fstat(fh.fileno())
         data = fh.read(st.st_size + 1)  # the size it has (a buffer of ``limit`` would cost)
@@ -71,8 +70,8 @@ def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
 
 def read_lines(path: str | os.PathLike, limit: int = STREAM_MAX,
                line_limit: int = LINE_MAX) -> Iterator[bytes]:
-    """The lines of a regular file (with their ``\\n``), streamed, within ``line_limit`` bytes
-    per line and ``limit`` in all."""
+    """The lines of a regular file (with ``\\n``), streamed: ``line_limit`` bytes each at most,
+    ``limit`` in all."""
     with open_regular(path, limit) as fh:
         total, line_no = 0, 0
         while line := fh.readline(line_limit + 1):

@@ -75,9 +75,8 @@ def _regular(path: Path) -> bool:
 
 
 def _foreign_entries(path: Path, names: list[str]) -> list[str]:
-    """What of the folder ``path`` ``data`` did not write: each entry must be a regular file
-    named as an artifact, or ``thumbs/`` and ``schemas/`` holding only regular files named as
-    thumbnails and as its schemas."""
+    """What of the folder ``path`` ``data`` did not write: not a regular file named as an artifact,
+    nor in ``thumbs/`` or ``schemas/`` a regular file named as a thumbnail or one of its schemas."""
     schemas = frozenset(p.name for p in schema_dir().glob("*.schema.json"))
     inner = {THUMBS: _THUMB.fullmatch, "schemas": schemas.__contains__}
     foreign = [n for n in names if n not in inner and not (n in DATA_NAMES and _regular(path / n))]
@@ -125,8 +124,8 @@ def check_data_out(out: Path, inputs: dict[str, Path], again: bool = False) -> N
 
 
 def _json_keys(path: Path) -> set:
-    """The top-level keys of a JSON object file, or an empty set (also for a FIFO, a device,
-    a folder: what is not a regular file within its bound is never opened for reading)."""
+    """The top-level keys of a JSON object file; an empty set for anything else (what is not a
+    regular file within its bound is never opened)."""
     try:
         data = json.loads(read_bytes(path, ARTIFACT_MAX))
     except (OSError, ValueError, RecursionError):

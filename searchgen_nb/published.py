@@ -65,9 +65,8 @@ class Published:
 def check_previous(folder: Path, where: str, benchmark: str | None = None,
                    data_origin: str | None = None) -> Published:
     """The release in ``folder``, read and checked once (data contract, § Changes between
-    releases): regular files within bounds, strict JSON of the published schemas, this schema
-    version, benchmark and data origin, the manifest's sha256, every model in every record.
-    Else :class:`ConfigError` naming ``where``, the folder, the file and the line or pointer."""
+    releases); :class:`ConfigError` naming ``where``, the folder, the file and the line or pointer
+    when it is not a release of this schema version, benchmark and data origin."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(f"{where}: {folder} is not a folder")
@@ -147,8 +146,7 @@ class _ReleaseReader:
                               "version reads")
 
     def same_kind(self, manifest: object, benchmark: str | None, data_origin: str | None) -> None:
-        """Refuse another format, benchmark or data origin by name (before the schema names
-        what else is wrong)."""
+        """Refuse another format, benchmark or data origin by name (before the schema)."""
         if not isinstance(manifest, dict):
             return
         version = manifest.get("schema_version")
