@@ -34,37 +34,18 @@ class Work:
     memberships: int  # prompts summed over every group (All, strata, tags, slices)
     n_bootstrap: int
 
-    @property
-    def groups(self) -> int:  # bootstrap groups: All, the four strata, every tag, every slice
-        return 1 + len(PARTITION_KEYS) + self.n_tags + self.n_slices
-
-    @property
-    def ranked_groups(self) -> int:  # with ranks and pairwise tests: All, strata, slices
-        return 1 + len(PARTITION_KEYS) + self.n_slices
-
-    @property
-    def values(self) -> int:
-        return self.n_bootstrap * self.groups * self.n_models
-
-    @property
-    def comparisons(self) -> int:
-        return self.n_bootstrap * self.ranked_groups * self.n_models**2
-
-    @property
-    def draw_sums(self) -> int:
-        return self.n_bootstrap * self.n_models * (self.memberships + self.n_prompts * self.groups)
-
-    @property
-    def rows(self) -> int:
-        return (1 + self.n_slices) * (1 + len(PARTITION_KEYS) + self.n_tags) * self.n_models
-
-    @property
-    def pairs(self) -> int:
-        return self.n_prompts * self.n_models
-
-    @property
-    def row_prompts(self) -> int:
-        return self.rows * self.n_prompts
+    #: bootstrap groups: All, the four strata, every tag, every slice; those ranked (with ranks
+    #: and pairwise tests): All, strata, slices
+    groups = property(lambda self: 1 + len(PARTITION_KEYS) + self.n_tags + self.n_slices)
+    ranked_groups = property(lambda self: 1 + len(PARTITION_KEYS) + self.n_slices)
+    values = property(lambda self: self.n_bootstrap * self.groups * self.n_models)
+    comparisons = property(lambda self: self.n_bootstrap * self.ranked_groups * self.n_models**2)
+    draw_sums = property(lambda self: self.n_bootstrap * self.n_models
+                         * (self.memberships + self.n_prompts * self.groups))
+    rows = property(lambda self: (1 + self.n_slices) * (1 + len(PARTITION_KEYS) + self.n_tags)
+                    * self.n_models)
+    pairs = property(lambda self: self.n_prompts * self.n_models)
+    row_prompts = property(lambda self: self.rows * self.n_prompts)
 
     @property
     def published_bytes(self) -> int:  # rough size of the leaderboards and uncertainty.json
@@ -119,10 +100,9 @@ def measure(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
 
 
 def preflight(cfg: ReleaseConfig, prompt_set) -> Work:
-    """The :func:`measure` of a release (``prompt_set``: its ``PromptSet``), before any result
-    file is read; :class:`ConfigError` naming the config when a configured slice holds no prompt
-    (:func:`searchgen_nb.slices.refuse_empty`) or a figure is above its bound (each named, with
-    the setting to change)."""
+    """The :func:`measure` of a release (``prompt_set``: its ``PromptSet``) before any result file
+    is read; :class:`ConfigError` naming the config for an empty slice or a figure over its bound
+    (:func:`searchgen_nb.slices.refuse_empty`; each figure named, with the setting to change)."""
     from searchgen_nb.records import prompt_record
     from searchgen_nb.slices import refuse_empty, slice_members, slice_specs
 

@@ -35,7 +35,8 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
-def _open(path: str | os.PathLike, limit: int) -> tuple[BinaryIO, os.stat_result]:
+def open_regular(path: str | os.PathLike, limit: int) -> BinaryIO:
+    """``path`` opened for binary reading when a regular file of at most ``limit`` bytes."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         st = os.fstat(fd)
@@ -44,22 +45,16 @@ def _open(path: str | os.PathLike, limit: int) -> tuple[BinaryIO, os.stat_result
             raise UnreadableFile(f"{kind}, not a regular file")
         if st.st_size > limit:
             raise UnreadableFile(f"{st.st_size} bytes, larger than the bound of {_size(limit)}")
-        return os.fdopen(fd, "rb"), st
+        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
 
 
-def open_regular(path: str | os.PathLike, limit: int) -> BinaryIO:
-    """``path`` opened for binary reading when a regular file of at most ``limit`` bytes."""
-    return _open(path, limit)[0]
-
-
 def read_file(path: str | os.PathLike, limit: int) -> tuple[bytes, os.stat_result]:
-    """The content and ``fstat`` of a regular file of at most ``limit`` bytes (also when it grows
-    meanwhile)."""
-    fh, st = _open(path, limit)
-    with fh:
+    """The content and ``fstat`` of a regular file of at most ``limit`` bytes (even if growing)."""
+    with open_regular(path, limit) as fh:
+        st = os.fstat(fh.fileno())
         data = fh.read(st.st_size + 1)  # the size it has (a buffer of ``limit`` would cost)
         if len(data) > st.st_size:  # it grew since
             data += fh.read(limit + 1 - len(data))
@@ -75,13 +70,12 @@ def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
 
 def read_lines(path: str | os.PathLike, limit: int = STREAM_MAX,
                line_limit: int = LINE_MAX) -> Iterator[bytes]:
-    """The lines of a regular file (with their ``\\n``), streamed, within ``line_limit`` bytes
-    per line and ``limit`` in all."""
+    """The lines of a regular file (with ``\\n``), streamed: ``line_limit`` bytes each at most,
+    ``limit`` in all."""
     with open_regular(path, limit) as fh:
         total, line_no = 0, 0
         while line := fh.readline(line_limit + 1):
-            line_no += 1
-            total += len(line)
+            line_no, total = line_no + 1, total + len(line)
             if len(line) > line_limit:
                 why = f"line {line_no} is longer than the bound of {_size(line_limit)}"
                 raise UnreadableFile(why)

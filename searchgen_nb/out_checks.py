@@ -2,8 +2,7 @@
 ``searchgen-nb data --out`` replaces only an empty folder or a data release it wrote; a JSON file
 an option names (``--timings``, …) is written only where nothing else is; no output is, contains
 or lies inside an input, nor lies inside a published version, a data release, a demo or a
-release's work folder (:func:`owned_problem`).
-"""
+release's work folder (:func:`owned_problem`)."""
 
 from __future__ import annotations
 
@@ -32,12 +31,11 @@ DEMO_MARKER, DEMO_MARKER_TEXT = ".searchgen-nb-demo", "synthetic-demo\n"
 
 def is_demo(folder: Path) -> bool:
     """Whether ``folder`` holds the demo's marker (a regular file with its text)."""
-    marker = folder / DEMO_MARKER
     try:
-        text = read_bytes(marker, CONFIG_MAX)
+        text = read_bytes(folder / DEMO_MARKER, CONFIG_MAX)
     except OSError:  # absent, not a regular file, too large
         return False
-    return not marker.is_symlink() and text == DEMO_MARKER_TEXT.encode()
+    return not (folder / DEMO_MARKER).is_symlink() and text == DEMO_MARKER_TEXT.encode()
 
 
 def _ours(folder: Path) -> str | None:
@@ -51,22 +49,20 @@ def _ours(folder: Path) -> str | None:
     return "release work folder (the next release empties it)" if marked(folder) else None
 
 
-def _published(version: Path) -> str:
-    root = version.parent.parent if version.name != RELEASES else version.parent
-    return (f"lies inside the published release {version.name} ({version}): a published version "
-            f"is never changed; publish a new release with `searchgen-nb release CONFIG "
-            f"--output-root {root}`")
-
-
 def owned_problem(path: Path, inputs: dict[str, Path]) -> str | None:
     """Why no command may write at ``path`` (resolved; ``inputs``: name → resolved path): it is
     or lies inside a published version, is, contains or lies inside an input, or lies inside a
     data release, a demo or a release's work folder (data contract, § Publication)."""
     version = published_version(path)
     if version is not None:
-        return _published(version)
+        root = version.parent.parent if version.name != RELEASES else version.parent
+        return (f"lies inside the published release {version.name} ({version}): a published "
+                "version is never changed; publish a new release with `searchgen-nb release "
+                f"CONFIG --output-root {root}`")
     for name, other in inputs.items():
-        if relation := _relation(path, other):
+        relation = ("is" if path == other else "contains" if other.is_relative_to(path)
+                    else "lies inside" if path.is_relative_to(other) else None)
+        if relation:
             return f"{relation} the {name} {other}: inputs are never written"
     for folder in path.parents:
         if kind := _ours(folder):
@@ -74,45 +70,23 @@ def owned_problem(path: Path, inputs: dict[str, Path]) -> str | None:
     return None
 
 
-def _relation(path: Path, other: Path) -> str | None:
-    """How ``path`` relates to ``other`` (both resolved): is, contains, lies inside, or None."""
-    if path == other:
-        return "is"
-    if other.is_relative_to(path):
-        return "contains"
-    return "lies inside" if path.is_relative_to(other) else None
-
-
-def _not_own_files(folder: Path, names: list[str], own: frozenset) -> list[str]:
-    """Of ``names`` in ``folder``, those not a regular file (no link, no folder) in ``own``."""
-    return [n for n in names
-            if n not in own or (folder / n).is_symlink() or not (folder / n).is_file()]
+def _regular(path: Path) -> bool:
+    return not path.is_symlink() and path.is_file()
 
 
 def _foreign_entries(path: Path, names: list[str]) -> list[str]:
-    """What of the folder ``path`` ``data`` did not write: each entry must be a regular file
-    named as an artifact, ``schemas/`` holding only regular files named as its schemas, or
-    ``thumbs/`` holding only thumbnail files."""
-    files = [n for n in names if n not in ("schemas", THUMBS)]
-    foreign = _not_own_files(path, files, DATA_NAMES - {"schemas", THUMBS})
-    foreign += _foreign_thumbs(path / THUMBS) if THUMBS in names else []
-    schemas = path / "schemas"
-    if "schemas" not in names:
-        return foreign
-    if schemas.is_symlink() or not schemas.is_dir():
-        return [*foreign, "schemas"]
-    own = frozenset(p.name for p in schema_dir().glob("*.schema.json"))
-    inner = _not_own_files(schemas, sorted(os.listdir(schemas)), own)
-    return foreign + [f"schemas/{n}" for n in inner]
-
-
-def _foreign_thumbs(thumbs: Path) -> list[str]:
-    """What of ``thumbs/`` is not a real folder of thumbnail files."""
-    if thumbs.is_symlink() or not thumbs.is_dir():
-        return [THUMBS]
-    names = sorted(os.listdir(thumbs))
-    own = frozenset(n for n in names if _THUMB.fullmatch(n))
-    return [f"{THUMBS}/{n}" for n in _not_own_files(thumbs, names, own)]
+    """What of the folder ``path`` ``data`` did not write: not a regular file named as an artifact,
+    nor in ``thumbs/`` or ``schemas/`` a regular file named as a thumbnail or one of its schemas."""
+    schemas = frozenset(p.name for p in schema_dir().glob("*.schema.json"))
+    inner = {THUMBS: _THUMB.fullmatch, "schemas": schemas.__contains__}
+    foreign = [n for n in names if n not in inner and not (n in DATA_NAMES and _regular(path / n))]
+    for sub, own in inner.items():
+        if sub in names and ((path / sub).is_symlink() or not (path / sub).is_dir()):
+            foreign.append(sub)
+        elif sub in names:
+            foreign += [f"{sub}/{n}" for n in sorted(os.listdir(path / sub))
+                        if not (own(n) and _regular(path / sub / n))]
+    return foreign
 
 
 def _data_folder_problem(path: Path) -> str | None:
@@ -124,8 +98,7 @@ def _data_folder_problem(path: Path) -> str | None:
     names = sorted(os.listdir(path))
     if not names:
         return None
-    foreign = _foreign_entries(path, names)
-    if foreign:
+    if foreign := _foreign_entries(path, names):
         return f"holds {listing(foreign)} this command did not write"
     if not MANIFEST_KEYS <= _json_keys(path / MANIFEST):
         return f"holds {listing(names)} but no {MANIFEST} of a data release"
@@ -136,7 +109,13 @@ def check_data_out(out: Path, inputs: dict[str, Path], again: bool = False) -> N
     """:class:`ReleaseError` unless ``searchgen-nb data`` may replace ``out`` (resolved;
     ``inputs``: name → resolved path), as data contract, § Publication says; ``again``: the
     same check right before the swap, for what appeared at ``out`` while the command ran."""
-    problem = _data_out_problem(out, inputs)
+    if problem := owned_problem(out, inputs):
+        problem = f"{problem}; give --out a new folder"
+    elif os.path.ismount(out):
+        problem = "is a mount point, which cannot be replaced; give --out a folder inside it"
+    elif problem := _data_folder_problem(out):
+        problem += (": data replaces only an empty folder or a data release it wrote; give --out "
+                    "a new folder")
     if problem and again:
         raise ReleaseError(f"--out {out} changed while data ran and now {problem}; "
                            "nothing was published")
@@ -144,21 +123,11 @@ def check_data_out(out: Path, inputs: dict[str, Path], again: bool = False) -> N
         raise ReleaseError(f"--out {out} {problem}")
 
 
-def _data_out_problem(out: Path, inputs: dict[str, Path]) -> str | None:
-    if problem := owned_problem(out, inputs):
-        return f"{problem}; give --out a new folder"
-    if os.path.ismount(out):
-        return "is a mount point, which cannot be replaced; give --out a folder inside it"
-    problem = _data_folder_problem(out)
-    why = "data replaces only an empty folder or a data release it wrote; give --out a new folder"
-    return problem and f"{problem}: {why}"
-
-
 def _json_keys(path: Path) -> set:
-    """The top-level keys of a JSON object file, or an empty set (also for a FIFO, a device,
-    a folder: what is not a regular file within its bound is never opened for reading)."""
+    """The top-level keys of a JSON object file; an empty set for anything else (what is not a
+    regular file within its bound is never opened)."""
     try:
-        data = json.loads(read_bytes(path, ARTIFACT_MAX))  # a regular file, bounded
+        data = json.loads(read_bytes(path, ARTIFACT_MAX))
     except (OSError, ValueError, RecursionError):
         return set()
     return set(data) if isinstance(data, dict) else set()
@@ -167,9 +136,9 @@ def _json_keys(path: Path) -> set:
 def _output_file_problem(path: Path, keys: set, forbidden: dict[str, Path]) -> str | None:
     if problem := owned_problem(path, forbidden):
         return problem
-    if os.path.lexists(path):
-        if path.is_symlink() or not path.is_file() or not keys <= _json_keys(path):
-            return f"is {describe(path)} this command did not write"
+    if os.path.lexists(path) and (path.is_symlink() or not path.is_file()
+                                  or not keys <= _json_keys(path)):
+        return f"is {describe(path)} this command did not write"
     if not path.parent.is_dir():
         return f"cannot be written: there is no folder {path.parent}"
     if not os.access(path.parent, os.W_OK):
@@ -180,6 +149,5 @@ def _output_file_problem(path: Path, keys: set, forbidden: dict[str, Path]) -> s
 def check_output_file(path: Path, option: str, keys: set, forbidden: dict[str, Path]) -> None:
     """:class:`ReleaseError` unless a command may write its JSON file (an object with ``keys``)
     at ``path`` when it ends; ``forbidden``: name → resolved path it must not be in."""
-    problem = _output_file_problem(path, keys, forbidden)
-    if problem:
+    if problem := _output_file_problem(path, keys, forbidden):
         raise ReleaseError(f"{option} {path} {problem}; nothing was done")

@@ -65,9 +65,8 @@ class Published:
 def check_previous(folder: Path, where: str, benchmark: str | None = None,
                    data_origin: str | None = None) -> Published:
     """The release in ``folder``, read and checked once (data contract, § Changes between
-    releases): regular files within bounds, strict JSON of the published schemas, this schema
-    version, benchmark and data origin, the manifest's sha256, every model in every record.
-    Else :class:`ConfigError` naming ``where``, the folder, the file and the line or pointer."""
+    releases); :class:`ConfigError` naming ``where``, the folder, the file and the line or pointer
+    when it is not a release of this schema version, benchmark and data origin."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(f"{where}: {folder} is not a folder")
@@ -105,6 +104,10 @@ def shown(value: object) -> str:
     return excerpt(json.dumps(value), 80)
 
 
+def not_compared(key: str) -> str:
+    return f"releases of another {key} are not compared"
+
+
 class _ReleaseReader:
     """Reads one release folder for :func:`check_previous`; each refusal is a
     :class:`ConfigError` starting with ``where`` (the key or argument and the folder)."""
@@ -139,13 +142,13 @@ class _ReleaseReader:
             problems = [f"{name}{at}: nested too deeply to check"]
         if problems:
             more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-            shown = "; ".join(problems[:3]) + more
-            raise ConfigError(f"{self.where}/{shown}: not a release this version reads")
+            raise ConfigError(f"{self.where}/{'; '.join(problems[:3])}{more}: not a release this "
+                              "version reads")
 
     def same_kind(self, manifest: object, benchmark: str | None, data_origin: str | None) -> None:
         """Refuse another format, benchmark or data origin by name (before the schema)."""
         if not isinstance(manifest, dict):
-            return  # the schema names it
+            return
         version = manifest.get("schema_version")
         if version != SCHEMA_VERSION:
             why = f"/schema_version is {shown(version)}: this version of searchgen-nb reads "
@@ -158,10 +161,10 @@ class _ReleaseReader:
     def models_and_settings(self, manifest: dict) -> None:
         """What the schema cannot say: every model of ``model_order`` is described, and
         ``config.uncertainty`` holds settings the paired bootstrap can use."""
-        for m in manifest["model_order"]:
-            if m not in manifest["models"]:
-                why = f"/model_order names model {excerpt(m, 60)}, which /models does not describe"
-                raise self.fail("manifest.json", why)
+        if lacking := [m for m in manifest["model_order"] if m not in manifest["models"]]:
+            m = excerpt(lacking[0], 60)
+            raise self.fail("manifest.json", f"/model_order names model {m}, which /models does "
+                            "not describe")
         try:
             bootstrap_settings(manifest)
         except (ValueError, TypeError, ArithmeticError) as exc:
@@ -171,8 +174,7 @@ class _ReleaseReader:
     def records(self, manifest: dict) -> tuple[list[dict], str]:
         """The records of ``prompt_scores.jsonl`` (streamed, checked by line) and its sha256."""
         name, models = "prompt_scores.jsonl", manifest["model_order"]
-        seen: dict[str, int] = {}
-        records, sha = [], hashlib.sha256()
+        seen, records, sha = {}, [], hashlib.sha256()
         try:
             for line_no, raw in enumerate(read_lines(self.folder / name), start=1):
                 sha.update(raw)
@@ -182,23 +184,16 @@ class _ReleaseReader:
                 if sid in seen:
                     why = f"repeated sample_id {excerpt(sid, 60)} (first on line {seen[sid]})"
                     raise self.fail(name, f"line {line_no}: {why}")
-                lacking = [m for m in models if m not in rec["models"]]
-                if lacking:
-                    m = excerpt(lacking[0], 60)
-                    why = f"(sample_id {excerpt(sid, 60)}) has no record of model {m}"
-                    raise self.fail(name, f"line {line_no} {why}")
+                if lacking := [m for m in models if m not in rec["models"]]:
+                    why = f"(sample_id {excerpt(sid, 60)}) has no record of model "
+                    raise self.fail(name, f"line {line_no} {why}{excerpt(lacking[0], 60)}")
                 seen[sid] = line_no
                 records.append(rec)
         except OSError as exc:  # not a regular file, a line over the bound, …
             raise self.fail(name, f"cannot read: {exc.strerror or exc}") from None
-        if len(seen) != manifest["dataset"]["n_prompts"]:
-            n = manifest["dataset"]["n_prompts"]
+        if len(seen) != (n := manifest["dataset"]["n_prompts"]):
             raise self.fail(name, f"{len(seen)} prompts, the manifest says {n}")
         return records, sha.hexdigest()
-
-
-def not_compared(key: str) -> str:
-    return f"releases of another {key} are not compared"
 
 
 def bootstrap_settings(manifest: dict) -> UncertaintyConfig:

@@ -50,25 +50,20 @@ class DuplicateKey(ValueError):
 
 def no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
     """``object_pairs_hook`` for :func:`json.loads` that refuses a repeated key (naming it)."""
-    d = dict(pairs)
-    if len(d) < len(pairs):
-        seen: set[str] = set()
-        for k, _ in pairs:
-            if k in seen:
-                raise DuplicateKey(f"duplicate key {printable(k)[:80]!r} in one JSON object")
-            seen.add(k)
-    return d
+    seen: set[str] = set()
+    for k, _ in pairs:
+        if k in seen:
+            raise DuplicateKey(f"duplicate key {printable(k)[:80]!r} in one JSON object")
+        seen.add(k)
+    return dict(pairs)
 
 
-def reject_constant(token: str):
-    """``parse_constant`` for :func:`json.loads`: NaN, Infinity and -Infinity are not JSON."""
+def _constant(token: str):
     raise ValueError(f"non-standard JSON constant {token}")
 
 
-def finite_float(token: str) -> float:
-    """``parse_float`` for :func:`json.loads`: a number that would read as Infinity is refused."""
-    value = float(token)
-    if value in (math.inf, -math.inf):
+def _finite(token: str) -> float:
+    if (value := float(token)) in (math.inf, -math.inf):
         raise ValueError(f"number {excerpt(token, 40)} is out of range (it would read as Infinity)")
     return value
 
@@ -76,7 +71,7 @@ def finite_float(token: str) -> float:
 def strict_loads(text: str | bytes) -> object:
     """:func:`json.loads` refusing NaN/Infinity, numbers that overflow to Infinity and a repeated
     key; raises ``ValueError`` (``DuplicateKey`` for a repeated key)."""
-    return json.loads(text, parse_constant=reject_constant, parse_float=finite_float,
+    return json.loads(text, parse_constant=_constant, parse_float=_finite,
                       object_pairs_hook=no_duplicate_keys)
 
 
@@ -92,33 +87,30 @@ class ConfigLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
     def construct_mapping(self, node, deep=False):  # noqa: D102
-        if isinstance(node, yaml.MappingNode):
-            seen: dict = {}
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    first = seen.get(key)
-                except TypeError:  # an unhashable key: let PyYAML report it
-                    continue
-                if first is not None:
-                    why = f"duplicate key {excerpt(key)!s} (first on line {first.line + 1})"
-                    raise yaml.constructor.ConstructorError(None, None, why, key_node.start_mark)
-                seen[key] = key_node.start_mark
+        seen: dict = {}
+        for key_node, _ in node.value if isinstance(node, yaml.MappingNode) else ():
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.get(key)
+            except TypeError:  # an unhashable key: let PyYAML report it
+                continue
+            if first is not None:
+                why = f"duplicate key {excerpt(key)!s} (first on line {first.line + 1})"
+                raise yaml.constructor.ConstructorError(None, None, why, key_node.start_mark)
+            seen[key] = key_node.start_mark
         return super().construct_mapping(node, deep=deep)
 
+    def construct_yaml_float(self, node) -> Decimal:  # noqa: D102
+        text = self.construct_scalar(node).replace("_", "").strip().lower()
+        if text in (".nan", ".inf", "+.inf", "-.inf") or ":" in text:
+            return Decimal(repr(super().construct_yaml_float(node)))
+        return Decimal(text)
 
-def _construct_decimal(loader: ConfigLoader, node) -> Decimal:
-    text = loader.construct_scalar(node).replace("_", "").strip().lower()
-    if text in (".nan", ".inf", "+.inf", "-.inf") or ":" in text:
-        return Decimal(repr(yaml.SafeLoader.construct_yaml_float(loader, node)))
-    return Decimal(text)
 
-
-ConfigLoader.add_constructor("tag:yaml.org,2002:float", _construct_decimal)
-
+ConfigLoader.add_constructor("tag:yaml.org,2002:float", ConfigLoader.construct_yaml_float)
 
 #: Bidirectional embeddings, overrides and isolates: they reorder the text around them.
-BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 #: Unicode categories that never show as themselves on one line, and what they are.
 _HIDDEN = {"Cc": "a control character", "Zl": "a line separator", "Zp": "a paragraph separator",
            "Cs": "a lone surrogate"}
@@ -130,24 +122,20 @@ def hidden_char(text: str, strict: bool = False) -> str | None:
     non-printable one) as ``what (U+XXXX)``, or None."""
     for c in text:
         cat = unicodedata.category(c)
-        if c in BIDI_CONTROLS:
+        if c in _BIDI:
             return f"a bidirectional control (U+{ord(c):04X})"
         if cat in _HIDDEN or (strict and not c.isprintable()):
             return f"{_HIDDEN.get(cat, 'an invisible or non-printable character')} (U+{ord(c):04X})"
     return None
 
 
-def skeleton(text: str) -> str:
-    """What a reader sees of ``text``: its NFC form without format characters (``Cf``)."""
-    return unicodedata.normalize("NFC", "".join(c for c in text if unicodedata.category(c) != "Cf"))
-
-
 def twins(names: list[str]) -> list[tuple[str, str]]:
-    """Pairs of entries of ``names`` (in order) that look the same (:func:`skeleton`)."""
+    """Pairs of entries of ``names`` (in order) that look the same to a reader: the same NFC
+    form without format characters (``Cf``)."""
     first: dict[str, str] = {}
     out = []
     for n in names:
-        k = skeleton(n)
+        k = unicodedata.normalize("NFC", "".join(c for c in n if unicodedata.category(c) != "Cf"))
         if k in first:
             out.append((first[k], n))
         else:
@@ -171,8 +159,7 @@ def md_text(text: object, table: bool = False) -> str:
 
 
 def _md_prose(text: str) -> str:
-    for ch in "\\|*`<>[]~&$:":
-        text = text.replace(ch, "\\" + ch)
+    text = re.sub(r"([\\|*`<>\[\]~&$:])", r"\\\1", text)
     return shown(re.sub(r"(?<![^\W_])_|_(?![^\W_])", r"\\_", text))
 
 

@@ -1,11 +1,7 @@
 """The release gate's ``evidence`` check (data contract, § Prompt evidence and thumbnails):
-``prompt_evidence.jsonl``, read line by line, has every line conform to its schema, one line
-per prompt of ``prompt_scores.jsonl`` in its order and the manifest's sha256; a model's entry
-only for a pair that exists (the judge's scores only for a scored pair, a thumbnail only where
-an image was); the judge's scores agree with the pair's components where both give a number;
-every thumbnail is a file named by its sha256 within its bound, ``thumbs/`` holds nothing else,
-and the manifest's ``thumbnails`` count, bytes and sha256 recompute. Written with its own code
-(no import of the module that writes the file)."""
+``prompt_evidence.jsonl`` agrees with its schema, ``prompt_scores.jsonl`` (line per prompt, pairs,
+statuses, the judge's scores) and the manifest (sha256, ``thumbnails``); ``thumbs/`` holds exactly
+the named thumbnails, each named by its sha256. Its own code: no import of the writer."""
 
 from __future__ import annotations
 
@@ -14,7 +10,7 @@ import json
 import math
 import os
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import jsonschema
@@ -31,7 +27,7 @@ _GENERIC = ("prompt_faithfulness", "image_quality", "text_rendering", "ai_natura
 _SCORED, _NO_IMAGE = 0, 3  # status codes of validate_columns
 
 
-@lru_cache(maxsize=1)
+@cache
 def _validators():
     """jsonschema-rs decides (70× faster), jsonschema explains."""
     schema = json.loads((schema_dir() / "prompt_evidence.line.schema.json").read_text("utf-8"))
@@ -65,20 +61,23 @@ def check_evidence(folder: Path, manifest: dict, cols, report) -> None:
 def _check_lines(path: Path, manifest: dict, cols, report, named: set) -> str:
     """Check every line (collecting the thumbnails it names into ``named``); its sha256."""
     index = {c: j for j, c in enumerate(manifest["scoring"]["overall_10_components"])}
-    sids, h, in_order = list(cols.sample_ids), hashlib.sha256(), True
-    n = 0
+    sids, h, in_order, n = list(cols.sample_ids), hashlib.sha256(), True, 0
     for n, raw in enumerate(read_lines(path, ARTIFACT_MAX), start=1):
         h.update(raw)
         p = _line(raw, n, report)
         if p is None or not in_order:
             continue
-        if n > len(sids) or p["sample_id"] != sids[n - 1]:
+        sid = p["sample_id"]
+        if n > len(sids) or sid != sids[n - 1]:
             in_order = False
-            report.fail(CHECK, f"{NAME} line {n}: sample_id {excerpt(p['sample_id'], 80)} is not "
-                               f"prompt {n} of prompt_scores.jsonl", file=NAME, line=n,
-                        sample_id=p["sample_id"])
+            report.fail(CHECK, f"{NAME} line {n}: sample_id {excerpt(sid, 80)} is not prompt {n} "
+                        "of prompt_scores.jsonl", file=NAME, line=n, sample_id=sid)
             continue
-        _check_pairs(p, n, cols, index, report)
+        for m, pair in p["models"].items():
+            if why := _pair_problem(pair, m, n - 1, cols, index):
+                report.fail(CHECK, f"{NAME} line {n}: sample_id {excerpt(sid, 80)}, model "
+                            f"{excerpt(m, 60)}: {why}", file=NAME, line=n, sample_id=sid,
+                            model_id=m)
         named.update(pair["thumbnail"] for pair in p["models"].values() if "thumbnail" in pair)
     if in_order and n != len(sids):
         report.fail(CHECK, f"{NAME}: {n} lines, prompt_scores.jsonl has {len(sids)} prompts",
@@ -111,15 +110,6 @@ def _line(raw: bytes, n: int, report) -> dict | None:
     return None
 
 
-def _check_pairs(p: dict, n: int, cols, index: dict, report) -> None:
-    for m, pair in p["models"].items():
-        why = _pair_problem(pair, m, n - 1, cols, index)
-        if why:
-            report.fail(CHECK, f"{NAME} line {n}: sample_id {excerpt(p['sample_id'], 80)}, model "
-                               f"{excerpt(m, 60)}: {why}", file=NAME, line=n,
-                        sample_id=p["sample_id"], model_id=m)
-
-
 def _pair_problem(pair: dict, m: str, i: int, cols, index: dict) -> str | None:
     """Why one model's entry of prompt ``i`` contradicts the records, or None."""
     if m not in cols.models:
@@ -130,20 +120,17 @@ def _pair_problem(pair: dict, m: str, i: int, cols, index: dict) -> str | None:
         return "the judge's scores of a pair that is not scored"
     if status == _NO_IMAGE and "thumbnail" in pair:
         return "a thumbnail of a pair without a generated image"
-
-    def value(c: str) -> float | None:
-        v = float(cols.values[k, i, index[c]])
-        return None if math.isnan(v) else v
-
+    value = {c: None if math.isnan(v) else v for c, v in
+             ((c, float(cols.values[k, i, j])) for c, j in index.items())}
     items = [e["score"] for e in pair.get("checklist", ())]
-    if items and None not in items and value("checklist") is not None:
+    if items and None not in items and value["checklist"] is not None:
         mean = float(sum(map(Fraction, items), Fraction(0)) / len(items))
-        if mean != value("checklist"):
-            return f"checklist items average {mean}, the record's checklist is {value('checklist')}"
+        if mean != value["checklist"]:
+            return f"checklist items average {mean}, the record's checklist is {value['checklist']}"
     for d in _GENERIC:
         said = pair.get("rubric", {}).get(d)
-        if said is not None and value(d) is not None and said != value(d):
-            return f"rubric {d} is {said}, the record's {d} is {value(d)}"
+        if said is not None and value[d] is not None and said != value[d]:
+            return f"rubric {d} is {said}, the record's {d} is {value[d]}"
     return None
 
 
@@ -164,8 +151,7 @@ def _check_thumbnails(folder: Path, named: set, stated: dict, report) -> None:
         total += len(data)
         h.update(f"{digest}  {rel}\n".encode())
     thumbs = folder / "thumbs"
-    found = {f"thumbs/{n}" for n in os.listdir(thumbs)} if thumbs.is_dir() else set()
-    extra = sorted(found - named)
+    extra = sorted({f"thumbs/{n}" for n in os.listdir(thumbs)} - named) if thumbs.is_dir() else []
     if extra:
         report.fail(CHECK, f"thumbs/ holds {len(extra)} file(s) {NAME} does not name, e.g. "
                            f"{excerpt(extra[0], 80)}", file=extra[0])
