@@ -42,8 +42,6 @@ def validating_specs() -> bool:
     return os.environ.get(VALIDATE_ENV) == "1"
 
 
-# --------------------------------------------------------------------------- embedding
-
 def chart_id(name: str) -> str:
     """The fixed element id for a chart name; ValueError unless ``[A-Za-z0-9][A-Za-z0-9_-]*``."""
     if not isinstance(name, str) or not _NAME_RE.match(name):
@@ -84,36 +82,32 @@ def data_block(data_id: str, values: list[dict]) -> str:
             f'{dumps_script_json({"values": values}, record_lines=True)}</script>\n')
 
 
+# Draws the chart once vega is loaded, in vega's dark theme on a dark page (the theme switch, or
+# the system's preference in "auto"); a chart wider than its frame (a phone) scrolls, and says so.
+_EMBED_JS = (
+    'function go(){if(!window.vegaEmbed){return;}var t=document.documentElement.dataset.theme;'
+    'if(!t||t==="auto"){t=window.matchMedia&&window.matchMedia("(prefers-color-scheme: dark)")'
+    '.matches?"dark":"light";}if(t==="dark"){opt.theme="dark";}el.textContent="";\n'
+    'window.vegaEmbed(el,spec,opt).then(function(){el.setAttribute("data-sg-rendered","1");'
+    'el.classList.toggle("sg-scrolls",el.scrollWidth>el.clientWidth+1);}).catch(function(e){'
+    'el.textContent="Chart error: "+e;});}if(window.vegaEmbed){go();}'
+    'else{document.addEventListener("DOMContentLoaded",go);}})();</script>')
+
+
 def chart_html(spec: Mapping[str, Any], name: str, data_id: str | None = None) -> str:
     """One chart: a div with a fixed id plus a vegaEmbed call with the spec inlined (its data
-    read from the page's :func:`data_block` ``data_id`` if given); a dark page (the theme
-    switch, or the system's preference in "auto") gets vega's dark theme."""
+    read from the page's :func:`data_block` ``data_id`` if given)."""
     cid = chart_id(name)
     spec = {k: v for k, v in spec.items() if k != "$schema"}
     shared = "" if data_id is None else (  # the page's data_block; chart_id checks the name
         f"spec.data=JSON.parse(document.getElementById('sg-data-{chart_id(data_id)[9:]}')"
         ".textContent);\n")
-    return (
-        f'<div class="sg-chart" id="{cid}" data-sg-chart="{name}">'
-        '<p class="sg-chart-fallback">Chart: needs the book\'s vendored vega bundle '
-        "(open the built book).</p></div>\n"
-        "<script>(function(){"
-        f"var el=document.getElementById({json.dumps(cid)});"
-        f"var spec={dumps_script_json(spec, record_lines=True)};\n"
-        f"var opt={dumps_script_json(EMBED_OPTIONS)};\n{shared}"
-        "function go(){if(!window.vegaEmbed){return;}"
-        "var t=document.documentElement.dataset.theme;"
-        'if(!t||t==="auto"){t=window.matchMedia&&'
-        'window.matchMedia("(prefers-color-scheme: dark)").matches?"dark":"light";}'
-        'if(t==="dark"){opt.theme="dark";}'
-        'el.textContent="";\n'
-        'window.vegaEmbed(el,spec,opt).then(function(){el.setAttribute("data-sg-rendered","1");'
-        # wider than its frame (a phone): the frame scrolls, and says so
-        'el.classList.toggle("sg-scrolls",el.scrollWidth>el.clientWidth+1);})'
-        '.catch(function(e){el.textContent="Chart error: "+e;});}'
-        'if(window.vegaEmbed){go();}else{document.addEventListener("DOMContentLoaded",go);}'
-        "})();</script>"
-    )
+    return (f'<div class="sg-chart" id="{cid}" data-sg-chart="{name}">'
+            '<p class="sg-chart-fallback">Chart: needs the book\'s vendored vega bundle '
+            "(open the built book).</p></div>\n<script>(function(){"
+            f"var el=document.getElementById({json.dumps(cid)});"
+            f"var spec={dumps_script_json(spec, record_lines=True)};\n"
+            f"var opt={dumps_script_json(EMBED_OPTIONS)};\n{shared}{_EMBED_JS}")
 
 
 def embed(chart: Any, name: str, *, values: list[dict] | None = None,
@@ -150,18 +144,11 @@ def _layered(name, layers, title, subtitle, values=None, params=(), data_id=None
     return embed(chart.properties(**size, title=title), name, values=values, data_id=data_id)
 
 
-# --------------------------------------------------------------------------- values
-
-def rounded(value: float | None, decimals: int) -> float | None:
-    """The value rounded half-up to ``decimals`` places, as the book prints it (and
-    :func:`num_expr` shows it unchanged)."""
-    return None if value is None else float(decimal_text(value, decimals))
-
-
 def _ends(interval: Any, decimals: int) -> dict:
-    """An interval's ``lo`` and ``hi`` :func:`rounded` (None without an interval)."""
+    """An interval's ``lo`` and ``hi`` rounded half-up as the book prints them (so
+    :func:`num_expr` shows them unchanged); None without an interval."""
     none = is_null(interval)
-    return {k: None if none else rounded(float(interval[i]), decimals)
+    return {k: None if none else float(decimal_text(float(interval[i]), decimals))
             for i, k in enumerate(("lo", "hi"))}
 
 
@@ -214,20 +201,17 @@ def _tips(*fields: str) -> list:
     return [alt.Tooltip(f, title=t) for f, t in zip(fields[::2], fields[1::2])]
 
 
-# --------------------------------------------------------------------------- component bars
-
-def component_rows(chart: Any, names: Sequence[str], decimals: int, *counts: str) -> Any:
-    """``chart`` with a row per component (``names``, once in the spec) from a record's values
-    ``v`` (and ``counts``, as ``n_values``), in that order, each with its ``value_text``."""
-    return chart.transform_calculate(component=_json(list(names))).transform_flatten(
+def component_rows(chart: Any, components: Sequence[str], decimals: int, *counts: str,
+                   **axis: Any) -> tuple:
+    """(``chart`` with a row per component — labels once in the spec — from a record's values
+    ``v`` (and ``counts``, as ``n_values``), each with its ``value_text``; x: the components in
+    order, with ``axis`` settings; y: the score 0–100)."""
+    names = [COMPONENT_LABELS.get(c, c) for c in components]
+    chart = chart.transform_calculate(component=_json(names)).transform_flatten(
         ["component", "v", *counts], as_=["component", "value", "n_values"][:2 + len(counts)],
     ).transform_calculate(value_text=num_expr("value", decimals))
-
-
-def component_axes(names: Sequence[str], **axis: Any) -> tuple:
-    """The x (components, in ``names`` order) and y (score 0–100) of a components chart."""
-    return (alt.X("component:N", title=None, sort=names,
-                  axis=alt.Axis(labelAngle=-30, labelLimit=200, **axis)),
+    return (chart, alt.X("component:N", title=None, sort=names,
+                         axis=alt.Axis(labelAngle=-30, labelLimit=200, **axis)),
             alt.Y("value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100])))
 
 
@@ -247,15 +231,13 @@ def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
                "v": [number((by_id[m].get("components") or {}).get(c)) for c in components],
                "n": [_count((by_id[m].get("component_counts") or {}).get(c)) for c in components]}
               for m in order]
-    names = [COMPONENT_LABELS.get(c, c) for c in components]
-    x, y = component_axes(names)
+    base, x, y = component_rows(alt.Chart(), components, decimals, "n")  # no data: see embed
     enc = {"x": x, "xOffset": alt.XOffset("model:N", sort=list(labels.values())),
            "tooltip": _tips("model:N", "Model", "component:N", "Component", "value_tip:N",
                             "Score (0–100)", "n_tip:N", "Prompts with a value")}
     colour = alt.Color("model:N", title="Model", sort=list(labels.values()),
                        legend=alt.Legend(orient="bottom", columns=3))
     label = {"angle": 270, "align": "left", "baseline": "middle", "dx": 3}
-    base = component_rows(alt.Chart(), names, decimals, "n")  # no data: embed sets the layers'
     base = base.transform_calculate(**{f"{k}_tip": f"isValid(datum.{v}) ? '' + datum.{v} : '{NA}'"
                                        for k, v in (("n", "n_values"), ("value", "value"))})
     bars = base.transform_filter("datum.value !== null")
@@ -271,8 +253,6 @@ def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
     return _layered(name, layers, title or "Components (0–100)", subtitle, values,
                     width=640, height=260)
 
-
-# --------------------------------------------------------------------------- uncertainty
 
 def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[str, Any]],
            name: str, *, title: str, ties: Mapping[str, str] | None = None,
@@ -312,8 +292,6 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
                 f"line = {confidence} bootstrap interval (prompt sampling)"]
     return _layered(name, layers, title.split(", ", 1), subtitle, values,  # the frame's width
                     width="container", height=max(22 * len(values), 60))
-
-# --------------------------------------------------------------------------- coverage
 
 
 def coverage_bars(df: Any, name: str, *, min_coverage: float = 0.9,

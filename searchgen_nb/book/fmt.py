@@ -12,14 +12,13 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from searchgen_nb.constants import STATUSES
 from searchgen_nb.numeric import decimal_text, percent, scaled
 
 #: What a null (not applicable) value shows.
 NA = "N/A"
 #: The statuses of a prompt × model pair, as charts and headers name them.
-STATUS_LABELS = {"scored": "scored", "invalid_evaluation": "invalid evaluation",
-                 "missing_evaluation": "missing evaluation",
-                 "missing_generation": "missing generation"}
+STATUS_LABELS = {s: s.replace("_", " ") for s in STATUSES}
 #: Short status words of the prompt explorer's cells (a scored pair shows its Overall-9).
 STATUS_SHORT = {"invalid_evaluation": "invalid", "missing_evaluation": "no eval",
                 "missing_generation": "no image"}

@@ -10,12 +10,11 @@ from urllib.parse import quote
 
 import altair as alt
 
-from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
+from searchgen_nb.constants import OVERALL_9_COMPONENTS
 from searchgen_nb.numeric import decimal_text
 
 from .charts import NA_COLOR, _count, _ends, _json, _label, _layered, _mid, _model_labels
-from .charts import _records, _tips, component_axes, component_rows, data_block, interval_expr
-from .charts import num_expr
+from .charts import _records, _tips, component_rows, data_block, interval_expr, num_expr
 from .display import HTMLFragment
 from .fmt import NA, is_null, number, share_expr
 
@@ -29,8 +28,6 @@ def _lookup(chart: Any, field: str, rows: list[dict], fields: list[str]) -> Any:
     return chart.transform_lookup(lookup=field, from_=alt.LookupData(
         alt.InlineData(values=rows), field, fields))
 
-
-# --------------------------------------------------------------------------- heatmap
 
 def _heat_cell(r: Mapping[str, Any], decimals: int) -> dict:
     """A cell's values from its record (``{}``: N/A); its texts are made in the chart."""
@@ -97,11 +94,6 @@ def _heat_chart(decimals: int, wide: float | None, relative: bool,
                                  for t, label in tag_labels.items()], ["tag_label"])
 
 
-def _cell(tags: Sequence[str]) -> int:
-    """A cell's side in px: 22 tags fit a 960 px page."""
-    return 46 if len(tags) <= 12 else 40 if len(tags) <= 18 else 36
-
-
 def _heat_colours(relative: bool) -> tuple:
     """(cell colour, label field, label colour): 0–100, or around 0 for a ``relative`` view."""
     legend = alt.Legend(orient="top", direction="horizontal", gradientLength=200,
@@ -133,6 +125,7 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
     ``{tag}`` and ``{model_id}``; an interval wider than ``wide_interval``: dashed outline."""
     recs = _records(df)
     tags = list(tag_order) if tag_order is not None else sorted({str(r["tag"]) for r in recs})
+    side = 46 if len(tags) <= 12 else 40 if len(tags) <= 18 else 36  # px: 22 tags fit 960 px
     cells, labels, tag_labels = _heat_cells(recs, tags, decimals, tag_counts)
     cells = [{"group": "All", "model_id": m, "overall": overall.get(m), "tag": None}  # its base
              for m in labels if overall is not None] + cells
@@ -168,8 +161,7 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
     subtitle = subtitle or f"0–100; grey cells labelled {NA} = not applicable (no value), not 0"
     chart = _layered(name, layers, title or "Overall-9 by model and tag", subtitle,
                      None if data_id else cells, data_id=data_id,
-                     width=max(_cell(tags) * len(tag_labels), 120),
-                     height=max(_cell(tags) * len(labels), 60))
+                     width=max(side * len(tag_labels), 120), height=max(side * len(labels), 60))
     block = "" if data_id is None or relative else data_block(data_id, cells)
     return HTMLFragment(block + chart.html, chart.label)
 
@@ -223,8 +215,6 @@ def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[
                     width=40 * len(order), height=40 * len(order))
 
 
-# --------------------------------------------------------------------------- compare any models
-
 def compare_picker(rows: Sequence[Mapping[str, Any]], groups: Sequence[str],
                    models: Sequence[str], name: str, *, title: str,
                    components: Sequence[str] = OVERALL_9_COMPONENTS,
@@ -237,15 +227,13 @@ def compare_picker(rows: Sequence[Mapping[str, Any]], groups: Sequence[str],
                            bind=alt.binding_select(options=list(groups), name="Group "))
     model_pick = alt.selection_point(name="model_pick", fields=["model"], bind="legend",
                                      toggle="true", value=[{"model": m} for m in models[:3]])
-    labels = [COMPONENT_LABELS.get(c, c) for c in components]
     colour = alt.Color("model:N", title="Models (tap to add or remove)",
                        scale=alt.Scale(domain=list(models)),
                        legend=alt.Legend(orient="bottom", columns=3, symbolLimit=0,
                                          symbolOpacity=1))  # full swatches
     # the records stay on the base chart: on the layer, altair names the picker's view otherwise
     base = alt.Chart(alt.Data(values=list(rows))).transform_filter("datum.group === group_pick")
-    base = component_rows(base, labels, decimals)
-    x, y = component_axes(labels, labelFontSize=11)
+    base, x, y = component_rows(base, components, decimals, labelFontSize=11)
     picker = base.mark_point(opacity=0).encode(x=x, color=colour).add_params(model_pick)
     picker = picker.properties(name="picker")  # a fixed view name, not a hash of the data
     bars = base.transform_filter(model_pick).transform_filter("datum.value !== null")
