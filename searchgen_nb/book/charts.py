@@ -94,32 +94,26 @@ _EMBED_JS = (
     'else{document.addEventListener("DOMContentLoaded",go);}})();</script>')
 
 
-def chart_html(spec: Mapping[str, Any], name: str, data_id: str | None = None) -> str:
-    """One chart: a div with a fixed id plus a vegaEmbed call with the spec inlined (its data
-    read from the page's :func:`data_block` ``data_id`` if given)."""
+def embed(chart: Any, name: str, *, values: list[dict] | None = None,
+          data_id: str | None = None) -> HTMLFragment:
+    """An altair chart (or a Vega-Lite dict) as a div with a fixed id and a vegaEmbed call with
+    the spec inlined; ``values``: the records of a layered chart made without data, set after
+    ``to_dict`` — or, with ``data_id``, read from that :func:`data_block` of the page."""
+    spec = chart if isinstance(chart, Mapping) else chart.to_dict(validate=validating_specs())
+    if values is not None or data_id is not None:
+        spec = _with_layer_data(spec, values or [])
+    spec = {k: v for k, v in spec.items() if k != "$schema" and (k != "data" or data_id is None)}
     cid = chart_id(name)
-    spec = {k: v for k, v in spec.items() if k != "$schema"}
     shared = "" if data_id is None else (  # the page's data_block; chart_id checks the name
         f"spec.data=JSON.parse(document.getElementById('sg-data-{chart_id(data_id)[9:]}')"
         ".textContent);\n")
-    return (f'<div class="sg-chart" id="{cid}" data-sg-chart="{name}">'
-            '<p class="sg-chart-fallback">Chart: needs the book\'s vendored vega bundle '
-            "(open the built book).</p></div>\n<script>(function(){"
-            f"var el=document.getElementById({json.dumps(cid)});"
-            f"var spec={dumps_script_json(spec, record_lines=True)};\n"
-            f"var opt={dumps_script_json(EMBED_OPTIONS)};\n{shared}{_EMBED_JS}")
-
-
-def embed(chart: Any, name: str, *, values: list[dict] | None = None,
-          data_id: str | None = None) -> HTMLFragment:
-    """An altair chart (or a Vega-Lite dict) as a text/html-only display object; ``values``:
-    the records of a layered chart made without data, set after ``to_dict`` — or, with
-    ``data_id``, read from that :func:`data_block` of the page (``values`` left out)."""
-    spec = chart if isinstance(chart, Mapping) else chart.to_dict(validate=validating_specs())
-    if values is not None or data_id is not None:  # shared: the JSON block sets the data
-        spec = {k: v for k, v in _with_layer_data(spec, values or []).items()
-                if k != "data" or data_id is None}
-    return HTMLFragment(chart_html(spec, name, data_id), f"chart {chart_id(name)}")
+    return HTMLFragment(f'<div class="sg-chart" id="{cid}" data-sg-chart="{name}">'
+                        '<p class="sg-chart-fallback">Chart: needs the book\'s vendored vega '
+                        "bundle (open the built book).</p></div>\n<script>(function(){"
+                        f"var el=document.getElementById({json.dumps(cid)});"
+                        f"var spec={dumps_script_json(spec, record_lines=True)};\n"
+                        f"var opt={dumps_script_json(EMBED_OPTIONS)};\n{shared}{_EMBED_JS}",
+                        f"chart {cid}")
 
 
 def _with_layer_data(spec: Mapping[str, Any], values: list[dict]) -> dict:

@@ -67,11 +67,13 @@ def _with_links(base: Any, template: str, models: Sequence[str], tags: Sequence[
 
 
 def _heat_chart(decimals: int, wide: float | None, relative: bool,
-                tag_labels: Mapping[str, str]) -> Any:
-    """The base chart every layer derives from: the best of each column (outlined) or,
-    ``relative``, the value minus the model's overall (a record without a tag); a cell's texts
-    and flags; tag labels."""
+                tag_labels: Mapping[str, str]) -> tuple:
+    """(the base chart every layer derives from, cell colour, label field, label colour): the
+    best of each column (outlined) on 0–100 or, ``relative``, the value minus the model's
+    overall (its record without a tag) around 0; a cell's texts and flags; tag labels."""
     base = alt.Chart()  # no data: embed sets the layers'
+    legend = alt.Legend(orient="top", direction="horizontal", gradientLength=200,
+                        titleOrient="left")
     if relative:
         base = base.transform_joinaggregate(base="max(overall)", groupby=["model_id"])
     base = base.transform_filter("datum.tag !== null")  # not a model's overall line
@@ -81,32 +83,26 @@ def _heat_chart(decimals: int, wide: float | None, relative: bool,
         base = base.transform_calculate(shown_text=num_expr("shown", decimals, True),
                                         abs_shown="abs(datum.shown)")
         base = base.transform_joinaggregate(span="max(abs_shown)")
+        colour = alt.Color("shown:Q", title="Overall-9 − the model's overall", legend=legend,
+                           scale=alt.Scale(scheme="redblue", domainMid=0))
+        text = "shown_text:N", _white_if(
+            "datum.shown !== null && abs(datum.shown) > 0.6 * datum.span")
     else:
         base = base.transform_joinaggregate(top="max(value)", groupby=["tag"]).transform_calculate(
             best="datum.value !== null && datum.value === datum.top")
+        colour = alt.Color("value:Q", title="Overall-9", legend=legend,
+                           scale=alt.Scale(scheme="viridis", domain=[0, 100], clamp=True))
+        text = "value_text:N", alt.condition("datum.value === null || datum.value >= 60",
+                                             alt.value("black"), alt.value("white"))
     base = base.transform_calculate(
         is_na="datum.value === null", value_text=num_expr("value", decimals),
         n_text=f"datum.n_total === null ? '{NA}' : '' + datum.n_total",
         coverage_text=share_expr("n_scored", "n_total"),
         interval_text=interval_expr("lo", "hi", decimals),
         wide="false" if wide is None else f"datum.lo !== null && datum.hi - datum.lo > {wide!r}")
-    return _lookup(base, "tag", [{"tag": t, "tag_label": label}  # a tag's label: one line each
+    base = _lookup(base, "tag", [{"tag": t, "tag_label": label}  # a tag's label: one line each
                                  for t, label in tag_labels.items()], ["tag_label"])
-
-
-def _heat_colours(relative: bool) -> tuple:
-    """(cell colour, label field, label colour): 0–100, or around 0 for a ``relative`` view."""
-    legend = alt.Legend(orient="top", direction="horizontal", gradientLength=200,
-                        titleOrient="left")
-    if relative:
-        colour = alt.Color("shown:Q", title="Overall-9 − the model's overall", legend=legend,
-                           scale=alt.Scale(scheme="redblue", domainMid=0))
-        return colour, "shown_text:N", _white_if(
-            "datum.shown !== null && abs(datum.shown) > 0.6 * datum.span")
-    scale = alt.Scale(scheme="viridis", domain=[0, 100], clamp=True)
-    return (alt.Color("value:Q", title="Overall-9", scale=scale, legend=legend), "value_text:N",
-            alt.condition("datum.value === null || datum.value >= 60",
-                          alt.value("black"), alt.value("white")))
+    return base, colour, *text
 
 
 def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | None = None,
@@ -140,9 +136,8 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
     na_tips = list(tooltip)
     if relative:
         tooltip.insert(3, alt.Tooltip("shown_text:N", title="vs the model's overall"))
-    colour, text, text_colour = _heat_colours(relative)
     enc, link = {"x": x, "y": y, "tooltip": tooltip}, {"href": alt.Href("href:N")} if href else {}
-    base = _heat_chart(decimals, wide_interval, relative, tag_labels)
+    base, colour, text, text_colour = _heat_chart(decimals, wide_interval, relative, tag_labels)
     base = _with_links(base, href, list(labels), list(tag_labels)) if href else base
     layers = [
         base.transform_filter("!datum.is_na").mark_rect(
@@ -217,12 +212,11 @@ def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[
 
 def compare_picker(rows: Sequence[Mapping[str, Any]], groups: Sequence[str],
                    models: Sequence[str], name: str, *, title: str,
-                   components: Sequence[str] = OVERALL_9_COMPONENTS,
                    decimals: int = 1) -> HTMLFragment:
     """Components of any models in any group, chosen in the page: a menu picks the group, a tap
     on the legend adds or removes a model (the first three shown). ``rows``: one per group ×
-    model with ``group``, ``model`` (display name) and its values ``v`` in ``components``
-    order (null: N/A); the chart flattens them into bars and makes their texts."""
+    model with ``group``, ``model`` (display name) and its nine component values ``v`` (null:
+    N/A); the chart flattens them into bars and makes their texts."""
     group_pick = alt.param(name="group_pick", value=groups[0],
                            bind=alt.binding_select(options=list(groups), name="Group "))
     model_pick = alt.selection_point(name="model_pick", fields=["model"], bind="legend",
@@ -233,7 +227,7 @@ def compare_picker(rows: Sequence[Mapping[str, Any]], groups: Sequence[str],
                                          symbolOpacity=1))  # full swatches
     # the records stay on the base chart: on the layer, altair names the picker's view otherwise
     base = alt.Chart(alt.Data(values=list(rows))).transform_filter("datum.group === group_pick")
-    base, x, y = component_rows(base, components, decimals, labelFontSize=11)
+    base, x, y = component_rows(base, OVERALL_9_COMPONENTS, decimals, labelFontSize=11)
     picker = base.mark_point(opacity=0).encode(x=x, color=colour).add_params(model_pick)
     picker = picker.properties(name="picker")  # a fixed view name, not a hash of the data
     bars = base.transform_filter(model_pick).transform_filter("datum.value !== null")
