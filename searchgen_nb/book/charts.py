@@ -213,9 +213,8 @@ def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
                    components: Sequence[str] = OVERALL_9_COMPONENTS, title: str | None = None,
                    decimals: int = 1, group: str = "All") -> HTMLFragment:
     """Grouped bars of ``models`` (model_ids, default every row; ValueError for an unknown one)
-    on the ``components``, from leaderboard rows. A null component draws "N/A" instead of a
-    bar; 0.0 is a zero-height bar. A record per model: its ``group``, values ``v`` and prompt
-    counts ``n`` in ``components`` order; the chart flattens them and makes the texts."""
+    on the ``components`` from leaderboard rows: "N/A" instead of a bar for null, a zero-height
+    bar for 0.0. A record per model: ``group``, values ``v``, prompt counts ``n``."""
     by_id = {str(r["model_id"]): r for r in _records(rows)}
     order = list(models) if models is not None else list(by_id)
     if missing := [m for m in order if m not in by_id]:

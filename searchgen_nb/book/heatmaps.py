@@ -111,14 +111,11 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
             href: str | None = None, wide_interval: float | None = None,
             confidence: str = "95%", tag_counts: Mapping[str, int] | None = None,
             data_id: str | None = None) -> HTMLFragment:
-    """Model × tag heatmap of Overall-9 (0–100) from records with ``model_id``,
-    ``display_name``, ``tag``, ``overall_9``, ``n_total``, ``n_scored`` (optional ``tag_name``,
-    ``interval``): models in first-seen order, tags in ``tag_order`` (default sorted) with
-    their ``tag_counts``; N/A cells grey; ValueError for a duplicate cell. The best of each
-    column is outlined. ``overall`` ({model_id: Overall-9}) adds a line per model;
-    ``relative``: cells show the value minus it. ``data_id``: the records go to a page data
-    block, written with the absolute chart, read by both. ``href``: a link template with
-    ``{tag}`` and ``{model_id}``; an interval wider than ``wide_interval``: dashed outline."""
+    """Model × tag heatmap of Overall-9 (0–100, N/A grey, best of a column outlined; ValueError
+    for a duplicate cell) from records: ``model_id``, ``display_name``, ``tag``, ``overall_9``,
+    ``n_total``, ``n_scored`` (``tag_name``, ``interval``). ``relative``: minus ``overall``
+    ({model_id: Overall-9}); ``data_id``: records in a page data block (written with the
+    absolute chart); ``href``: a link template ({tag}, {model_id})."""
     recs = _records(df)
     tags = list(tag_order) if tag_order is not None else sorted({str(r["tag"]) for r in recs})
     side = 46 if len(tags) <= 12 else 40 if len(tags) <= 18 else 36  # px: 22 tags fit 960 px
