@@ -1,18 +1,11 @@
-"""Charts of the book: Vega-Lite specs made with altair, shown as a ``<div>`` + ``vegaEmbed``.
-
-Every chart is plain ``text/html``: a ``<div id="sg-chart-NAME">`` and a ``<script>`` calling
-``vegaEmbed`` (the vendored bundle, :mod:`searchgen_nb.book.assets`) with the spec inlined, keys
-sorted, records built explicitly: the same input gives byte-identical HTML. Null means "not
-applicable": a grey cell or an "N/A" mark, "N/A" in the tooltip; never 0, never dropped.
-
-A layered chart whose layers draw the same records is made without data; :func:`embed` sets
-them as its top-level inline data after altair's ``to_dict`` — the spec altair writes for
-records shared by every layer, without altair converting the records value by value.
-"""
+"""Charts of the book: Vega-Lite specs made with altair, shown as a ``<div>`` + ``vegaEmbed``
+(the vendored bundle, :mod:`searchgen_nb.book.assets`) with the spec inlined, keys sorted: the
+same input gives byte-identical HTML. Null means "not applicable": a grey cell or an "N/A"
+mark, "N/A" in the tooltip; never 0, never dropped. A chart whose layers draw the same records
+is made without data; :func:`embed` sets them as its top-level inline data after ``to_dict``."""
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -26,29 +19,22 @@ from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS, SCORE
 from searchgen_nb.numeric import decimal_text
 
 from .display import HTMLFragment
-from .fmt import NA, STATUS_LABELS, is_null, percent_expr, rank_text, share_expr
-from .fmt import number, pct_label
+from .fmt import NA, STATUS_LABELS, is_null, number, pct_label, percent_expr, rank_text
+from .fmt import share_expr
 
 NA_COLOR = "#d4d4d4"
-#: vega-embed options: Vega-Lite mode (the ``$schema`` URL is dropped: no web address in the
-#: page), SVG renderer, vega-tooltip (it escapes values), export actions only (no editor link).
-EMBED_OPTIONS = {
-    "mode": "vega-lite",
-    "renderer": "svg",
-    "tooltip": True,
-    "actions": {"export": True, "source": False, "compiled": False, "editor": False},
-}
-STATUS_COLORS = {
-    SCORED: "#4c78a8",
-    "invalid_evaluation": "#e45756",
-    "missing_evaluation": "#f58518",
-    "missing_generation": "#b279a2",  # not grey: grey means N/A in the other charts
-}
-#: ``1``: check every chart against the Vega-Lite schema while it is built (slow; the tests
-#: switch it on, a release leaves it off: a chart's structure is fixed by this module).
+#: vega-embed options: Vega-Lite (no ``$schema`` URL in the page), SVG, vega-tooltip (it
+#: escapes values), export actions only (no editor link).
+EMBED_OPTIONS = {"mode": "vega-lite", "renderer": "svg", "tooltip": True, "actions": {
+    "export": True, "source": False, "compiled": False, "editor": False}}
+STATUS_COLORS = {SCORED: "#4c78a8", "invalid_evaluation": "#e45756",
+                 "missing_evaluation": "#f58518",
+                 "missing_generation": "#b279a2"}  # not grey: grey means N/A in the other charts
+#: ``1``: check every chart against the Vega-Lite schema (slow; the tests switch it on).
 VALIDATE_ENV = "SEARCHGEN_VALIDATE_CHARTS"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 _UNSAFE_CHARS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+_SCRIPT_ESCAPES = {ord(c): f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"}
 
 
 def validating_specs() -> bool:
@@ -56,21 +42,8 @@ def validating_specs() -> bool:
     return os.environ.get(VALIDATE_ENV) == "1"
 
 
-def _chart_builder(build):
-    """Build with altair's construction-time schema checks as :func:`validating_specs` says."""
-
-    @functools.wraps(build)
-    def wrapper(*args, **kwargs):
-        with alt.utils.schemapi.debug_mode(validating_specs()):
-            return build(*args, **kwargs)
-
-    return wrapper
-
-
-# --------------------------------------------------------------------------- embedding
-
 def chart_id(name: str) -> str:
-    """The fixed element id for a chart name (``[A-Za-z0-9][A-Za-z0-9_-]*``)."""
+    """The fixed element id for a chart name; ValueError unless ``[A-Za-z0-9][A-Za-z0-9_-]*``."""
     if not isinstance(name, str) or not _NAME_RE.match(name):
         raise ValueError(f"chart name must match {_NAME_RE.pattern!r}, got {name!r}")
     return f"sg-chart-{name}"
@@ -81,31 +54,25 @@ def _json(obj: Any, **kw) -> str:
 
 
 def dumps_script_json(obj: Any, *, record_lines: bool = False) -> str:
-    """JSON safe inside a ``<script>``: sorted keys, no NaN, ``< > &`` U+2028/9 as ``\\uXXXX``.
+    """JSON safe inside a ``<script>``: sorted keys, no NaN (ValueError), ``< > &`` U+2028/9 as
+    ``\\uXXXX``. Compact; ``record_lines``: indented, every data record (in a ``values`` list or
+    a ``datasets`` entry) on a line of its own, so a diff shows a changed figure as one line."""
+    tables: list[str] = []
 
-    Compact; ``record_lines``: indented, every data record (in a ``values`` list or a
-    ``datasets`` entry) on a line of its own, so a diff shows a changed figure as one line."""
-    if not record_lines:
-        text = _json(obj, separators=(",", ":"))
-    else:
-        tables: list[list] = []
+    def lift(node: Any, key: str | None = None, top: bool = False) -> Any:
+        if isinstance(node, dict):
+            return {k: lift(v, k, key == "datasets") for k, v in node.items()}
+        if not isinstance(node, list):
+            return node
+        if node and (key == "values" or top) and all(isinstance(r, dict) for r in node):
+            tables.append(",\n".join(_json(r, separators=(", ", ": ")) for r in node))
+            return f"\u0000sg-records-{len(tables) - 1}\u0000"
+        return [lift(v) for v in node]
 
-        def lift(node: Any, key: str | None = None, top: bool = False) -> Any:
-            if (isinstance(node, list) and node and all(isinstance(r, dict) for r in node)
-                    and key is not None and (key == "values" or top)):
-                tables.append(node)
-                return f"\u0000sg-records-{len(tables) - 1}\u0000"
-            if isinstance(node, dict):
-                return {k: lift(v, k, top=(key == "datasets")) for k, v in node.items()}
-            return [lift(v) for v in node] if isinstance(node, list) else node
-
-        text = _json(lift(obj), indent=1)
-        for i, rows in enumerate(tables):
-            body = ",\n".join(_json(r, separators=(", ", ": ")) for r in rows)
-            text = text.replace(json.dumps(f"\u0000sg-records-{i}\u0000"), f"[\n{body}\n]", 1)
-    for char in "<>&\u2028\u2029":
-        text = text.replace(char, f"\\u{ord(char):04x}")
-    return text
+    text = _json(lift(obj), indent=1) if record_lines else _json(obj, separators=(",", ":"))
+    for i, body in enumerate(tables):
+        text = text.replace(json.dumps(f"\u0000sg-records-{i}\u0000"), f"[\n{body}\n]", 1)
+    return text.translate(_SCRIPT_ESCAPES)
 
 
 def data_block(data_id: str, values: list[dict]) -> str:
@@ -115,48 +82,38 @@ def data_block(data_id: str, values: list[dict]) -> str:
             f'{dumps_script_json({"values": values}, record_lines=True)}</script>\n')
 
 
-def chart_html(spec: Mapping[str, Any], name: str, data_id: str | None = None) -> str:
-    """One chart: a div with a fixed id plus a vegaEmbed call with the spec inlined (its data
-    read from the page's :func:`data_block` ``data_id`` if given); a dark page (the theme
-    switch, or the system's preference in "auto") gets vega's dark theme."""
-    cid = chart_id(name)
-    spec = {k: v for k, v in spec.items() if k != "$schema"}
-    shared = "" if data_id is None else (  # the page's data_block; chart_id checks the name
-        f"spec.data=JSON.parse(document.getElementById('sg-data-{chart_id(data_id)[9:]}')"
-        ".textContent);\n")
-    return (
-        f'<div class="sg-chart" id="{cid}" data-sg-chart="{name}">'
-        '<p class="sg-chart-fallback">Chart: needs the book\'s vendored vega bundle '
-        "(open the built book).</p></div>\n"
-        "<script>(function(){"
-        f"var el=document.getElementById({json.dumps(cid)});"
-        f"var spec={dumps_script_json(spec, record_lines=True)};\n"
-        f"var opt={dumps_script_json(EMBED_OPTIONS)};\n{shared}"
-        "function go(){if(!window.vegaEmbed){return;}"
-        "var t=document.documentElement.dataset.theme;"
-        'if(!t||t==="auto"){t=window.matchMedia&&'
-        'window.matchMedia("(prefers-color-scheme: dark)").matches?"dark":"light";}'
-        'if(t==="dark"){opt.theme="dark";}'
-        'el.textContent="";\n'
-        'window.vegaEmbed(el,spec,opt).then(function(){el.setAttribute("data-sg-rendered","1");'
-        # wider than its frame (a phone): the frame scrolls, and says so
-        'el.classList.toggle("sg-scrolls",el.scrollWidth>el.clientWidth+1);})'
-        '.catch(function(e){el.textContent="Chart error: "+e;});}'
-        'if(window.vegaEmbed){go();}else{document.addEventListener("DOMContentLoaded",go);}'
-        "})();</script>"
-    )
+# Draws the chart once vega is loaded, in vega's dark theme on a dark page (the theme switch, or
+# the system's preference in "auto"); a chart wider than its frame (a phone) scrolls, and says so.
+_EMBED_JS = (
+    'function go(){if(!window.vegaEmbed){return;}var t=document.documentElement.dataset.theme;'
+    'if(!t||t==="auto"){t=window.matchMedia&&window.matchMedia("(prefers-color-scheme: dark)")'
+    '.matches?"dark":"light";}if(t==="dark"){opt.theme="dark";}el.textContent="";\n'
+    'window.vegaEmbed(el,spec,opt).then(function(){el.setAttribute("data-sg-rendered","1");'
+    'el.classList.toggle("sg-scrolls",el.scrollWidth>el.clientWidth+1);}).catch(function(e){'
+    'el.textContent="Chart error: "+e;});}if(window.vegaEmbed){go();}'
+    'else{document.addEventListener("DOMContentLoaded",go);}})();</script>')
 
 
 def embed(chart: Any, name: str, *, values: list[dict] | None = None,
           data_id: str | None = None) -> HTMLFragment:
-    """An altair chart (or a Vega-Lite dict) as a text/html-only display object; ``values``:
-    the records of a layered chart made without data, set after ``to_dict`` — or, with
-    ``data_id``, read from that :func:`data_block` of the page (``values`` left out)."""
+    """An altair chart (or a Vega-Lite dict) as a div with a fixed id and a vegaEmbed call with
+    the spec inlined; ``values``: the records of a layered chart made without data, set after
+    ``to_dict`` — or, with ``data_id``, read from that :func:`data_block` of the page."""
     spec = chart if isinstance(chart, Mapping) else chart.to_dict(validate=validating_specs())
-    if values is not None or data_id is not None:  # shared: the JSON block sets the data
-        spec = {k: v for k, v in _with_layer_data(spec, values or []).items()
-                if k != "data" or data_id is None}
-    return HTMLFragment(chart_html(spec, name, data_id), f"chart {chart_id(name)}")
+    if values is not None or data_id is not None:
+        spec = _with_layer_data(spec, values or [])
+    spec = {k: v for k, v in spec.items() if k != "$schema" and (k != "data" or data_id is None)}
+    cid = chart_id(name)
+    shared = "" if data_id is None else (  # the page's data_block; chart_id checks the name
+        f"spec.data=JSON.parse(document.getElementById('sg-data-{chart_id(data_id)[9:]}')"
+        ".textContent);\n")
+    return HTMLFragment(f'<div class="sg-chart" id="{cid}" data-sg-chart="{name}">'
+                        '<p class="sg-chart-fallback">Chart: needs the book\'s vendored vega '
+                        "bundle (open the built book).</p></div>\n<script>(function(){"
+                        f"var el=document.getElementById({json.dumps(cid)});"
+                        f"var spec={dumps_script_json(spec, record_lines=True)};\n"
+                        f"var opt={dumps_script_json(EMBED_OPTIONS)};\n{shared}{_EMBED_JS}",
+                        f"chart {cid}")
 
 
 def _with_layer_data(spec: Mapping[str, Any], values: list[dict]) -> dict:
@@ -181,27 +138,31 @@ def _layered(name, layers, title, subtitle, values=None, params=(), data_id=None
     return embed(chart.properties(**size, title=title), name, values=values, data_id=data_id)
 
 
-# --------------------------------------------------------------------------- values
+def _ends(interval: Any, decimals: int) -> dict:
+    """An interval's ``lo`` and ``hi`` rounded half-up as the book prints them (so
+    :func:`num_expr` shows them unchanged); None without an interval."""
+    none = is_null(interval)
+    return {k: None if none else float(decimal_text(float(interval[i]), decimals))
+            for i, k in enumerate(("lo", "hi"))}
 
-def _plain(value: float | None) -> str:
-    """The stored value, shortest round-trip form without exponent (72.25 stays "72.25")."""
-    return NA if value is None else decimal_text(value)
 
-
-def rounded(value: float | None, decimals: int) -> float | None:
-    """The value rounded half-up to ``decimals`` places, as the book prints it: the chart's
-    ``format`` (:func:`num_expr`) then shows it unchanged."""
-    return None if value is None else float(decimal_text(value, decimals))
+def _count(value: Any) -> int | None:
+    return None if is_null(value) else int(value)
 
 
 def num_expr(field: str, decimals: int, signed: bool = False) -> str:
-    """A Vega expression: ``datum[field]`` with ``decimals`` places (a minus as U+2212, as the
-    tables; ``signed``: "+" before a positive number), "N/A" for null; in parentheses, so it
-    can be joined with ``+``."""
+    """A Vega expression in parentheses: ``datum[field]`` with ``decimals`` places ("+" before
+    a positive number if ``signed``), "N/A" for null."""
     text = f"format(datum.{field}, '.{decimals}f')"
     if signed:
         text = f"(datum.{field} > 0 ? '+' : '') + {text}"
     return f"(datum.{field} === null ? '{NA}' : {text})"
+
+
+def interval_expr(lo: str, hi: str, decimals: int) -> str:
+    """A Vega expression: "74.1–77.0" from the fields ``lo`` and ``hi``; N/A without ``lo``."""
+    ends = f"{num_expr(lo, decimals)} + '–' + {num_expr(hi, decimals)}"
+    return f"datum.{lo} === null ? '{NA}' : {ends}"
 
 
 def _label(text: Any) -> str:
@@ -234,48 +195,42 @@ def _tips(*fields: str) -> list:
     return [alt.Tooltip(f, title=t) for f, t in zip(fields[::2], fields[1::2])]
 
 
-# --------------------------------------------------------------------------- component bars
-
-def component_rows(chart: Any, names: Sequence[str], decimals: int, *counts: str) -> Any:
-    """``chart`` with a row per component (``names``, once in the spec) from a record's values
-    ``v`` (and ``counts``, as ``n_values``), in that order, each with its ``value_text``."""
-    return chart.transform_calculate(component=_json(list(names))).transform_flatten(
+def component_rows(chart: Any, components: Sequence[str], decimals: int, *counts: str,
+                   **axis: Any) -> tuple:
+    """(``chart`` with a row per component — labels once in the spec — from a record's values
+    ``v`` (and ``counts``, as ``n_values``), each with its ``value_text``; x: the components in
+    order, with ``axis`` settings; y: the score 0–100)."""
+    names = [COMPONENT_LABELS.get(c, c) for c in components]
+    chart = chart.transform_calculate(component=_json(names)).transform_flatten(
         ["component", "v", *counts], as_=["component", "value", "n_values"][:2 + len(counts)],
     ).transform_calculate(value_text=num_expr("value", decimals))
+    return (chart, alt.X("component:N", title=None, sort=names,
+                         axis=alt.Axis(labelAngle=-30, labelLimit=200, **axis)),
+            alt.Y("value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100])))
 
 
-@_chart_builder
 def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
                    components: Sequence[str] = OVERALL_9_COMPONENTS, title: str | None = None,
                    decimals: int = 1, group: str = "All") -> HTMLFragment:
-    """Grouped bars of ``models`` (model_ids, default every row) on the ``components``.
-
-    ``rows``: leaderboard rows (``model_id``, ``display_name``, ``components``). A null
-    component draws no bar but an "N/A" label in its place; 0.0 is a zero-height bar. One
-    record per model names its ``group`` and holds its component values (``v``) and their
-    prompt counts (``n``), in ``components`` order; the chart flattens them, makes the texts."""
+    """Grouped bars of ``models`` (model_ids, default every row; ValueError for an unknown one)
+    on the ``components`` from leaderboard rows: "N/A" instead of a bar for null, a zero-height
+    bar for 0.0. A record per model: ``group``, values ``v``, prompt counts ``n``."""
     by_id = {str(r["model_id"]): r for r in _records(rows)}
     order = list(models) if models is not None else list(by_id)
     if missing := [m for m in order if m not in by_id]:
         raise ValueError(f"unknown model_ids: {missing}")
     labels = _model_labels([{**by_id[m], "model_id": m} for m in order])
-    values = []
-    for m in order:
-        comps, counts = by_id[m].get("components") or {}, by_id[m].get("component_counts") or {}
-        values.append({"model": labels[m], "model_id": m, "group": group,
-                       "v": [number(comps.get(c)) for c in components],
-                       "n": [None if is_null(counts.get(c)) else int(counts[c])
-                             for c in components]})
-    names = [COMPONENT_LABELS.get(c, c) for c in components]
-    y = alt.Y("value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100]))
-    x = alt.X("component:N", title=None, sort=names, axis=alt.Axis(labelAngle=-30, labelLimit=200))
+    values = [{"model": labels[m], "model_id": m, "group": group,
+               "v": [number((by_id[m].get("components") or {}).get(c)) for c in components],
+               "n": [_count((by_id[m].get("component_counts") or {}).get(c)) for c in components]}
+              for m in order]
+    base, x, y = component_rows(alt.Chart(), components, decimals, "n")  # no data: see embed
     enc = {"x": x, "xOffset": alt.XOffset("model:N", sort=list(labels.values())),
            "tooltip": _tips("model:N", "Model", "component:N", "Component", "value_tip:N",
                             "Score (0–100)", "n_tip:N", "Prompts with a value")}
     colour = alt.Color("model:N", title="Model", sort=list(labels.values()),
                        legend=alt.Legend(orient="bottom", columns=3))
     label = {"angle": 270, "align": "left", "baseline": "middle", "dx": 3}
-    base = component_rows(alt.Chart(), names, decimals, "n")  # no data: embed sets the layers'
     base = base.transform_calculate(**{f"{k}_tip": f"isValid(datum.{v}) ? '' + datum.{v} : '{NA}'"
                                        for k, v in (("n", "n_values"), ("value", "value"))})
     bars = base.transform_filter("datum.value !== null")
@@ -292,32 +247,23 @@ def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
                     width=640, height=260)
 
 
-# --------------------------------------------------------------------------- uncertainty
-
-@_chart_builder
 def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[str, Any]],
            name: str, *, title: str, ties: Mapping[str, str] | None = None,
            confidence: str = "95%", decimals: int = 1, group: str = "All") -> HTMLFragment:
     """Per model (``rows`` order) the published Overall-9 as a point and its bootstrap interval
-    (``intervals[model_id]["overall_9"]``) as a line; unranked models faint. Tooltip: the
-    score, the interval, the rank range and the tie group (``ties``). Each record names its
-    ``group``, so a changed line of the page's diff says whose figure in which group."""
-    ties = ties or {}
-    labels = _model_labels(rows)
-    values = []
+    (``intervals[model_id]["overall_9"]``) as a line; unranked models faint. Tooltip: score,
+    interval, rank range, tie group (``ties``). Each record names its ``group``."""
+    ties, labels, values = ties or {}, _model_labels(rows), []
     for r in rows:
         m, v = str(r["model_id"]), number(r.get("overall_9"))
         cell = intervals.get(m) or {}
-        iv, rk = cell.get("overall_9"), cell.get("rank")
         if v is None:
             continue
+        rk = cell.get("rank")
         rank = "unranked" if not r.get("ranked") else "–" if rk is None else rank_text(rk)
-        values.append({
-            "model": labels[m], "group": group, "value": v, "rank_text": rank,
-            "lo": None if iv is None else rounded(float(iv[0]), decimals),
-            "hi": None if iv is None else rounded(float(iv[1]), decimals),
-            **({"tie": ties[m]} if m in ties else {}),  # none: "–", made in the spec
-        })
+        values.append({"model": labels[m], "group": group, "value": v, "rank_text": rank,
+                       **_ends(cell.get("overall_9"), decimals),
+                       **({"tie": ties[m]} if m in ties else {})})  # none: "–", in the spec
     y = alt.Y("model:N", title=None, sort=[v["model"] for v in values],
               axis=alt.Axis(labelLimit=130))  # a phone's width keeps room for the plot
     scale = alt.Scale(zero=False, nice=True, padding=8)  # from the data: no figure in the spec
@@ -326,8 +272,7 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
                     "tie_text:N", "Tie group")
     base = alt.Chart().transform_calculate(  # no data: embed sets the layers'
         value_text=num_expr("value", decimals), tie_text="datum.tie || '–'",
-        interval_text=f"datum.lo === null ? '{NA}' : "
-        f"{num_expr('lo', decimals)} + '–' + {num_expr('hi', decimals)}")
+        interval_text=interval_expr("lo", "hi", decimals))
     layers = [
         base.transform_filter("datum.lo !== null").mark_rule(strokeWidth=2, color="#4c78a8").encode(
             x=alt.X("lo:Q", title="Overall-9 (0–100)", scale=scale), x2="hi:Q", y=y,
@@ -341,14 +286,12 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
     return _layered(name, layers, title.split(", ", 1), subtitle, values,  # the frame's width
                     width="container", height=max(22 * len(values), 60))
 
-# --------------------------------------------------------------------------- coverage
 
-@_chart_builder
-def coverage_bars(df: Any, name: str, *, min_coverage: float | None = 0.9,
+def coverage_bars(df: Any, name: str, *, min_coverage: float = 0.9,
                   title: str | None = None) -> HTMLFragment:
     """Per model, its prompts by status as 100 % stacked bars labelled with its coverage
-    ("95.7% (719/751)"); a dashed rule at ``min_coverage`` (the ranking threshold) if given.
-    ``df``: per model ``model_id``, ``display_name`` and a count per status (a line each)."""
+    ("95.7% (719/751)"); a dashed rule at ``min_coverage`` (the ranking threshold). ``df``: per
+    model ``model_id``, ``display_name`` and a count per status (ValueError without one)."""
     recs, values = _records(df), []
     labels = _model_labels(recs)
     for r in recs:
@@ -368,6 +311,7 @@ def coverage_bars(df: Any, name: str, *, min_coverage: float | None = 0.9,
         status=f"{json.dumps(names)}[datum.i - 1]",
         share="datum.n_total ? datum.count * 100 / datum.n_total : 0",
         share_text=f"datum.n_total ? {percent_expr('count', 'n_total')} : '{NA}'")
+    threshold = alt.Data(values=[{"threshold": float(min_coverage) * 100}])
     layers = [
         bars.mark_bar(size=18).encode(
             x=alt.X("share:Q", title="Share of prompts (%)", stack="zero",
@@ -380,12 +324,10 @@ def coverage_bars(df: Any, name: str, *, min_coverage: float | None = 0.9,
                           "Coverage (scored)")),
         base.transform_calculate(end="100").mark_text(align="left", dx=4, fontSize=10).encode(
             x=alt.X("end:Q"), y=y, text="coverage_text:N"),
+        alt.Chart(threshold).mark_rule(strokeDash=[4, 3], color="#333333").encode(
+            x="threshold:Q", tooltip=_tips("threshold:Q", "Ranking threshold (%)")),
     ]
-    subtitle = "stacked: " + " / ".join(names)
-    if min_coverage is not None:
-        layers.append(alt.Chart(alt.Data(values=[{"threshold": float(min_coverage) * 100}]))
-                      .mark_rule(strokeDash=[4, 3], color="#333333").encode(
-                          x="threshold:Q", tooltip=_tips("threshold:Q", "Ranking threshold (%)")))
-        subtitle += f"; dashed line = ranking threshold {pct_label(min_coverage)}"
+    subtitle = (f"stacked: {' / '.join(names)}; dashed line = ranking threshold "
+                f"{pct_label(min_coverage)}")
     return _layered(name, layers, title or "Coverage by model", subtitle,
                     width=480, height=alt.Step(26))

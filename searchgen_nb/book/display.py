@@ -8,10 +8,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, repr=False)
 class HTMLFragment:
-    """A notebook display object that only emits ``text/html`` (plus a fixed plain-text label).
-
-    Deterministic: no memory address in ``repr``, no random id, no other mime type (no
-    ``application/vnd.vegalite...`` bundle pointing at a CDN)."""
+    """A notebook display object emitting only ``text/html`` (plus a fixed plain-text label):
+    no memory address, no random id, no ``application/vnd.vegalite...`` bundle (a CDN)."""
 
     html: str
     label: str = "html"
@@ -22,11 +20,10 @@ class HTMLFragment:
     def _repr_html_(self) -> str:
         return self.html
 
+    __str__ = _repr_html_
+
     def __repr__(self) -> str:
         return f"<{self.label}>"
-
-    def __str__(self) -> str:
-        return self.html
 
 
 def join(parts: list[HTMLFragment], label: str) -> HTMLFragment:
@@ -35,6 +32,6 @@ def join(parts: list[HTMLFragment], label: str) -> HTMLFragment:
 
 
 def wrapped(html: str, width: int = 240) -> str:
-    """HTML text broken between words into lines of about ``width`` characters, so a diff
-    shows the changed line of a paragraph; for text whose attribute values hold no space."""
+    """HTML text broken between words into lines of about ``width`` characters (a diff shows
+    the changed line); for text whose attribute values hold no space."""
     return textwrap.fill(html, width, break_long_words=False, break_on_hyphens=False)

@@ -12,25 +12,20 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from searchgen_nb.constants import STATUSES
 from searchgen_nb.numeric import decimal_text, percent, scaled
 
 #: What a null (not applicable) value shows.
 NA = "N/A"
 #: The statuses of a prompt × model pair, as charts and headers name them.
-STATUS_LABELS = {
-    "scored": "scored",
-    "invalid_evaluation": "invalid evaluation",
-    "missing_evaluation": "missing evaluation",
-    "missing_generation": "missing generation",
-}
+STATUS_LABELS = {s: s.replace("_", " ") for s in STATUSES}
 #: Short status words of the prompt explorer's cells (a scored pair shows its Overall-9).
 STATUS_SHORT = {"invalid_evaluation": "invalid", "missing_evaluation": "no eval",
                 "missing_generation": "no image"}
 
 
 class Shown(NamedTuple):
-    """A table cell as shown: its text, its sort key ("" sorts last both ways), its tooltip and
-    its class."""
+    """A table cell as shown: text, sort key ("" sorts last both ways), tooltip, class."""
 
     text: str
     key: str
@@ -39,9 +34,8 @@ class Shown(NamedTuple):
 
 
 def counts_as(status: str, policy: str | None) -> str:
-    """How a prompt × model pair enters the means (data contract, § Aggregation over a group
-    of prompts): ``value`` (scored), ``0`` (not scored, ``zero_fill``), ``excluded`` (not
-    scored, ``exclude``), or ``""`` when the policy is unknown."""
+    """How a pair enters the means (data contract, § Aggregation over a group of prompts):
+    ``value`` (scored), ``0`` (``zero_fill``), ``excluded`` (``exclude``), ``""`` (unknown)."""
     if status == "scored":
         return "value"
     return {"zero_fill": "0", "exclude": "excluded"}.get(policy or "", "")
@@ -49,10 +43,9 @@ def counts_as(status: str, policy: str | None) -> str:
 
 def pair_cell(value: Any, status: str, policy: str | None, decimals: int | None = None,
               reason: str | None = None) -> Shown:
-    """A pair's Overall-9 as it counts: its value; N/A (not applicable) for a scored pair
-    without one; else its status with "0 · " under ``zero_fill`` (sorted as 0) or
-    " · excluded" under ``exclude`` (sorted last both ways). The status in full, the reason and
-    how it counts on hover."""
+    """A pair's Overall-9 as it counts: its value (N/A if scored without one), else its status
+    with "0 · " (``zero_fill``, sorts as 0) or " · excluded" (``exclude``, sorts last); the
+    status in full, the reason and how it counts on hover."""
     if status == "scored":
         text, key = format_number(value, decimals)
         title = "" if key else "scored, but not applicable: no component of the set has a value"
@@ -88,7 +81,8 @@ def is_number(value: Any) -> bool:
 
 
 def number(value: Any) -> float | None:
-    """A finite float, or None for null / NaN (never 0); a boolean is no number."""
+    """A finite float, or None for null / NaN (never 0); TypeError for a bool, ValueError for
+    an infinite value."""
     if isinstance(value, bool):
         raise TypeError(f"boolean is not a number: {value!r}")
     if is_null(value):
@@ -99,11 +93,9 @@ def number(value: Any) -> float | None:
 
 
 def format_number(value: Any, decimals: int | None = None, na: str = NA) -> tuple[str, str]:
-    """(display text, sort key) of a number; null/NaN -> (``na``, "").
-
-    ``decimals=None``: as stored (shortest round-trip form, no exponent: 72.2 -> "72.2",
-    70 -> "70"); else the stored decimal rounded half-up (72.25 -> "72.3" at 1). A negative
-    number shows U+2212 (−1.8), its sort key the plain number."""
+    """(display text, sort key) of a number; null/NaN -> (``na``, ""). ``decimals=None``: as
+    stored (72.2 -> "72.2", 70 -> "70"); else half-up (72.25 -> "72.3" at 1). A minus shows as
+    U+2212 (−1.8), the sort key the plain number. TypeError for a non-number."""
     if is_null(value):
         return na, ""
     if not is_number(value):
@@ -137,11 +129,6 @@ def exact_diff(a: float, b: float) -> float:
 def pct_label(fraction: float) -> str:
     """A fraction of a setting as a percent label: 0.9 → "90%", 0.95 → "95%"."""
     return f"{scaled(fraction, 100):g}%"
-
-
-def share_text(part: int, total: int) -> str:
-    """``"95.7% (719/751)"``: a share with its counts."""
-    return f"{percent(part, total)} ({part}/{total})"
 
 
 def coverage_text(scored: int, total: int) -> str:

@@ -1,6 +1,5 @@
-"""Heatmaps of the book — the model × tag heatmap of Overall-9 and the pairwise heatmap of the
-bootstrap differences — and the compare picker, made and embedded as every chart
-(:mod:`searchgen_nb.book.charts`)."""
+"""Heatmaps of the book — model × tag Overall-9 and the pairwise bootstrap differences — and
+the compare picker, made and embedded as every chart (:mod:`searchgen_nb.book.charts`)."""
 
 from __future__ import annotations
 
@@ -11,10 +10,11 @@ from urllib.parse import quote
 
 import altair as alt
 
-from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
+from searchgen_nb.constants import OVERALL_9_COMPONENTS
+from searchgen_nb.numeric import decimal_text
 
-from .charts import NA_COLOR, _chart_builder, _label, _layered, _mid, _model_labels, _plain
-from .charts import _json, _records, _tips, component_rows, data_block, num_expr, rounded
+from .charts import NA_COLOR, _count, _ends, _json, _label, _layered, _mid, _model_labels
+from .charts import _records, _tips, component_rows, data_block, interval_expr, num_expr
 from .display import HTMLFragment
 from .fmt import NA, is_null, number, share_expr
 
@@ -23,33 +23,22 @@ def _white_if(test: str) -> Any:
     return alt.condition(test, alt.value("white"), alt.value("black"))
 
 
-def _span(values: Sequence[float]) -> float:
-    return max(map(abs, values), default=1.0) or 1.0
+def _lookup(chart: Any, field: str, rows: list[dict], fields: list[str]) -> Any:
+    """``chart`` with ``fields`` looked up by ``field`` in ``rows`` (once in the spec)."""
+    return chart.transform_lookup(lookup=field, from_=alt.LookupData(
+        alt.InlineData(values=rows), field, fields))
 
-
-def _redblue(field: str, title: str, span: float, legend: Any) -> Any:
-    scale = alt.Scale(scheme="redblue", domain=[-span, span])
-    return alt.Color(field, title=title, scale=scale, legend=legend)
-
-
-# --------------------------------------------------------------------------- heatmap
 
 def _heat_cell(r: Mapping[str, Any], decimals: int) -> dict:
-    """A heatmap cell's values from a record (``{}``: a model × tag pair without one: N/A); its
-    texts are made in the chart (:func:`_heat_texts`)."""
-    iv = None if is_null(r.get("interval")) else r["interval"]
-    n_total, n_scored = r.get("n_total"), r.get("n_scored")
-    return {"value": number(r.get("overall_9")),
-            "lo": None if iv is None else rounded(float(iv[0]), decimals),
-            "hi": None if iv is None else rounded(float(iv[1]), decimals),
-            "n_total": None if is_null(n_total) else int(n_total),
-            "n_scored": None if is_null(n_scored) else int(n_scored)}
+    """A cell's values from its record (``{}``: N/A); its texts are made in the chart."""
+    return {"value": number(r.get("overall_9")), **_ends(r.get("interval"), decimals),
+            "n_total": _count(r.get("n_total")), "n_scored": _count(r.get("n_scored"))}
 
 
 def _heat_cells(recs, tags, decimals, counts) -> tuple[list[dict], dict, dict]:
     """(cells model-major — a model's cells together: one hunk in a diff —, model labels, tag
-    → label in ``tags`` order, "(n=…)" from ``counts``); a model × tag pair without a record
-    is an N/A cell."""
+    → label with "(n=…)" from ``counts``): ``tags`` first, other tags sorted after them (only
+    where a record has them); a model × tag pair without a record is an N/A cell."""
     labels, cells, names = _model_labels(recs), {}, {}
     for r in recs:
         m, t = _mid(r), str(r["tag"])
@@ -57,103 +46,79 @@ def _heat_cells(recs, tags, decimals, counts) -> tuple[list[dict], dict, dict]:
             raise ValueError(f"duplicate heatmap cell: model {m!r}, tag {t!r}")
         names.setdefault(t, None if is_null(r.get("tag_name")) else r["tag_name"])
         cells[m, t] = _heat_cell(r, decimals)
-    extra = sorted(set(names) - set(tags))  # tags left out of ``tags``: at the end
-    tag_labels = {}
-    for t in [*tags, *extra]:
-        n = f" (n={counts[t]})" if counts and t in counts else ""
-        tag_labels[t] = _label(f"{t} · {names[t]}{n}" if names.get(t) else f"{t}{n}")
+    every = [*tags, *sorted(set(names) - set(tags))]
+    tag_labels = {t: _label((f"{t} · {names[t]}" if names.get(t) else f"{t}")
+                            + (f" (n={counts[t]})" if counts and t in counts else ""))
+                  for t in every}
     out = [{**(cells.get((m, t)) or _heat_cell({}, decimals)), "model": labels[m],
-            "model_id": m, "tag": t}
-           for m in labels for t in [*tags, *extra] if t in tags or (m, t) in cells]
-    return out, labels, {t: tag_labels[t] for t in [*tags] + [t for t in extra if t in names]}
+            "model_id": m, "tag": t} for m in labels for t in every if t in tags or (m, t) in cells]
+    return out, labels, tag_labels
 
 
 def _with_links(base: Any, template: str, models: Sequence[str], tags: Sequence[str]) -> Any:
     """``base`` with each cell's ``href``: ``template`` with its ``{tag}`` and ``{model_id}``,
     URL-quoted once per tag and model in the spec (no cell's data line repeats the link)."""
     for field, keys in (("tag", tags), ("model_id", models)):
-        base = base.transform_lookup(lookup=field, from_=alt.LookupData(alt.InlineData(values=[
-            {field: k, f"{field}_q": quote(k)} for k in keys]), field, [f"{field}_q"]))
+        base = _lookup(base, field, [{field: k, f"{field}_q": quote(k)} for k in keys],
+                       [f"{field}_q"])
     parts = re.split(r"(\{tag\}|\{model_id\})", template)
     return base.transform_calculate(href=" + ".join(
         f"datum.{p[1:-1]}_q" if p in ("{tag}", "{model_id}") else _json(p) for p in parts if p))
 
 
-def _heat_texts(decimals: int, wide: float | None) -> dict:
-    """The chart's ``calculate`` transforms: a cell's texts and flags from its values."""
-    return {
-        "is_na": "datum.value === null",
-        "value_text": num_expr("value", decimals), "n_text": f"datum.n_total === null ? '{NA}' : "
-        "'' + datum.n_total", "coverage_text": share_expr("n_scored", "n_total"),
-        "interval_text": f"datum.lo === null ? '{NA}' : "
-        f"{num_expr('lo', decimals)} + '–' + {num_expr('hi', decimals)}",
-        "wide": "false" if wide is None else f"datum.lo !== null && datum.hi - datum.lo > {wide!r}",
-    }
-
-
-def _heat_chart(texts: dict, relative: bool, tag_labels: Mapping[str, str]) -> Any:
-    """The base chart every layer derives from: texts, the best of each column (outlined) or,
-    ``relative``, the value minus the model's overall (a record without a tag); tag labels."""
-    base = alt.Chart()  # no data: embed sets the layers' (module docstring)
+def _heat_chart(decimals: int, wide: float | None, relative: bool,
+                tag_labels: Mapping[str, str]) -> tuple:
+    """(the base chart every layer derives from, cell colour, label field, label colour): the
+    best of each column (outlined) on 0–100 or, ``relative``, the value minus the model's
+    overall (its record without a tag) around 0; a cell's texts and flags; tag labels."""
+    base = alt.Chart()  # no data: embed sets the layers'
+    legend = alt.Legend(orient="top", direction="horizontal", gradientLength=200,
+                        titleOrient="left")
     if relative:
         base = base.transform_joinaggregate(base="max(overall)", groupby=["model_id"])
     base = base.transform_filter("datum.tag !== null")  # not a model's overall line
     if relative:
         base = base.transform_calculate(
             shown="datum.value === null || datum.base === null ? null : datum.value - datum.base")
-        base = base.transform_calculate(shown_text=num_expr("shown", texts["decimals"], True),
+        base = base.transform_calculate(shown_text=num_expr("shown", decimals, True),
                                         abs_shown="abs(datum.shown)")
         base = base.transform_joinaggregate(span="max(abs_shown)")
+        colour = alt.Color("shown:Q", title="Overall-9 − the model's overall", legend=legend,
+                           scale=alt.Scale(scheme="redblue", domainMid=0))
+        text = "shown_text:N", _white_if(
+            "datum.shown !== null && abs(datum.shown) > 0.6 * datum.span")
     else:
         base = base.transform_joinaggregate(top="max(value)", groupby=["tag"]).transform_calculate(
             best="datum.value !== null && datum.value === datum.top")
-    base = base.transform_calculate(**{k: v for k, v in texts.items() if k != "decimals"})
-    return base.transform_lookup(lookup="tag", from_=alt.LookupData(alt.InlineData(values=[
-        {"tag": t, "tag_label": label} for t, label in tag_labels.items()]), "tag",
-        ["tag_label"]))  # a tag's label: one line each
+        colour = alt.Color("value:Q", title="Overall-9", legend=legend,
+                           scale=alt.Scale(scheme="viridis", domain=[0, 100], clamp=True))
+        text = "value_text:N", alt.condition("datum.value === null || datum.value >= 60",
+                                             alt.value("black"), alt.value("white"))
+    base = base.transform_calculate(
+        is_na="datum.value === null", value_text=num_expr("value", decimals),
+        n_text=f"datum.n_total === null ? '{NA}' : '' + datum.n_total",
+        coverage_text=share_expr("n_scored", "n_total"),
+        interval_text=interval_expr("lo", "hi", decimals),
+        wide="false" if wide is None else f"datum.lo !== null && datum.hi - datum.lo > {wide!r}")
+    base = _lookup(base, "tag", [{"tag": t, "tag_label": label}  # a tag's label: one line each
+                                 for t, label in tag_labels.items()], ["tag_label"])
+    return base, colour, *text
 
 
-def _cell(tags: Sequence[str]) -> int:
-    """A cell's side in px: 22 tags fit a 960 px page."""
-    return 46 if len(tags) <= 12 else 40 if len(tags) <= 18 else 36
-
-
-def _heat_colours(relative: bool) -> tuple:
-    """(cell colour, label field, label colour): 0–100, or around 0 for a ``relative`` view."""
-    legend = alt.Legend(orient="top", direction="horizontal", gradientLength=200,
-                        titleOrient="left")
-    if relative:
-        colour = alt.Color("shown:Q", title="Overall-9 − the model's overall", legend=legend,
-                           scale=alt.Scale(scheme="redblue", domainMid=0))
-        return colour, "shown_text:N", _white_if(
-            "datum.shown !== null && abs(datum.shown) > 0.6 * datum.span")
-    scale = alt.Scale(scheme="viridis", domain=[0, 100], clamp=True)
-    return (alt.Color("value:Q", title="Overall-9", scale=scale, legend=legend), "value_text:N",
-            alt.condition("datum.value === null || datum.value >= 60",
-                          alt.value("black"), alt.value("white")))
-
-
-@_chart_builder
 def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | None = None,
             decimals: int = 1, tag_order: Sequence[str] | None = None,
             overall: Mapping[str, float | None] | None = None, relative: bool = False,
             href: str | None = None, wide_interval: float | None = None,
             confidence: str = "95%", tag_counts: Mapping[str, int] | None = None,
             data_id: str | None = None) -> HTMLFragment:
-    """Model × tag heatmap of Overall-9 (0–100); labels with ``decimals`` places, N/A cells grey.
-
-    ``df``: records (or a DataFrame) with ``model_id``, ``display_name``, ``tag``, ``overall_9``,
-    ``n_total``, ``n_scored``, and optionally ``tag_name``, ``interval``; models in first-seen
-    order, tags in ``tag_order`` (default sorted), labelled with their prompt count from
-    ``tag_counts``. The best value of each column is outlined. ``overall``
-    (``{model_id: overall}``) adds a line per model; ``relative``: cells show the value minus
-    the model's overall, diverging colours. ``data_id``: the records go to a page data block
-    of that name (:func:`~.charts.data_block`), written with the absolute chart and read by
-    both. ``href``: a template with ``{tag}`` and ``{model_id}`` making each cell a link. A
-    cell whose interval is wider than ``wide_interval`` gets a dashed outline; ``confidence``
-    names the intervals in the tooltip. A data line per model × tag; texts made in the chart."""
+    """Model × tag heatmap of Overall-9 (0–100, N/A grey, best of a column outlined; ValueError
+    for a duplicate cell) from records: ``model_id``, ``display_name``, ``tag``, ``overall_9``,
+    ``n_total``, ``n_scored`` (``tag_name``, ``interval``). ``relative``: minus ``overall``
+    ({model_id: Overall-9}); ``data_id``: records in a page data block (written with the
+    absolute chart); ``href``: a link template ({tag}, {model_id})."""
     recs = _records(df)
     tags = list(tag_order) if tag_order is not None else sorted({str(r["tag"]) for r in recs})
+    side = 46 if len(tags) <= 12 else 40 if len(tags) <= 18 else 36  # px: 22 tags fit 960 px
     cells, labels, tag_labels = _heat_cells(recs, tags, decimals, tag_counts)
     cells = [{"group": "All", "model_id": m, "overall": overall.get(m), "tag": None}  # its base
              for m in labels if overall is not None] + cells
@@ -168,10 +133,8 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
     na_tips = list(tooltip)
     if relative:
         tooltip.insert(3, alt.Tooltip("shown_text:N", title="vs the model's overall"))
-    colour, text, text_colour = _heat_colours(relative)
     enc, link = {"x": x, "y": y, "tooltip": tooltip}, {"href": alt.Href("href:N")} if href else {}
-    base = _heat_chart({**_heat_texts(decimals, wide_interval), "decimals": decimals},
-                       relative, tag_labels)
+    base, colour, text, text_colour = _heat_chart(decimals, wide_interval, relative, tag_labels)
     base = _with_links(base, href, list(labels), list(tag_labels)) if href else base
     layers = [
         base.transform_filter("!datum.is_na").mark_rect(
@@ -190,29 +153,26 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
     subtitle = subtitle or f"0–100; grey cells labelled {NA} = not applicable (no value), not 0"
     chart = _layered(name, layers, title or "Overall-9 by model and tag", subtitle,
                      None if data_id else cells, data_id=data_id,
-                     width=max(_cell(tags) * len(tag_labels), 120),
-                     height=max(_cell(tags) * len(labels), 60))
+                     width=max(side * len(tag_labels), 120), height=max(side * len(labels), 60))
     block = "" if data_id is None or relative else data_block(data_id, cells)
     return HTMLFragment(block + chart.html, chart.label)
 
 
-@_chart_builder
 def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[str, str],
                      name: str, *, title: str, confidence: str = "95%",
                      decimals: int = 1, group: str = "All") -> HTMLFragment:
-    """Ranked models × ranked models (rank order): the cell of row a, column b is
-    Overall-9(a) − Overall-9(b); pairs that cannot be separated (Holm-adjusted p above α) pale
-    with "≈". One record per pair of ``uncertainty.json`` (its values, naming both models and
-    the ``group``); the chart mirrors it (column minus row) and makes every text."""
+    """Ranked models × ranked models (rank order): row a, column b is Overall-9(a) −
+    Overall-9(b); pairs that cannot be separated (Holm-adjusted p above α) pale with "≈". A
+    record per pair of ``uncertainty.json`` (naming the ``group``); the chart mirrors it."""
     order = list(dict.fromkeys(m for p in pairs for m in (p["a"], p["b"])))
     labels = _model_labels([{"model_id": m, "display_name": display_names.get(m, m)}
                             for m in order])
     values = [{"a": labels[p["a"]], "b": labels[p["b"]], "group": group,  # v: Δ, lo, hi
                "v": [float(p["diff"]), *([None] * 2 if p["ci"] is None else map(float, p["ci"]))],
-               "p": [_plain(p["p"]), _plain(p["p_holm"])], "sep": bool(p["separable"])}
-              for p in pairs]
+               "p": [NA if p[k] is None else decimal_text(p[k]) for k in ("p", "p_holm")],
+               "sep": bool(p["separable"])} for p in pairs]
     sort = list(labels.values())
-    span = _span([v["v"][0] for v in values])
+    span = max((abs(v["v"][0]) for v in values), default=1.0) or 1.0
     ends = ("datum.s > 0 ? datum.lo : 0 - datum.hi", "datum.s > 0 ? datum.hi : 0 - datum.lo")
     base = alt.Chart().transform_calculate(  # no data: embed sets the layers'
         diff="datum.v[0]", lo="datum.v[1]", hi="datum.v[2]", p_text="datum.p[0]",
@@ -221,10 +181,8 @@ def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[
         d="datum.s * datum.diff + 0", lo2=f"datum.lo === null ? null : {ends[0]}",
         hi2=f"datum.lo === null ? null : {ends[1]}",
         separable="datum.sep ? 'yes' : 'no (tie)'",
-    ).transform_calculate(
-        text=f"(datum.sep ? '' : '≈') + {num_expr('d', decimals)}",
-        interval_text=f"datum.lo2 === null ? '{NA}' : "
-        f"{num_expr('lo2', decimals)} + '–' + {num_expr('hi2', decimals)}")
+    ).transform_calculate(text=f"(datum.sep ? '' : '≈') + {num_expr('d', decimals)}",
+                          interval_text=interval_expr("lo2", "hi2", decimals))
     enc = {
         "x": alt.X("col:N", title="minus (column)", sort=sort,
                    axis=alt.Axis(labelAngle=-40, labelLimit=200, orient="top")),
@@ -234,10 +192,12 @@ def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[
                          "p_holm:N", "Holm-adjusted p", "separable:N", "Separable"),
     }
     legend = alt.Legend(orient="bottom", direction="horizontal", gradientLength=200)
+    colour = alt.Color("d:Q", title="Δ Overall-9", legend=legend,
+                       scale=alt.Scale(scheme="redblue", domain=[-span, span]))
     layers = [
         base.mark_rect(stroke="white", strokeWidth=1).encode(
-            color=_redblue("d:Q", "Δ Overall-9", span, legend),
-            opacity=alt.condition("datum.sep", alt.value(1.0), alt.value(0.3)), **enc),
+            color=colour, opacity=alt.condition("datum.sep", alt.value(1.0), alt.value(0.3)),
+            **enc),
         base.mark_text(fontSize=11).encode(
             text="text:N", color=_white_if(f"abs(datum.d) > {0.6 * span!r}"), **enc),
     ]
@@ -247,38 +207,29 @@ def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[
                     width=40 * len(order), height=40 * len(order))
 
 
-# --------------------------------------------------------------------------- compare any models
-
-
-@_chart_builder
 def compare_picker(rows: Sequence[Mapping[str, Any]], groups: Sequence[str],
                    models: Sequence[str], name: str, *, title: str,
-                   components: Sequence[str] = OVERALL_9_COMPONENTS,
                    decimals: int = 1) -> HTMLFragment:
     """Components of any models in any group, chosen in the page: a menu picks the group, a tap
     on the legend adds or removes a model (the first three shown). ``rows``: one per group ×
-    model with ``group``, ``model`` (display name) and its values ``v`` in ``components``
-    order (null: N/A); the chart flattens them into bars and makes their texts."""
+    model with ``group``, ``model`` (display name) and its nine component values ``v`` (null:
+    N/A); the chart flattens them into bars and makes their texts."""
     group_pick = alt.param(name="group_pick", value=groups[0],
                            bind=alt.binding_select(options=list(groups), name="Group "))
     model_pick = alt.selection_point(name="model_pick", fields=["model"], bind="legend",
                                      toggle="true", value=[{"model": m} for m in models[:3]])
-    labels = [COMPONENT_LABELS.get(c, c) for c in components]
-    scale = alt.Scale(domain=list(models))
-    colour = alt.Color("model:N", title="Models (tap to add or remove)", scale=scale,
+    colour = alt.Color("model:N", title="Models (tap to add or remove)",
+                       scale=alt.Scale(domain=list(models)),
                        legend=alt.Legend(orient="bottom", columns=3, symbolLimit=0,
                                          symbolOpacity=1))  # full swatches
     # the records stay on the base chart: on the layer, altair names the picker's view otherwise
     base = alt.Chart(alt.Data(values=list(rows))).transform_filter("datum.group === group_pick")
-    base = component_rows(base, labels, decimals)
-    x = alt.X("component:N", sort=labels, title=None,
-              axis=alt.Axis(labelAngle=-30, labelLimit=200, labelFontSize=11))
+    base, x, y = component_rows(base, OVERALL_9_COMPONENTS, decimals, labelFontSize=11)
     picker = base.mark_point(opacity=0).encode(x=x, color=colour).add_params(model_pick)
     picker = picker.properties(name="picker")  # a fixed view name, not a hash of the data
     bars = base.transform_filter(model_pick).transform_filter("datum.value !== null")
     bars = bars.mark_bar().encode(
-        x=x, xOffset=alt.XOffset("model:N", sort=list(models)),
-        y=alt.Y("value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100])),
+        x=x, xOffset=alt.XOffset("model:N", sort=list(models)), y=y,
         color=colour,  # the picker's legend, the same (two legends' settings would conflict)
         tooltip=_tips("model:N", "Model", "component:N", "Component", "value_text:N",
                       "Score (0–100)"),

@@ -14,15 +14,10 @@ from searchgen_nb.book.tables import METHOD_ANCHORS, Head
 from searchgen_nb.book.views import Release
 from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 
-#: The Methods page as seen from an executed notebook (book/notebooks/NN.html → book/methods.html).
-METHODS = "../methods.html"
-#: The prompt explorer as seen from another executed notebook.
-EXPLORER = "10_prompts.html"
-#: The book's root as seen from an executed notebook (its downloads are in <root>/downloads/).
-ROOT = "../../"
+# The Methods page, the prompt explorer and the book's root (its downloads/) as seen from an
+# executed notebook (book/notebooks/NN.html).
+METHODS, EXPLORER, ROOT = "../methods.html", "10_prompts.html", "../../"
 
-_COMPONENT_HEADS = {COMPONENT_LABELS[c]: Head(None, DEFS[c], f"{METHODS}#{METHOD_ANCHORS[c]}")
-                    for c in OVERALL_9_COMPONENTS}
 _TAG_HEADS = {
     "Overall-9": Head(None, DEFS["overall_9"], f"{METHODS}#overall-9"),
     "Prompts": Head(None, "Prompts carrying this tag (n_total). Tags overlap: a prompt counts in "
@@ -31,7 +26,8 @@ _TAG_HEADS = {
                    f"{METHODS}#status"),
     "Coverage %": Head(None, "Scored prompts of this tag / prompts of this tag, in percent.",
                        f"{METHODS}#coverage"),
-    **_COMPONENT_HEADS,
+    **{COMPONENT_LABELS[c]: Head(None, DEFS[c], f"{METHODS}#{METHOD_ANCHORS[c]}")
+       for c in OVERALL_9_COMPONENTS},
 }
 
 
@@ -61,8 +57,8 @@ def _slice_filter(release: Release) -> dict[str, str]:
 
 def explorer_link(model_template: bool = False, **filters: str) -> str:
     """URL of the prompt explorer filtered to a group's prompts (``domain=FAS``, ``model=…``);
-    ``model_template``: end with ``model={model_id}&status=not_scored``, a template a table
-    fills per row: the model's prompts of the group without a score."""
+    ``model_template``: end with ``model={model_id}&status=not_scored`` (a table fills it per
+    row: the model's prompts of the group without a score)."""
     parts = [urlencode(filters), "model={model_id}&status=not_scored" if model_template else ""]
     query = "&".join(q for q in parts if q)
     return EXPLORER + ("?" + query if query else "")
