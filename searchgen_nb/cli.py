@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import signal
 import sys
 from pathlib import Path
@@ -19,6 +20,9 @@ from searchgen_nb.errors import ReleaseInterrupted, SearchGenError
 FILE = click.Path(dir_okay=False)
 FOLDER = click.Path(file_okay=False)
 EXISTING_FOLDER = click.Path(file_okay=False, exists=True)
+#: What a command interrupted leaves behind (default: nothing was written).
+_LEFT = {"data": "nothing was published", "release": "nothing was published",
+         "demo": "the demo folder may be incomplete"}
 
 
 class Terminated(KeyboardInterrupt):
@@ -48,33 +52,21 @@ def _fail(step: str, why: object, code: int = 1) -> None:
     sys.exit(code)
 
 
-def _interrupted(step: str, exc: BaseException, left: str = "nothing was published") -> None:
-    """Exit 143 after SIGTERM, 130 after Ctrl-C, saying what was ``left`` (published, written)."""
-    term = isinstance(exc, Terminated) or isinstance(exc.__context__, Terminated)
-    message = str(exc) if isinstance(exc, ReleaseInterrupted) else f"interrupted; {left}"
-    if term:
-        message = message.replace("interrupted", "terminated (SIGTERM)", 1)
-    _fail(step, message, 143 if term else 130)
-
-
-#: What a command interrupted leaves behind (default: nothing was written).
-_LEFT = {
-    "data": "nothing was published",
-    "release": "nothing was published",
-    "demo": "the demo folder may be incomplete",
-}
-
-
 class _Commands(click.Group):
-    """Ctrl-C or SIGTERM in any command ends with one line naming it and exit 130 or 143
-    (instead of click's bare "Aborted!"); a :class:`SearchGenError` with one line and exit 1."""
+    """Ctrl-C or SIGTERM in any command ends with one line saying what was left and exit 130 or
+    143 (instead of click's bare "Aborted!"); a :class:`SearchGenError` with one line, exit 1."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except (ReleaseInterrupted, KeyboardInterrupt) as exc:
             step = ctx.invoked_subcommand or "command"
-            _interrupted(step, exc, _LEFT.get(step, "nothing was written"))
+            term = isinstance(exc, Terminated) or isinstance(exc.__context__, Terminated)
+            left = _LEFT.get(step, "nothing was written")
+            message = str(exc) if isinstance(exc, ReleaseInterrupted) else f"interrupted; {left}"
+            if term:
+                message = message.replace("interrupted", "terminated (SIGTERM)", 1)
+            _fail(step, message, 143 if term else 130)
         except SearchGenError as exc:
             _fail(ctx.invoked_subcommand or "command", exc)
 
@@ -86,24 +78,13 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("config", type=FILE)
-@click.option(
-    "--out",
-    "out_dir",
-    required=True,
-    type=FOLDER,
-    help="Folder that receives the artifacts (replaced atomically; only an empty "
-    "folder or one that data wrote is replaced).",
-)
-@click.option(
-    "--progress/--no-progress", default=None, help="Progress bar (default: only on a terminal)."
-)
-@click.option(
-    "--timings",
-    "timings_path",
-    type=FILE,
-    default=None,
-    help="Write per-stage wall/CPU seconds and peak RSS as JSON here (benchmarks).",
-)
+@click.option("--out", "out_dir", required=True, type=FOLDER,
+              help="Folder that receives the artifacts (replaced atomically; only an empty "
+              "folder or one that data wrote is replaced).")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bar (default: only on a terminal).")
+@click.option("--timings", "timings_path", type=FILE, default=None,
+              help="Write per-stage wall/CPU seconds and peak RSS as JSON here (benchmarks).")
 def data(config: str, out_dir: str, progress: bool | None, timings_path: str | None) -> None:
     """Extract, aggregate and validate CONFIG's release; write the artifacts to --out."""
     from searchgen_nb.artifacts import source_date_epoch
@@ -120,8 +101,17 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
         check_output_file(timings, "--timings", {"stages"}, forbidden)
     result = run_data(cfg, out_dir, progress)
     counts = result.extraction
-    if timings_path:
-        _write_timings(Path(timings_path), result)
+    if timings_path:  # a failure is said, not fatal: the release is published
+        rss = max(resource.getrusage(w).ru_maxrss
+                  for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+        stats = {"n_pairs": counts.table.n_prompts * counts.table.n_models,
+                 "stages": result.timings, "peak_rss_mb": round(rss / 1024, 1)}
+        try:
+            Path(timings_path).write_text(json.dumps(stats, indent=1) + "\n")
+        except OSError as exc:
+            click.echo(f"searchgen-nb data: published {result.out_dir}, but --timings "
+                       f"{Path(timings_path)} could not be written: {exc.strerror or exc}",
+                       err=True)
     click.echo(
         f"searchgen-nb data: wrote {counts.table.n_prompts} prompts × {len(cfg.models)} models to "
         f"{result.out_dir} ({counts.n_files_read} result files read, {len(counts.warnings)} "
@@ -129,53 +119,15 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
     )
 
 
-def _write_timings(path: Path, result) -> None:
-    """``--timings``: per-stage seconds and the peak RSS (a failure is said, not fatal: the
-    release is published)."""
-    import resource
-
-    rss = max(
-        resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
-    )
-    table = result.extraction.table
-    stats = {
-        "n_pairs": table.n_prompts * table.n_models,
-        "stages": result.timings,
-        "peak_rss_mb": round(rss / 1024, 1),
-    }
-    try:
-        path.write_text(json.dumps(stats, indent=1) + "\n")
-    except OSError as exc:  # checked before; the release is published all the same
-        click.echo(
-            f"searchgen-nb data: published {result.out_dir}, but --timings {path} could "
-            f"not be written: {exc.strerror or exc}",
-            err=True,
-        )
-
-
 @cli.command()
-@click.option(
-    "--out", "out_dir", type=FOLDER, default=None, help="Folder for the synthetic release."
-)
-@click.option(
-    "--print-config",
-    is_flag=True,
-    help="Print the text releases/demo.yml must hold "
-    "(the demo's config reading from data/demo) and exit.",
-)
-@click.option(
-    "--changed",
-    is_flag=True,
-    help="Write the second, changed release instead (one "
-    "model lower on 5 prompts of one domain, 2 results of another model lost).",
-)
-@click.option(
-    "--previous",
-    type=EXISTING_FOLDER,
-    default=None,
-    help="With --changed: the first "
-    "release's published data folder, written into release.yml as previous_release.",
-)
+@click.option("--out", "out_dir", type=FOLDER, default=None,
+              help="Folder for the synthetic release.")
+@click.option("--print-config", is_flag=True, help="Print the text releases/demo.yml must hold "
+              "(the demo's config reading from data/demo) and exit.")
+@click.option("--changed", is_flag=True, help="Write the second, changed release instead (one "
+              "model lower on 5 prompts of one domain, 2 results of another model lost).")
+@click.option("--previous", type=EXISTING_FOLDER, default=None, help="With --changed: the first "
+              "release's published data folder, written into release.yml as previous_release.")
 def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str | None) -> None:
     """Write the deterministic synthetic demo release (prompts, results, release.yml,
     paper_table.json)."""
@@ -193,26 +145,22 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
         except SearchGenError as exc:
             _fail("demo", exc, 2)
         if not changed:
-            _fail(
-                "demo", "--previous goes with --changed (the first release has no previous one)", 2
-            )
+            _fail("demo", "--previous goes with --changed (the first release has no previous one)",
+                  2)
     try:
         summary = write_demo(Path(out_dir), changed=changed, previous=previous and Path(previous))
     except OSError as exc:
         _fail("demo", exc)
     config = Path(out_dir) / "release.yml"
-    click.echo(
-        f"searchgen-nb demo: wrote {summary.get('n_prompts')} prompts and results to {out_dir} "
-        f"(config: {config})"
-    )
+    click.echo(f"searchgen-nb demo: wrote {summary.get('n_prompts')} prompts and results to "
+               f"{out_dir} (config: {config})")
 
 
 @cli.command()
 @click.argument("old_dir", type=EXISTING_FOLDER)
 @click.argument("new_dir", type=EXISTING_FOLDER)
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print changes.json instead of the Markdown summary."
-)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print changes.json instead of the Markdown summary.")
 def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
     """What changed from the release published in OLD_DIR to the one in NEW_DIR: Markdown for a
     pull-request description (headline facts, then tables), or changes.json with --json."""
@@ -231,16 +179,16 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
     if as_json:
         click.echo(dumps(ch), nl=False)
         return
-    names = {m: meta["display_name"] for m, meta in new.manifest["models"].items()}
-    policies = {m: meta.get("missing_policy") for m, meta in new.manifest["models"].items()}
+    models = new.manifest["models"].items()
+    names = {m: meta["display_name"] for m, meta in models}
+    policies = {m: meta.get("missing_policy") for m, meta in models}
     click.echo(markdown(ch, names, policies=policies), nl=False)
 
 
 @cli.command()
 @click.argument("folder", type=EXISTING_FOLDER)
-@click.option(
-    "--report", "report_path", type=FILE, default=None, help="Also write the report as JSON here."
-)
+@click.option("--report", "report_path", type=FILE, default=None,
+              help="Also write the report as JSON here.")
 def validate(folder: str, report_path: str | None) -> None:
     """Re-check a published (or staged) artifact FOLDER on its own; exit 1 on any failed check."""
     from searchgen_nb.artifacts import dumps
@@ -264,19 +212,10 @@ def validate(folder: str, report_path: str | None) -> None:
 
 @cli.command()
 @click.argument("config", type=FILE)
-@click.option(
-    "--output-root",
-    type=FOLDER,
-    default=None,
-    help="Publish below this folder instead of the project folder.",
-)
-@click.option(
-    "--project",
-    type=EXISTING_FOLDER,
-    default=None,
-    help="Folder with notebooks/, "
-    "book/, _config.yml, _toc.yml (default: this checkout, or the cwd).",
-)
+@click.option("--output-root", type=FOLDER, default=None,
+              help="Publish below this folder instead of the project folder.")
+@click.option("--project", type=EXISTING_FOLDER, default=None, help="Folder with notebooks/, "
+              "book/, _config.yml, _toc.yml (default: this checkout, or the cwd).")
 def release(config: str, output_root: str | None, project: str | None) -> None:
     """Run every notebook with papermill, build the book, then publish public/data, _build/html
     and book/notebooks. Nothing is published unless every notebook, the validation and the book
@@ -305,13 +244,6 @@ def main() -> None:
         if os.environ.get("SEARCHGEN_DEBUG"):
             raise
         step = sys.argv[1] if len(sys.argv) > 1 else "command"
-        click.echo(
-            f"searchgen-nb {step}: FAILED with an internal error: {type(exc).__name__}: "
-            f"{exc} (rerun with SEARCHGEN_DEBUG=1 for the traceback)",
-            err=True,
-        )
+        click.echo(f"searchgen-nb {step}: FAILED with an internal error: {type(exc).__name__}: "
+                   f"{exc} (rerun with SEARCHGEN_DEBUG=1 for the traceback)", err=True)
         sys.exit(2)
-
-
-if __name__ == "__main__":
-    main()
