@@ -32,11 +32,8 @@ def dumps(obj: object) -> str:
             return {k: plain(v) for k, v in o.items()}
         return [plain(v) for v in o] if isinstance(o, (list, tuple)) else o
 
-    canonical = {"sort_keys": True, "indent": 2, "ensure_ascii": False, "allow_nan": False}
-    text = json.dumps(obj, **canonical) + "\n"
-    if "-0.0" in text:  # rare (also "-0.05"): only then walk the document
-        text = json.dumps(plain(obj), **canonical) + "\n"
-    return text
+    return json.dumps(plain(obj), sort_keys=True, indent=2, ensure_ascii=False,
+                      allow_nan=False) + "\n"
 
 
 def write_jsonl(path: Path, rows) -> str:
@@ -127,11 +124,8 @@ def held_signals():
         yield
         return
     caught: list[int] = []
-
-    def hold(signum, frame):
-        caught.append(signum)
-
-    saved = {s: signal.signal(s, hold) for s in (signal.SIGINT, signal.SIGTERM)}
+    saved = {s: signal.signal(s, lambda signum, frame: caught.append(signum))
+             for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
@@ -147,12 +141,11 @@ def promote(staging: Path, dest: Path) -> None:
     staging, dest = Path(staging), Path(dest)
     if not dest.exists():
         os.rename(staging, dest)
-        return
-    if _exchange(staging, dest):
+    elif _exchange(staging, dest):
         shutil.rmtree(staging)
-        return
-    aside = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old-{os.getpid()}-", dir=dest.parent))
-    aside.rmdir()
-    os.rename(dest, aside)
-    os.rename(staging, dest)
-    shutil.rmtree(aside)
+    else:
+        aside = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old-{os.getpid()}-", dir=dest.parent))
+        aside.rmdir()
+        os.rename(dest, aside)
+        os.rename(staging, dest)
+        shutil.rmtree(aside)

@@ -5,7 +5,6 @@ file / line / sample_id / model, and a non-zero exit code; never a bare tracebac
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import resource
@@ -27,24 +26,6 @@ _LEFT = {"data": "nothing was published", "release": "nothing was published",
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM: handled as Ctrl-C is (nothing half-written, one line saying what was published)."""
-
-
-@contextlib.contextmanager
-def _term_as_interrupt():
-    """Raise :class:`Terminated` on SIGTERM while a command runs (main thread only)."""
-
-    def on_term(signum, frame):
-        raise Terminated()
-
-    try:
-        saved = signal.signal(signal.SIGTERM, on_term)
-    except ValueError:  # not the main thread
-        saved = None
-    try:
-        yield
-    finally:
-        if saved is not None:
-            signal.signal(signal.SIGTERM, saved)
 
 
 def _fail(step: str, why: object, code: int = 1) -> None:
@@ -235,11 +216,18 @@ def release(config: str, output_root: str | None, project: str | None) -> None:
 
 
 def main() -> None:
-    """Entry point; an unexpected crash still ends with one line (a traceback with
-    ``SEARCHGEN_DEBUG=1``)."""
+    """Entry point: SIGTERM raises :class:`Terminated` while a command runs (main thread only);
+    an unexpected crash still ends with one line (a traceback with ``SEARCHGEN_DEBUG=1``)."""
+
+    def on_term(signum, frame):
+        raise Terminated()
+
     try:
-        with _term_as_interrupt():
-            cli(prog_name="searchgen-nb", standalone_mode=True)
+        saved = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread
+        saved = None
+    try:
+        cli(prog_name="searchgen-nb", standalone_mode=True)
     except Exception as exc:  # noqa: BLE001 - last line of defence: name it, exit non-zero
         if os.environ.get("SEARCHGEN_DEBUG"):
             raise
@@ -247,3 +235,6 @@ def main() -> None:
         click.echo(f"searchgen-nb {step}: FAILED with an internal error: {type(exc).__name__}: "
                    f"{exc} (rerun with SEARCHGEN_DEBUG=1 for the traceback)", err=True)
         sys.exit(2)
+    finally:
+        if saved is not None:
+            signal.signal(signal.SIGTERM, saved)

@@ -18,16 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from searchgen_nb.aggregate import leaderboards
-from searchgen_nb.artifacts import (
-    dumps, held_signals, promote, staging_dir, write_jsonl, write_text,
-)
+from searchgen_nb.artifacts import (dumps, held_signals, promote, staging_dir, write_jsonl,
+                                    write_text)
 from searchgen_nb.bounds import preflight
 from searchgen_nb.changes import compare, first_release
 from searchgen_nb.published import Published, check_previous
 from searchgen_nb.config import ReleaseConfig, project_root, work_root
-from searchgen_nb.constants import (
-    ARTIFACTS, CHANGES, MANIFEST, UNCERTAINTY, VALIDATION_REPORT, ZERO_FILL,
-)
+from searchgen_nb.constants import (ARTIFACTS, CHANGES, MANIFEST, UNCERTAINTY, VALIDATION_REPORT,
+                                    ZERO_FILL)
 from searchgen_nb.errors import ReleaseError, ReleaseInterrupted, ValidationFailed
 from searchgen_nb.evidence import EVIDENCE, write_evidence
 from searchgen_nb.manifest import build_manifest, model_metas
@@ -47,10 +45,9 @@ def aggregate_table(cfg: ReleaseConfig, table: ReleaseTable) -> dict[str, object
     """The four leaderboard artifacts of a release table (its models in any order)."""
     metas = {m.model_id: m for m in model_metas(cfg)}
     members = slice_members(table.prompts, slice_specs(cfg.slices, table.n_prompts))
-    return leaderboards(
-        table, [metas[m] for m in table.model_ids], cfg.scoring.min_ranking_coverage,
-        cfg.scoring.rounding_decimals, list(cfg.model_ids), members,
-    )
+    return leaderboards(table, [metas[m] for m in table.model_ids],
+                        cfg.scoring.min_ranking_coverage, cfg.scoring.rounding_decimals,
+                        list(cfg.model_ids), members)
 
 
 @dataclass
@@ -239,13 +236,11 @@ def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = No
             check_data_out(out_dir, inputs(cfg), again=True)  # what appeared meanwhile
             promote(staging, out_dir)
             published = True
-    except KeyboardInterrupt:
+    except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)
-        if published:
-            raise ReleaseInterrupted(f"interrupted after {out_dir} was published") from None
-        raise ReleaseInterrupted(f"interrupted; nothing was published, {out_dir} is as it was") \
-            from None
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        if not isinstance(exc, KeyboardInterrupt):
+            raise
+        left = (f" after {out_dir} was published" if published
+                else f"; nothing was published, {out_dir} is as it was")
+        raise ReleaseInterrupted(f"interrupted{left}") from None
     return DataRelease(out_dir, report, extraction, timings)

@@ -153,12 +153,10 @@ def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: N
     out = Path(out)
     problems = publication_problems(out)
     if problems:
-        raise ReleaseError(
-            f"cannot publish below {out}: " + "; ".join(problems[:6])
-            + ". A release publishes only through the links it makes: move what is there "
-            "elsewhere (for instance `mv public/data public/data.old`), then run again; "
-            "nothing was changed"
-        )
+        raise ReleaseError(f"cannot publish below {out}: " + "; ".join(problems[:6])
+                           + ". A release publishes only through the links it makes: move what is "
+                           "there elsewhere (for instance `mv public/data public/data.old`), then "
+                           "run again; nothing was changed")
     releases = out / RELEASES
     releases.mkdir(parents=True, exist_ok=True)
     for child in list(releases.iterdir()):
@@ -239,15 +237,13 @@ def release_lock(out: Path, what: str):
             holder = None
         if not locked:
             holder = holder if isinstance(holder, dict) else {}
-            raise ReleaseError(
-                f"another release is running into {out} (pid {holder.get('pid', '?')}, "
-                f"started {holder.get('started', '?')}, config {holder.get('config', '?')}); "
-                "wait for it to finish or stop it, then run again"
-            )
+            pid, started, config = (holder.get(k, "?") for k in ("pid", "started", "config"))
+            raise ReleaseError(f"another release is running into {out} (pid {pid}, started "
+                               f"{started}, config {config}); wait for it to finish or stop it, "
+                               "then run again")
         if not isinstance(holder, dict):
-            raise ReleaseError(
-                f"{path} holds something this tool did not write; move it elsewhere and run again"
-            )
+            raise ReleaseError(f"{path} holds something this tool did not write; move it "
+                               "elsewhere and run again")
         fh.seek(0)
         fh.truncate()
         started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
