@@ -78,8 +78,7 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
     if timings_path:  # checked before any work: nothing may fail after publication
         forbidden = {k: v for k, v in inputs(cfg).items() if k != "project"}
         forbidden["--out folder"] = Path(os.path.realpath(out_dir))
-        timings = Path(os.path.realpath(timings_path))
-        check_output_file(timings, "--timings", {"stages"}, forbidden)
+        check_output_file(Path(os.path.realpath(timings_path)), "--timings", {"stages"}, forbidden)
     result = run_data(cfg, out_dir, progress)
     counts = result.extraction
     if timings_path:  # a failure is said, not fatal: the release is published
@@ -93,16 +92,13 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
             click.echo(f"searchgen-nb data: published {result.out_dir}, but --timings "
                        f"{Path(timings_path)} could not be written: {exc.strerror or exc}",
                        err=True)
-    click.echo(
-        f"searchgen-nb data: wrote {counts.table.n_prompts} prompts × {len(cfg.models)} models to "
-        f"{result.out_dir} ({counts.n_files_read} result files read, {len(counts.warnings)} "
-        "warnings); all release checks passed"
-    )
+    click.echo(f"searchgen-nb data: wrote {counts.table.n_prompts} prompts × {len(cfg.models)} "
+               f"models to {result.out_dir} ({counts.n_files_read} result files read, "
+               f"{len(counts.warnings)} warnings); all release checks passed")
 
 
 @cli.command()
-@click.option("--out", "out_dir", type=FOLDER, default=None,
-              help="Folder for the synthetic release.")
+@click.option("--out", "out_dir", type=FOLDER, help="Folder for the synthetic release.")
 @click.option("--print-config", is_flag=True, help="Print the text releases/demo.yml must hold "
               "(the demo's config reading from data/demo) and exit.")
 @click.option("--changed", is_flag=True, help="Write the second, changed release instead (one "
@@ -126,8 +122,8 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
         except SearchGenError as exc:
             _fail("demo", exc, 2)
         if not changed:
-            _fail("demo", "--previous goes with --changed (the first release has no previous one)",
-                  2)
+            _fail("demo", "--previous goes with --changed (the first release has no previous "
+                  "one)", 2)
     try:
         summary = write_demo(Path(out_dir), changed=changed, previous=previous and Path(previous))
     except OSError as exc:
@@ -155,8 +151,8 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
     try:
         ch = compare(old, new)
     except (KeyError, ValueError, TypeError) as exc:
-        why = f"{type(exc).__name__}: {exc}"
-        _fail("diff", f"the folders are not releases this version can read: {why}")
+        _fail("diff", "the folders are not releases this version can read: "
+              f"{type(exc).__name__}: {exc}")
     if as_json:
         click.echo(dumps(ch), nl=False)
         return
@@ -177,9 +173,8 @@ def validate(folder: str, report_path: str | None) -> None:
     from searchgen_nb.validate import validate_folder
 
     if report_path:  # checked before the work
-        forbidden = {"FOLDER": Path(os.path.realpath(folder))}
-        target = Path(os.path.realpath(report_path))
-        check_output_file(target, "--report", {"passed", "checks"}, forbidden)
+        check_output_file(Path(os.path.realpath(report_path)), "--report", {"passed", "checks"},
+                          {"FOLDER": Path(os.path.realpath(folder))})
     report = validate_folder(folder)
     if report_path:
         try:
@@ -203,16 +198,13 @@ def release(config: str, output_root: str | None, project: str | None) -> None:
     build succeed."""
     from searchgen_nb.book.release import run_release
 
-    def log(msg: str) -> None:
-        click.echo(f"searchgen-nb release: {msg}", err=True)
-
-    outcome = run_release(config, log=log, output_root=output_root, project=project)
+    outcome = run_release(config, output_root=output_root, project=project,
+                          log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True))
     t = outcome.timings
     nb_time = sum(v for k, v in t.items() if k.endswith(".ipynb"))
-    click.echo(
-        f"searchgen-nb release: published {outcome.public_data} and {outcome.html / 'index.html'} "
-        f"(notebooks {nb_time:.1f} s, book {t['book']:.1f} s, total {t['total']:.1f} s)"
-    )
+    click.echo(f"searchgen-nb release: published {outcome.public_data} and "
+               f"{outcome.html / 'index.html'} (notebooks {nb_time:.1f} s, book {t['book']:.1f} s,"
+               f" total {t['total']:.1f} s)")
 
 
 def main() -> None:

@@ -11,7 +11,6 @@ import subprocess
 from pathlib import Path
 
 from searchgen_nb import __version__
-from searchgen_nb.aggregate import ModelMeta
 from searchgen_nb.artifacts import generated_at
 from searchgen_nb.config import PROJECT_ENV, ReleaseConfig, project_root
 from searchgen_nb.constants import (
@@ -22,12 +21,6 @@ from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import CONFIG_MAX, read_bytes
 from searchgen_nb.records import Extraction
 from searchgen_nb.untrusted import excerpt, no_duplicate_keys
-
-
-def model_metas(cfg: ReleaseConfig) -> list[ModelMeta]:
-    """Models in config order with their effective missing policy."""
-    return [ModelMeta(m, cfg.models[m].display_name, cfg.models[m].type, cfg.policy(m),
-                      cfg.models[m].pending) for m in cfg.model_ids]
 
 
 def load_paper_table(cfg: ReleaseConfig) -> dict | None:

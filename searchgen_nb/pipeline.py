@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from searchgen_nb.aggregate import leaderboards
+from searchgen_nb.aggregate import ModelMeta, leaderboards
 from searchgen_nb.artifacts import (dumps, held_signals, promote, staging_dir, write_jsonl,
                                     write_text)
 from searchgen_nb.bounds import preflight
@@ -28,7 +28,7 @@ from searchgen_nb.constants import (ARTIFACTS, CHANGES, MANIFEST, UNCERTAINTY, V
                                     ZERO_FILL)
 from searchgen_nb.errors import ReleaseError, ReleaseInterrupted, ValidationFailed
 from searchgen_nb.evidence import EVIDENCE, write_evidence
-from searchgen_nb.manifest import build_manifest, model_metas
+from searchgen_nb.manifest import build_manifest
 from searchgen_nb.out_checks import check_data_out
 from searchgen_nb.prompts import read_prompts
 from searchgen_nb.publish import step
@@ -43,11 +43,11 @@ from searchgen_nb.validate import Report, validate_folder
 
 def aggregate_table(cfg: ReleaseConfig, table: ReleaseTable) -> dict[str, object]:
     """The four leaderboard artifacts of a release table (its models in any order)."""
-    metas = {m.model_id: m for m in model_metas(cfg)}
+    metas = [ModelMeta(m, cfg.models[m].display_name, cfg.models[m].type, cfg.policy(m),
+                       cfg.models[m].pending) for m in table.model_ids]
     members = slice_members(table.prompts, slice_specs(cfg.slices, table.n_prompts))
-    return leaderboards(table, [metas[m] for m in table.model_ids],
-                        cfg.scoring.min_ranking_coverage, cfg.scoring.rounding_decimals,
-                        list(cfg.model_ids), members)
+    return leaderboards(table, metas, cfg.scoring.min_ranking_coverage,
+                        cfg.scoring.rounding_decimals, list(cfg.model_ids), members)
 
 
 @dataclass
@@ -166,7 +166,7 @@ def gate(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None) ->
     report = validate_folder(folder, aggregate=permuted_aggregate)
     write_text(folder / VALIDATION_REPORT, dumps(report.as_dict()))
     if not report.passed:
-        raise ValidationFailed("release checks failed:\n" + report.summary(), report.as_dict())
+        raise ValidationFailed("release checks failed:\n" + report.summary())
     return report
 
 
@@ -214,18 +214,14 @@ def inputs(cfg: ReleaseConfig) -> dict[str, Path]:
 
 
 def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = None) -> DataRelease:
-    """Build, validate and publish a release's data artifacts into ``out_dir`` atomically.
-
-    ``out_dir`` is checked first (:func:`out_checks.check_data_out`); all is written to a staging
-    folder beside it that replaces it in one step once every check passes. On any failure or
-    interruption ``out_dir`` is left as it was and the staging folder removed.
-    """
+    """Build, validate and publish a release's data into ``out_dir`` (checked first: see
+    :func:`out_checks.check_data_out`) through a staging folder beside it, in one step once every
+    check passes; on any failure or interruption ``out_dir`` is left as it was."""
     out_dir = Path(os.path.realpath(out_dir))  # a loop of links: named below, no crash
     check_data_out(out_dir, inputs(cfg))
     with step("data, staging"):
         staging = staging_dir(out_dir)
-    timings: dict = {}
-    published = False
+    timings, published = {}, False
     try:
         with _stage(timings, "extract"):
             extraction = extract_stage(cfg, staging, progress)
