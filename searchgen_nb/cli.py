@@ -1,7 +1,6 @@
 """Command line: ``searchgen-nb {demo,data,validate,diff,release}`` (also ``python -m
 searchgen_nb``). Every failure ends with a bounded message naming the step and the offending
-file / line / sample_id / model, and a non-zero exit code; never a bare traceback.
-"""
+file / line / sample_id / model, and a non-zero exit code; never a bare traceback."""
 
 from __future__ import annotations
 
