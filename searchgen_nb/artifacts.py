@@ -32,29 +32,18 @@ def dumps(obj: object) -> str:
             return {k: plain(v) for k, v in o.items()}
         return [plain(v) for v in o] if isinstance(o, (list, tuple)) else o
 
-    canonical = {"sort_keys": True, "indent": 2, "ensure_ascii": False, "allow_nan": False}
-    text = json.dumps(obj, **canonical) + "\n"
-    if "-0.0" in text:  # rare (also "-0.05"): only then walk the document
-        text = json.dumps(plain(obj), **canonical) + "\n"
-    return text
-
-
-def _line(row: dict) -> str:
-    compact = {"separators": (",", ":"), "sort_keys": True, "ensure_ascii": False}
-    return json.dumps(row, allow_nan=False, **compact) + "\n"
-
-
-def dumps_jsonl(rows: list[dict]) -> str:
-    """One compact canonical JSON object per line."""
-    return "".join(map(_line, rows))
+    return json.dumps(plain(obj), sort_keys=True, indent=2, ensure_ascii=False,
+                      allow_nan=False) + "\n"
 
 
 def write_jsonl(path: Path, rows) -> str:
-    """Write rows (any iterable) as :func:`dumps_jsonl` does, streaming; return the sha256."""
+    """Write rows (any iterable) as compact canonical JSON, one per line, streaming; return the
+    sha256."""
     h = hashlib.sha256()
     with open(path, "wb") as fh:
         for r in rows:
-            data = _line(r).encode("utf-8")
+            data = json.dumps(r, allow_nan=False, separators=(",", ":"), sort_keys=True,
+                              ensure_ascii=False).encode("utf-8") + b"\n"
             h.update(data)
             fh.write(data)
     return h.hexdigest()
@@ -74,10 +63,8 @@ def source_date_epoch() -> int | None:
     if not raw:
         return None
     if not (raw.isascii() and raw.isdigit()) or int(raw) > 253402300799:
-        raise ConfigError(
-            f"environment: SOURCE_DATE_EPOCH={excerpt(raw, 40)!s} is not a Unix timestamp "
-            "(whole seconds since 1970, at most year 9999)"
-        )
+        raise ConfigError(f"environment: SOURCE_DATE_EPOCH={excerpt(raw, 40)!s} is not a Unix "
+                          "timestamp (whole seconds since 1970, at most year 9999)")
     return int(raw)
 
 
@@ -89,11 +76,6 @@ def generated_at() -> str:
     return dt.datetime.fromtimestamp(epoch, tz=dt.timezone.utc).isoformat()
 
 
-# ---- atomic publication ---------------------------------------------------------------
-
-_RENAME_EXCHANGE = 2
-
-
 def _exchange(a: Path, b: Path) -> bool:
     """Atomically swap two paths with Linux ``renameat2(RENAME_EXCHANGE)``; False if unsupported."""
     try:
@@ -101,15 +83,8 @@ def _exchange(a: Path, b: Path) -> bool:
         fn = libc.renameat2
     except (OSError, AttributeError):
         return False
-    AT_FDCWD = -100
-    rc = fn(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
-    return rc == 0
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    at_fdcwd, rename_exchange = -100, 2
+    return fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
 def _pid_alive(pid: int) -> bool:
@@ -118,21 +93,8 @@ def _pid_alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:  # another user's process
-        return True
+        pass
     return True
-
-
-def _leftovers(dest: Path) -> list[Path]:
-    """This module's staging and set-aside folders beside ``dest`` (``.<dest>.staging-<pid>-…``,
-    ``.<dest>.old-<pid>-…``) of a process that is gone."""
-    found = []
-    for kind in ("staging", "old"):
-        prefix = f".{dest.name}.{kind}-"
-        for path in dest.parent.glob(f"{prefix}*"):
-            pid = path.name[len(prefix) :].split("-", 1)[0]
-            if pid.isdigit() and not _pid_alive(int(pid)) and not path.is_symlink():
-                found.append(path)
-    return found
 
 
 def staging_dir(dest: Path) -> Path:
@@ -141,10 +103,16 @@ def staging_dir(dest: Path) -> Path:
     0700: what gets published must be readable by others."""
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    for path in _leftovers(dest):
-        shutil.rmtree(path, ignore_errors=True)
+    for kind in ("staging", "old"):  # this module's folders of a process that is gone
+        prefix = f".{dest.name}.{kind}-"
+        for path in dest.parent.glob(f"{prefix}*"):
+            pid = path.name[len(prefix) :].split("-", 1)[0]
+            if pid.isdigit() and not _pid_alive(int(pid)) and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
     path = Path(tempfile.mkdtemp(prefix=f".{dest.name}.staging-{os.getpid()}-", dir=dest.parent))
-    os.chmod(path, 0o777 & ~_umask())
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o777 & ~umask)
     return path
 
 
@@ -156,11 +124,8 @@ def held_signals():
         yield
         return
     caught: list[int] = []
-
-    def hold(signum, frame):
-        caught.append(signum)
-
-    saved = {s: signal.signal(s, hold) for s in (signal.SIGINT, signal.SIGTERM)}
+    saved = {s: signal.signal(s, lambda signum, frame: caught.append(signum))
+             for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
@@ -176,12 +141,11 @@ def promote(staging: Path, dest: Path) -> None:
     staging, dest = Path(staging), Path(dest)
     if not dest.exists():
         os.rename(staging, dest)
-        return
-    if _exchange(staging, dest):
+    elif _exchange(staging, dest):
         shutil.rmtree(staging)
-        return
-    aside = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old-{os.getpid()}-", dir=dest.parent))
-    aside.rmdir()
-    os.rename(dest, aside)
-    os.rename(staging, dest)
-    shutil.rmtree(aside)
+    else:
+        aside = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old-{os.getpid()}-", dir=dest.parent))
+        aside.rmdir()
+        os.rename(dest, aside)
+        os.rename(staging, dest)
+        shutil.rmtree(aside)

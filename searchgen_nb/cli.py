@@ -1,13 +1,12 @@
 """Command line: ``searchgen-nb {demo,data,validate,diff,release}`` (also ``python -m
 searchgen_nb``). Every failure ends with a bounded message naming the step and the offending
-file / line / sample_id / model, and a non-zero exit code; never a bare traceback.
-"""
+file / line / sample_id / model, and a non-zero exit code; never a bare traceback."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
+import resource
 import signal
 import sys
 from pathlib import Path
@@ -19,28 +18,13 @@ from searchgen_nb.errors import ReleaseInterrupted, SearchGenError
 FILE = click.Path(dir_okay=False)
 FOLDER = click.Path(file_okay=False)
 EXISTING_FOLDER = click.Path(file_okay=False, exists=True)
+#: What a command interrupted leaves behind (default: nothing was written).
+_LEFT = {"data": "nothing was published", "release": "nothing was published",
+         "demo": "the demo folder may be incomplete"}
 
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM: handled as Ctrl-C is (nothing half-written, one line saying what was published)."""
-
-
-@contextlib.contextmanager
-def _term_as_interrupt():
-    """Raise :class:`Terminated` on SIGTERM while a command runs (main thread only)."""
-
-    def on_term(signum, frame):
-        raise Terminated()
-
-    try:
-        saved = signal.signal(signal.SIGTERM, on_term)
-    except ValueError:  # not the main thread
-        saved = None
-    try:
-        yield
-    finally:
-        if saved is not None:
-            signal.signal(signal.SIGTERM, saved)
 
 
 def _fail(step: str, why: object, code: int = 1) -> None:
@@ -48,33 +32,21 @@ def _fail(step: str, why: object, code: int = 1) -> None:
     sys.exit(code)
 
 
-def _interrupted(step: str, exc: BaseException, left: str = "nothing was published") -> None:
-    """Exit 143 after SIGTERM, 130 after Ctrl-C, saying what was ``left`` (published, written)."""
-    term = isinstance(exc, Terminated) or isinstance(exc.__context__, Terminated)
-    message = str(exc) if isinstance(exc, ReleaseInterrupted) else f"interrupted; {left}"
-    if term:
-        message = message.replace("interrupted", "terminated (SIGTERM)", 1)
-    _fail(step, message, 143 if term else 130)
-
-
-#: What a command interrupted leaves behind (default: nothing was written).
-_LEFT = {
-    "data": "nothing was published",
-    "release": "nothing was published",
-    "demo": "the demo folder may be incomplete",
-}
-
-
 class _Commands(click.Group):
-    """Ctrl-C or SIGTERM in any command ends with one line naming it and exit 130 or 143
-    (instead of click's bare "Aborted!"); a :class:`SearchGenError` with one line and exit 1."""
+    """Ctrl-C or SIGTERM in any command ends with one line saying what was left and exit 130 or
+    143 (instead of click's bare "Aborted!"); a :class:`SearchGenError` with one line, exit 1."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except (ReleaseInterrupted, KeyboardInterrupt) as exc:
             step = ctx.invoked_subcommand or "command"
-            _interrupted(step, exc, _LEFT.get(step, "nothing was written"))
+            term = isinstance(exc, Terminated) or isinstance(exc.__context__, Terminated)
+            left = _LEFT.get(step, "nothing was written")
+            message = str(exc) if isinstance(exc, ReleaseInterrupted) else f"interrupted; {left}"
+            if term:
+                message = message.replace("interrupted", "terminated (SIGTERM)", 1)
+            _fail(step, message, 143 if term else 130)
         except SearchGenError as exc:
             _fail(ctx.invoked_subcommand or "command", exc)
 
@@ -86,24 +58,13 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("config", type=FILE)
-@click.option(
-    "--out",
-    "out_dir",
-    required=True,
-    type=FOLDER,
-    help="Folder that receives the artifacts (replaced atomically; only an empty "
-    "folder or one that data wrote is replaced).",
-)
-@click.option(
-    "--progress/--no-progress", default=None, help="Progress bar (default: only on a terminal)."
-)
-@click.option(
-    "--timings",
-    "timings_path",
-    type=FILE,
-    default=None,
-    help="Write per-stage wall/CPU seconds and peak RSS as JSON here (benchmarks).",
-)
+@click.option("--out", "out_dir", required=True, type=FOLDER,
+              help="Folder that receives the artifacts (replaced atomically; only an empty "
+              "folder or one that data wrote is replaced).")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bar (default: only on a terminal).")
+@click.option("--timings", "timings_path", type=FILE, default=None,
+              help="Write per-stage wall/CPU seconds and peak RSS as JSON here (benchmarks).")
 def data(config: str, out_dir: str, progress: bool | None, timings_path: str | None) -> None:
     """Extract, aggregate and validate CONFIG's release; write the artifacts to --out."""
     from searchgen_nb.artifacts import source_date_epoch
@@ -116,66 +77,33 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
     if timings_path:  # checked before any work: nothing may fail after publication
         forbidden = {k: v for k, v in inputs(cfg).items() if k != "project"}
         forbidden["--out folder"] = Path(os.path.realpath(out_dir))
-        timings = Path(os.path.realpath(timings_path))
-        check_output_file(timings, "--timings", {"stages"}, forbidden)
+        check_output_file(Path(os.path.realpath(timings_path)), "--timings", {"stages"}, forbidden)
     result = run_data(cfg, out_dir, progress)
     counts = result.extraction
-    if timings_path:
-        _write_timings(Path(timings_path), result)
-    click.echo(
-        f"searchgen-nb data: wrote {counts.table.n_prompts} prompts × {len(cfg.models)} models to "
-        f"{result.out_dir} ({counts.n_files_read} result files read, {len(counts.warnings)} "
-        "warnings); all release checks passed"
-    )
-
-
-def _write_timings(path: Path, result) -> None:
-    """``--timings``: per-stage seconds and the peak RSS (a failure is said, not fatal: the
-    release is published)."""
-    import resource
-
-    rss = max(
-        resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
-    )
-    table = result.extraction.table
-    stats = {
-        "n_pairs": table.n_prompts * table.n_models,
-        "stages": result.timings,
-        "peak_rss_mb": round(rss / 1024, 1),
-    }
-    try:
-        path.write_text(json.dumps(stats, indent=1) + "\n")
-    except OSError as exc:  # checked before; the release is published all the same
-        click.echo(
-            f"searchgen-nb data: published {result.out_dir}, but --timings {path} could "
-            f"not be written: {exc.strerror or exc}",
-            err=True,
-        )
+    if timings_path:  # a failure is said, not fatal: the release is published
+        rss = max(resource.getrusage(w).ru_maxrss
+                  for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+        stats = {"n_pairs": counts.table.n_prompts * counts.table.n_models,
+                 "stages": result.timings, "peak_rss_mb": round(rss / 1024, 1)}
+        try:
+            Path(timings_path).write_text(json.dumps(stats, indent=1) + "\n")
+        except OSError as exc:
+            click.echo(f"searchgen-nb data: published {result.out_dir}, but --timings "
+                       f"{Path(timings_path)} could not be written: {exc.strerror or exc}",
+                       err=True)
+    click.echo(f"searchgen-nb data: wrote {counts.table.n_prompts} prompts × {len(cfg.models)} "
+               f"models to {result.out_dir} ({counts.n_files_read} result files read, "
+               f"{len(counts.warnings)} warnings); all release checks passed")
 
 
 @cli.command()
-@click.option(
-    "--out", "out_dir", type=FOLDER, default=None, help="Folder for the synthetic release."
-)
-@click.option(
-    "--print-config",
-    is_flag=True,
-    help="Print the text releases/demo.yml must hold "
-    "(the demo's config reading from data/demo) and exit.",
-)
-@click.option(
-    "--changed",
-    is_flag=True,
-    help="Write the second, changed release instead (one "
-    "model lower on 5 prompts of one domain, 2 results of another model lost).",
-)
-@click.option(
-    "--previous",
-    type=EXISTING_FOLDER,
-    default=None,
-    help="With --changed: the first "
-    "release's published data folder, written into release.yml as previous_release.",
-)
+@click.option("--out", "out_dir", type=FOLDER, help="Folder for the synthetic release.")
+@click.option("--print-config", is_flag=True, help="Print the text releases/demo.yml must hold "
+              "(the demo's config reading from data/demo) and exit.")
+@click.option("--changed", is_flag=True, help="Write the second, changed release instead (one "
+              "model lower on 5 prompts of one domain, 2 results of another model lost).")
+@click.option("--previous", type=EXISTING_FOLDER, default=None, help="With --changed: the first "
+              "release's published data folder, written into release.yml as previous_release.")
 def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str | None) -> None:
     """Write the deterministic synthetic demo release (prompts, results, release.yml,
     paper_table.json)."""
@@ -193,26 +121,22 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
         except SearchGenError as exc:
             _fail("demo", exc, 2)
         if not changed:
-            _fail(
-                "demo", "--previous goes with --changed (the first release has no previous one)", 2
-            )
+            _fail("demo", "--previous goes with --changed (the first release has no previous "
+                  "one)", 2)
     try:
         summary = write_demo(Path(out_dir), changed=changed, previous=previous and Path(previous))
     except OSError as exc:
         _fail("demo", exc)
     config = Path(out_dir) / "release.yml"
-    click.echo(
-        f"searchgen-nb demo: wrote {summary.get('n_prompts')} prompts and results to {out_dir} "
-        f"(config: {config})"
-    )
+    click.echo(f"searchgen-nb demo: wrote {summary.get('n_prompts')} prompts and results to "
+               f"{out_dir} (config: {config})")
 
 
 @cli.command()
 @click.argument("old_dir", type=EXISTING_FOLDER)
 @click.argument("new_dir", type=EXISTING_FOLDER)
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print changes.json instead of the Markdown summary."
-)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print changes.json instead of the Markdown summary.")
 def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
     """What changed from the release published in OLD_DIR to the one in NEW_DIR: Markdown for a
     pull-request description (headline facts, then tables), or changes.json with --json."""
@@ -226,21 +150,21 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
     try:
         ch = compare(old, new)
     except (KeyError, ValueError, TypeError) as exc:
-        why = f"{type(exc).__name__}: {exc}"
-        _fail("diff", f"the folders are not releases this version can read: {why}")
+        _fail("diff", "the folders are not releases this version can read: "
+              f"{type(exc).__name__}: {exc}")
     if as_json:
         click.echo(dumps(ch), nl=False)
         return
-    names = {m: meta["display_name"] for m, meta in new.manifest["models"].items()}
-    policies = {m: meta.get("missing_policy") for m, meta in new.manifest["models"].items()}
+    models = new.manifest["models"].items()
+    names = {m: meta["display_name"] for m, meta in models}
+    policies = {m: meta.get("missing_policy") for m, meta in models}
     click.echo(markdown(ch, names, policies=policies), nl=False)
 
 
 @cli.command()
 @click.argument("folder", type=EXISTING_FOLDER)
-@click.option(
-    "--report", "report_path", type=FILE, default=None, help="Also write the report as JSON here."
-)
+@click.option("--report", "report_path", type=FILE, default=None,
+              help="Also write the report as JSON here.")
 def validate(folder: str, report_path: str | None) -> None:
     """Re-check a published (or staged) artifact FOLDER on its own; exit 1 on any failed check."""
     from searchgen_nb.artifacts import dumps
@@ -248,9 +172,8 @@ def validate(folder: str, report_path: str | None) -> None:
     from searchgen_nb.validate import validate_folder
 
     if report_path:  # checked before the work
-        forbidden = {"FOLDER": Path(os.path.realpath(folder))}
-        target = Path(os.path.realpath(report_path))
-        check_output_file(target, "--report", {"passed", "checks"}, forbidden)
+        check_output_file(Path(os.path.realpath(report_path)), "--report", {"passed", "checks"},
+                          {"FOLDER": Path(os.path.realpath(folder))})
     report = validate_folder(folder)
     if report_path:
         try:
@@ -264,54 +187,45 @@ def validate(folder: str, report_path: str | None) -> None:
 
 @cli.command()
 @click.argument("config", type=FILE)
-@click.option(
-    "--output-root",
-    type=FOLDER,
-    default=None,
-    help="Publish below this folder instead of the project folder.",
-)
-@click.option(
-    "--project",
-    type=EXISTING_FOLDER,
-    default=None,
-    help="Folder with notebooks/, "
-    "book/, _config.yml, _toc.yml (default: this checkout, or the cwd).",
-)
+@click.option("--output-root", type=FOLDER, default=None,
+              help="Publish below this folder instead of the project folder.")
+@click.option("--project", type=EXISTING_FOLDER, default=None, help="Folder with notebooks/, "
+              "book/, _config.yml, _toc.yml (default: this checkout, or the cwd).")
 def release(config: str, output_root: str | None, project: str | None) -> None:
     """Run every notebook with papermill, build the book, then publish public/data, _build/html
     and book/notebooks. Nothing is published unless every notebook, the validation and the book
     build succeed."""
     from searchgen_nb.book.release import run_release
 
-    def log(msg: str) -> None:
-        click.echo(f"searchgen-nb release: {msg}", err=True)
-
-    outcome = run_release(config, log=log, output_root=output_root, project=project)
+    outcome = run_release(config, output_root=output_root, project=project,
+                          log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True))
     t = outcome.timings
     nb_time = sum(v for k, v in t.items() if k.endswith(".ipynb"))
-    click.echo(
-        f"searchgen-nb release: published {outcome.public_data} and {outcome.html / 'index.html'} "
-        f"(notebooks {nb_time:.1f} s, book {t['book']:.1f} s, total {t['total']:.1f} s)"
-    )
+    click.echo(f"searchgen-nb release: published {outcome.public_data} and "
+               f"{outcome.html / 'index.html'} (notebooks {nb_time:.1f} s, book {t['book']:.1f} s,"
+               f" total {t['total']:.1f} s)")
 
 
 def main() -> None:
-    """Entry point; an unexpected crash still ends with one line (a traceback with
-    ``SEARCHGEN_DEBUG=1``)."""
+    """Entry point: SIGTERM raises :class:`Terminated` while a command runs (main thread only);
+    an unexpected crash still ends with one line (a traceback with ``SEARCHGEN_DEBUG=1``)."""
+
+    def on_term(signum, frame):
+        raise Terminated()
+
     try:
-        with _term_as_interrupt():
-            cli(prog_name="searchgen-nb", standalone_mode=True)
+        saved = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread
+        saved = None
+    try:
+        cli(prog_name="searchgen-nb", standalone_mode=True)
     except Exception as exc:  # noqa: BLE001 - last line of defence: name it, exit non-zero
         if os.environ.get("SEARCHGEN_DEBUG"):
             raise
         step = sys.argv[1] if len(sys.argv) > 1 else "command"
-        click.echo(
-            f"searchgen-nb {step}: FAILED with an internal error: {type(exc).__name__}: "
-            f"{exc} (rerun with SEARCHGEN_DEBUG=1 for the traceback)",
-            err=True,
-        )
+        click.echo(f"searchgen-nb {step}: FAILED with an internal error: {type(exc).__name__}: "
+                   f"{exc} (rerun with SEARCHGEN_DEBUG=1 for the traceback)", err=True)
         sys.exit(2)
-
-
-if __name__ == "__main__":
-    main()
+    finally:
+        if saved is not None:
+            signal.signal(signal.SIGTERM, saved)

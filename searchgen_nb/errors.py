@@ -23,11 +23,7 @@ class ResultIdentityError(SearchGenError):
 
 
 class ValidationFailed(SearchGenError):
-    """One or more release checks failed; ``report`` holds the validation report."""
-
-    def __init__(self, message: str, report: dict | None = None):
-        super().__init__(message)
-        self.report = report
+    """One or more release checks failed (the message names each)."""
 
 
 class ReleaseError(SearchGenError):

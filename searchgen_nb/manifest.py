@@ -11,16 +11,10 @@ import subprocess
 from pathlib import Path
 
 from searchgen_nb import __version__
-from searchgen_nb.aggregate import ModelMeta
 from searchgen_nb.artifacts import generated_at
 from searchgen_nb.config import PROJECT_ENV, ReleaseConfig, project_root
 from searchgen_nb.constants import (
-    ARTIFACTS,
-    COMPONENTS,
-    EXCLUDED_PUBLIC_COMPONENT,
-    OVERALL_9_COMPONENTS,
-    SCALE_PUBLIC,
-    SCALE_RAW,
+    ARTIFACTS, COMPONENTS, EXCLUDED_PUBLIC_COMPONENT, OVERALL_9_COMPONENTS, SCALE_PUBLIC, SCALE_RAW,
     SCHEMA_VERSION,
 )
 from searchgen_nb.errors import ConfigError
@@ -29,20 +23,10 @@ from searchgen_nb.records import Extraction
 from searchgen_nb.untrusted import excerpt, no_duplicate_keys
 
 
-def model_metas(cfg: ReleaseConfig) -> list[ModelMeta]:
-    """Models in config order with their effective missing policy."""
-    return [ModelMeta(m, cfg.models[m].display_name, cfg.models[m].type, cfg.policy(m),
-                      cfg.models[m].pending) for m in cfg.model_ids]
-
-
 def load_paper_table(cfg: ReleaseConfig) -> dict | None:
-    """``{model_id: overall_10}`` (public 0–100) from the config's ``paper_table`` file, or None.
-
-    Every value must be a finite JSON number in [0, 100]; the gate compares it as the decimal
-    it prints (its shortest repr; data contract, § The release gate). Raises
-    :class:`ConfigError` naming the file and the model for NaN/Infinity, a non-number, a
-    duplicate model_id, or a file that is not a JSON object.
-    """
+    """``{model_id: overall_10}`` (public 0–100, finite JSON numbers, compared as the decimal
+    they print: data contract, § The release gate) from the config's ``paper_table``, or None.
+    Raises :class:`ConfigError` naming the file and the model for anything else."""
     path = cfg.paper_table_path
     if path is None:
         return None
@@ -59,8 +43,7 @@ def load_paper_table(cfg: ReleaseConfig) -> dict | None:
                           f"{cfg.paper_table}") from None
     except OSError as exc:
         raise ConfigError(f"{where}: cannot read: {exc.strerror or exc}") from None
-    # JSONDecodeError, UnicodeDecodeError, NaN, huge ints, duplicates
-    except (ValueError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # bad JSON or UTF-8, NaN, huge ints, duplicates
         raise ConfigError(f"{where} is not valid JSON: {excerpt(str(exc), 200)}") from None
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a JSON object {{model_id: Overall-10}}")
@@ -72,6 +55,7 @@ def load_paper_table(cfg: ReleaseConfig) -> dict | None:
 
 
 def _git_commit(folder: Path) -> str | None:
+    """The HEAD commit of the git checkout at ``folder``, or None."""
     try:
         out = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"],
                              capture_output=True, text=True, timeout=10, check=False)
@@ -81,9 +65,8 @@ def _git_commit(folder: Path) -> str | None:
 
 
 def pipeline_commit() -> str | None:
-    """The git commit of the code that made the release: the project folder a release runs its
-    notebooks from (``--project``, passed in ``$SEARCHGEN_PROJECT``), else the checkout this
-    package runs from; None outside a git checkout (e.g. ``data`` from a non-editable install)."""
+    """The git commit of the code that made the release: the release's ``--project`` (passed in
+    ``$SEARCHGEN_PROJECT``), else this package's checkout; None outside a git checkout."""
     return _git_commit(Path(os.environ.get(PROJECT_ENV) or project_root()))
 
 
@@ -91,75 +74,49 @@ def _scoring(cfg: ReleaseConfig, policies: dict[str, str]) -> dict:
     """The manifest's ``scoring`` block: how the release aggregates, rounds and ranks."""
     default = cfg.scoring.missing_policy_default
     return {
-        "aggregation": "prompt-macro",
-        "excluded_public_component": EXCLUDED_PUBLIC_COMPONENT,
+        "aggregation": "prompt-macro", "excluded_public_component": EXCLUDED_PUBLIC_COMPONENT,
         # ≤ 15 significant digits: the JSON number reads back as the same decimal
         "min_ranking_coverage": float(cfg.scoring.min_ranking_coverage),
-        "missing_policy_default": default,
+        "missing_policy_default": default, "missing_policies": policies,
         "missing_policy_exceptions": sorted(m for m, p in policies.items() if p != default),
-        "missing_policies": policies,
         "overall_10_components": list(COMPONENTS),
-        "overall_9_components": list(OVERALL_9_COMPONENTS),
-        "primary_metric": "overall_9",
+        "overall_9_components": list(OVERALL_9_COMPONENTS), "primary_metric": "overall_9",
         "public_rounding_decimals": cfg.scoring.rounding_decimals,
         "rounding": "public = raw mean × 100 / 3, rounded half-up on the exact value",
-        "scale_public": list(SCALE_PUBLIC),
-        "scale_raw": list(SCALE_RAW),
+        "scale_public": list(SCALE_PUBLIC), "scale_raw": list(SCALE_RAW),
         "source": os.path.basename(cfg.result_path),
     }
 
 
 def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int,
                    dataset_sha256: str, partition: dict, artifact_sha: dict) -> dict:
-    """The release manifest (data contract, § Artifacts): published v1.0 keys plus hashes,
-    policies and checks."""
+    """The release manifest (data contract, § Artifacts)."""
     policies = {m: cfg.policy(m) for m in cfg.model_ids}
     toolgen = os.environ.get("TOOLGEN_ROOT")
     return {
-        "artifacts": list(ARTIFACTS),
-        "artifact_sha256": artifact_sha,
-        "benchmark": cfg.benchmark,
-        "data_origin": cfg.data_origin,
-        "dataset": {
-            "filename": cfg.dataset_path.name,
-            "n_prompts": n_prompts,
-            "sha256": dataset_sha256,
-            "sha256_of": "canonical metadata: one sorted-key JSON line per prompt, "
-                         "sorted by sample_id",
-        },
-        "extraction": {
-            "extractor": extraction.extractor,
-            "n_result_files_read": extraction.n_files_read,
-            "status_counts": extraction.table.status_counts(),
-            "warnings": extraction.warnings,
-        },
+        "artifacts": list(ARTIFACTS), "artifact_sha256": artifact_sha,
+        "benchmark": cfg.benchmark, "data_origin": cfg.data_origin,
+        "dataset": {"filename": cfg.dataset_path.name, "n_prompts": n_prompts,
+                    "sha256": dataset_sha256, "sha256_of": "canonical metadata: one sorted-key "
+                    "JSON line per prompt, sorted by sample_id"},
+        "extraction": {"extractor": extraction.extractor,
+                       "n_result_files_read": extraction.n_files_read,
+                       "status_counts": extraction.table.status_counts(),
+                       "warnings": extraction.warnings},
         "generated_at": generated_at(),
-        "inputs": {
-            "generation_glob": list(cfg.generation_glob),
-            "result_path": cfg.result_path,
-            "results_sha256": extraction.input_sha256,
-            "results_sha256_of": "sha256 over the sorted lines '<sha256 of file>  "
-                                 "<path below results_root>' of every result file read",
-        },
+        "inputs": {"generation_glob": list(cfg.generation_glob), "result_path": cfg.result_path,
+                   "results_sha256": extraction.input_sha256,
+                   "results_sha256_of": "sha256 over the sorted lines '<sha256 of file>  "
+                   "<path below results_root>' of every result file read"},
         "model_order": cfg.model_ids,
-        "models": {
-            m: {
-                "display_name": c.display_name,
-                "lane": c.lane,
-                "missing_policy": policies[m],
-                "pending": c.pending,
-                "source_id": c.source_id,
-                "type": c.type,
-            }
-            for m, c in cfg.models.items()
-        },
+        "models": {m: {"display_name": c.display_name, "lane": c.lane,
+                       "missing_policy": policies[m], "pending": c.pending,
+                       "source_id": c.source_id, "type": c.type} for m, c in cfg.models.items()},
         "partition": partition,
-        "release_checks": {
-            "expected": cfg.expected.model_dump(mode="json") if cfg.expected else None,
-            "paper_table": load_paper_table(cfg),
-        },
-        "schema_version": SCHEMA_VERSION,
-        "scoring": _scoring(cfg, policies),
+        "release_checks": {"paper_table": load_paper_table(cfg),
+                           "expected": cfg.expected.model_dump(mode="json") if cfg.expected
+                           else None},
+        "schema_version": SCHEMA_VERSION, "scoring": _scoring(cfg, policies),
         "software": {"python": ".".join(platform.python_version_tuple()[:2]),
                      "searchgen_nb": __version__, "pipeline_commit": pipeline_commit()},
         "source_commit": _git_commit(Path(toolgen)) if toolgen else None,

@@ -1,9 +1,8 @@
 """The data release: extract → aggregate → write to staging → validate → promote.
 
-The three stages (:data:`STAGES`) are :func:`extract_stage`, :func:`aggregate_stage` and
-:func:`gate`: ``searchgen-nb data`` (:func:`run_data`) runs them in order, and in a release the
-notebooks 01–03 run one each, in the same order. Nothing here re-states a rule, it only
-sequences the modules that own them.
+The stages (:data:`STAGES`) are :func:`extract_stage`, :func:`aggregate_stage` and :func:`gate`:
+``searchgen-nb data`` (:func:`run_data`) runs them in order, and in a release the notebooks 01–03
+run one each. Nothing here re-states a rule, it only sequences the modules that own them.
 """
 
 from __future__ import annotations
@@ -18,25 +17,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from searchgen_nb.aggregate import leaderboards
-from searchgen_nb.artifacts import (
-    dumps, held_signals, promote, staging_dir, write_jsonl, write_text,
-)
+from searchgen_nb.aggregate import ModelMeta, leaderboards
+from searchgen_nb.artifacts import (dumps, held_signals, promote, staging_dir, write_jsonl,
+                                    write_text)
 from searchgen_nb.bounds import preflight
 from searchgen_nb.changes import compare, first_release
 from searchgen_nb.published import Published, check_previous
 from searchgen_nb.config import ReleaseConfig, project_root, work_root
-from searchgen_nb.constants import (
-    ARTIFACTS,
-    MANIFEST,
-    CHANGES,
-    UNCERTAINTY,
-    VALIDATION_REPORT,
-    ZERO_FILL,
-)
+from searchgen_nb.constants import (ARTIFACTS, CHANGES, MANIFEST, UNCERTAINTY, VALIDATION_REPORT,
+                                    ZERO_FILL)
 from searchgen_nb.errors import ReleaseError, ReleaseInterrupted, ValidationFailed
 from searchgen_nb.evidence import EVIDENCE, write_evidence
-from searchgen_nb.manifest import build_manifest, model_metas
+from searchgen_nb.manifest import build_manifest
 from searchgen_nb.out_checks import check_data_out
 from searchgen_nb.prompts import read_prompts
 from searchgen_nb.publish import step
@@ -50,20 +42,17 @@ from searchgen_nb.validate import Report, validate_folder
 
 
 def aggregate_table(cfg: ReleaseConfig, table: ReleaseTable) -> dict[str, object]:
-    """The four leaderboard artifacts of a release table (see :func:`aggregate.leaderboards`);
-    the table's models may be in any order."""
-    metas = {m.model_id: m for m in model_metas(cfg)}
+    """The four leaderboard artifacts of a release table (its models in any order)."""
+    metas = [ModelMeta(m, cfg.models[m].display_name, cfg.models[m].type, cfg.policy(m),
+                       cfg.models[m].pending) for m in table.model_ids]
     members = slice_members(table.prompts, slice_specs(cfg.slices, table.n_prompts))
-    return leaderboards(
-        table, [metas[m] for m in table.model_ids], cfg.scoring.min_ranking_coverage,
-        cfg.scoring.rounding_decimals, list(cfg.model_ids), members,
-    )
+    return leaderboards(table, metas, cfg.scoring.min_ranking_coverage,
+                        cfg.scoring.rounding_decimals, list(cfg.model_ids), members)
 
 
 @dataclass
 class DataRelease:
-    """What :func:`run_data` produced: where, the validation report, the extraction, and
-    per-stage ``timings`` ``{stage: {"wall_s", "cpu_s"}}`` (CPU includes worker processes)."""
+    """What :func:`run_data` produced; ``timings``: ``{stage: {"wall_s", "cpu_s"}}``."""
 
     out_dir: Path
     report: Report
@@ -71,36 +60,29 @@ class DataRelease:
     timings: dict = field(default_factory=dict)
 
 
-class _Stopwatch:
-    """Wall and CPU seconds (this process and its finished children) per stage."""
+def _clock() -> tuple[float, float]:
+    """Wall seconds and CPU seconds of this process and its finished children."""
+    me, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return time.perf_counter(), me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
-    def __init__(self) -> None:
-        self.stages: dict[str, dict[str, float]] = {}
 
-    @staticmethod
-    def _now() -> tuple[float, float]:
-        me = resource.getrusage(resource.RUSAGE_SELF)
-        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return time.perf_counter(), me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-
-    @contextmanager
-    def stage(self, name: str):
-        """Time the block; an ``OSError`` in it becomes a failure naming the stage and path."""
-        wall, cpu = self._now()
-        try:
-            with step(f"data, stage {name}"):
-                yield
-        finally:
-            wall2, cpu2 = self._now()
-            self.stages[name] = {"wall_s": round(wall2 - wall, 4), "cpu_s": round(cpu2 - cpu, 4)}
+@contextmanager
+def _stage(timings: dict, name: str):
+    """Time the block into ``timings[name]``; an ``OSError`` in it becomes a failure naming the
+    stage and the path."""
+    wall, cpu = _clock()
+    try:
+        with step(f"data, stage {name}"):
+            yield
+    finally:
+        wall2, cpu2 = _clock()
+        timings[name] = {"wall_s": round(wall2 - wall, 4), "cpu_s": round(cpu2 - cpu, 4)}
 
 
 def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None) -> Extraction:
-    """Stage 1 (notebook 01): write ``prompt_scores.jsonl`` and the manifest into ``folder``.
-
-    Raises ``MetadataError`` / ``ConfigError`` / ``ExtractorError`` on bad metadata or config;
-    bad result files become ``invalid_evaluation`` records.
-    """
+    """Stage 1 (notebook 01): write ``prompt_scores.jsonl``, the evidence, the schemas and the
+    manifest into ``folder``. Raises ``MetadataError`` / ``ConfigError`` / ``ExtractorError``;
+    bad result files become ``invalid_evaluation`` records."""
     folder = Path(folder)
     previous_release(cfg)  # a wrong previous_release stops the release before any work
     folder.mkdir(parents=True, exist_ok=True)
@@ -115,21 +97,14 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     manifest = build_manifest(cfg, extraction, table.n_prompts, prompt_set.canonical_sha256,
                               partition_counts(table.prompts), sha)
     manifest["thumbnails"] = thumbs
-    publish_schemas(folder)
+    # the schemas are published beside the artifacts (data contract, § Artifacts)
+    (folder / "schemas").mkdir(exist_ok=True)
+    for src in sorted(schema_dir().glob("*.schema.json")):
+        write_text(folder / "schemas" / src.name, src.read_text(encoding="utf-8"))
     specs = slice_specs(cfg.slices, table.n_prompts)
     manifest.update(manifest_slices(specs, slice_members(table.prompts, specs), table.prompts))
     write_text(folder / MANIFEST, dumps(manifest))
     return extraction
-
-
-def publish_schemas(folder: Path) -> None:
-    """Copy the JSON Schemas of the artifacts into ``folder/schemas/`` (published beside the
-    artifacts, so that another front end can validate what it loads; data contract,
-    § Artifacts)."""
-    target = Path(folder) / "schemas"
-    target.mkdir(exist_ok=True)
-    for src in sorted(schema_dir().glob("*.schema.json")):
-        write_text(target / src.name, src.read_text(encoding="utf-8"))
 
 
 def read_table(cfg: ReleaseConfig, folder: Path) -> ReleaseTable:
@@ -137,45 +112,37 @@ def read_table(cfg: ReleaseConfig, folder: Path) -> ReleaseTable:
     return ReleaseTable.from_records(read_records(folder), list(cfg.model_ids))
 
 
-def uncertainty_table(cfg: ReleaseConfig, table: ReleaseTable, boards: dict) -> dict:
-    """``uncertainty.json`` of a release table and its leaderboards (data contract,
-    § Uncertainty: the stratified prompt bootstrap; see
-    :func:`searchgen_nb.uncertainty.uncertainty`)."""
-    members = slice_members(table.prompts, slice_specs(cfg.slices, table.n_prompts))
-    zero_fill = {m: cfg.policy(m) == ZERO_FILL for m in cfg.model_ids}
-    return uncertainty(table, zero_fill, boards, members, cfg.uncertainty,
-                       cfg.scoring.rounding_decimals)
-
-
 def aggregate_stage(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None,
-                    watch: _Stopwatch | None = None) -> dict[str, object]:
-    """Stage 2 (notebook 02): aggregate the release into the leaderboard files and
-    ``uncertainty.json``, and record their sha256 in the manifest. Returns the boards.
-
-    ``table``: the extraction's table when it is at hand (``searchgen-nb data``); else the
-    staged ``prompt_scores.jsonl`` is read back (notebook 02). ``watch`` times the stages
-    ``aggregate``, ``uncertainty`` and ``changes``."""
-    folder = Path(folder)
-    watch = watch or _Stopwatch()
-    with watch.stage("aggregate"):
+                    timings: dict | None = None) -> dict[str, object]:
+    """Stage 2 (notebook 02): write the leaderboards, ``uncertainty.json`` (data contract,
+    § Uncertainty) and ``changes.json`` with their sha256 in the manifest; returns the boards.
+    ``table``: the extraction's, else read from the staged records; ``timings``: see
+    :class:`DataRelease`."""
+    folder, timings = Path(folder), {} if timings is None else timings
+    with _stage(timings, "aggregate"):
         table = table if table is not None else read_table(cfg, folder)
         boards = aggregate_table(cfg, table)
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        sha = manifest["artifact_sha256"]
         for name, data in boards.items():
-            manifest["artifact_sha256"][name] = write_text(folder / name, dumps(data))
-    with watch.stage("uncertainty"):
-        doc = uncertainty_table(cfg, table, boards)
-        manifest["artifact_sha256"][UNCERTAINTY] = write_text(folder / UNCERTAINTY, dumps(doc))
+            sha[name] = write_text(folder / name, dumps(data))
+    with _stage(timings, "uncertainty"):
+        members = slice_members(table.prompts, slice_specs(cfg.slices, table.n_prompts))
+        zero_fill = {m: cfg.policy(m) == ZERO_FILL for m in cfg.model_ids}
+        doc = uncertainty(table, zero_fill, boards, members, cfg.uncertainty,
+                          cfg.scoring.rounding_decimals)
+        sha[UNCERTAINTY] = write_text(folder / UNCERTAINTY, dumps(doc))
     write_text(folder / MANIFEST, dumps(manifest))
-    with watch.stage("changes"):
-        doc = changes_stage(cfg, folder)
-        manifest["artifact_sha256"][CHANGES] = write_text(folder / CHANGES, dumps(doc))
+    with _stage(timings, "changes"):
+        prev = previous_release(cfg)
+        doc = first_release() if prev is None else compare(prev, folder)
+        sha[CHANGES] = write_text(folder / CHANGES, dumps(doc))
     write_text(folder / MANIFEST, dumps(manifest))
     return boards
 
 
 def previous_release(cfg: ReleaseConfig) -> Published | None:
-    """The release in the config's ``previous_release`` folder, read and checked once; raises
+    """The release in the config's ``previous_release`` folder, checked; raises
     :class:`ConfigError` naming the key when it is not a readable published release (data
     contract, § Changes between releases)."""
     path = cfg.previous_release_path
@@ -183,23 +150,10 @@ def previous_release(cfg: ReleaseConfig) -> Published | None:
     return None if path is None else check_previous(path, where, cfg.benchmark, cfg.data_origin)
 
 
-def changes_stage(cfg: ReleaseConfig, folder: Path) -> dict:
-    """``changes.json`` of the release staged in ``folder``: compared with the config's
-    ``previous_release``, or the first-release document without one (data contract,
-    § Changes between releases)."""
-    prev = previous_release(cfg)
-    return first_release() if prev is None else compare(prev, folder)
-
-
 def gate(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None) -> Report:
-    """Run the release checks on a staged folder, write ``validation_report.json`` there.
-
-    The validator reconstructs everything from the staged files with its own code; its
-    order check also runs this pipeline's aggregation on the release table with prompts and
-    models permuted (``table``: the extraction's, else read from the staged records).
-    Raises :class:`ValidationFailed` naming every failed check (with model, group,
-    sample_id, file).
-    """
+    """Run the release checks on a staged folder and write ``validation_report.json`` there.
+    The order check aggregates ``table`` (else the staged records) with prompts and models
+    permuted. Raises :class:`ValidationFailed` naming every failed check."""
 
     def permuted_aggregate():
         t = table if table is not None else read_table(cfg, folder)
@@ -212,20 +166,17 @@ def gate(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None) ->
     report = validate_folder(folder, aggregate=permuted_aggregate)
     write_text(folder / VALIDATION_REPORT, dumps(report.as_dict()))
     if not report.passed:
-        raise ValidationFailed("release checks failed:\n" + report.summary(), report.as_dict())
+        raise ValidationFailed("release checks failed:\n" + report.summary())
     return report
 
 
 def resolve_work_path(path: str | Path) -> Path:
-    """A notebook parameter path: absolute as given, else relative to the work root (the
-    release's output root during ``searchgen-nb release``, else the project root; never the cwd)."""
+    """A notebook parameter path: absolute as given, else below the work root (never the cwd)."""
     p = Path(path)
     return p if p.is_absolute() else work_root() / p
 
 
-#: The stages of a data release in run order, each with the notebook that runs it in the book
-#: (its audit part) and the files it adds to the staging folder. ``searchgen-nb data``
-#: (:func:`run_data`) runs the same stage functions in the same order.
+#: The stages in run order, each with the notebook that runs it and the files it stages.
 STAGES = {
     "extract": ("01_extract.ipynb", ("prompt_scores.jsonl", EVIDENCE, MANIFEST)),
     "aggregate": ("02_aggregate.ipynb",
@@ -236,9 +187,7 @@ STAGES = {
 
 def ensure_staged(cfg: ReleaseConfig, staging: str | Path, upto: str = "aggregate") -> Path:
     """The staging folder (:func:`resolve_work_path`) once it holds what the stages up to
-    ``upto`` (:data:`STAGES`) wrote for ``cfg``. A notebook never runs an earlier stage itself:
-    raises :class:`ReleaseError` naming the notebook to run first (or ``searchgen-nb data``)
-    when a file is missing or the folder was made from another config."""
+    ``upto`` wrote for ``cfg``; else :class:`ReleaseError` naming the notebook to run first."""
     folder = resolve_work_path(staging)
     how = ("with the same release_config and staging, or give `staging` a folder that "
            "`searchgen-nb data CONFIG --out DIR` wrote")
@@ -257,53 +206,37 @@ def ensure_staged(cfg: ReleaseConfig, staging: str | Path, upto: str = "aggregat
 
 
 def inputs(cfg: ReleaseConfig) -> dict[str, Path]:
-    """What a release reads, by name (resolved): config, dataset, results_root, the optional
-    previous_release and paper_table, and the project; never written (data contract,
-    § Publication)."""
-    named = {
-        "config": Path(cfg.config_path),
-        "dataset": cfg.dataset_path,
-        "results_root": cfg.results_root_path,
-        "previous_release": cfg.previous_release_path,
-        "paper_table": cfg.paper_table_path,
-        "project": project_root(),
-    }
+    """What a release reads and never writes, by name, resolved (data contract, § Publication)."""
+    named = {"config": Path(cfg.config_path), "dataset": cfg.dataset_path,
+             "results_root": cfg.results_root_path, "previous_release": cfg.previous_release_path,
+             "paper_table": cfg.paper_table_path, "project": project_root()}
     return {name: Path(os.path.realpath(path)) for name, path in named.items() if path is not None}
 
 
 def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = None) -> DataRelease:
-    """Build, validate and publish the data artifacts of a release into ``out_dir`` atomically.
-
-    ``out_dir`` is checked first (:func:`out_checks.check_data_out`: only an empty folder or a
-    data release this command wrote is replaced, never an input or a published version).
-    Everything is written to a staging folder beside ``out_dir``; only when every check
-    passes does it replace ``out_dir`` in one step. On any failure or interruption ``out_dir``
-    is left byte-for-byte as it was and the staging folder is removed; a file-system error
-    names the stage and the path.
-    """
+    """Build, validate and publish a release's data into ``out_dir`` (checked first: see
+    :func:`out_checks.check_data_out`) through a staging folder beside it, in one step once every
+    check passes; on any failure or interruption ``out_dir`` is left as it was."""
     out_dir = Path(os.path.realpath(out_dir))  # a loop of links: named below, no crash
     check_data_out(out_dir, inputs(cfg))
     with step("data, staging"):
         staging = staging_dir(out_dir)
-    watch = _Stopwatch()
-    published = False
+    timings, published = {}, False
     try:
-        with watch.stage("extract"):
+        with _stage(timings, "extract"):
             extraction = extract_stage(cfg, staging, progress)
-        aggregate_stage(cfg, staging, extraction.table, watch)
-        with watch.stage("validate"):
+        aggregate_stage(cfg, staging, extraction.table, timings)
+        with _stage(timings, "validate"):
             report = gate(cfg, staging, extraction.table)
-        with watch.stage("publish"), held_signals():
+        with _stage(timings, "publish"), held_signals():
             check_data_out(out_dir, inputs(cfg), again=True)  # what appeared meanwhile
             promote(staging, out_dir)
             published = True
-    except KeyboardInterrupt:
+    except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)
-        if published:
-            raise ReleaseInterrupted(f"interrupted after {out_dir} was published") from None
-        raise ReleaseInterrupted(f"interrupted; nothing was published, {out_dir} is as it was") \
-            from None
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return DataRelease(out_dir, report, extraction, watch.stages)
+        if not isinstance(exc, KeyboardInterrupt):
+            raise
+        left = (f" after {out_dir} was published" if published
+                else f"; nothing was published, {out_dir} is as it was")
+        raise ReleaseInterrupted(f"interrupted{left}") from None
+    return DataRelease(out_dir, report, extraction, timings)

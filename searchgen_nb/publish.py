@@ -32,9 +32,8 @@ RELEASES = ".releases"
 LOCK = "build/release.lock"
 #: The file that marks a folder as made by this tool; it holds the folder's own name.
 MARKER = ".searchgen-nb"
-
-
-# ---- what is at a path, and whether this tool made it ------------------------------------
+#: The temporary name :func:`_replace_link` gives a new link of ``.releases``.
+_LINK_TMP = re.compile(r"\.(current|previous)\.new-[0-9]+")
 
 
 def listing(names: list[str]) -> str:
@@ -72,13 +71,7 @@ def marked(folder: Path, name: str | None = None) -> bool:
 def published_version(path: Path) -> Path | None:
     """The ``.releases`` folder, or the version in it, that ``path`` (resolved) is or lies in."""
     path = Path(os.path.realpath(path))
-    for folder in (path, *path.parents):
-        if RELEASES in (folder.name, folder.parent.name):
-            return folder
-    return None
-
-
-# ---- failures while writing --------------------------------------------------------------
+    return next((f for f in (path, *path.parents) if RELEASES in (f.name, f.parent.name)), None)
 
 
 def os_failure(step: str, exc: OSError) -> ReleaseError:
@@ -105,16 +98,9 @@ def step(name: str):
         raise os_failure(name, exc) from None
 
 
-# ---- the release layout ------------------------------------------------------------------
-
-
 def _want(out: Path, rel: str) -> str:
     """The target of the link at ``out/rel``: relative, through ``.releases/current``."""
     return os.path.relpath(out / RELEASES / "current" / rel, (out / rel).parent)
-
-
-#: The temporary name :func:`_replace_link` gives a new link of ``.releases``.
-_LINK_TMP = re.compile(r"\.(current|previous)\.new-[0-9]+")
 
 
 def _replace_link(link: Path, target: str) -> None:
@@ -137,8 +123,7 @@ def publication_problems(out: Path) -> list[str]:
     releases = out / RELEASES
     if os.path.lexists(releases) and not releases.is_dir():
         problems.append(f"{releases} is {describe(releases)}, not a folder")
-    for name in ("current", "previous"):
-        path = releases / name
+    for path in (releases / "current", releases / "previous"):
         if os.path.lexists(path) and not path.is_symlink():
             problems.append(f"{path} is {describe(path)}, not a link to a version")
     for rel in PUBLISHED:
@@ -150,36 +135,13 @@ def publication_problems(out: Path) -> list[str]:
     return problems
 
 
-def check_publication(out: Path) -> None:
-    """Raise :class:`ReleaseError` naming every problem of :func:`publication_problems`."""
-    problems = publication_problems(Path(out))
-    if problems:
-        raise ReleaseError(
-            f"cannot publish below {out}: "
-            + "; ".join(problems[:6])
-            + ". A release publishes only through the links it makes: move what is there "
-            "elsewhere (for instance `mv public/data public/data.old`), then run again; "
-            "nothing was changed"
-        )
-
-
-def ensure_links(out: Path) -> None:
-    """Make each published path (absent, or that link already) a link through ``current``."""
-    for rel in PUBLISHED:
-        path = out / rel
-        if not os.path.lexists(path):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _replace_link(path, _want(out, rel))
-
-
 def _stale_tmp(child: Path) -> bool:
     """A version being written that a killed run left (``.<version>.tmp``, marked or empty)."""
     name = child.name
     if not (name.startswith(".") and name.endswith(".tmp")):
         return False
-    if marked(child, name[1:-4]):
-        return True
-    return not child.is_symlink() and child.is_dir() and not any(child.iterdir())
+    return marked(child, name[1:-4]) or (
+        not child.is_symlink() and child.is_dir() and not any(child.iterdir()))
 
 
 def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: None,
@@ -189,7 +151,12 @@ def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: N
     older versions this tool made are removed but one holding an input of the run (``inputs``:
     name → resolved path); ``log`` names what is left. Returns the version folder."""
     out = Path(out)
-    check_publication(out)
+    problems = publication_problems(out)
+    if problems:
+        raise ReleaseError(f"cannot publish below {out}: " + "; ".join(problems[:6])
+                           + ". A release publishes only through the links it makes: move what is "
+                           "there elsewhere (for instance `mv public/data public/data.old`), then "
+                           "run again; nothing was changed")
     releases = out / RELEASES
     releases.mkdir(parents=True, exist_ok=True)
     for child in list(releases.iterdir()):
@@ -207,34 +174,30 @@ def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: N
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    current = releases / "current"
-    old = os.readlink(current) if current.is_symlink() else None
+    old = current_version(out)
     with held_signals():  # the switch: before it the old release shows, after it the new one
-        ensure_links(out)
+        for rel in PUBLISHED:  # each published path (absent, or that link already) a link
+            if not os.path.lexists(out / rel):
+                (out / rel).parent.mkdir(parents=True, exist_ok=True)
+                _replace_link(out / rel, _want(out, rel))
         if old and old != version:
             _replace_link(releases / "previous", old)
-        _replace_link(current, version)  # the moment of publication
+        _replace_link(releases / "current", version)  # the moment of publication
     _remove_old_versions(releases, {version, old, "current", "previous"}, log, inputs or {})
     return final
 
 
-def _input_inside(version: Path, inputs: dict[str, Path]) -> str | None:
-    """``the <name> <path>`` of the first input that is or lies inside ``version``, or None."""
-    folder = Path(os.path.realpath(version))
-    for name, path in inputs.items():
-        if path.is_relative_to(folder):
-            return f"the {name} {excerpt(str(path), 200)}"
-    return None
-
-
 def _remove_old_versions(releases: Path, keep: set, log, inputs: dict[str, Path]) -> None:
-    """Remove the versions this tool made but ``keep`` and those holding an input of the run;
-    say what else was left."""
+    """Remove the versions this tool made but ``keep`` and those holding an input of the run
+    (``inputs``: name → resolved path); say what else was left."""
     left = []
     for child in sorted(releases.iterdir()):
         if child.name in keep:
             continue
-        if marked(child) and (held := _input_inside(child, inputs)):
+        folder = Path(os.path.realpath(child))
+        held = next((f"the {name} {excerpt(str(path), 200)}" for name, path in inputs.items()
+                     if path.is_relative_to(folder)), None)
+        if marked(child) and held:
             log(f"kept {excerpt(child.name, 60)} in {releases}: it holds {held} of this run")
         elif marked(child):
             shutil.rmtree(child, ignore_errors=True)
@@ -274,15 +237,13 @@ def release_lock(out: Path, what: str):
             holder = None
         if not locked:
             holder = holder if isinstance(holder, dict) else {}
-            raise ReleaseError(
-                f"another release is running into {out} (pid {holder.get('pid', '?')}, "
-                f"started {holder.get('started', '?')}, config {holder.get('config', '?')}); "
-                "wait for it to finish or stop it, then run again"
-            )
+            pid, started, config = (holder.get(k, "?") for k in ("pid", "started", "config"))
+            raise ReleaseError(f"another release is running into {out} (pid {pid}, started "
+                               f"{started}, config {config}); wait for it to finish or stop it, "
+                               "then run again")
         if not isinstance(holder, dict):
-            raise ReleaseError(
-                f"{path} holds something this tool did not write; move it elsewhere and run again"
-            )
+            raise ReleaseError(f"{path} holds something this tool did not write; move it "
+                               "elsewhere and run again")
         fh.seek(0)
         fh.truncate()
         started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
