@@ -2,20 +2,11 @@
 alone (data contract, § Aggregation over a group of prompts; § Public scale and rounding;
 § Coverage and ranking): every cell an exact mean rounded half-up once."""
 
-import math
 from collections import Counter
 from fractions import Fraction
 
-from searchgen_nb.validate_columns import SCORED, STATUSES, Columns, exact_numerators
-from searchgen_nb.validate_columns import slice_prompts
-
-_STRATA = ("All", "NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
-
-
-def half_up(x: Fraction, decimals: int) -> float:
-    units = math.floor(x * 10**decimals + Fraction(1, 2))
-    return float(Fraction(units, 10**decimals)) if decimals else float(units)
-
+from searchgen_nb.constants import STATUSES, STRATUM_GROUPS
+from searchgen_nb.validate_columns import SCORED, Columns, exact_numerators, half_up, slice_prompts
 
 def reconstruct(manifest: dict, records: list[dict]) -> dict[str, object]:
     """Recompute the leaderboard artifacts from records (in memory) and manifest alone."""
@@ -50,7 +41,7 @@ def _groups(cols: Columns, manifest: dict) -> list[tuple[tuple[str, str, str], l
     out = []
     for slice_name in manifest["published_slices"]:
         members = slice_prompts(cols, named[slice_name])
-        groups: dict[tuple[str, str], list[int]] = {("strata", g): [] for g in _STRATA}
+        groups: dict[tuple[str, str], list[int]] = {("strata", g): [] for g in STRATUM_GROUPS}
         for kind, j in (("domains", 2), ("failure_modes", 3)):
             tags = sorted({t for i in members for t in cols.prompts[i][j]})
             groups.update({(kind, t): [] for t in tags})

@@ -9,8 +9,10 @@ from functools import partial
 
 import numpy as np
 
+from searchgen_nb.constants import PARTITION_KEYS
+from searchgen_nb.validate_columns import half_up
+
 _LEAVES = ("NoSearch", "VisualSearch", "TextualSearch")
-_STRATA = ("NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
 _SLICE_BYTES = 32 * 2**20  # draws of one slice of replicates of one stratum (int64)
 _KINDS = (("overall_9", 11), ("overall_10", 10))
 _O9 = "overall_9"
@@ -48,12 +50,6 @@ def _nth(frac: Fraction, n: int) -> int:
     return max(math.ceil(frac * n), 1) - 1
 
 
-def _round(x: Fraction, dec: int) -> float:
-    """Half-up to ``dec`` decimals, halves away from zero for negatives."""
-    u = math.floor(abs(x) * 10**dec + Fraction(1, 2))
-    return float(Fraction(u if x >= 0 else -u, 10**dec))
-
-
 def _tally(drawn: np.ndarray) -> np.ndarray:
     """(rows, n_s) counts of each of n_s prompts in each row of draws (rows, n_s)."""
     rows, n_s = drawn.shape
@@ -73,7 +69,7 @@ def _groups(manifest: dict, cols, boards: dict, slice_prompts) -> list[tuple]:
         return [(r["model_id"], r["overall_9"]) for r in rows if r["ranked"]]
 
     out = [("all:All", np.arange(len(prompts)), ranked(boards["leaderboard_overall.json"]))]
-    for s in _STRATA:
+    for s in PARTITION_KEYS:
         out.append((f"stratum:{s}", where(lambda p, s=s: s in p[:2]), ranked(by_stratum[s])))
     for kind, j in (("domain", 2), ("failure_mode", 3)):
         for tag in sorted({t for p in prompts for t in p[j]}):
@@ -194,7 +190,7 @@ class Recompute:
                 continue
             below = int(np.sum(v[ok] < e - 2 * tol))
             near = ok[np.abs(v[ok] - e) <= 2 * tol]
-            out.append(_round(sorted(self.by_pattern(g, near, exact))[k - below], self.dec))
+            out.append(half_up(sorted(self.by_pattern(g, near, exact))[k - below], self.dec))
         return out
 
     def pair(self, g: int, q: np.ndarray, tol: float, i: int, j: int) -> tuple[np.ndarray, ...]:
@@ -253,7 +249,7 @@ class Recompute:
         best = Fraction(0)  # Holm: ascending p; adjusted = running max of min(1, (K − i)·p_(i))
         for i, t in enumerate(sorted(range(len(raw)), key=lambda t: raw[t])):
             best = max(best, min(Fraction(1), (len(raw) - i) * raw[t]))
-            rows[t].update(p=_round(raw[t], 4), p_holm=_round(best, 4),
+            rows[t].update(p=half_up(raw[t], 4), p_holm=half_up(best, 4),
                            separable=best <= self.alpha)
         return rank, rows
 
