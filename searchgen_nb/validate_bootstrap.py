@@ -1,6 +1,6 @@
 """The gate's own recomputation of ``uncertainty.json`` from its columns and the manifest
 (data contract, § Uncertainty: the stratified prompt bootstrap): a float within its error bound
-of a decision is settled in fractions, once per distinct count pattern of the group's prompts."""
+of a decision is settled in fractions from that replicate's own draws."""
 
 import json
 import math
@@ -105,7 +105,6 @@ class Recompute:
         self.leaves = [np.array(members, dtype=np.int64) for members in leaves if members]
         self.states: dict[tuple[int, int], dict] = {}
         self._drawn: dict[int, tuple[int, np.ndarray]] = {}
-        self._exact: dict = {}
 
     def _step(self, k: int) -> int:
         return max(1, _SLICE_BYTES // (8 * len(self.leaves[k])))
@@ -150,25 +149,19 @@ class Recompute:
     def exact(self, kind: str, g: int, m: int, pattern: tuple) -> Fraction | None:
         """The exact public-scale value of model m in group g in a replicate that drew the
         group's prompts ``pattern`` times each."""
-        key = (kind, g, m, pattern)
-        if key not in self._exact:
-            inside = self.groups[g][1].tolist()
-            drawn = [(c, p) for c, p in zip(pattern, inside) if c and self.w[kind][m, p]]
-            den = sum(c for c, _ in drawn)
-            total = sum(c * Fraction(float(self.x[kind][m, p])) for c, p in drawn)
-            self._exact[key] = Fraction(total * 100, 3 * den) if den else None
-        return self._exact[key]
+        drawn = [(c, p) for c, p in zip(pattern, self.groups[g][1].tolist())
+                 if c and self.w[kind][m, p]]
+        den = sum(c for c, _ in drawn)
+        total = sum(c * Fraction(float(self.x[kind][m, p])) for c, p in drawn)
+        return Fraction(total * 100, 3 * den) if den else None
 
     def exact_difference(self, g: int, i: int, j: int, pattern: tuple) -> Fraction:
         return self.exact(_O9, g, i, pattern) - self.exact(_O9, g, j, pattern)
 
     def by_pattern(self, g: int, reps: np.ndarray, f) -> list:
-        """``f(pattern)`` for each replicate of ``reps``, once per distinct count pattern of
-        group g's prompts."""
-        rows = self.counts(reps)[:, self.groups[g][1]]
-        patterns, back = np.unique(rows, axis=0, return_inverse=True)
-        done = [f(tuple(p)) for p in patterns.tolist()]
-        return [done[i] for i in back.ravel().tolist()]
+        """``f(pattern)`` for each replicate of ``reps``: how often it drew each of group g's
+        prompts."""
+        return [f(tuple(row)) for row in self.counts(reps)[:, self.groups[g][1]].tolist()]
 
     def bounds(self, g: int, q: np.ndarray) -> np.ndarray:
         """Error bound of each model's float replicate values ``q`` (B, M) of group g (generous)."""
