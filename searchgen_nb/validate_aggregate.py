@@ -19,7 +19,7 @@ def reconstruct_columns(manifest: dict, cols: Columns) -> dict[str, object]:
     groups = _groups(cols, manifest)
     rows = {m: _model_rows(manifest, cols, k, groups) for k, m in enumerate(order)}
     by_slice = {name: {"overall": None, "strata": {}, "domains": {}, "failure_modes": {}}
-                for name in manifest["published_slices"]}  # fmt: skip
+                for name in manifest["published_slices"]}
     for g, ((slice_name, kind, name), _) in enumerate(groups):
         by_slice[slice_name][kind][name] = _board(manifest, [rows[m][g] for m in order])
     for board in by_slice.values():
@@ -60,7 +60,7 @@ def _exact_column(cols: Columns, k: int, j: int) -> tuple[list[int | None], int]
     """Value j of model k's scored entries per prompt as integers over one denominator
     (None where there is no value)."""
     values = [v if s == SCORED and v == v else None
-              for v, s in zip(cols.values[k, :, j].tolist(), cols.status[k].tolist())]  # fmt: skip
+              for v, s in zip(cols.values[k, :, j].tolist(), cols.status[k].tolist())]
     nums, den = exact_numerators([v for v in values if v is not None])
     present = iter(nums)
     return [None if v is None else next(present) for v in values], den
@@ -88,7 +88,7 @@ def _model_rows(manifest: dict, cols: Columns, k: int, groups: list) -> list[dic
             "components": {c: cell[0] for c, cell in zip(comps10, cells)},
             "component_counts": {c: cell[1] for c, cell in zip(comps10, cells)},
             "status_counts": {s: status[i] for i, s in enumerate(STATUSES)},
-        })  # fmt: skip
+        })
     return rows
 
 
@@ -111,7 +111,7 @@ def _board(manifest: dict, rows: list[dict]) -> list[dict]:
 
     def eligible(r: dict) -> bool:
         return (r["overall_9"] is not None and r["model_id"] not in pending and r["n_total"]
-                and Fraction(r["n_scored"], r["n_total"]) >= min_cov)  # fmt: skip
+                and Fraction(r["n_scored"], r["n_total"]) >= min_cov)
 
     ranked = sorted(filter(eligible, rows), key=lambda r: (-r["overall_9"], r["model_id"]))
     rest = [r for r in rows if r not in ranked]

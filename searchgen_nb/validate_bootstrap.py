@@ -94,7 +94,7 @@ class Recompute:
         # per kind: each model's value (0 where not included) and inclusion 0/1, (M, n)
         scored = cols.status == 0
         zero = np.array([manifest["models"][m]["missing_policy"] == "zero_fill"
-                         for m in self.models])  # fmt: skip
+                         for m in self.models])
         self.x, self.w = {}, {}
         for kind, c in _KINDS:
             has = scored & ~np.isnan(cols.values[:, :, c])
