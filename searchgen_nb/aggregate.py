@@ -101,9 +101,9 @@ def group_rows(table: ReleaseTable, models: list[ModelMeta], members: list[np.nd
 
 
 def _covered(row: dict, min_ranking_coverage: Decimal) -> bool:
-    """Exact ``n_scored / n_total >= min_ranking_coverage`` (§ Coverage and ranking)."""
-    t = min_ranking_coverage
-    threshold = Fraction(repr(t)) if isinstance(t, float) else Fraction(t)  # a float as printed
+    """Exact ``n_scored / n_total >= min_ranking_coverage``, a float as printed (§ Coverage and
+    ranking)."""
+    threshold = Fraction(str(min_ranking_coverage))
     return row["n_total"] > 0 and Fraction(row["n_scored"], row["n_total"]) >= threshold
 
 
@@ -116,13 +116,10 @@ def rank_rows(rows: list[dict], model_order: list[str], min_ranking_coverage: De
                      and _covered(r, min_ranking_coverage)),
                     key=lambda r: (-r["overall_9"], r["model_id"]))
     ranked_ids = {r["model_id"] for r in ranked}
-    unranked = sorted((r for r in rows if r["model_id"] not in ranked_ids),
-                      key=lambda r: (r["overall_9"] is None, -(r["overall_9"] or 0.0),
-                                     pos[r["model_id"]]))
-    for i, r in enumerate(ranked, start=1):
-        r["rank"], r["ranked"] = i, True
-    for r in unranked:
-        r["rank"], r["ranked"] = None, False
+    unranked = sorted((r for r in rows if r["model_id"] not in ranked_ids), key=lambda r: (
+        r["overall_9"] is None, -(r["overall_9"] or 0.0), pos[r["model_id"]]))
+    for i, r in enumerate(ranked + unranked, start=1):
+        r["rank"], r["ranked"] = (i, True) if i <= len(ranked) else (None, False)
     return ranked + unranked
 
 

@@ -35,10 +35,7 @@ def to_public(raw_mean: Fraction, decimals: int) -> float:
 def round_coverage(n_scored: int, n_total: int) -> float:
     """Coverage ``n_scored / n_total`` half-up to 4 decimals, 0.0 when n_total is 0 (data
     contract, § Coverage and ranking)."""
-    if n_total == 0:
-        return 0.0
-    units = (Fraction(n_scored * 10**4, n_total) + Fraction(1, 2)).__floor__()
-    return float(Decimal(units).scaleb(-4))
+    return coverage_values(np.asarray(n_scored), np.asarray(n_total))
 
 
 def public_units(sums, counts, n_terms, decimals: int, settle):

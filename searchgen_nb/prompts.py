@@ -130,8 +130,7 @@ def _prompt(row: dict, path: Path, lineno: int, seen: dict, warnings: list) -> P
         _text(subset, "subset", fail)
     tags = {name: _tags(row.get(name), name, fail) for name in TAG_FIELDS}
     for name, value in tags.items():
-        dups = sorted(t for t, n in Counter(value).items() if n > 1)
-        if dups:
+        if dups := sorted(t for t, n in Counter(value).items() if n > 1):
             said = f"{name}: duplicate tag(s) {excerpt(', '.join(dups), 200)} dropped"
             warnings.append({"check": "duplicate_tag", "sample_id": sid, "line": lineno,
                              "message": said})
@@ -159,8 +158,8 @@ def _sample_id(row: dict, path: Path, lineno: int, seen: dict) -> str:
     elif any(not c.isprintable() for c in sid):
         why = "sample_id holds a control or other non-printable character"
     elif (n := len(sid.encode("utf-8"))) > NAME_MAX:
-        why = f"sample_id is {n} bytes long in UTF-8, at most {NAME_MAX} (it names result folders "
-        why += "and files)"
+        why = (f"sample_id is {n} bytes long in UTF-8, at most {NAME_MAX} (it names result"
+               " folders and files)")
     elif sid in seen:
         why = f"duplicate sample_id (first on line {seen[sid].line})"
     else:

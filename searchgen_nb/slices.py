@@ -40,11 +40,6 @@ def slice_specs(slices: dict[str, SliceConfig] | None, n_prompts: int) -> dict[s
     return {**full, **slices}
 
 
-def output_slice(specs: dict[str, SliceConfig]) -> str:
-    """The slice the v1.0-shaped leaderboard files show: the first that holds every prompt."""
-    return next(name for name, spec in specs.items() if not spec.include)
-
-
 def slice_members(prompts: list[dict], specs: dict[str, SliceConfig]) -> dict[str, np.ndarray]:
     """``{slice: sorted prompt indices}`` for the prompts of a release table."""
     return {name: np.array([i for i, p in enumerate(prompts)
@@ -55,8 +50,8 @@ def slice_members(prompts: list[dict], specs: dict[str, SliceConfig]) -> dict[st
 def manifest_slices(specs: dict[str, SliceConfig], members: dict[str, np.ndarray],
                     prompts: list[dict]) -> dict:
     """The manifest's slice keys: ``evaluation_slices`` (``subset_field``: the one field of the
-    value-selecting slices, else null), ``published_slices``, ``output_slice``,
-    ``slice_partitions``."""
+    value-selecting slices, else null), ``published_slices``, ``slice_partitions`` and
+    ``output_slice`` (the v1.0-shaped files' slice: the first that holds every prompt)."""
     fields = {spec.field for spec in specs.values() if spec.include}
     named = {name: {"deduplicate_by": "release_row", "expected_rows": spec.expected_rows,
                     "field": spec.field, "include_tags": list(spec.include), "match": spec.match}
@@ -64,7 +59,8 @@ def manifest_slices(specs: dict[str, SliceConfig], members: dict[str, np.ndarray
     return {
         "evaluation_slices": {"named": named,
                               "subset_field": fields.pop() if len(fields) == 1 else None},
-        "output_slice": output_slice(specs), "published_slices": list(specs),
+        "output_slice": next(name for name, spec in specs.items() if not spec.include),
+        "published_slices": list(specs),
         "slice_partitions": {name: partition_counts(prompts[i] for i in idx.tolist())
                              for name, idx in members.items()},
     }

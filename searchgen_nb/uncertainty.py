@@ -1,6 +1,6 @@
 """Stratified prompt bootstrap: intervals, rank intervals and Holm-corrected pairwise tests
 (data contract, § Uncertainty), drawn a chunk of replicates at a time; every decision a float
-could get wrong is settled by :meth:`Bootstrap.exact_ratios`."""
+could get wrong is settled by :meth:`Bootstrap.exact`."""
 
 import math
 from dataclasses import dataclass
@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from searchgen_nb.aggregate import prompt_groups
 from searchgen_nb.config import UncertaintyConfig as Settings
 from searchgen_nb.constants import PARTITION_KEYS
 from searchgen_nb.table import OVERALL_9, OVERALL_10, SCORED_CODE, ReleaseTable
@@ -17,7 +18,6 @@ LEAF_STRATA = ("NoSearch", "VisualSearch", "TextualSearch")  # in draw order
 METHOD = "stratified prompt bootstrap"
 CHUNK_BYTES = 64 * 2**20  # of one chunk of the replicate × prompt count matrix (int64)
 _U = 2.0**-53  # unit roundoff of float64
-P_DECIMALS = 4  # decimals of published p-values
 _NAMES = ("overall_9", "overall_10")
 
 
@@ -27,8 +27,7 @@ class Draws:
 
     def __init__(self, leaf: list[str], sample_ids: list[str], n_bootstrap: int, seed: int,
                  chunk_bytes: int | None = None) -> None:
-        unknown = sorted(set(leaf) - set(LEAF_STRATA))
-        if unknown:
+        if unknown := sorted(set(leaf) - set(LEAF_STRATA)):
             raise ValueError(f"bootstrap: unknown leaf strata {unknown}")
         self.n_prompts = len(leaf)
         by_id = sorted(range(len(leaf)), key=lambda i: sample_ids[i])
@@ -68,8 +67,7 @@ class Draws:
         replicates = np.asarray(replicates, dtype=np.int64)
         out = np.empty((len(replicates), self.n_prompts), dtype=np.int64)
         for c, (a, b) in enumerate(self.chunks):
-            pick = np.flatnonzero((replicates >= a) & (replicates < b))
-            if len(pick):
+            if len(pick := np.flatnonzero((replicates >= a) & (replicates < b))):
                 out[pick] = self.counts(c)[replicates[pick] - a]
         return out
 
@@ -116,21 +114,17 @@ class Bootstrap:
         (k−1)·u of its value, three more roundings follow)."""
         return np.abs(q) * (len(self.groups[g].columns) + 8.0) * (2 * _U)
 
-    def exact_ratios(self, name: str, g: int, m: int, replicates) -> tuple[np.ndarray, np.ndarray]:
-        """Exact public-scale values (``mean × 100 / 3``) of model m in group g in the given
-        replicates: object arrays ``(num, den)`` of Python ints, den 0 where there is no value."""
+    def exact(self, name: str, g: int, m: int, replicates) -> list[Fraction | None]:
+        """The exact public-scale values (``mean × 100 / 3``) of model m in group g in the given
+        replicates, None where one has no value: every decision a float could get wrong."""
         cols = self.groups[g].columns
         counts = self.draws.count_rows(replicates)[:, cols]
         ratios = [v.as_integer_ratio() for v in self.x[name][cols, m].tolist()]
         shift = max((d.bit_length() - 1 for _, d in ratios), default=0)  # d: powers of 2
         ints = np.array([n << (shift - d.bit_length() + 1) for n, d in ratios], dtype=object)
-        dens = counts @ self.inc[name][cols, m]
-        return (counts.astype(object) @ ints) * 100, (dens.astype(object) * 3) << shift
-
-    def exact(self, name: str, g: int, m: int, replicates) -> list[Fraction | None]:
-        """:meth:`exact_ratios` as fractions; None where the replicate has no value."""
-        nums, dens = self.exact_ratios(name, g, m, replicates)
-        return [Fraction(n, d) if d else None for n, d in zip(nums.tolist(), dens.tolist())]
+        nums = ((counts.astype(object) @ ints) * 100).tolist()
+        dens = (counts @ self.inc[name][cols, m]).tolist()
+        return [Fraction(n, (3 * d) << shift) if d else None for n, d in zip(nums, dens)]
 
 
 def percentile_positions(n: int, alpha: Fraction) -> tuple[int, int]:
@@ -167,7 +161,7 @@ def interval(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: int
 
 
 def _intervals(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: int, exact) -> list:
-    """:func:`interval` of every column k of ``values`` (B, K), with ``exact(k, replicates)``."""
+    """:func:`interval` of every column k of ``values`` (B, K) with ``exact(k, replicates)``."""
     return [interval(values[:, k], tol[:, k], alpha, decimals, lambda r, k=k: exact(k, r))
             for k in range(values.shape[1])]
 
@@ -185,10 +179,9 @@ def _pair_signs(boot: Bootstrap, g: int, i: int, j: int) -> tuple[np.ndarray, ..
     cols, x, inc = boot.groups[g].columns, boot.x["overall_9"], boot.inc["overall_9"]
     if np.array_equal(x[cols, i], x[cols, j]) and np.array_equal(inc[cols, i], inc[cols, j]):
         sign[close] = 0  # the same inputs (a model listed twice): equal in every replicate
-    elif len(close):
-        (ni, di), (nj, dj) = (boot.exact_ratios("overall_9", g, k, close) for k in (i, j))
-        lhs, rhs = ni * dj, nj * di  # value i against value j, both with a value when close
-        sign[close] = (lhs > rhs).astype(np.int64) - (lhs < rhs)
+    elif len(close):  # both have a value where close
+        exact_i, exact_j = (boot.exact("overall_9", g, k, close) for k in (i, j))
+        sign[close] = [(a > b) - (a < b) for a, b in zip(exact_i, exact_j)]
     return sign, d, t
 
 
@@ -202,17 +195,16 @@ def _holm(p_nums: list[int], denominator: int) -> list[int]:
 
 
 def _p_value(num: int, den: int) -> float:
-    """``num / den`` half-up to :data:`P_DECIMALS` decimals."""
-    return (2 * num * 10**P_DECIMALS + den) // (2 * den) / 10**P_DECIMALS
+    """``num / den`` half-up to the 4 decimals of published p-values."""
+    return (2 * num * 10**4 + den) // (2 * den) / 10**4
 
 
 def _ranked(boot: Bootstrap, g: int, models: list[int], decimals: int) -> tuple[dict, list]:
     """Rank interval of each ranked model of group g (1 + the models above it in a replicate:
     higher, or equal with a smaller model_id) and every pair (a above b in rank order)."""
     published, n_boot, alpha = boot.groups[g].ranked, boot.settings.n_bootstrap, boot.settings.alpha
-    ids = list(published)
+    ids, pairs, p_nums = list(published), [], []
     ranks = np.ones((n_boot, len(ids)), dtype=np.int64)
-    pairs, p_nums = [], []
     for i, j in ((i, j) for i in range(len(ids)) for j in range(i + 1, len(ids))):
         sign, d, t = _pair_signs(boot, g, models[i], models[j])
         ranks[:, i] += (sign < 0) | ((sign == 0) & (ids[j] < ids[i]))
@@ -234,8 +226,6 @@ def _ranked(boot: Bootstrap, g: int, models: list[int], decimals: int) -> tuple[
 def bootstrap_groups(table: ReleaseTable, boards: dict, slices: dict) -> list[GroupDef]:
     """Every group with its prompts and, for ``all``, strata and slices, the published ranking
     (from the leaderboard artifacts ``boards``)."""
-    from searchgen_nb.aggregate import prompt_groups
-
     groups = prompt_groups(table.prompts)
 
     def group(key: str, idx, rows: list[dict] | None = None) -> GroupDef:

@@ -2,31 +2,12 @@
 
 Reads only the release's artifacts and reconstructs every aggregate on its own — it does not
 import the aggregation, record or exact-arithmetic modules — then compares with the published
-aggregate files exactly. A bug in one implementation is caught by the other.
-
-Checks (names as they appear in the report and in error messages):
-
-0. ``schema``               every artifact conforms to its JSON Schema (first, before any number)
-1. ``expected_counts``      prompt count and partition counts equal ``expected``
-2. ``unique_records``       unique sample_id, no duplicate prompt × model, every model for every
-                            prompt
-3. ``tag_fields``           every tag field a list of strings without duplicates
-4. ``component_values``     scored values finite in 0–3; statuses allowed; non-scored carry no
-                            values
-5. ``null_zero_distinct``   null / missing / invalid / 0.0 stay distinguishable
-6. ``prompt_overalls``      per-prompt Overall-9 / Overall-10 recompute exactly
-7. ``aggregates``           every aggregate row reproduces under the declared policy
-8. ``paper_table``          Overall-10 within half a rounding unit of the canonical table
-9. ``coverage_lock``        no model below its locked ``n_scored``
-10. ``order_invariance``    the pipeline's aggregation of permuted input equals the reconstruction
-11. ``uncertainty``         every bootstrap interval, rank interval and p-value recomputes
-12. ``strict_json``         artifacts parse with NaN/Infinity rejected; sha256 match the manifest
-13. ``evidence``            prompt_evidence.jsonl and its thumbnails agree with the records
-                            (:mod:`~searchgen_nb.validate_evidence`)
-
-Modules: :mod:`~searchgen_nb.validate_records` reads and checks the records into columns,
+aggregate files exactly. A bug in one implementation is caught by the other. The checks, in
+report order, are :data:`~searchgen_nb.validate_report.CHECK_DESCRIPTIONS`:
+:mod:`~searchgen_nb.validate_records` reads and checks the records into columns,
 :mod:`~searchgen_nb.validate_aggregate` and :mod:`~searchgen_nb.validate_bootstrap` recompute
-the leaderboards and ``uncertainty.json``, :mod:`~searchgen_nb.validate_compare` compares.
+the leaderboards and ``uncertainty.json``, :mod:`~searchgen_nb.validate_compare` compares,
+:mod:`~searchgen_nb.validate_evidence` checks the evidence.
 """
 
 from __future__ import annotations
@@ -34,65 +15,47 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import os
 from collections import Counter
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
 from searchgen_nb.bounds import Work
+from searchgen_nb.constants import ARTIFACTS, CHANGES, MANIFEST, PARTITION_KEYS, UNCERTAINTY
 from searchgen_nb.files import ARTIFACT_MAX, STREAM_MAX, open_regular, read_bytes
 from searchgen_nb.schemas import check_folder
 from searchgen_nb.untrusted import excerpt, strict_loads
 from searchgen_nb.validate_aggregate import reconstruct, reconstruct_columns
 from searchgen_nb.validate_bootstrap import SettingsError, reconstruct_uncertainty
-from searchgen_nb.validate_columns import SCORED, STATUS_CODE, Columns, slice_prompts
+from searchgen_nb.validate_columns import SCORED, STATUSES, Columns, slice_prompts
+from searchgen_nb.validate_compare import BOARDS, check_rows_null_vs_zero, compare_board
+from searchgen_nb.validate_compare import compare_uncertainty
 from searchgen_nb.validate_evidence import check_evidence
-from searchgen_nb.validate_compare import (
-    BOARDS,
-    UNCERTAINTY,
-    check_rows_null_vs_zero,
-    compare_board,
-    compare_uncertainty,
-)
-from searchgen_nb.validate_records import scan_records, why
+from searchgen_nb.validate_records import is_number, scan_records, why
 from searchgen_nb.validate_report import CHECK_DESCRIPTIONS, CHECKS, Report
 
 __all__ = ["CHECKS", "CHECK_DESCRIPTIONS", "Report", "reconstruct", "validate_folder"]
-_CHANGES = "changes.json"
-_MANIFEST = "manifest.json"
-_SCORES = "prompt_scores.jsonl"
-_PARTS = ("NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
+_SCORES = ARTIFACTS[0]  # prompt_scores.jsonl
 
 
 def _strict_load(path: Path) -> object:
     """An artifact as strict JSON: NaN, Infinity, a repeated key and nesting too deep are
-    refused (``ValueError``); so is a file that is not a regular file or is over its bound
-    (``OSError`` whose text says why)."""
+    refused (``ValueError``), so is a file not regular or over its bound (``OSError``)."""
     try:
         return strict_loads(read_bytes(path, ARTIFACT_MAX).decode("utf-8"))
     except RecursionError:
         raise ValueError("nested too deeply") from None
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open_regular(path, STREAM_MAX) as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
-    """The manifest, the leaderboard files and ``uncertainty.json`` (strict JSON), and every
-    artifact's sha256 against the manifest. ``prompt_scores.jsonl`` is read by
-    :func:`~searchgen_nb.validate_records.scan_records`; ``changes.json``'s shape is the
-    schema check's, its figures the published boards of two releases."""
+    """The manifest, the leaderboards and ``uncertainty.json`` (strict JSON), and every
+    artifact's sha256 against the manifest; None when one cannot be read."""
     check = "strict_json"
     try:
-        manifest = _strict_load(folder / "manifest.json")
+        manifest = _strict_load(folder / MANIFEST)
     except (OSError, ValueError) as exc:
-        report.fail(check, f"manifest.json: {why(exc)}", file="manifest.json")
+        report.fail(check, f"{MANIFEST}: {why(exc)}", file=MANIFEST)
         return None
     try:
         open_regular(folder / _SCORES, STREAM_MAX).close()
@@ -101,111 +64,77 @@ def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
         report.fail(check, f"{_SCORES}: {problem}", file=_SCORES)
         return None
     boards = {}
-    for name in (*BOARDS, UNCERTAINTY, _CHANGES):
+    for name in (*BOARDS, UNCERTAINTY, CHANGES):  # changes.json: read for strict JSON only
         try:
             boards[name] = _strict_load(folder / name)
         except (OSError, ValueError) as exc:
             report.fail(check, f"{name}: {why(exc)}", file=name)
     hashes = manifest.get("artifact_sha256") if isinstance(manifest, dict) else None
     hashes = hashes if isinstance(hashes, dict) else {}  # the schema check names it
-    for name in (_SCORES, *BOARDS, UNCERTAINTY, _CHANGES):
-        p = folder / name
+    for name in (_SCORES, *BOARDS, UNCERTAINTY, CHANGES):
         try:
-            differs = os.path.lexists(p) and hashes.get(name) != _sha256_file(p)
-        except OSError:  # not readable: reported when it was read
+            with open_regular(folder / name, STREAM_MAX) as fh:
+                differs = hashes.get(name) != hashlib.file_digest(fh, "sha256").hexdigest()
+        except OSError:  # missing or not readable: reported when it was read
             continue
         if differs:
-            report.fail(
-                check, f"{name}: sha256 differs from the manifest's artifact_sha256", file=name
-            )
-    boards.pop(_CHANGES, None)
-    if len(boards) != len(BOARDS) + 1:
-        return None
-    return manifest, boards
+            report.fail(check, f"{name}: sha256 differs from the manifest's artifact_sha256",
+                        file=name)
+    boards.pop(CHANGES, None)
+    return (manifest, boards) if len(boards) == len(BOARDS) + 1 else None
 
 
 def _partition_counts(cols: Columns, members) -> Counter:
     counts: Counter = Counter()
     for i in members:
         stratum, search_type = cols.prompts[i][:2]
-        counts[stratum] += 1
-        if search_type != stratum:
-            counts[search_type] += 1
+        counts.update({stratum, search_type})
     return counts
 
 
 def _check_expected(manifest: dict, cols: Columns, report: Report) -> None:
     """Check 1: prompt and partition counts against the config's expected values and the
     manifest's own statements."""
+    fail = partial(report.fail, "expected_counts")
     expected = (manifest.get("release_checks") or {}).get("expected") or {}
-    n_records = len(cols.sample_ids)
-    n = expected.get("n_prompts")
+    n_records, n = len(cols.sample_ids), expected.get("n_prompts")
     if n is not None and n_records != n:
-        report.fail("expected_counts", f"{n_records} prompts, expected {n}")
+        fail(f"{n_records} prompts, expected {n}")
     part = expected.get("partition") or {}
     counts = _partition_counts(cols, range(n_records))
     for k, want in sorted(part.items()):
         if counts[k] != want:
-            report.fail(
-                "expected_counts",
-                f"partition {k} has {counts[k]} prompts, expected {want}",
-                group=k,
-            )
+            fail(f"partition {k} has {counts[k]} prompts, expected {want}", group=k)
     mp = manifest.get("partition", {})
-    for k in _PARTS:
+    for k in PARTITION_KEYS:
         if mp.get(k) != counts[k]:
-            report.fail(
-                "expected_counts",
-                f"manifest partition {k} = {mp.get(k)}, records give {counts[k]}",
-                group=k,
-            )
+            fail(f"manifest partition {k} = {mp.get(k)}, records give {counts[k]}", group=k)
     stated = manifest.get("dataset", {}).get("n_prompts")
     if stated != n_records:
-        report.fail(
-            "expected_counts",
-            f"manifest dataset.n_prompts = {excerpt(stated, 40)}, records give {n_records}",
-        )
+        fail(f"manifest dataset.n_prompts = {excerpt(stated, 40)}, records give {n_records}")
     named = (manifest.get("evaluation_slices") or {}).get("named") or {}
-    for name in manifest.get("published_slices") or []:
-        _check_slice(manifest, cols, name, named.get(name), report)
+    published = manifest.get("published_slices") or []
+    for name in published:
+        spec = named.get(name)
+        if not isinstance(spec, dict):
+            fail(f"published slice {name} is not defined in evaluation_slices", group=name)
+            continue
+        members = slice_prompts(cols, spec)
+        want_rows = spec.get("expected_rows")
+        if want_rows is not None and len(members) != want_rows:
+            fail(f"slice {name} has {len(members)} prompts, expected_rows is {want_rows}",
+                 group=name)
+        got = _partition_counts(cols, members)
+        stated = (manifest.get("slice_partitions") or {}).get(name) or {}
+        for k in sorted(PARTITION_KEYS):
+            if stated.get(k) != got[k]:
+                fail(f"slice {name}: manifest slice_partitions {k} = {stated.get(k)}, records give"
+                     f" {got[k]}", group=name)
     shown = manifest.get("output_slice")
-    if shown not in (manifest.get("published_slices") or []) or named.get(shown, {}).get(
-        "include_tags"
-    ):
-        report.fail(
-            "expected_counts", f"output_slice {shown!r} is not a published slice of every prompt"
-        )
+    if shown not in published or named.get(shown, {}).get("include_tags"):
+        fail(f"output_slice {shown!r} is not a published slice of every prompt")
     if not n and not part and not named:
         report.skip("expected_counts", "no expected counts configured; partition consistency only")
-
-
-def _check_slice(manifest: dict, cols: Columns, name: str, spec, report: Report) -> None:
-    """A published slice: defined, of its expected size, its partition as the manifest says."""
-    if not isinstance(spec, dict):
-        report.fail(
-            "expected_counts",
-            f"published slice {name} is not defined in evaluation_slices",
-            group=name,
-        )
-        return
-    members = slice_prompts(cols, spec)
-    want_rows = spec.get("expected_rows")
-    if want_rows is not None and len(members) != want_rows:
-        report.fail(
-            "expected_counts",
-            f"slice {name} has {len(members)} prompts, expected_rows is {want_rows}",
-            group=name,
-        )
-    got = _partition_counts(cols, members)
-    stated = (manifest.get("slice_partitions") or {}).get(name) or {}
-    for k in ("NoSearch", "SearchIntensive", "TextualSearch", "VisualSearch"):
-        if stated.get(k) != got[k]:
-            report.fail(
-                "expected_counts",
-                f"slice {name}: manifest slice_partitions {k} ="
-                f" {stated.get(k)}, records give {got[k]}",
-                group=name,
-            )
 
 
 def _check_coverage_lock(manifest: dict, cols: Columns, report: Report) -> None:
@@ -213,27 +142,15 @@ def _check_coverage_lock(manifest: dict, cols: Columns, report: Report) -> None:
     lock = ((manifest.get("release_checks") or {}).get("expected") or {}).get("n_scored") or {}
     if not lock:
         report.skip("coverage_lock", "no coverage lock configured")
-    names = {i: s for s, i in STATUS_CODE.items()}
     for m, want in sorted(lock.items()):
         codes = cols.status[cols.models.index(m)].tolist() if m in cols.models else []
         n_scored = codes.count(SCORED)
         if n_scored < want:
-            lost = [
-                f"{sid} ({names.get(c, 'unknown')})"
-                for sid, c in zip(cols.sample_ids, codes)
-                if c != SCORED
-            ]
-            report.fail(
-                "coverage_lock",
-                f"model {m} has {n_scored} scored prompts, fewer than"
-                f" the locked {want}; not scored: {', '.join(lost[:20])}"
-                + (" …" if len(lost) > 20 else ""),
-                model_id=m,
-            )
-
-
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+            lost = [f"{sid} ({STATUSES[c] if c < len(STATUSES) else 'unknown'})"
+                    for sid, c in zip(cols.sample_ids, codes) if c != SCORED]
+            report.fail("coverage_lock", f"model {m} has {n_scored} scored prompts, fewer than"
+                        f" the locked {want}; not scored: {', '.join(lost[:20])}"
+                        + (" …" if len(lost) > 20 else ""), model_id=m)
 
 
 def _check_paper_table(manifest: dict, boards: dict, report: Report) -> None:
@@ -250,47 +167,34 @@ def _check_paper_table(manifest: dict, boards: dict, report: Report) -> None:
             report.fail("paper_table", "model missing from paper_table", model_id=m)
             continue
         ours, ref = rows.get(m, {}).get("overall_10"), table[m]
-        if (
-            ours is None
-            or not _is_number(ref)
-            or not math.isfinite(ref)
-            or abs(Fraction(repr(float(ours))) - Fraction(repr(float(ref)))) > tol
-        ):
-            report.fail(
-                "paper_table",
-                f"Overall-10 {ours} differs from the paper table's {ref} by more than {float(tol)}",
-                model_id=m,
-            )
+        if (ours is None or not is_number(ref) or not math.isfinite(ref)
+                or abs(Fraction(repr(float(ours))) - Fraction(repr(float(ref)))) > tol):
+            report.fail("paper_table", f"Overall-10 {ours} differs from the paper table's {ref} by"
+                        f" more than {float(tol)}", model_id=m)
 
 
 def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = None) -> Report:
-    """Run every release check on a release folder (staging or published) and return the report.
-
-    ``aggregate``: optionally ``() -> {artifact name: data}``, the pipeline's own aggregation
-    of the release with prompts and models permuted; check 10 compares it with this
-    module's reconstruction. Without it (``searchgen-nb validate``) check 10 is skipped.
-    Never raises for bad data: problems are failures in the report.
-    """
+    """Run every release check on a release folder (staging or published); never raises for
+    bad data. ``aggregate``: optionally ``() -> {artifact name: data}``, the pipeline's own
+    aggregation with prompts and models permuted, for check 10 (skipped without it)."""
     folder = Path(folder)
     report = Report()
     damaged = False
     for p in check_folder(folder, skip=(_SCORES,)):  # its lines: in scan_records
         report.fail("schema", p["message"], file=p["file"], line=p["line"])
-        damaged = damaged or p["file"] == _MANIFEST
+        damaged = damaged or p["file"] == MANIFEST
     loaded = _load(folder, report)
     if loaded is None or damaged:
-        why = "artifacts could not be read" if loaded is None else f"{_MANIFEST} fails its schema"
+        said = "artifacts could not be read" if loaded is None else f"{MANIFEST} fails its schema"
         for name in CHECKS:
             if name not in ("schema", "strict_json"):
-                report.skip(name, why)
+                report.skip(name, said)
         return report
     try:
         _check_release(*loaded, folder, aggregate, report)
     except (KeyError, TypeError, AttributeError, ValueError, ArithmeticError) as exc:
-        report.fail(
-            "strict_json",
-            f"artifacts do not follow the schema: {type(exc).__name__}: {excerpt(str(exc), 200)}",
-        )
+        report.fail("strict_json", "artifacts do not follow the schema:"
+                    f" {type(exc).__name__}: {excerpt(str(exc), 200)}")
     return report
 
 
@@ -307,51 +211,42 @@ def _check_release(manifest: dict, boards: dict, folder: Path, aggregate, report
         report.skip("uncertainty", "records are inconsistent; intervals not recomputed")
         return
     work = _work(manifest, cols)
-    too_much = dataclasses.replace(work, n_bootstrap=0).problems()
-    if too_much:
-        report.fail("aggregates", _refusal(too_much), file=_MANIFEST)
-        report.skip("order_invariance", "the release asks for more work than this version bounds")
-        report.skip("uncertainty", "the release asks for more work than this version bounds")
+    if too_much := dataclasses.replace(work, n_bootstrap=0).problems():
+        report.fail("aggregates", _refusal(too_much), file=MANIFEST)
+        for check in ("order_invariance", "uncertainty"):
+            report.skip(check, "the release asks for more work than this version bounds")
         return
     check_rows_null_vs_zero(boards, report)
     want = reconstruct_columns(manifest, cols)
     for name in BOARDS:
         compare_board(name, want[name], boards[name], report, "aggregates")
     if aggregate is None:
-        report.skip(
-            "order_invariance",
-            "the pipeline's aggregation is not at hand (standalone"
-            " validate); the reconstruction reads the records in sample_id order",
-        )
+        report.skip("order_invariance", "the pipeline's aggregation is not at hand (standalone"
+                    " validate); the reconstruction reads the records in sample_id order")
     else:
         theirs = aggregate()
         for name in BOARDS:
             compare_board(name, want[name], theirs[name], report, "order_invariance")
     if not report.checks["aggregates"]["passed"]:
-        report.skip(
-            "uncertainty", "the leaderboards do not reconstruct; their rankings cannot be trusted"
-        )
-        return
-    if work.problems():
-        report.fail("uncertainty", _refusal(work.problems()), file=_MANIFEST)
-        return
-    try:
-        want_u = reconstruct_uncertainty(manifest, cols, boards, slice_prompts)
-    except SettingsError as exc:
-        report.fail("uncertainty", str(exc), file="manifest.json")
+        report.skip("uncertainty",
+                    "the leaderboards do not reconstruct; their rankings cannot be trusted")
+    elif work.problems():
+        report.fail("uncertainty", _refusal(work.problems()), file=MANIFEST)
     else:
-        compare_uncertainty(want_u, boards[UNCERTAINTY], report)
+        try:
+            want_u = reconstruct_uncertainty(manifest, cols, boards, slice_prompts)
+        except SettingsError as exc:
+            report.fail("uncertainty", str(exc), file=MANIFEST)
+        else:
+            compare_uncertainty(want_u, boards[UNCERTAINTY], report)
 
 
 def _work(manifest: dict, cols: Columns) -> Work:
     """What recomputing the release costs, counted as ``data`` counts it (data contract,
-    § Release config, "Bounded work"): the prompts and models of the records, the manifest's
-    published slices and ``config.uncertainty.n_bootstrap``."""
+    § Release config, "Bounded work")."""
     named = (manifest.get("evaluation_slices") or {}).get("named") or {}
     published = [named[s] for s in manifest.get("published_slices") or [] if s in named]
-    tags = {("d", t) for p in cols.prompts for t in p[2]} | {
-        ("f", t) for p in cols.prompts for t in p[3]
-    }
+    tags = {(j, t) for p in cols.prompts for j in (2, 3) for t in p[j]}
     strata = sum(1 + (p[1] != p[0]) for p in cols.prompts)
     in_tags = sum(len(set(p[2])) + len(set(p[3])) for p in cols.prompts)
     in_slices = sum(len(slice_prompts(cols, spec)) for spec in published)
@@ -362,7 +257,5 @@ def _work(manifest: dict, cols: Columns) -> Work:
 
 
 def _refusal(problems: list[str]) -> str:
-    return (
-        f"{_MANIFEST}: the release asks for more work than this version bounds (data contract, "
-        "§ Release config; not recomputed): " + "; ".join(problems)
-    )
+    return (f"{MANIFEST}: the release asks for more work than this version bounds (data contract,"
+            " § Release config; not recomputed): " + "; ".join(problems))

@@ -2,20 +2,11 @@
 alone (data contract, § Aggregation over a group of prompts; § Public scale and rounding;
 § Coverage and ranking): every cell an exact mean rounded half-up once."""
 
-import math
 from collections import Counter
 from fractions import Fraction
 
-from searchgen_nb.validate_columns import SCORED, STATUSES, Columns, exact_numerators
-from searchgen_nb.validate_columns import slice_prompts
-
-_STRATA = ("All", "NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
-
-
-def half_up(x: Fraction, decimals: int) -> float:
-    units = math.floor(x * 10**decimals + Fraction(1, 2))
-    return float(Fraction(units, 10**decimals)) if decimals else float(units)
-
+from searchgen_nb.constants import STATUSES, STRATUM_GROUPS
+from searchgen_nb.validate_columns import SCORED, Columns, exact_numerators, half_up, slice_prompts
 
 def reconstruct(manifest: dict, records: list[dict]) -> dict[str, object]:
     """Recompute the leaderboard artifacts from records (in memory) and manifest alone."""
@@ -28,7 +19,7 @@ def reconstruct_columns(manifest: dict, cols: Columns) -> dict[str, object]:
     groups = _groups(cols, manifest)
     rows = {m: _model_rows(manifest, cols, k, groups) for k, m in enumerate(order)}
     by_slice = {name: {"overall": None, "strata": {}, "domains": {}, "failure_modes": {}}
-                for name in manifest["published_slices"]}  # fmt: skip
+                for name in manifest["published_slices"]}
     for g, ((slice_name, kind, name), _) in enumerate(groups):
         by_slice[slice_name][kind][name] = _board(manifest, [rows[m][g] for m in order])
     for board in by_slice.values():
@@ -50,7 +41,7 @@ def _groups(cols: Columns, manifest: dict) -> list[tuple[tuple[str, str, str], l
     out = []
     for slice_name in manifest["published_slices"]:
         members = slice_prompts(cols, named[slice_name])
-        groups: dict[tuple[str, str], list[int]] = {("strata", g): [] for g in _STRATA}
+        groups: dict[tuple[str, str], list[int]] = {("strata", g): [] for g in STRATUM_GROUPS}
         for kind, j in (("domains", 2), ("failure_modes", 3)):
             tags = sorted({t for i in members for t in cols.prompts[i][j]})
             groups.update({(kind, t): [] for t in tags})
@@ -69,7 +60,7 @@ def _exact_column(cols: Columns, k: int, j: int) -> tuple[list[int | None], int]
     """Value j of model k's scored entries per prompt as integers over one denominator
     (None where there is no value)."""
     values = [v if s == SCORED and v == v else None
-              for v, s in zip(cols.values[k, :, j].tolist(), cols.status[k].tolist())]  # fmt: skip
+              for v, s in zip(cols.values[k, :, j].tolist(), cols.status[k].tolist())]
     nums, den = exact_numerators([v for v in values if v is not None])
     present = iter(nums)
     return [None if v is None else next(present) for v in values], den
@@ -97,7 +88,7 @@ def _model_rows(manifest: dict, cols: Columns, k: int, groups: list) -> list[dic
             "components": {c: cell[0] for c, cell in zip(comps10, cells)},
             "component_counts": {c: cell[1] for c, cell in zip(comps10, cells)},
             "status_counts": {s: status[i] for i, s in enumerate(STATUSES)},
-        })  # fmt: skip
+        })
     return rows
 
 
@@ -120,7 +111,7 @@ def _board(manifest: dict, rows: list[dict]) -> list[dict]:
 
     def eligible(r: dict) -> bool:
         return (r["overall_9"] is not None and r["model_id"] not in pending and r["n_total"]
-                and Fraction(r["n_scored"], r["n_total"]) >= min_cov)  # fmt: skip
+                and Fraction(r["n_scored"], r["n_total"]) >= min_cov)
 
     ranked = sorted(filter(eligible, rows), key=lambda r: (-r["overall_9"], r["model_id"]))
     rest = [r for r in rows if r not in ranked]

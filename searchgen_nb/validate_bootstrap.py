@@ -1,6 +1,6 @@
 """The gate's own recomputation of ``uncertainty.json`` from its columns and the manifest
 (data contract, § Uncertainty: the stratified prompt bootstrap): a float within its error bound
-of a decision is settled in fractions, once per distinct count pattern of the group's prompts."""
+of a decision is settled in fractions from that replicate's own draws."""
 
 import json
 import math
@@ -9,8 +9,10 @@ from functools import partial
 
 import numpy as np
 
+from searchgen_nb.constants import PARTITION_KEYS
+from searchgen_nb.validate_columns import half_up
+
 _LEAVES = ("NoSearch", "VisualSearch", "TextualSearch")
-_STRATA = ("NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
 _SLICE_BYTES = 32 * 2**20  # draws of one slice of replicates of one stratum (int64)
 _KINDS = (("overall_9", 11), ("overall_10", 10))
 _O9 = "overall_9"
@@ -48,12 +50,6 @@ def _nth(frac: Fraction, n: int) -> int:
     return max(math.ceil(frac * n), 1) - 1
 
 
-def _round(x: Fraction, dec: int) -> float:
-    """Half-up to ``dec`` decimals, halves away from zero for negatives."""
-    u = math.floor(abs(x) * 10**dec + Fraction(1, 2))
-    return float(Fraction(u if x >= 0 else -u, 10**dec))
-
-
 def _tally(drawn: np.ndarray) -> np.ndarray:
     """(rows, n_s) counts of each of n_s prompts in each row of draws (rows, n_s)."""
     rows, n_s = drawn.shape
@@ -73,7 +69,7 @@ def _groups(manifest: dict, cols, boards: dict, slice_prompts) -> list[tuple]:
         return [(r["model_id"], r["overall_9"]) for r in rows if r["ranked"]]
 
     out = [("all:All", np.arange(len(prompts)), ranked(boards["leaderboard_overall.json"]))]
-    for s in _STRATA:
+    for s in PARTITION_KEYS:
         out.append((f"stratum:{s}", where(lambda p, s=s: s in p[:2]), ranked(by_stratum[s])))
     for kind, j in (("domain", 2), ("failure_mode", 3)):
         for tag in sorted({t for p in prompts for t in p[j]}):
@@ -98,7 +94,7 @@ class Recompute:
         # per kind: each model's value (0 where not included) and inclusion 0/1, (M, n)
         scored = cols.status == 0
         zero = np.array([manifest["models"][m]["missing_policy"] == "zero_fill"
-                         for m in self.models])  # fmt: skip
+                         for m in self.models])
         self.x, self.w = {}, {}
         for kind, c in _KINDS:
             has = scored & ~np.isnan(cols.values[:, :, c])
@@ -109,7 +105,6 @@ class Recompute:
         self.leaves = [np.array(members, dtype=np.int64) for members in leaves if members]
         self.states: dict[tuple[int, int], dict] = {}
         self._drawn: dict[int, tuple[int, np.ndarray]] = {}
-        self._exact: dict = {}
 
     def _step(self, k: int) -> int:
         return max(1, _SLICE_BYTES // (8 * len(self.leaves[k])))
@@ -154,25 +149,19 @@ class Recompute:
     def exact(self, kind: str, g: int, m: int, pattern: tuple) -> Fraction | None:
         """The exact public-scale value of model m in group g in a replicate that drew the
         group's prompts ``pattern`` times each."""
-        key = (kind, g, m, pattern)
-        if key not in self._exact:
-            inside = self.groups[g][1].tolist()
-            drawn = [(c, p) for c, p in zip(pattern, inside) if c and self.w[kind][m, p]]
-            den = sum(c for c, _ in drawn)
-            total = sum(c * Fraction(float(self.x[kind][m, p])) for c, p in drawn)
-            self._exact[key] = Fraction(total * 100, 3 * den) if den else None
-        return self._exact[key]
+        drawn = [(c, p) for c, p in zip(pattern, self.groups[g][1].tolist())
+                 if c and self.w[kind][m, p]]
+        den = sum(c for c, _ in drawn)
+        total = sum(c * Fraction(float(self.x[kind][m, p])) for c, p in drawn)
+        return Fraction(total * 100, 3 * den) if den else None
 
     def exact_difference(self, g: int, i: int, j: int, pattern: tuple) -> Fraction:
         return self.exact(_O9, g, i, pattern) - self.exact(_O9, g, j, pattern)
 
     def by_pattern(self, g: int, reps: np.ndarray, f) -> list:
-        """``f(pattern)`` for each replicate of ``reps``, once per distinct count pattern of
-        group g's prompts."""
-        rows = self.counts(reps)[:, self.groups[g][1]]
-        patterns, back = np.unique(rows, axis=0, return_inverse=True)
-        done = [f(tuple(p)) for p in patterns.tolist()]
-        return [done[i] for i in back.ravel().tolist()]
+        """``f(pattern)`` for each replicate of ``reps``: how often it drew each of group g's
+        prompts."""
+        return [f(tuple(row)) for row in self.counts(reps)[:, self.groups[g][1]].tolist()]
 
     def bounds(self, g: int, q: np.ndarray) -> np.ndarray:
         """Error bound of each model's float replicate values ``q`` (B, M) of group g (generous)."""
@@ -194,7 +183,7 @@ class Recompute:
                 continue
             below = int(np.sum(v[ok] < e - 2 * tol))
             near = ok[np.abs(v[ok] - e) <= 2 * tol]
-            out.append(_round(sorted(self.by_pattern(g, near, exact))[k - below], self.dec))
+            out.append(half_up(sorted(self.by_pattern(g, near, exact))[k - below], self.dec))
         return out
 
     def pair(self, g: int, q: np.ndarray, tol: float, i: int, j: int) -> tuple[np.ndarray, ...]:
@@ -253,7 +242,7 @@ class Recompute:
         best = Fraction(0)  # Holm: ascending p; adjusted = running max of min(1, (K − i)·p_(i))
         for i, t in enumerate(sorted(range(len(raw)), key=lambda t: raw[t])):
             best = max(best, min(Fraction(1), (len(raw) - i) * raw[t]))
-            rows[t].update(p=_round(raw[t], 4), p_holm=_round(best, 4),
+            rows[t].update(p=half_up(raw[t], 4), p_holm=half_up(best, 4),
                            separable=best <= self.alpha)
         return rank, rows
 

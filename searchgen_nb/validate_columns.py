@@ -3,10 +3,12 @@ slice, and its own exact arithmetic (integers over a power-of-two denominator)."
 
 import math
 from array import array
+from fractions import Fraction
 
 import numpy as np
 
-STATUSES = ("scored", "invalid_evaluation", "missing_evaluation", "missing_generation")
+from searchgen_nb.constants import STATUSES
+
 STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
 UNKNOWN = 255
 SCORED = STATUS_CODE["scored"]
@@ -18,6 +20,12 @@ def exact_numerators(values: list[float]) -> tuple[list[int], int]:
     ratios = [v.as_integer_ratio() for v in values]
     den = max((d for _, d in ratios), default=1)
     return [n * (den // d) for n, d in ratios], den
+
+
+def half_up(x: Fraction, decimals: int) -> float:
+    """``x`` half-up to ``decimals`` decimals, halves away from zero for negatives."""
+    units = math.floor(abs(x) * 10**decimals + Fraction(1, 2))
+    return float(Fraction(units if x >= 0 else -units, 10**decimals))
 
 
 def entry_row(e: dict, comps10: list[str]) -> tuple[int, list[float]]:

@@ -4,11 +4,10 @@ each difference a failure naming the file, the group, the model (or pair) and th
 import json
 import math
 
+from searchgen_nb.constants import ARTIFACTS, UNCERTAINTY
 from searchgen_nb.validate_report import Report
 
-BOARDS = ("leaderboard_overall.json", "leaderboard_by_stratum.json", "leaderboard_by_domain.json",
-          "leaderboard_by_failure_mode.json", "leaderboard_by_slice.json")  # fmt: skip
-UNCERTAINTY = "uncertainty.json"
+BOARDS = ARTIFACTS[1:6]  # leaderboard_overall.json … leaderboard_by_slice.json
 _SLICE_KINDS = ("overall", "strata", "domains", "failure_modes")
 
 
@@ -47,12 +46,11 @@ def compare_board(name: str, want: object, got: object, report: Report, check: s
         want, got = {"All": want}, {"All": got}
     elif name == "leaderboard_by_slice.json":
         want, got = _flat_slices(want), _flat_slices(got)
-    where = {"file": name}
     if not isinstance(got, dict):
-        report.fail(check, f"{name}: not a mapping of groups", **where)
+        report.fail(check, f"{name}: not a mapping of groups", file=name)
         return
     for g in sorted(set(want) | set(got)):
-        where["group"] = g
+        where = {"file": name, "group": g}
         if g not in got:
             report.fail(check, f"{name}: group missing", **where)
         elif g not in want:
@@ -69,7 +67,7 @@ def _compare_fields(want: dict, got: dict, prefix: str, report: Report, check: s
         gv = got.get(key, "<missing>")
         if not same(wv, gv):
             report.fail(check, f"{prefix}{key} is {json.dumps(gv)}, recomputed {json.dumps(wv)}",
-                        **where)  # fmt: skip
+                        **where)
 
 
 def _compare_rows(name: str, g: str, wrows: list, grows: list, report: Report, check: str) -> None:
@@ -103,7 +101,7 @@ def check_rows_null_vs_zero(boards: dict, report: Report) -> None:
                         text = (f"{name}: {c} is {json.dumps(comps.get(c))} with component_counts"
                                 f" {counts.get(c)} (null must mean no value, and only that)")
                         report.fail("null_zero_distinct", text, file=name, group=g,
-                                    model_id=r.get("model_id"))  # fmt: skip
+                                    model_id=r.get("model_id"))
 
 
 def compare_uncertainty(want: dict, got: object, report: Report) -> None:
@@ -130,7 +128,7 @@ def _compare_group(g: str, w: dict | None, h: object, report: Report) -> None:
     name, check = UNCERTAINTY, "uncertainty"
     if w is None or not isinstance(h, dict):
         why = ("missing" if h is None else "is not an object" if w is not None
-               else "not recomputed (no such group in prompt_scores.jsonl)")  # fmt: skip
+               else "not recomputed (no such group in prompt_scores.jsonl)")
         report.fail(check, f"{name}: group {why}", file=name, group=g)
         return
     for m in sorted(set(w) | set(h)):
@@ -152,14 +150,14 @@ def _compare_pairs(g: str, w: list | None, h: object, report: Report) -> None:
     expected = [(r["a"], r["b"]) for r in w]
     if order != expected:
         first = next((i for i, (x, y) in enumerate(zip(order, expected)) if x != y),
-                     min(len(order), len(expected)))  # fmt: skip
+                     min(len(order), len(expected)))
         got_pair, want_pair = (order + ["nothing"])[first], (expected + ["nothing"])[first]
         report.fail(check, f"{name}: pairs must be every pair of ranked models in published rank"
                     f" order ({len(expected)} pairs): entry {first + 1} is"
                     f" {json.dumps(got_pair)}, expected {json.dumps(want_pair)}",
-                    file=name, group=g)  # fmt: skip
+                    file=name, group=g)
         return
     for wr, hr in zip(w, h):
         pair = f"{wr['a']} vs {wr['b']}"
         _compare_fields(wr, hr, f"{name}: pair {pair}: ", report, check, file=name, group=g,
-                        model_id=pair)  # fmt: skip
+                        model_id=pair)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from searchgen_nb.constants import ARTIFACTS
 from searchgen_nb.files import read_lines
 from searchgen_nb.schemas import check_document
 from searchgen_nb.untrusted import strict_loads
@@ -19,7 +20,7 @@ from searchgen_nb.validate_columns import NAN_ROW, SCORED, STATUS_CODE, UNKNOWN,
 from searchgen_nb.validate_columns import entry_row, exact_numerators, slice_fields
 from searchgen_nb.validate_report import Report
 
-_SCORES = "prompt_scores.jsonl"
+_SCORES = ARTIFACTS[0]  # prompt_scores.jsonl
 
 
 def _mean(row: list[float]) -> float | None:
@@ -43,6 +44,17 @@ def why(exc: Exception) -> str:
     return (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
 
 
+def is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _as_float(v) -> float:
+    try:
+        return float(v)
+    except OverflowError:  # an integer beyond the double range: not a 0–3 score
+        return math.inf
+
+
 def _partition(subset, sample_id: str) -> tuple[str, str]:
     if subset == "NoSearch" or (isinstance(subset, list) and "NoSearch" in subset):
         return "NoSearch", "NoSearch"
@@ -55,16 +67,17 @@ def _records(path: Path, report: Report):
     """``(record, whether it conforms to the schema)`` of every line that is a JSON object,
     streamed; a file or line that cannot be read or parsed is a ``strict_json`` failure."""
     name = path.name
+    fail = partial(report.fail, "strict_json", file=name)
     try:
         for line_no, raw in enumerate(read_lines(path), start=1):
             try:
                 r = strict_loads(raw.decode("utf-8"))
             except UnicodeDecodeError as exc:
-                report.fail("strict_json", f"{name} line {line_no}: not UTF-8: {exc}", file=name)
+                fail(f"{name} line {line_no}: not UTF-8: {exc}")
                 continue
             except (RecursionError, ValueError) as exc:
                 problem = "nested too deeply" if isinstance(exc, RecursionError) else exc
-                report.fail("strict_json", f"{name} line {line_no}: {problem}", file=name)
+                fail(f"{name} line {line_no}: {problem}")
                 continue
             problems = check_document(name, r, line_no)
             for p in problems:
@@ -72,9 +85,9 @@ def _records(path: Path, report: Report):
             if isinstance(r, dict):
                 yield r, not problems
             else:
-                report.fail("strict_json", f"{name} line {line_no}: not a JSON object", file=name)
+                fail(f"{name} line {line_no}: not a JSON object")
     except OSError as exc:
-        report.fail("strict_json", f"{name}: cannot read: {why(exc)}", file=name)
+        fail(f"{name}: cannot read: {why(exc)}")
 
 
 class _Scan:
@@ -102,7 +115,7 @@ class _Scan:
         stratum, search_type = _partition(r.get("subset"), sid)
         if (r.get("stratum"), r.get("search_type")) != (stratum, search_type):
             fail("expected_counts", f"partition is {r.get('stratum')}/{r.get('search_type')},"
-                 f" the rule gives {stratum}/{search_type}")  # fmt: skip
+                 f" the rule gives {stratum}/{search_type}")
         for field in ("domains", "failure_modes"):
             tags = r.get(field)
             if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
@@ -115,24 +128,20 @@ class _Scan:
             entries = {}
         for m in self.models:
             if m not in entries:
-                text = "configured model has no record for this prompt"
-                fail("unique_records", text, model_id=m)
+                fail("unique_records", "configured model has no record for this prompt", model_id=m)
         for m in sorted(set(entries) - set(self.models)):
             fail("unique_records", "record for a model that is not configured", model_id=m)
         for k, m in enumerate(self.models):
-            self.entry(r, k, entries.get(m), conforms)
-
-    def entry(self, r: dict, k: int, e, conforms: bool) -> None:
-        if not isinstance(e, dict):
-            self.cols.add_entry(k, UNKNOWN, NAN_ROW, None)
-            return
-        sid, m = r.get("sample_id"), self.models[k]
-        if conforms:  # the schema has checked every type, status rule and range of this entry
-            code, row = entry_row(e, self.comps10)
-        else:  # name each problem under its own check
-            code, row = _check_entry(sid, m, e, self.comps10, self.report)
-        self.cols.add_entry(k, code, row, e.get("result_file"))
-        self.result_file(r, sid, m, e)
+            e = entries.get(m)
+            if not isinstance(e, dict):
+                self.cols.add_entry(k, UNKNOWN, NAN_ROW, None)
+                continue
+            if conforms:  # the schema has checked every type, status rule and range of this entry
+                code, row = entry_row(e, self.comps10)
+            else:  # name each problem under its own check
+                code, row = _check_entry(sid, m, e, self.comps10, self.report)
+            self.cols.add_entry(k, code, row, e.get("result_file"))
+            self.result_file(r, sid, m, e)
 
     def result_file(self, r: dict, sid, m: str, e: dict) -> None:
         """The pair names the result file its own template gives, and no file serves two."""
@@ -163,7 +172,7 @@ class _Scan:
         scored = cols.status == SCORED
         for k, p in zip(*np.nonzero(scored & np.isnan(cols.values[:, :, :10]).all(axis=2))):
             self.report.fail("null_zero_distinct", "scored record with no component value",
-                             **_where(cols, k, p))  # fmt: skip
+                             **_where(cols, k, p))
         _check_prompt_overalls(cols, [self.comps10.index(c) for c in self.comps9], self.report)
         return cols
 
@@ -194,60 +203,46 @@ def _check_prompt_overalls(cols: Columns, nine: list[int], report: Report) -> No
             got = None if row[j] != row[j] else row[j]
             if want != got:
                 report.fail("prompt_overalls", f"{key} is {got}, recomputed {want}",
-                            **_where(cols, k, p))  # fmt: skip
-
-
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _as_float(v) -> float:
-    try:
-        return float(v)
-    except OverflowError:  # an integer beyond the double range: not a 0–3 score
-        return math.inf
+                            **_where(cols, k, p))
 
 
 def _check_entry(sid, m, e, comps10, report: Report) -> tuple[int, list[float]]:
     """Checks of an entry that does not conform to the schema: its status code and its twelve
     raw values as :func:`entry_row` gives them; an unusable entry gives the unknown code, NaN."""
-    where = {"sample_id": sid, "model_id": m, "file": e.get("result_file")}
+    fail = partial(report.fail, sample_id=sid, model_id=m, file=e.get("result_file"))
     status = e.get("status")
     if status not in STATUS_CODE:
-        report.fail("component_values", f"unknown status {status!r}", **where)
+        fail("component_values", f"unknown status {status!r}")
         return UNKNOWN, NAN_ROW
     comps = e.get("components_raw_0to3")
     if not isinstance(comps, dict) or set(comps) != set(comps10):
-        report.fail("null_zero_distinct", "components_raw_0to3 must hold exactly the 10"
-                    " components (a missing key is neither null nor 0)", **where)  # fmt: skip
+        fail("null_zero_distinct", "components_raw_0to3 must hold exactly the 10 components (a"
+             " missing key is neither null nor 0)")
         return UNKNOWN, NAN_ROW
     values = [comps[c] for c in comps10]
     stored = [e.get("overall_10_raw"), e.get("overall_9_raw")]
     for c, v in zip(comps10, values):
-        if v is not None and not _is_number(v):
-            text = f"{c} is {json.dumps(v)}: neither null nor a number"
-            report.fail("null_zero_distinct", text, **where)
+        if v is not None and not is_number(v):
+            fail("null_zero_distinct", f"{c} is {json.dumps(v)}: neither null nor a number")
             return UNKNOWN, NAN_ROW
     if status != "scored":
-        present = [c for c, v in zip(comps10, values) if v is not None]
-        if present:
-            text = f"{status} record carries component values ({', '.join(present)})"
-            report.fail("component_values", text, **where)
+        if present := [c for c, v in zip(comps10, values) if v is not None]:
+            fail("component_values", f"{status} record carries component values"
+                 f" ({', '.join(present)})")
         if stored != [None, None]:
-            report.fail("component_values", f"{status} record carries an overall value", **where)
+            fail("component_values", f"{status} record carries an overall value")
         if status == "invalid_evaluation" and not e.get("error"):
-            report.fail("null_zero_distinct", "invalid_evaluation without its reason", **where)
+            fail("null_zero_distinct", "invalid_evaluation without its reason")
         if status != "invalid_evaluation" and e.get("error") is not None:
-            report.fail("null_zero_distinct", f"{status} record carries an error reason", **where)
+            fail("null_zero_distinct", f"{status} record carries an error reason")
         return STATUS_CODE[status], NAN_ROW
     for c, v in zip(comps10, values):
         if v is not None and not (0 <= _as_float(v) <= 3):
-            report.fail("component_values", f"{c} = {v} is not a finite value in 0–3", **where)
+            fail("component_values", f"{c} = {v} is not a finite value in 0–3")
     if e.get("error") is not None:
-        report.fail("null_zero_distinct", "scored record carries an error reason", **where)
+        fail("null_zero_distinct", "scored record carries an error reason")
     for key, got in zip(("overall_10_raw", "overall_9_raw"), stored):
-        if got is not None and not (_is_number(got) and math.isfinite(_as_float(got))):
-            text = f"{key} is {json.dumps(got)}: neither null nor a number"
-            report.fail("prompt_overalls", text, **where)
+        if got is not None and not (is_number(got) and math.isfinite(_as_float(got))):
+            fail("prompt_overalls", f"{key} is {json.dumps(got)}: neither null nor a number")
             return UNKNOWN, NAN_ROW
     return SCORED, [math.nan if v is None else _as_float(v) for v in (*values, *stored)]
