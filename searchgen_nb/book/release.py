@@ -217,7 +217,8 @@ def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float,
     timings["book"] = time.perf_counter() - t
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
     version, before = f"release-{stamp}-{os.getpid()}", current_version(out)
-    sources = {"public/data": work / "data", "_build/html": html, "book/notebooks": work / NOTEBOOKS}
+    sources = {"public/data": work / "data", "_build/html": html,
+               "book/notebooks": work / NOTEBOOKS}
     try:  # one atomic link switch; an interruption says whether it was published
         with step("release, publish"):
             publish(out, sources, version, log, ins)
