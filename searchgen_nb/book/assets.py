@@ -29,7 +29,6 @@ def vega_bundle() -> str:
     vega-embed with vega-tooltip as one classic script defining ``window.vegaEmbed``."""
     import altair as alt
     import vl_convert as vlc
-
     version = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
     version = version if version in vlc.get_vegalite_versions() else None
     body = vlc.javascript_bundle(vl_version=version) if version else vlc.javascript_bundle()
@@ -48,7 +47,6 @@ def datatables_bundle() -> tuple[str, str]:
     ``window.SearchgenDataTables={…}``. RuntimeError when the bundle no longer fits."""
     import itables
     from itables.version import __version__ as itables_version
-
     folder = Path(itables.__file__).resolve().parent / "html"
     js = (folder / "dt_bundle.js").read_text(encoding="utf-8")
     css = (folder / "dt_bundle.css").read_text(encoding="utf-8")

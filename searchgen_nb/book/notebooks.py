@@ -45,7 +45,6 @@ def normalize(nb: nbformat.NotebookNode, root: Path) -> nbformat.NotebookNode:
     ``metadata.papermill.parameters`` (the release config by its file name: the folder a release
     ran from is no part of what it published) and hides the parameter cells in the book."""
     from papermill.translators import PythonTranslator
-
     params = dict(nb.metadata.get("papermill", {}).get("parameters", {}))
     if isinstance(given := params.get("release_config"), str):
         params["release_config"] = name = Path(given).name
@@ -93,11 +92,10 @@ def kernel_stderr_to(log_path: Path):
 @contextlib.contextmanager
 def release_kernel(cwd: Path):
     """One ``python3`` kernel started in ``cwd`` for all of a release's notebooks (a kernel per
-    notebook imports pandas and altair ten times: a demo release took twice as long); yields
+    notebook imports pandas and altair ten times: a demo release takes 1.6 times as long); yields
     (manager, ready client), shut down on exit. :class:`ReleaseError` when it cannot start."""
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_core.utils import run_sync
-
     km, kc = AsyncKernelManager(kernel_name="python3"), None
     try:
         try:
@@ -123,7 +121,6 @@ def reset_namespace(kernel: tuple) -> None:
     """Empty the kernel's user namespace (IPython's reset: modules stay loaded, execution counts
     start again at 1). :class:`ReleaseError` when the kernel died or the reset failed."""
     from jupyter_core.utils import run_sync
-
     _, kc = kernel
     try:
         reply = run_sync(kc.execute_interactive)(
@@ -160,7 +157,6 @@ def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path, kernel
     it to ``dest`` once. Raises :class:`ReleaseError` naming the notebook and cell."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
-
     try:
         nb = papermill.execute_notebook(
             str(src), str(dest), parameters=parameters, kernel_name="python3", cwd=str(root),

@@ -327,9 +327,7 @@ def audit_manifest(release: Release) -> list[HTMLFragment]:
 def changes(release: Release) -> list[HTMLFragment]:
     """The "What changed" page: the ``searchgen-nb diff`` summary and tables of what changed."""
     from markdown_it import MarkdownIt
-
     from searchgen_nb.changes_markdown import markdown
-
     ch, dec = release.changes, release.decimals
     if ch is None or ch.get("first_release"):
         return [_p("This is the first release: there is no previous release to compare with. A "

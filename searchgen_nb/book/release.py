@@ -1,7 +1,6 @@
-"""``searchgen-nb release``: the notebooks through papermill, the book through Jupyter Book, then
-``public/data/``, ``_build/html/`` and ``book/notebooks/`` published together as one version,
-only when every step succeeded; the output root is checked first (nothing there is replaced
-that the release did not make)."""
+"""``searchgen-nb release``: the notebooks through papermill, the book through Jupyter Book; only
+when every step succeeded are ``public/data/``, ``_build/html/`` and ``book/notebooks/`` published
+together as one version. Nothing below the output root is replaced that the release did not make."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -41,11 +40,10 @@ EXTRA = "book/extra"  # staged folder Sphinx copies to the book's root (html_ext
 @dataclass
 class ReleaseOutcome:
     """Where things landed and how long each step took (seconds)."""
-
     public_data: Path
     html: Path
     notebooks: list[Path]
-    timings: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float]
 
 
 def release_parameters(config_path: Path, out: Path) -> dict:
@@ -124,7 +122,6 @@ def make_book(root: Path, work: Path, demo: bool, log) -> Path:
     """Stage the book sources, vendor assets and downloads in ``work``, build the book and check
     that it loads nothing from the web; return its html folder."""
     from searchgen_nb.book import assets
-
     src = work / "src"
     with step("release, book sources"):
         stage_book_sources(root, src, demo)
@@ -200,7 +197,6 @@ def fresh_work_folder(work: Path) -> None:
 def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float,
                 ins: dict[str, Path]) -> ReleaseOutcome:
     from searchgen_nb.book.views import Release
-
     work = out / BUILD
     with step("release, work folder"):
         fresh_work_folder(work)
@@ -238,7 +234,6 @@ def write_change_summary(release) -> None:
     release (data contract, § Changes between releases)."""
     from searchgen_nb.changes import first_release
     from searchgen_nb.changes_markdown import markdown
-
     text = markdown(release.changes or first_release(), release.names, policies=release.policies)
     (release.folder / CHANGES).write_text(text, encoding="utf-8", newline="\n")
 

@@ -11,22 +11,13 @@ from searchgen_nb.errors import ReleaseError
 _EXTERNAL_RE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)
 
 
-def _asset_url(asset: object) -> str:
-    # Sphinx 7.4 passes _JavaScript/_CascadingStyleSheet objects (str() is a repr, not the URL);
-    # inline scripts have filename None or ""
-    filename = getattr(asset, "filename", asset)
-    return "" if filename is None else str(filename)
-
-
 def _page_assets_guard(app, pagename, templatename, context, doctree) -> None:
     """Per page: drop exact duplicate script/style entries (Jupyter Book 1.0.4 emits
     sphinx-thebe's inline scripts twice: "THEBE_JS_URL has already been declared") and the
     vendor scripts of :data:`~searchgen_nb.book.assets.PAGE_SCRIPTS` whose marker the body
     lacks; warn (an error under ``-W``) about any script or style sheet loaded from the web."""
     from sphinx.util import logging
-
     from searchgen_nb.book.assets import PAGE_SCRIPTS
-
     body = context.get("body") or ""
     unused = {name for name, marker in PAGE_SCRIPTS.items() if marker not in body}
     for key in ("script_files", "css_files"):
@@ -34,7 +25,10 @@ def _page_assets_guard(app, pagename, templatename, context, doctree) -> None:
             continue
         seen, kept = set(), []
         for asset in context[key]:
-            url, attrs = _asset_url(asset), getattr(asset, "attributes", None) or {}
+            # Sphinx 7.4 passes _JavaScript/_CascadingStyleSheet objects (str() is a repr, not
+            # the URL); inline scripts have filename None or ""
+            url = getattr(asset, "filename", asset)
+            url, attrs = "" if url is None else str(url), getattr(asset, "attributes", None) or {}
             k = (url, tuple(sorted((str(a), str(v)) for a, v in attrs.items())))
             unused_here = key == "script_files" and url.split("?")[0].rsplit("/", 1)[-1] in unused
             if k in seen or unused_here:
