@@ -14,8 +14,7 @@ from searchgen_nb.book.fmt import STATUS_LABELS, esc, format_number
 from searchgen_nb.book.page_parts import _TAG_HEADS, EXPLORER, METHODS, _a, _board_file, _p
 from searchgen_nb.book.page_parts import _safe_id, _slice_filter, downloads, explorer_link
 from searchgen_nb.book.page_parts import with_legend
-from searchgen_nb.book.tables import COLUMN_DEFINITIONS as DEFS
-from searchgen_nb.book.tables import Head
+from searchgen_nb.book.tables import COLUMN_DEFINITIONS as DEFS, Head
 from searchgen_nb.book.views import TAG_KINDS, Release
 from searchgen_nb.constants import OVERALL_9_COMPONENTS, STATUSES
 from searchgen_nb.numeric import decimal_text
