@@ -23,7 +23,7 @@ VOLATILE_CELL_METADATA = ("execution", "papermill", "collapsed", "scrolled", "Ex
 
 
 def check_executed(nb: nbformat.NotebookNode, name: str) -> None:
-    """Raise :class:`ReleaseError` if an executed notebook holds an error output or stopped early."""
+    """Raise :class:`ReleaseError` if an executed notebook holds an error output or ended early."""
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
