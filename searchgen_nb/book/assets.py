@@ -1,33 +1,12 @@
-"""Offline front-end assets for the book (the display object the notebooks emit: :mod:`.display`).
-
-The book must work opened from disk (``file://``) with no network, so every script and style
-sheet a page needs is written into a vendor folder (``book/vendor/``) at build time and
-loaded through Sphinx ``html_js_files`` / ``html_css_files`` (``_config.yml``):
-
-``vega-embed.bundle.js``
-    Vega, Vega-Lite, vega-embed and vega-tooltip as produced by
-    ``vl_convert.javascript_bundle()`` (pinned via ``vl-convert-python``), wrapped in an IIFE
-    so its top-level ``const``/``function`` names do not leak into the page; it defines
-    ``window.vegaEmbed``, ``window.vega`` and ``window.vegaLite``.
-``datatables.bundle.js`` / ``datatables.bundle.css``
-    DataTables 2 + jQuery as shipped inside the pinned ``itables`` wheel
-    (``itables/html/dt_bundle.js``). That file is an ES module (one trailing ``export{...}``)
-    and Chrome refuses module scripts from ``file://``, so the export statement is rewritten
-    into ``window.SearchgenDataTables = {...}`` and the whole is wrapped in a strict-mode IIFE:
-    a classic script that works from disk.
-``searchgen-nb.js`` / ``searchgen-nb.css``
-    Our glue (``static/``): an "N/A last" numeric sort type for DataTables and the
-    initialisation of every ``table.sg-table`` (options read from its ``data-sg-options``
-    attribute), plus styles for N/A cells, unranked badges and chart containers.
-
-Nothing here is random or time-dependent: rerunning :func:`write_vendor_assets` gives
-byte-identical files. The folder must NOT be called ``_static`` (Jupyter Book 1 then adds every
-``.js`` in every static folder to every page); list it in ``html_static_path`` instead.
-"""
+"""Offline front-end assets of the book, written into ``book/vendor/`` at build time and loaded
+through ``html_js_files`` / ``html_css_files`` (``_config.yml``): the book opens from disk with no
+network. Vega comes from vl-convert and DataTables + jQuery from the pinned itables wheel, each
+wrapped in an IIFE as a classic script (Chrome refuses ES modules from ``file://``); the glue is
+``static/``. Byte-identical on rerun. Never vendor into ``_static`` (Jupyter Book 1 then adds
+every ``.js`` there to every page)."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from importlib import resources
@@ -36,37 +15,22 @@ from pathlib import Path
 #: Load order matters: libraries first, then the glue that uses them.
 VENDOR_JS = ("vega-embed.bundle.js", "datatables.bundle.js", "searchgen-nb.js")
 VENDOR_CSS = ("datatables.bundle.css", "searchgen-nb.css")
-#: A vendor script a page loads only when its body holds the marker (the book's Sphinx
-#: extension drops it from every other page): Vega where a chart is drawn (charts.py), DataTables
-#: where a table is enhanced (tables.py). Parsing both costs a page about a quarter of a second.
+#: A vendor script a page loads only when its body holds the marker (the Sphinx extension drops
+#: it elsewhere): parsing both costs a page about a quarter of a second.
 PAGE_SCRIPTS = {"vega-embed.bundle.js": 'class="sg-chart"',
                 "datatables.bundle.js": "data-sg-options="}
-#: The global the converted DataTables bundle defines.
-DATATABLES_GLOBAL = "SearchgenDataTables"
+DATATABLES_GLOBAL = "SearchgenDataTables"  # the global the converted DataTables bundle defines
 PROVENANCE_FILE = "VENDOR.txt"
+_EXPORT_RE = re.compile(r"export\s*\{([^}]*)\}\s*;?")
 
 
-def _vl_version() -> str | None:
-    """The Vega-Lite ``major.minor`` altair writes specs for, if vl-convert ships it."""
+def vega_bundle() -> str:
+    """Vega + Vega-Lite (the version altair writes specs for, if vl-convert ships it) +
+    vega-embed with vega-tooltip as one classic script defining ``window.vegaEmbed``."""
     import altair as alt
     import vl_convert as vlc
-
-    wanted = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
-    return wanted if wanted in vlc.get_vegalite_versions() else None
-
-
-@functools.cache
-def vega_bundle() -> str:
-    """Vega + Vega-Lite + vega-embed (with vega-tooltip) as one classic script, made by
-    vl-convert (about a CPU-second, once per process).
-
-    ``vl_convert.javascript_bundle()`` already ends with ``window.vegaEmbed=...``; its many
-    top-level ``const`` declarations would clash with other scripts if loaded bare, so it is
-    wrapped in an IIFE.
-    """
-    import vl_convert as vlc
-
-    version = _vl_version()
+    version = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    version = version if version in vlc.get_vegalite_versions() else None
     body = vlc.javascript_bundle(vl_version=version) if version else vlc.javascript_bundle()
     if "window.vegaEmbed=" not in body.replace(" ", ""):
         raise RuntimeError("vl_convert.javascript_bundle() no longer assigns window.vegaEmbed")
@@ -78,15 +42,11 @@ def vega_bundle() -> str:
     return header + "(function(){\n" + body + "\n})();\n"
 
 
-_EXPORT_RE = re.compile(r"export\s*\{([^}]*)\}\s*;?")
-
-
-@functools.cache
 def datatables_bundle() -> tuple[str, str]:
-    """(js, css): itables' offline DataTables bundle, converted from ES module to classic script."""
+    """(js, css): itables' offline DataTables bundle, its one ``export{…}`` rewritten into
+    ``window.SearchgenDataTables={…}``. RuntimeError when the bundle no longer fits."""
     import itables
     from itables.version import __version__ as itables_version
-
     folder = Path(itables.__file__).resolve().parent / "html"
     js = (folder / "dt_bundle.js").read_text(encoding="utf-8")
     css = (folder / "dt_bundle.css").read_text(encoding="utf-8")
@@ -102,25 +62,23 @@ def datatables_bundle() -> tuple[str, str]:
         local, _, exported = item.strip().partition(" as ")
         exported = exported.strip() or local
         pairs.append(f"{'DataTable' if exported == 'default' else exported}:{local.strip()}")
-    m = matches[0]
     assignment = f"window.{DATATABLES_GLOBAL}={{{','.join(sorted(pairs))}}};"
     header = (
         f"/* DataTables + jQuery from itables {itables_version} (itables/html/dt_bundle.js), "
         f"MIT; ES module converted to a classic script defining window.{DATATABLES_GLOBAL}. */\n"
     )
-    converted = js[: m.start()] + assignment + js[m.end():]
+    converted = js[: matches[0].start()] + assignment + js[matches[0].end():]
     return header + '(function(){"use strict";\n' + converted + "\n})();\n", css
 
 
 def _static(name: str) -> str:
-    """A file of ``searchgen_nb/book/static/`` (package data: real JS/CSS files)."""
+    """A file of ``searchgen_nb/book/static/`` (package data)."""
     return resources.files("searchgen_nb.book").joinpath("static", name).read_text(encoding="utf-8")
 
 
 def write_vendor_assets(dest: Path | str) -> list[str]:
-    """Write the offline JS/CSS into ``dest`` (created if needed), byte-identical on rerun,
-    with a ``VENDOR.txt`` holding the sha256 of each file; return the file names in load
-    order, JS first then CSS (as ``html_js_files`` / ``html_css_files`` list them)."""
+    """Write the offline JS/CSS and a ``VENDOR.txt`` of their sha256 into ``dest`` (created);
+    return the file names, JS then CSS in load order. ValueError for a folder ``_static``."""
     dest = Path(dest)
     if dest.name == "_static":
         raise ValueError("do not vendor into a folder named _static "
@@ -128,16 +86,13 @@ def write_vendor_assets(dest: Path | str) -> list[str]:
     dest.mkdir(parents=True, exist_ok=True)
     dt_js, dt_css = datatables_bundle()
     files = {
-        "vega-embed.bundle.js": vega_bundle(),
-        "datatables.bundle.js": dt_js,
+        "vega-embed.bundle.js": vega_bundle(), "datatables.bundle.js": dt_js,
         "searchgen-nb.js": _static("searchgen-nb.js").replace("__DTGLOBAL__", DATATABLES_GLOBAL),
-        "datatables.bundle.css": dt_css,
-        "searchgen-nb.css": _static("searchgen-nb.css"),
+        "datatables.bundle.css": dt_css, "searchgen-nb.css": _static("searchgen-nb.css"),
     }
     lines = [
         "Generated by searchgen_nb.book.assets.write_vendor_assets(); do not edit, do not commit.",
-        "Loaded on every page via Sphinx html_js_files / html_css_files (see _config.yml).",
-        "",
+        "Loaded on every page via Sphinx html_js_files / html_css_files (see _config.yml).", "",
     ]
     for name in (*VENDOR_JS, *VENDOR_CSS):
         (dest / name).write_text(files[name], encoding="utf-8", newline="")

@@ -5,13 +5,11 @@ timestamps, random ids or absolute paths)."""
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import re
 import sys
 import time
 from pathlib import Path
-from typing import NamedTuple
 from unittest import mock
 
 import nbformat
@@ -24,15 +22,8 @@ NOTEBOOKS = "src/book/notebooks"  # the executed notebooks, relative to the work
 VOLATILE_CELL_METADATA = ("execution", "papermill", "collapsed", "scrolled", "ExecuteTime")
 
 
-def notebook_sources(root: Path | None = None) -> list[Path]:
-    """The numbered source notebooks, in run order (``notebooks/NN_name.ipynb``)."""
-    root = root or project_root()
-    return sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-
-
 def check_executed(nb: nbformat.NotebookNode, name: str) -> None:
-    """Raise :class:`ReleaseError` when an executed notebook holds an error output or stopped
-    early."""
+    """Raise :class:`ReleaseError` if an executed notebook holds an error output or ended early."""
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
@@ -49,14 +40,17 @@ def _clean(text: str) -> str:
 
 
 def normalize(nb: nbformat.NotebookNode, root: Path) -> nbformat.NotebookNode:
-    """Strip what changes run to run: timestamps, durations, random ids, absolute paths.
-
-    Keeps ``metadata.papermill.parameters`` (reviewers see what the run was given; the
-    release config by its file name, wherever it lay) and hides the parameter cells' code in
-    the book.
-    """
+    """Strip what changes run to run: timestamps, durations, random ids, absolute paths. Keeps
+    ``metadata.papermill.parameters`` (the release config by its file name: the folder a release
+    ran from is no part of what it published) and hides the parameter cells in the book."""
+    from papermill.translators import PythonTranslator
     params = dict(nb.metadata.get("papermill", {}).get("parameters", {}))
-    _config_by_name(nb, params)
+    if isinstance(given := params.get("release_config"), str):
+        params["release_config"] = name = Path(given).name
+        old, new = (f"release_config = {PythonTranslator.translate(v)}" for v in (given, name))
+        for cell in nb.cells:
+            if "injected-parameters" in cell.metadata.get("tags", []):
+                cell.source = cell.source.replace(old, new)
     nb.metadata = nbformat.from_dict({
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
@@ -78,29 +72,10 @@ def normalize(nb: nbformat.NotebookNode, root: Path) -> nbformat.NotebookNode:
     return nb
 
 
-def _config_by_name(nb: nbformat.NotebookNode, params: dict) -> None:
-    """``release_config`` as its file name in ``params`` and the injected parameters cell: the
-    folder a release ran from is no part of what it published."""
-    from papermill.translators import PythonTranslator
-
-    given = params.get("release_config")
-    if not isinstance(given, str):
-        return
-    params["release_config"] = name = Path(given).name
-    old, new = (f"release_config = {PythonTranslator.translate(v)}" for v in (given, name))
-    for cell in nb.cells:
-        if "injected-parameters" in cell.metadata.get("tags", []):
-            cell.source = cell.source.replace(old, new)
-
-
 @contextlib.contextmanager
 def kernel_stderr_to(log_path: Path):
-    """Send what kernels write to stderr (transport warnings, shutdown noise) to a log file.
-
-    Kernels inherit file descriptor 2, so it is redirected for the duration; the release's
-    own messages are written after it is restored. Failures still name the notebook and
-    cell; the log keeps the kernels' raw output for debugging.
-    """
+    """Send what kernels write to file descriptor 2 (transport warnings, shutdown noise) to a
+    log file for the duration; failures still name the notebook and cell."""
     sys.stderr.flush()
     saved = os.dup(2)
     with open(log_path, "ab") as log:
@@ -113,60 +88,41 @@ def kernel_stderr_to(log_path: Path):
             os.close(saved)
 
 
-class Kernel(NamedTuple):
-    """The release's running kernel (manager ``km``) and its one ready client ``kc``."""
-
-    km: object
-    kc: object
-
-
 @contextlib.contextmanager
 def release_kernel(cwd: Path):
-    """One ``python3`` kernel of this environment, started in ``cwd``, and one ready client for
-    all of a release's notebooks; yields a :class:`Kernel`, shut down on exit. A kernel of its
-    own per notebook would start Python and import pandas, altair and the book package ten
-    times: a demo release took twice as long. Raises :class:`ReleaseError` when it cannot
-    start."""
+    """One ``python3`` kernel started in ``cwd`` for all of a release's notebooks (a kernel per
+    notebook imports pandas and altair ten times: a demo release takes 1.6 times as long); yields
+    (manager, ready client), shut down on exit. :class:`ReleaseError` when it cannot start."""
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_core.utils import run_sync
-
-    kernel = Kernel(AsyncKernelManager(kernel_name="python3"), None)
+    km, kc = AsyncKernelManager(kernel_name="python3"), None
     try:
-        run_sync(kernel.km.start_kernel)(cwd=str(cwd),
-                                         extra_arguments=["--HistoryManager.enabled=False"])
-        kernel = kernel._replace(kc=kernel.km.client())
-        kernel.kc.start_channels()
-        run_sync(kernel.kc.wait_for_ready)(timeout=60)
-        kernel.kc.allow_stdin = False
-    except Exception as exc:  # noqa: BLE001 - no kernelspec, a kernel that dies at start, …
-        _stop(kernel)
-        raise ReleaseError("could not start the notebooks' python3 kernel: "
-                           f"{type(exc).__name__}: {_clean(str(exc))}") from None
-    try:
-        yield kernel
+        try:
+            run_sync(km.start_kernel)(cwd=str(cwd),
+                                      extra_arguments=["--HistoryManager.enabled=False"])
+            kc = km.client()
+            kc.start_channels()
+            run_sync(kc.wait_for_ready)(timeout=60)
+            kc.allow_stdin = False
+        except Exception as exc:  # noqa: BLE001 - no kernelspec, a kernel that dies at start, …
+            raise ReleaseError("could not start the notebooks' python3 kernel: "
+                               f"{type(exc).__name__}: {_clean(str(exc))}") from None
+        yield km, kc
     finally:
-        _stop(kernel)
+        if kc is not None:
+            with contextlib.suppress(Exception):
+                kc.stop_channels()
+        with contextlib.suppress(Exception):  # a kernel that already died
+            run_sync(km.shutdown_kernel)(now=True)
 
 
-def _stop(kernel: Kernel) -> None:
-    """Close the client (if any) and shut the kernel down, each even if the other fails."""
+def reset_namespace(kernel: tuple) -> None:
+    """Empty the kernel's user namespace (IPython's reset: modules stay loaded, execution counts
+    start again at 1). :class:`ReleaseError` when the kernel died or the reset failed."""
     from jupyter_core.utils import run_sync
-
-    if kernel.kc is not None:
-        with contextlib.suppress(Exception):
-            kernel.kc.stop_channels()
-    with contextlib.suppress(Exception):  # a kernel that already died
-        run_sync(kernel.km.shutdown_kernel)(now=True)
-
-
-def reset_namespace(kernel: Kernel) -> None:
-    """Empty the kernel's user namespace (IPython's own reset: imported modules stay loaded,
-    execution counts start again at 1): the next notebook starts as in a new kernel.
-    Raises :class:`ReleaseError` when the kernel died or the reset failed."""
-    from jupyter_core.utils import run_sync
-
+    _, kc = kernel
     try:
-        reply = run_sync(kernel.kc.execute_interactive)(
+        reply = run_sync(kc.execute_interactive)(
             "get_ipython().reset(new_session=True)", store_history=False, timeout=60,
             output_hook=lambda msg: None)
     except Exception as exc:  # noqa: BLE001 - the kernel died between two notebooks, …
@@ -176,38 +132,34 @@ def reset_namespace(kernel: Kernel) -> None:
         raise ReleaseError(f"kernel namespace reset failed: {reply['content'].get('ename', '?')}")
 
 
-@functools.cache
 def _kernel_engine() -> str:
-    """The name of papermill's nbclient engine running a notebook on a :class:`Kernel`'s ready
-    client (registered once per process): given only the kernel, nbclient would make a client
-    per notebook, wait for it and, the kernel not being its own, leave it running."""
+    """Register papermill's nbclient engine running a notebook on :func:`release_kernel`'s ready
+    client (given only the kernel, nbclient would make a client per notebook and leave it
+    running); return its name."""
     from papermill.clientwrap import PapermillNotebookClient
     from papermill.engines import NBClientEngine, papermill_engines
 
     class KernelEngine(NBClientEngine):
         @classmethod
         def execute_managed_notebook(cls, nb_man, kernel_name, kernel=None, **kwargs):
-            client = PapermillNotebookClient(nb_man, km=kernel.km, kernel_name=kernel_name)
-            client.kc = kernel.kc  # ready: nbclient neither makes nor closes a client it is given
+            km, kc = kernel
+            client = PapermillNotebookClient(nb_man, km=km, kernel_name=kernel_name)
+            client.kc = kc  # ready: nbclient neither makes nor closes a client it is given
             return client.execute()
 
     papermill_engines.register("searchgen-kernel", KernelEngine)
     return "searchgen-kernel"
 
 
-def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path,
-                     kernel: Kernel | None = None) -> None:
-    """Run one notebook with papermill (on the running ``kernel`` of :func:`release_kernel`,
-    else in a new ``python3`` kernel of this environment), check and normalise it, write it to
-    ``dest`` once. Raises :class:`ReleaseError` naming the notebook and cell."""
+def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path, kernel: tuple) -> None:
+    """Run one notebook with papermill on the running ``kernel``, check and normalise it, write
+    it to ``dest`` once. Raises :class:`ReleaseError` naming the notebook and cell."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
-
-    on = {} if kernel is None else {"engine_name": _kernel_engine(), "kernel": kernel}
     try:
         nb = papermill.execute_notebook(
             str(src), str(dest), parameters=parameters, kernel_name="python3", cwd=str(root),
-            progress_bar=False, log_output=False, **on,
+            progress_bar=False, log_output=False, engine_name=_kernel_engine(), kernel=kernel,
             request_save_on_cell_execute=False,  # written once below, not after every cell
         )
     except PapermillExecutionError as exc:
@@ -221,12 +173,11 @@ def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path,
 
 
 def run_notebooks(root: Path, out: Path, work: Path, params: dict, log) -> dict[str, float]:
-    """Run the numbered notebooks of the project ``root`` in order into ``work/``
+    """Run the numbered notebooks ``root/notebooks/NN_*.ipynb`` in order into ``work/``
     :data:`NOTEBOOKS`, in one kernel emptied between them; return each one's seconds. The kernel
-    runs in ``out`` and takes relative parameters from it (``$SEARCHGEN_ROOT``), the commit of
-    the notebooks from ``root`` (``$SEARCHGEN_PROJECT``); its IPython folder is the work
-    folder's, not the user's, and it keeps no history."""
-    sources, timings = notebook_sources(root), {}
+    runs in ``out`` (``$SEARCHGEN_ROOT``: parameters are relative to it) with the notebooks'
+    commit from ``root`` (``$SEARCHGEN_PROJECT``), the work folder's IPython folder, no history."""
+    sources, timings = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")), {}
     if not sources:
         raise ReleaseError(f"no notebooks found in {root / 'notebooks'}")
     env = {WORK_ROOT_ENV: str(out), PROJECT_ENV: str(root), "IPYTHONDIR": str(work / "ipython")}

@@ -3,27 +3,20 @@ notebooks stay a parameters cell, a few calls and prose."""
 
 from __future__ import annotations
 
+import json
 import math
 from decimal import Decimal
 
-from searchgen_nb.book import charts, heatmaps, tables, views
+from searchgen_nb.book import charts, heatmaps, tables, views, views_audit
+from searchgen_nb.book.cards import TEXTS_SCRIPT, card_href, card_links
 from searchgen_nb.book.display import HTMLFragment, join
-from searchgen_nb.book.fmt import esc, format_number
+from searchgen_nb.book.fmt import STATUS_LABELS, esc, format_number
 from searchgen_nb.book.page_parts import _TAG_HEADS, EXPLORER, METHODS, _a, _board_file, _p
 from searchgen_nb.book.page_parts import _safe_id, _slice_filter, downloads, explorer_link
 from searchgen_nb.book.page_parts import with_legend
-from searchgen_nb.book.pages_audit import (  # noqa: F401  (the notebooks call them as pages.X)
-    audit_invalid,
-    audit_manifest,
-    audit_status,
-    audit_validation,
-    audit_warnings,
-    changes,
-    prompt_explorer,
-    status_table,
-)
+from searchgen_nb.book.tables import COLUMN_DEFINITIONS as DEFS, Head
 from searchgen_nb.book.views import TAG_KINDS, Release
-from searchgen_nb.constants import OVERALL_9_COMPONENTS
+from searchgen_nb.constants import OVERALL_9_COMPONENTS, STATUSES
 from searchgen_nb.numeric import decimal_text
 
 
@@ -35,8 +28,6 @@ def banner(release: Release) -> HTMLFragment:
         "to the real formats and sizes; none of it is a real SearchGen-Bench result.</div>"
         if release.is_demo else "", "banner")
 
-
-# ---- slices ------------------------------------------------------------------------------
 
 def slice_note(release: Release) -> HTMLFragment:
     """Which slice the page shows, and what the other slices are (read them below)."""
@@ -52,12 +43,10 @@ def slice_note(release: Release) -> HTMLFragment:
 
 
 def slice_sections(release: Release, render) -> HTMLFragment:
-    """One collapsible section per published slice but the full set, each ``render(view)`` (a
-    fragment or a list of them) of the release seen through that slice."""
+    """Per published slice but the full set, a collapsible section of ``render(slice view)``."""
     parts = []
     for name in release.slices[1:]:
-        view = release.for_slice(name)
-        body = render(view)
+        body = render(view := release.for_slice(name))
         body = join(body if isinstance(body, list) else [body], "")
         parts.append(f'<details class="sg-slice" id="slice-{esc(name)}"><summary>Slice '
                      f"<code>{esc(name)}</code> · {len(view.records)} prompts</summary>\n"
@@ -67,12 +56,8 @@ def slice_sections(release: Release, render) -> HTMLFragment:
     return HTMLFragment("\n".join(parts), "slices")
 
 
-# ---- leaderboards ------------------------------------------------------------------------
-
 def leaderboard_view(release: Release, group: str, forest: bool = True) -> HTMLFragment:
-    """The sortable leaderboard of one stratum group captioned with its prompt count, with each
-    model's bootstrap interval, rank range and tie group when the release has them, followed by
-    the group's forest plot (``forest``)."""
+    """One stratum group's sortable leaderboard, downloads and (``forest``) forest plot."""
     n, rows = next(((n, rows) for g, n, rows in views.stratum_views(release) if g == group),
                    (None, None))
     if rows is None:
@@ -103,15 +88,14 @@ def leaderboard_view(release: Release, group: str, forest: bool = True) -> HTMLF
 
 def _no_tags(release: Release, kind: str) -> HTMLFragment | None:
     """A sentence instead of an empty chart or table when no prompt carries a tag of ``kind``."""
-    word = "domain" if kind == "domain" else "failure-mode"
     return None if release.boards[kind] else _p(
-        f"No prompt of this release carries a {word} tag.", "sg-note", "note")
+        f"No prompt of this release carries a {kind.replace('_', '-')} tag.", "sg-note", "note")
 
 
 def multilabel_note(release: Release, kind: str) -> HTMLFragment:
     """The multi-label note with this release's numbers (memberships never sum to the prompts)."""
     counts, n = views.tag_counts(release, kind), release.manifest["dataset"]["n_prompts"]
-    word = "domain" if kind == "domain" else "failure-mode"
+    word = kind.replace("_", "-")
     untagged = sum(1 for r in release.records if not r[TAG_KINDS[kind]])
     return _p(f"<strong>Multi-label.</strong> The {len(counts)} {word} tags carry "
               f"{int(counts['Prompts'].sum())} prompt memberships for {n} prompts ({untagged} "
@@ -121,9 +105,7 @@ def multilabel_note(release: Release, kind: str) -> HTMLFragment:
 
 
 def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
-    """Two model × tag heatmaps of Overall-9 — absolute (best of each column outlined) and
-    relative to each model's overall score — columns by prompt count; each cell links to the
-    prompt explorer filtered to its prompts."""
+    """Model × tag heatmaps of Overall-9, absolute and relative to each model's Overall-9."""
     if (empty := _no_tags(release, kind)) is not None:
         return empty
     df, word = views.tag_frame(release, kind), kind.replace("_", " ")
@@ -133,15 +115,15 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
     intervals = (views.uncertainty_key(release, kind, tags[0]) is not None
                  and bool((release.uncertainty or {}).get("groups")))
     width = views.wide_interval(release) if intervals else None
+    data_id = f"heatmap-{kind}{release.id_suffix}"
     common = {"decimals": release.decimals, "tag_order": tags, "wide_interval": width,
-              "tag_counts": sizes,
-              "confidence": release.confidence, "data_id": f"heatmap-{kind}{release.id_suffix}",
+              "tag_counts": sizes, "confidence": release.confidence, "data_id": data_id,
               "overall": {r["model_id"]: r["overall_9"] for r in release.boards["overall"]},
               "href": EXPLORER + f"?{kind}={{tag}}&model={{model_id}}"
               + ("" if release.is_full else "&slice=" + release.slice_name)}
     base = "all prompts" + ("" if release.is_full else f" of slice {release.slice_name}")
     absolute = heatmaps.heatmap(
-        df, f"heatmap-{kind}{release.id_suffix}", title=f"Overall-9 by {word} (0–100; grey = N/A)",
+        df, data_id, title=f"Overall-9 by {word} (0–100; grey = N/A)",
         subtitle="columns by prompt count, largest first; black outline = best of the column; "
         "click a cell for its prompts", **common)
     relative = heatmaps.heatmap(
@@ -169,8 +151,7 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
 
 
 def tag_tables(release: Release, kind: str) -> HTMLFragment:
-    """One collapsible table per model (overall order): each tag's Overall-9, prompts, scored,
-    coverage and its nine components."""
+    """Per model (overall order), a collapsible table of each tag's Overall-9 and counts."""
     if (empty := _no_tags(release, kind)) is not None:
         return empty
     parts = []
@@ -184,8 +165,7 @@ def tag_tables(release: Release, kind: str) -> HTMLFragment:
             row_links={"Prompts": links, "Coverage %": [
                 f"{link}&status=not_scored" if s < t else None
                 for link, s, t in zip(links, frame["Scored"], frame["Prompts"])]},
-            decimals={"Coverage %": 2}, heads=_TAG_HEADS,
-            order=[("Overall-9", "desc")])
+            decimals={"Coverage %": 2}, heads=_TAG_HEADS, order=[("Overall-9", "desc")])
         rank = f"rank {r['rank']}" if r["ranked"] else "unranked"
         o9 = format_number(r["overall_9"], release.decimals)[0]
         parts.append(f'<details class="sg-model-tags"><summary><strong>{esc(r["display_name"])}'
@@ -193,8 +173,6 @@ def tag_tables(release: Release, kind: str) -> HTMLFragment:
                      f"{table.html}</details>")
     return HTMLFragment("\n".join(parts), f"{kind} tables")
 
-
-# ---- compare -----------------------------------------------------------------------------
 
 def compare(release: Release, group: str, models: list[str] | None) -> list[HTMLFragment]:
     """``models`` (default: the top three; ids or display names, any case) on the nine
@@ -231,8 +209,7 @@ def compare(release: Release, group: str, models: list[str] | None) -> list[HTML
 
 
 def compare_picker(release: Release) -> HTMLFragment:
-    """Any models on the nine components in any group, picked in the built page (the rows of
-    every group precomputed: All, strata, search types, domain and failure-mode tags)."""
+    """Any models on the nine components in any group, picked in the built page."""
     groups = [(g, rows) for g, rows in release.boards["stratum"].items()
               if rows and rows[0]["n_total"]]
     groups += [(views.group_label(kind, t), rows) for kind in TAG_KINDS
@@ -241,22 +218,18 @@ def compare_picker(release: Release) -> HTMLFragment:
                 "v": [r["components"][c] for c in OVERALL_9_COMPONENTS]}
                for m in dict.fromkeys(r["model_id"] for _, rows in groups for r in rows)
                for label, rows in groups for r in rows if r["model_id"] == m]  # model-major
-    chart = heatmaps.compare_picker(records, [g for g, _ in groups],
-                                  [r["display_name"] for r in release.boards["overall"]],
-                                  f"compare-picker{release.id_suffix}",
-                                  title="Compare any models, in any group",
-                                  decimals=release.decimals)
+    names = [r["display_name"] for r in release.boards["overall"]]
+    chart = heatmaps.compare_picker(records, [g for g, _ in groups], names,
+                                    f"compare-picker{release.id_suffix}", decimals=release.decimals,
+                                    title="Compare any models, in any group")
     return with_legend(chart, "Every group and model of the release is in the page: nothing is "
                        "recomputed when you choose. Values are the published components "
                        f"({_a('components', '0–100')}).")
 
 
 def pairwise(release: Release, group: str) -> list[HTMLFragment]:
-    """Every pair of ranked models of ``group`` (All or a stratum; in a slice view, All = the
-    whole slice): a matrix of Δ Overall-9 marking pairs that cannot be separated, and a table
-    with Δ, its interval, p and Holm-adjusted p."""
-    u = release.uncertainty
-    if u is None or not u.get("groups"):
+    """Every pair of ranked models of ``group``: a matrix of Δ Overall-9, a table of Δ and p."""
+    if not (u := release.uncertainty) or not u.get("groups"):
         return [_p("This release has no uncertainty section (<code>n_bootstrap: 0</code>).")]
     group = views.resolve_group(release, group)
     pairs, lead = views.group_pairs(release, "stratum", group), []
@@ -285,3 +258,140 @@ def pairwise(release: Release, group: str) -> list[HTMLFragment]:
                               decimals={"p": 4, "Holm p": 4, "Δ Overall-9": release.decimals},
                               page_length=20)
     return [*lead, HTMLFragment(note, "pairs note"), chart, table, downloads("uncertainty.json")]
+
+
+_STATUS_TITLES = {
+    "scored": "Result parsed, success true, every value a finite number in 0–3.",
+    "invalid_evaluation": "Result file present but unusable (reason listed below).",
+    "missing_evaluation": "No result file, but a generated image exists.",
+    "missing_generation": "Neither a result file nor a generated image.",
+}
+_STATUS_HEADS = {
+    "display_name": Head("Model"),
+    **{s: Head(STATUS_LABELS[s].capitalize(), _STATUS_TITLES[s], f"{METHODS}#status")
+       for s in STATUSES},
+    "prompts": Head("Prompts"),
+    "coverage": Head("Coverage", DEFS["coverage"], f"{METHODS}#coverage"),
+    "missing_policy": Head("Missing policy", DEFS["missing_policy"], f"{METHODS}#missing-policy"),
+}
+
+
+def status_table(release: Release, table_id: str) -> HTMLFragment:
+    """Status counts per model with coverage and policy; headers explain and link to Methods."""
+    return tables.data_table(views_audit.status_frame(release), table_id, heads=_STATUS_HEADS)
+
+
+def audit_status(release: Release) -> list[HTMLFragment]:
+    """Status counts per model as a chart (with the ranking threshold) and a table."""
+    chart = charts.coverage_bars(views_audit.status_frame(release), "coverage-status",
+                                 min_coverage=release.min_coverage,
+                                 title="Status of every prompt × model pair")
+    legend = (f"Segments: the four {_a('status', 'statuses')}; label: "
+              f"{_a('coverage', 'coverage')}; dashed line: the coverage needed to be "
+              f"{_a('ranking', 'ranked')}.")
+    return [with_legend(chart, legend), status_table(release, "status-counts"),
+            downloads("prompt_scores.jsonl")]
+
+
+def audit_invalid(release: Release) -> HTMLFragment:
+    """Every invalid evaluation with model, sample_id, file and reason."""
+    df = views_audit.invalid_frame(release)
+    return HTMLFragment("<p>No invalid evaluation in this release.</p>") if df.empty else (
+        tables.data_table(df, "invalid-evaluations", page_length=25, row_links=card_links(df)))
+
+
+def audit_warnings(release: Release) -> HTMLFragment:
+    """Every extraction warning (duplicate tags, ignored score keys, …)."""
+    df = views_audit.warnings_frame(release)
+    return HTMLFragment("<p>No warning was raised during extraction.</p>") if df.empty else (
+        tables.data_table(df, "extraction-warnings", page_length=25))
+
+
+def audit_validation(report: dict) -> list[HTMLFragment]:
+    """The validation report: verdict line plus one row per check."""
+    verdict = "every release check passed" if report["passed"] else "RELEASE CHECKS FAILED"
+    head = _p(f"<strong>Validation: {verdict}.</strong>", "sg-verdict", "verdict")
+    return [head, tables.data_table(views_audit.validation_frame(report), "validation-report")]
+
+
+def audit_manifest(release: Release) -> list[HTMLFragment]:
+    """Manifest summary table and the full manifest (collapsed, escaped JSON)."""
+    full = json.dumps(release.manifest, indent=2, sort_keys=True, ensure_ascii=False)
+    raw = HTMLFragment(f"<details><summary>Full manifest.json</summary><pre>{esc(full)}</pre>"
+                       "</details>", "manifest")
+    return [tables.data_table(views.manifest_summary(release), "manifest-summary"), raw,
+            downloads("manifest.json", "validation_report.json")]
+
+
+def changes(release: Release) -> list[HTMLFragment]:
+    """The "What changed" page: the ``searchgen-nb diff`` summary and tables of what changed."""
+    from markdown_it import MarkdownIt
+    from searchgen_nb.changes_markdown import markdown
+    ch, dec = release.changes, release.decimals
+    if ch is None or ch.get("first_release"):
+        return [_p("This is the first release: there is no previous release to compare with. A "
+                   "release config names one with <code>previous_release</code>.",
+                   "sg-first-release", "first release")]
+    text = markdown(ch, release.names, policies=release.policies).split("\n### ")[0]
+    text = text.replace("## What changed\n", "", 1)
+    prev = ch.get("previous") or {}
+    out = [HTMLFragment(
+        '<p class="sg-previous">Compared with the release generated '
+        f"{esc(prev.get('generated_at'))} ({prev.get('n_prompts')} prompts).</p>\n"
+        + MarkdownIt("commonmark", {"html": False}).render(text), "changes summary"),
+        downloads("changes.json")]
+    sections = [
+        ("<h3>Rank movements</h3>", views_audit.rank_moves_frame(release), "changes-ranks", dec,
+         None),
+        ("<h3>Score changes</h3><p>Largest first. The interval of a change is computed for All on "
+         "the prompts common to both releases "
+         f"({_a('changes', 'paired bootstrap')}).</p>", views_audit.score_changes_frame(release),
+         "changes-scores", {"Overall-9 before": dec, "Overall-9 after": dec, "Δ": dec}, 25),
+        ("<h3>Prompts behind the changes</h3><p>Every prompt × model whose status or raw (0–3) "
+         "Overall-9 changed; raw values to four decimals (exact in <code>changes.json</code>). "
+         f"A result without a score counts 0 or is excluded, by the model's "
+         f"{_a('missing-policy', 'missing policy')}.</p>",
+         views_audit.status_changes_frame(release), "changes-pairs", None, 25),
+    ]
+    for head, frame, table_id, decimals, page_length in sections:
+        if len(frame):
+            out += [HTMLFragment(head, "h"),
+                    tables.data_table(frame, table_id, decimals=decimals, page_length=page_length,
+                                      row_links=card_links(frame))]
+    return out
+
+
+def prompt_explorer(release: Release) -> list[HTMLFragment]:
+    """The prompt explorer (filtered from the URL), then the hardest and most discriminating."""
+    rows = views_audit.prompt_rows(release)
+    models = [(r["model_id"], release.names[r["model_id"]]) for r in release.boards["overall"]]
+    scored = [r for r in rows if r["difficulty"] is not None]
+    lists = [
+        ("Hardest prompts", "hardest-prompts",
+         "The ten prompts with the lowest mean Overall-9 across models.",
+         sorted(scored, key=lambda r: (r["difficulty"], r["sample_id"]))),
+        ("Most discriminating prompts", "discriminating-prompts",
+         "The ten prompts whose Overall-9 differs most between the best and the worst model.",
+         sorted(scored, key=lambda r: (-(r["spread"] or 0), r["sample_id"]))),
+    ]
+    legend = (
+        "A model without a score on a prompt shows why: <em>no image</em> (missing generation), "
+        "<em>no eval</em> (missing evaluation) or <em>invalid</em> (invalid evaluation; the reason "
+        f"on hover).\nBy its {_a('missing-policy', 'missing policy')} it counts "
+        "<strong>0</strong> (“0 · no image”, <code>zero_fill</code>: sorted as 0) or is "
+        "<em>excluded</em> (<code>exclude</code>: left out of its means, sorted last both ways). "
+        f"N/A: scored, but {_a('null', 'not applicable')}.")
+    out = [_p(legend, "sg-note", "legend"),
+           tables.prompt_table(rows, models, "prompt-explorer", decimals=release.decimals,
+                               policies=release.policies),
+           HTMLFragment(TEXTS_SCRIPT, "prompt texts"),  # the search covers them (cards.py)
+           downloads("prompt_scores.jsonl")]
+    for title, table_id, what, picked in lists:
+        frame = [{"sample_id": r["sample_id"], "Stratum": r["stratum"],
+                  "Domains": " ".join(r["domains"]), "Difficulty": r["difficulty"],
+                  "Spread": r["spread"]} for r in picked[:10]]
+        body = tables.data_table(frame, table_id, decimals=release.decimals,
+                                 row_links={"sample_id": [card_href(f["sample_id"])
+                                                          for f in frame]})
+        out.append(HTMLFragment(f"<h3>{esc(title)}</h3><p>{what}</p>\n{body.html}", table_id))
+    return out
