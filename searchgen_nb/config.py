@@ -192,21 +192,12 @@ class ReleaseConfig(BaseModel):
         expanded = _VARIABLE.sub(lambda m: os.environ[m.group(1)], rel)
         return Path(os.path.realpath(Path(self.config_path).parent / expanded))  # loops: no crash
 
-    @property
-    def dataset_path(self) -> Path:
-        return self.resolve(self.dataset)
-
-    @property
-    def results_root_path(self) -> Path:
-        return self.resolve(self.results_root)
-
-    @property
-    def previous_release_path(self) -> Path | None:
-        return None if self.previous_release is None else self.resolve(self.previous_release)
-
-    @property
-    def paper_table_path(self) -> Path | None:
-        return self.resolve(self.paper_table) if self.paper_table else None
+    dataset_path = property(lambda self: self.resolve(self.dataset))
+    results_root_path = property(lambda self: self.resolve(self.results_root))
+    previous_release_path = property(  # min_length=1: None or a path
+        lambda self: self.previous_release and self.resolve(self.previous_release))
+    paper_table_path = property(
+        lambda self: self.resolve(self.paper_table) if self.paper_table else None)
 
     def policy(self, model_id: str) -> str:
         return self.models[model_id].missing_policy or self.scoring.missing_policy_default

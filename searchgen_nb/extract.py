@@ -32,8 +32,6 @@ class InvalidResult(ValueError):
 def _check_value(key: str, v: object) -> float:
     """A score value as float, or :class:`InvalidResult` (not a finite number in 0–3)."""
     t = type(v)
-    if (t is float or t is int) and 0 <= v <= 3:  # NaN and ±inf fail the comparison
-        return float(v)
     if t is bool or not isinstance(v, (int, float)):
         raise InvalidResult(f"score {key!r} is not a number: {_shown(v)}")
     if t is not float and t is not int:  # a subclass (numpy's float64): its plain value
@@ -91,18 +89,13 @@ def extract_components(result: dict) -> Components:
     return _components_and_unknown(result.get("scores"))[0]
 
 
-_ALIASES = {
-    "visual_reference": "visual_reference_evaluation",
-    "text_reference": "text_reference_evaluation",
-    "adaptive_rubric": "rubric_adaptive",
-    "rubric": "rubric_adaptive",
-}
+_ALIASES = {"visual_reference": "visual_reference_evaluation", "rubric": "rubric_adaptive",
+            "text_reference": "text_reference_evaluation", "adaptive_rubric": "rubric_adaptive"}
 
 
 def adapt_components(out: object) -> Components:
-    """An extractor's return value as the ten-component mapping; :class:`InvalidResult` for an
-    unknown name, a sequence not of ten, or a value not a finite number in 0–3 (None, NaN:
-    not applicable)."""
+    """An extractor's return value as the ten components (None, NaN: not applicable);
+    :class:`InvalidResult` for an unknown name, not ten values, or a value not in 0–3."""
     if isinstance(out, Mapping):
         items = {}
         for k, v in out.items():
@@ -117,15 +110,12 @@ def adapt_components(out: object) -> Components:
     else:
         why = f"{type(out).__name__}, expected a mapping or a sequence"
         raise InvalidResult(f"extractor returned {why}")
-    comps: Components = {}
+    comps: Components = dict.fromkeys(COMPONENTS)
     for c in COMPONENTS:
         v = items.get(c)
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            comps[c] = None
-        else:
-            if hasattr(v, "item") and not isinstance(v, (int, float)):  # numpy scalar
-                v = v.item()
-            comps[c] = _check_value(c, v)
+        if v is not None and not (isinstance(v, float) and math.isnan(v)):
+            numpy = hasattr(v, "item") and not isinstance(v, (int, float))  # a numpy scalar
+            comps[c] = _check_value(c, v.item() if numpy else v)
     return comps
 
 
@@ -163,7 +153,7 @@ class PairResult:
     components: Components = field(default_factory=lambda: dict.fromkeys(COMPONENTS))
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
-    file_sha256: str | None = None
+    file_sha256: bytes | None = None
     file_id: tuple[int, int] | None = None
     identity_error: str | None = None
     evidence: dict | None = None  # the judge's answer (searchgen_nb.evidence.pair_evidence)
