@@ -56,7 +56,7 @@ class ModelConfig(BaseModel):
     lane: str = "none"
     missing_policy: Policy | None = None
     pending: bool = False  # results not in yet: shown as pending, never ranked
-    generator_name: str | None = None
+    generator_name: str | None = None  # what result files may say besides source_id, model_id
 
 
 class ScoringConfig(BaseModel):
@@ -84,7 +84,7 @@ class UncertaintyConfig(BaseModel):
     """``uncertainty`` (data contract, § Uncertainty: the stratified prompt bootstrap);
     ``low_confidence_width`` (public points) marks wide cells in the book."""
     model_config = _STRICT
-    n_bootstrap: int = Field(default=10_000, ge=0, le=100_000)  # groups × B × models × 16 bytes
+    n_bootstrap: int = Field(default=10_000, ge=0, le=100_000)  # capped: replicates are kept
     seed: int = Field(default=0, ge=0, le=2**63 - 1)
     confidence: Decimal = Decimal("0.95")
     low_confidence_width: Decimal = Decimal("20")
