@@ -1,10 +1,6 @@
 """Release configuration: load, validate, resolve paths from the config's folder (data
-contract, § Release config).
-
-The same YAML file is the papermill parameters file of every notebook; its optional key
-``release_config`` holds the file's own path from the project root (papermill injects the
-keys, not the file name).
-"""
+contract, § Release config). The YAML is also every notebook's papermill parameters file; its
+optional key ``release_config`` holds the file's own path from the project root."""
 
 from __future__ import annotations
 
@@ -19,24 +15,16 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from searchgen_nb.constants import (
-    DEFAULT_GENERATION_GLOB,
-    DEFAULT_RESULT_PATH,
-    PARTITION_KEYS,
-    TOOLGEN_EXTRACTOR,
-)
+from searchgen_nb.constants import (DEFAULT_GENERATION_GLOB, DEFAULT_RESULT_PATH,
+                                   PARTITION_KEYS, TOOLGEN_EXTRACTOR)
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import CONFIG_MAX, read_bytes
 from searchgen_nb.untrusted import ConfigLoader, excerpt, hidden_char, strings, twins
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
-#: A variable in a config path: ``${NAME}`` (nothing else).
 _VARIABLE = re.compile(r"\$\{(\w+)\}")
 _SLICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 Policy = Literal["zero_fill", "exclude"]
-#: At most this many ``generation_glob`` patterns of at most this many characters each (data
-#: contract, § Release config).
-GLOBS_MAX, GLOB_LENGTH_MAX = 64, 256
 
 
 def _decimal(value: object, wanted: str) -> Decimal:
@@ -47,9 +35,8 @@ def _decimal(value: object, wanted: str) -> Decimal:
 
 
 def exact_decimal(value: object) -> Decimal:
-    """A number in [0, 1] as the exact decimal written ("0.9 is exactly nine tenths", data
-    contract, § Release config), of at most 15 significant digits (so that the manifest's
-    JSON number reads back as the same decimal); else ``ValueError``."""
+    """A number in [0, 1] as the exact decimal written, ≤ 15 significant digits so the
+    manifest's JSON number reads back the same (data contract, § Release config)."""
     d = _decimal(value, "a number between 0 and 1")
     if not d.is_finite():
         raise ValueError(f"must be a finite number, got {value}")
@@ -62,25 +49,21 @@ def exact_decimal(value: object) -> Decimal:
 
 class ModelConfig(BaseModel):
     """One configured model (``models``)."""
-
     model_config = _STRICT
     display_name: str = Field(min_length=1)
     type: Literal["Open", "Commercial"]
     source_id: str = Field(min_length=1)
     lane: str = "none"
     missing_policy: Policy | None = None
-    #: Results not in yet on purpose: shown as pending, never ranked, no file needed.
-    pending: bool = False
-    #: What the result files' own ``generator_name`` may say besides source_id and model_id.
-    generator_name: str | None = None
+    pending: bool = False  # results not in yet: shown as pending, never ranked
+    generator_name: str | None = None  # what result files may say besides source_id, model_id
 
 
 class ScoringConfig(BaseModel):
     """``scoring``; the coverage is compared exactly (data contract, § Coverage and ranking)."""
-
     model_config = _STRICT
     missing_policy_default: Policy = "zero_fill"
-    min_ranking_coverage: Decimal = Field(default=Decimal("0.9"))
+    min_ranking_coverage: Decimal = Decimal("0.9")
     rounding_decimals: int = Field(default=1, ge=0, le=6)
 
     @field_validator("min_ranking_coverage", mode="before")
@@ -91,7 +74,6 @@ class ScoringConfig(BaseModel):
 
 class ExpectedConfig(BaseModel):
     """``expected``: checked by the release gate (data contract, § The release gate)."""
-
     model_config = _STRICT
     n_prompts: int | None = Field(default=None, ge=0)
     partition: dict[Literal[PARTITION_KEYS], int] | None = None  # type: ignore[valid-type]
@@ -99,16 +81,13 @@ class ExpectedConfig(BaseModel):
 
 
 class UncertaintyConfig(BaseModel):
-    """``uncertainty`` (data contract, § Uncertainty: the stratified prompt bootstrap):
-    ``confidence`` is the decimal written; ``low_confidence_width`` in public points marks wide
-    cells in the book (presentation only)."""
-
+    """``uncertainty`` (data contract, § Uncertainty: the stratified prompt bootstrap);
+    ``low_confidence_width`` (public points) marks wide cells in the book."""
     model_config = _STRICT
-    #: capped: every group's replicate values are kept (groups × B × models × 16 bytes)
-    n_bootstrap: int = Field(default=10_000, ge=0, le=100_000)
+    n_bootstrap: int = Field(default=10_000, ge=0, le=100_000)  # capped: replicates are kept
     seed: int = Field(default=0, ge=0, le=2**63 - 1)
-    confidence: Decimal = Field(default=Decimal("0.95"))
-    low_confidence_width: Decimal = Field(default=Decimal("20"))
+    confidence: Decimal = Decimal("0.95")
+    low_confidence_width: Decimal = Decimal("20")
 
     @field_validator("confidence", mode="before")
     @classmethod
@@ -128,28 +107,22 @@ class UncertaintyConfig(BaseModel):
 
     @property
     def alpha(self) -> Fraction:
-        """α = 1 − confidence, exactly."""
         return 1 - Fraction(self.confidence)
 
 
 #: Prompt fields a slice can select on: the record fields that hold a string or a list.
-SLICE_FIELDS = (
-    "subset", "eval_slices", "domains", "failure_modes", "difficulty", "language",
-    "generation_task_type",
-)  # fmt: skip
+SLICE_FIELDS = ("subset", "eval_slices", "domains", "failure_modes", "difficulty", "language",
+                "generation_task_type")
 
 
 class EvidenceConfig(BaseModel):
-    """``evidence`` (data contract, § Prompt evidence and thumbnails): ``thumbnails: false``
-    publishes no thumbnail of the generated images."""
-
+    """``evidence`` (data contract, § Prompt evidence and thumbnails)."""
     model_config = _STRICT
     thumbnails: bool = True
 
 
 class SliceConfig(BaseModel):
     """One named evaluation slice (data contract, § Named evaluation slices)."""
-
     model_config = _STRICT
     field: Literal[SLICE_FIELDS] = "subset"  # type: ignore[valid-type]
     include: list[str] = Field(default_factory=list)
@@ -159,16 +132,14 @@ class SliceConfig(BaseModel):
 
 class ReleaseConfig(BaseModel):
     """A release config; ``config_path`` is the YAML file, which paths are relative to."""
-
     model_config = _STRICT
     benchmark: str = Field(min_length=1)
     dataset: str
     results_root: str
     result_path: str = DEFAULT_RESULT_PATH
     #: bounded: each pattern is tried on every file name of every pair's folder
-    generation_glob: list[Annotated[str, Field(max_length=GLOB_LENGTH_MAX)]] = Field(
-        default_factory=lambda: list(DEFAULT_GENERATION_GLOB), max_length=GLOBS_MAX
-    )
+    generation_glob: list[Annotated[str, Field(max_length=256)]] = Field(
+        default_factory=lambda: list(DEFAULT_GENERATION_GLOB), max_length=64)
     models: dict[str, ModelConfig] = Field(min_length=1)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     extractor: str | None = None
@@ -177,7 +148,6 @@ class ReleaseConfig(BaseModel):
     slices: dict[str, SliceConfig] | None = None
     uncertainty: UncertaintyConfig = Field(default_factory=UncertaintyConfig)
     evidence: EvidenceConfig = Field(default_factory=EvidenceConfig)
-    #: An earlier release's ``public/data`` (data contract, § Changes between releases).
     previous_release: str | None = Field(default=None, min_length=1)
     data_origin: Literal["release", "synthetic-demo"] = "release"
     release_config: str | None = None
@@ -202,10 +172,8 @@ class ReleaseConfig(BaseModel):
             raise ValueError("names no slice (leave the block out for one slice of every prompt)")
         for name in v or ():
             if not _SLICE_NAME.fullmatch(name):
-                raise ValueError(
-                    f"slice name {excerpt(name, 40)!r}: letters, digits, '_', '.', '-' "
-                    "(at most 64, first a letter or digit)"
-                )
+                raise ValueError(f"slice name {excerpt(name, 40)!r}: letters, digits, '_', '.', "
+                                 "'-' (at most 64, first a letter or digit)")
         return v
 
     @field_validator("extractor")
@@ -215,40 +183,23 @@ class ReleaseConfig(BaseModel):
             raise ValueError("must be 'module:function'")
         return v
 
-    @property
-    def base_dir(self) -> Path:
-        return Path(self.config_path).parent
-
     def resolve(self, rel: str) -> Path:
         """A config path made absolute against the config's folder (never the cwd), ``${VAR}``
         taken from the environment (any other ``$`` is a character of the path)."""
-        missing = sorted({v for v in _VARIABLE.findall(rel) if v not in os.environ})
-        if missing:
-            raise ConfigError(
-                f"config {self.config_path}: path {rel!r} uses ${{{', '.join(missing)}}}, "
-                "which is not set in the environment"
-            )
+        if missing := sorted({v for v in _VARIABLE.findall(rel) if v not in os.environ}):
+            raise ConfigError(f"config {self.config_path}: path {rel!r} uses "
+                              f"${{{', '.join(missing)}}}, which is not set in the environment")
         expanded = _VARIABLE.sub(lambda m: os.environ[m.group(1)], rel)
-        return Path(os.path.realpath(self.base_dir / expanded))  # a loop of links: no crash
+        return Path(os.path.realpath(Path(self.config_path).parent / expanded))  # loops: no crash
 
-    @property
-    def dataset_path(self) -> Path:
-        return self.resolve(self.dataset)
-
-    @property
-    def results_root_path(self) -> Path:
-        return self.resolve(self.results_root)
-
-    @property
-    def previous_release_path(self) -> Path | None:
-        return None if self.previous_release is None else self.resolve(self.previous_release)
-
-    @property
-    def paper_table_path(self) -> Path | None:
-        return self.resolve(self.paper_table) if self.paper_table else None
+    dataset_path = property(lambda self: self.resolve(self.dataset))
+    results_root_path = property(lambda self: self.resolve(self.results_root))
+    previous_release_path = property(  # min_length=1: None or a path
+        lambda self: self.previous_release and self.resolve(self.previous_release))
+    paper_table_path = property(
+        lambda self: self.resolve(self.paper_table) if self.paper_table else None)
 
     def policy(self, model_id: str) -> str:
-        """The missing policy of a model: its own, else ``scoring.missing_policy_default``."""
         return self.models[model_id].missing_policy or self.scoring.missing_policy_default
 
     @property
@@ -263,7 +214,6 @@ class ReleaseConfig(BaseModel):
     def public_dict(self) -> dict:
         """The config as recorded in the manifest: paths as written, no absolute paths."""
         d = self.model_dump(mode="json", exclude={"config_path", "release_config"})
-        # ≤ 15 digits: each reads back exactly
         d["scoring"]["min_ranking_coverage"] = float(self.scoring.min_ranking_coverage)
         for key in ("confidence", "low_confidence_width"):
             d["uncertainty"][key] = float(getattr(self.uncertainty, key))
@@ -272,8 +222,8 @@ class ReleaseConfig(BaseModel):
 
 
 def _string_problems(raw: dict, models: dict) -> list[str]:
-    """Strings (keys too) that do not show as themselves on one line; model ids and the values
-    slices select: any invisible character (:func:`hidden_char`)."""
+    """Strings (keys too) that do not show as themselves on one line; model ids and slices'
+    values: any invisible character (:func:`hidden_char`)."""
     problems = []
     strict = {f"key {excerpt(m, 40)} of models" for m in models if isinstance(m, str)}
     for where, s in strings(raw):
@@ -287,11 +237,8 @@ def _string_problems(raw: dict, models: dict) -> list[str]:
 def _twin_problems(models: dict) -> list[str]:
     """Model ids, or display names, that look the same (:func:`twins`)."""
     ids = [m for m in models if isinstance(m, str)]
-    names = [
-        v["display_name"]
-        for v in models.values()
-        if isinstance(v, dict) and isinstance(v.get("display_name"), str)
-    ]
+    names = [v["display_name"] for v in models.values()
+             if isinstance(v, dict) and isinstance(v.get("display_name"), str)]
 
     def ascii_(s: str) -> str:  # each twin written so that their difference shows
         return excerpt(s.encode("ascii", "backslashreplace").decode("ascii"), 60)
@@ -330,16 +277,13 @@ def load_config(path: str | os.PathLike) -> ReleaseConfig:
     return config_from_dict(raw, p)
 
 
-def _format_pydantic(err: ValidationError) -> list[str]:
-    out = []
-    for e in err.errors():
-        loc = ".".join(str(p) for p in e["loc"])
-        if e["type"] == "missing":
-            out.append(f"`{loc}`: required key is missing")
-            continue
-        msg = "unknown key" if e["type"] == "extra_forbidden" else e["msg"]
-        out.append(f"`{loc}`: {msg} (got {excerpt(e.get('input'))})")
-    return out
+def _problem(e: dict) -> str:
+    """One pydantic error as the key and what is wrong with it."""
+    loc = ".".join(str(p) for p in e["loc"])
+    if e["type"] == "missing":
+        return f"`{loc}`: required key is missing"
+    msg = "unknown key" if e["type"] == "extra_forbidden" else e["msg"]
+    return f"`{loc}`: {msg} (got {excerpt(e.get('input'))})"
 
 
 def config_from_dict(raw: object, config_path: Path) -> ReleaseConfig:
@@ -354,9 +298,8 @@ def config_from_dict(raw: object, config_path: Path) -> ReleaseConfig:
     try:
         cfg = ReleaseConfig.model_validate({**raw, "config_path": str(config_path)})
     except ValidationError as exc:
-        raise ConfigError(f"{where}: " + "; ".join(_format_pydantic(exc))) from None
-    unknown = sorted(set((cfg.expected and cfg.expected.n_scored) or ()) - set(cfg.models))
-    if unknown:
+        raise ConfigError(f"{where}: " + "; ".join(map(_problem, exc.errors()))) from None
+    if unknown := sorted(set((cfg.expected and cfg.expected.n_scored) or ()) - set(cfg.models)):
         names = ", ".join(unknown)
         raise ConfigError(f"{where}: `expected.n_scored` names unknown model(s): {names}")
     return cfg
@@ -367,12 +310,9 @@ def project_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
-#: Set by ``searchgen-nb release`` for its notebooks: the output root that relative notebook
-#: parameters (``release_config``, ``staging``) are taken from.
-WORK_ROOT_ENV = "SEARCHGEN_ROOT"
-#: Set by ``searchgen-nb release``: the project folder the notebooks and book come from; the
-#: manifest's ``pipeline_commit`` is its git commit.
-PROJECT_ENV = "SEARCHGEN_PROJECT"
+#: Set by ``searchgen-nb release`` for its notebooks: the root of relative notebook parameters
+#: (``release_config``, ``staging``), and the project whose git commit is ``pipeline_commit``.
+WORK_ROOT_ENV, PROJECT_ENV = "SEARCHGEN_ROOT", "SEARCHGEN_PROJECT"
 
 
 def work_root() -> Path:
@@ -390,5 +330,4 @@ def find_config(release_config: str | os.PathLike) -> Path:
         if (base / p).exists():
             return (base / p).resolve()
     raise ConfigError(
-        f"config: file not found: {release_config} (looked in the cwd and in {work_root()})"
-    )
+        f"config: file not found: {release_config} (looked in the cwd and in {work_root()})")

@@ -1,8 +1,6 @@
-"""Reading one result file: the status of its prompt × model pair and its ten components
-(data contract, § The ten components, Overall-9 and Overall-10; § Status of a prompt × model
-pair). The extractor is pluggable (``extractor: module:function``, or ToolGen's when
-``TOOLGEN_ROOT`` is set); whatever it returns is checked here as the contract says.
-"""
+"""Reading one result file: its pair's status and ten components (data contract, § The ten
+components, Overall-9 and Overall-10; § Status of a prompt × model pair). The extractor is
+pluggable (``extractor: module:function``, or ToolGen's); its return value is checked here."""
 
 from __future__ import annotations
 
@@ -14,16 +12,9 @@ import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from searchgen_nb.constants import (
-    BUILTIN_EXTRACTOR,
-    COMPONENTS,
-    GENERIC_RUBRIC,
-    INVALID,
-    MISSING_EVALUATION,
-    MISSING_GENERATION,
-    SCORED,
-    TOOLGEN_EXTRACTOR,
-)
+from searchgen_nb.constants import (BUILTIN_EXTRACTOR, COMPONENTS, GENERIC_RUBRIC, INVALID,
+                                   MISSING_EVALUATION, MISSING_GENERATION, SCORED,
+                                   TOOLGEN_EXTRACTOR)
 from searchgen_nb.errors import ExtractorError
 from searchgen_nb.evidence import agrees, pair_evidence
 from searchgen_nb.files import RESULT_MAX, find_image, read_file
@@ -41,8 +32,6 @@ class InvalidResult(ValueError):
 def _check_value(key: str, v: object) -> float:
     """A score value as float, or :class:`InvalidResult` (not a finite number in 0–3)."""
     t = type(v)
-    if (t is float or t is int) and 0 <= v <= 3:  # fast path; NaN and ±inf fail the comparison
-        return float(v)
     if t is bool or not isinstance(v, (int, float)):
         raise InvalidResult(f"score {key!r} is not a number: {_shown(v)}")
     if t is not float and t is not int:  # a subclass (numpy's float64): its plain value
@@ -70,55 +59,27 @@ def _shown(v: object) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-_REFERENCE_KEYS = frozenset(("visual_reference_evaluation", "text_reference_evaluation"))
-_GENERIC = frozenset(GENERIC_RUBRIC)
-
-
-# score key -> (kind, component): "c" checklist item, "a" adaptive rubric, "x" a copied
-# component, "u" unknown. Keys repeat across thousands of files, so classify each once
-# (measured on a demo result file with 11 keys: 2.3 µs with the cache, 4.9 µs without).
-_KEY_KINDS: dict[str, tuple[str, str | None]] = {}
-
-
-def _key_kind(key: str) -> tuple[str, str | None]:
-    kind = _KEY_KINDS.get(key)
-    if kind is None:
-        if key.startswith("checklist:"):
-            kind = ("c", None)
-        elif key.startswith("rubric:"):
-            kind = ("x", key[7:]) if key[7:] in _GENERIC else ("a", None)
-        elif key in _REFERENCE_KEYS:
-            kind = ("x", key)
-        else:
-            kind = ("u", None)
-        if len(_KEY_KINDS) < 100_000:
-            _KEY_KINDS[key] = kind
-    return kind
+_COPIED = {"visual_reference_evaluation", "text_reference_evaluation",
+           *(f"rubric:{c}" for c in GENERIC_RUBRIC)}
 
 
 def _components_and_unknown(scores: object) -> tuple[Components, list[str]]:
     """The built-in extractor's components of a ``scores`` map, and its keys that carry none."""
     if not isinstance(scores, dict):
         raise InvalidResult(f"'scores' is not an object: {json.dumps(scores)[:80]}")
-    checklist: list[float] = []
-    adaptive: list[float] = []
-    unknown: list[str] = []
     out: Components = dict.fromkeys(COMPONENTS)
+    checklist, adaptive, unknown = [], [], []
     for key, v in scores.items():
-        t = type(v)
-        if not ((t is float or t is int) and 0 <= v <= 3):
-            v = _check_value(key, v)  # raises with the reason
-        kind, comp = _KEY_KINDS.get(key) or _key_kind(key)
-        if kind == "c":
+        v = _check_value(key, v)
+        if key.startswith("checklist:"):
             checklist.append(v)
-        elif kind == "x":
-            out[comp] = float(v)
-        elif kind == "a":
+        elif key in _COPIED:
+            out[key.removeprefix("rubric:")] = v
+        elif key.startswith("rubric:"):
             adaptive.append(v)
         else:
             unknown.append(key)
-    out["checklist"] = mean_raw(checklist)
-    out["rubric_adaptive"] = mean_raw(adaptive)
+    out["checklist"], out["rubric_adaptive"] = mean_raw(checklist), mean_raw(adaptive)
     return out, unknown
 
 
@@ -128,18 +89,13 @@ def extract_components(result: dict) -> Components:
     return _components_and_unknown(result.get("scores"))[0]
 
 
-_ALIASES = {
-    "visual_reference": "visual_reference_evaluation",
-    "text_reference": "text_reference_evaluation",
-    "adaptive_rubric": "rubric_adaptive",
-    "rubric": "rubric_adaptive",
-}
+_ALIASES = {"visual_reference": "visual_reference_evaluation", "rubric": "rubric_adaptive",
+            "text_reference": "text_reference_evaluation", "adaptive_rubric": "rubric_adaptive"}
 
 
 def adapt_components(out: object) -> Components:
-    """An extractor's return value as the ten-component mapping; :class:`InvalidResult` for an
-    unknown name, a sequence not of ten, or a value not a finite number in 0–3 (None, NaN:
-    not applicable)."""
+    """An extractor's return value as the ten components (None, NaN: not applicable);
+    :class:`InvalidResult` for an unknown name, not ten values, or a value not in 0–3."""
     if isinstance(out, Mapping):
         items = {}
         for k, v in out.items():
@@ -152,18 +108,14 @@ def adapt_components(out: object) -> Components:
             raise InvalidResult(f"extractor returned {len(out)} values, expected {len(COMPONENTS)}")
         items = dict(zip(COMPONENTS, out))
     else:
-        raise InvalidResult(
-            f"extractor returned {type(out).__name__}, expected a mapping or a sequence"
-        )
-    comps: Components = {}
+        why = f"{type(out).__name__}, expected a mapping or a sequence"
+        raise InvalidResult(f"extractor returned {why}")
+    comps: Components = dict.fromkeys(COMPONENTS)
     for c in COMPONENTS:
         v = items.get(c)
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            comps[c] = None
-        else:
-            if hasattr(v, "item") and not isinstance(v, (int, float)):  # numpy scalar
-                v = v.item()
-            comps[c] = _check_value(c, v)
+        if v is not None and not (isinstance(v, float) and math.isnan(v)):
+            numpy = hasattr(v, "item") and not isinstance(v, (int, float))  # a numpy scalar
+            comps[c] = _check_value(c, v.item() if numpy else v)
     return comps
 
 
@@ -194,22 +146,19 @@ def load_extractor(spec: str | None) -> tuple[str, Extractor]:
 
 @dataclass
 class PairResult:
-    """Outcome for one prompt × model pair: status, components, reason, warnings; the sha256
-    and ``(st_dev, st_ino)`` of the file read, and how the file's own ``sample_id`` /
-    ``generator_name`` contradicts its pair (the caller refuses both)."""
+    """One pair's status, components, reason, warnings; the sha256 and ``(st_dev, st_ino)`` of
+    the file read, and how its own ``sample_id`` / ``generator_name`` contradicts the pair."""
 
     status: str
-    components: Components
+    components: Components = field(default_factory=lambda: dict.fromkeys(COMPONENTS))
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
-    file_sha256: str | None = None
+    file_sha256: bytes | None = None
     file_id: tuple[int, int] | None = None
     identity_error: str | None = None
     evidence: dict | None = None  # the judge's answer (searchgen_nb.evidence.pair_evidence)
 
 
-_NULLS: Components = dict.fromkeys(COMPONENTS)
-#: One decoder for every result file (``json.loads`` with a hook builds a new one per call).
 _DECODER = json.JSONDecoder(object_pairs_hook=no_duplicate_keys)
 
 
@@ -239,9 +188,8 @@ def _identity(result: dict, identity: tuple[Collection[str], Collection[str]] | 
     g = result.get("generator_name")
     if g is not None and g not in generators:
         names = ", ".join(sorted(generators))
-        return (
-            f"the file's generator_name is {printable(str(g))[:80]!r}, not this model's ({names})"
-        )
+        shown = printable(str(g))[:80]
+        return f"the file's generator_name is {shown!r}, not this model's ({names})"
     return None
 
 
@@ -249,47 +197,46 @@ def classify_result(
     path: str, extractor: Extractor, generation_glob: Sequence[str], digest,
     identity: tuple[Collection[str], Collection[str]] | None = None,
 ) -> PairResult:  # fmt: skip
-    """Status and components of one pair from its result file (data contract, § Status of a
-    prompt × model pair). ``digest`` hashes every file read; ``identity``: ``(accepted sample
-    ids, accepted generator names)``. A bad file is ``invalid_evaluation`` with its reason,
-    never an exception."""
+    """One pair from its result file (data contract, § Status of a prompt × model pair);
+    ``digest`` hashes every file read; ``identity``: ``(sample ids, generator names)`` accepted.
+    A bad file is ``invalid_evaluation`` with its reason, never an exception."""
     try:
         data, st = read_file(path, RESULT_MAX)
     except FileNotFoundError:
         image = find_image(os.path.dirname(path), generation_glob) is not None
-        return PairResult(MISSING_EVALUATION if image else MISSING_GENERATION, dict(_NULLS))
+        return PairResult(MISSING_EVALUATION if image else MISSING_GENERATION)
     except OSError as exc:
-        return PairResult(INVALID, dict(_NULLS), f"cannot read file: {exc.strerror}")
+        return PairResult(INVALID, error=f"cannot read file: {exc.strerror}")
     read = {"file_sha256": digest(data), "file_id": (st.st_dev, st.st_ino)}
-    try:  # = json.loads(data, …)
+    try:
         result = _DECODER.decode(data.decode(json.detect_encoding(data), "surrogatepass"))
     except DuplicateKey as exc:
-        return PairResult(INVALID, dict(_NULLS), f"not valid JSON: {exc}", **read)
+        return PairResult(INVALID, error=f"not valid JSON: {exc}", **read)
     except (ValueError, RecursionError) as exc:  # not JSON, not Unicode, too many digits
         why = "nested too deeply" if isinstance(exc, RecursionError) else printable(str(exc))[:200]
-        return PairResult(INVALID, dict(_NULLS), f"not valid JSON: {why}", **read)
+        return PairResult(INVALID, error=f"not valid JSON: {why}", **read)
     if not isinstance(result, dict):
         why = f"not a JSON object (got {type(result).__name__})"
-        return PairResult(INVALID, dict(_NULLS), why, **read)
+        return PairResult(INVALID, error=why, **read)
     read["identity_error"] = _identity(result, identity)
     if result.get("success") is not True:
         why = f"success is {json.dumps(result.get('success'))[:40]}"
         err = result.get("error")
-        return PairResult(INVALID, dict(_NULLS), _reason(f"{why}: {err}" if err else why), **read)
+        return PairResult(INVALID, error=_reason(f"{why}: {err}" if err else why), **read)
     try:
         comps, unknown = _extract(result, extractor)
     except ValueError as exc:  # InvalidResult, or an extractor's documented ValueError
-        return PairResult(INVALID, dict(_NULLS), _reason(_text(exc)), **read)
+        return PairResult(INVALID, error=_reason(_text(exc)), **read)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - a pluggable extractor failing, SystemExit too
         why = f"extractor raised {type(exc).__name__}" + (f": {_text(exc)}" if _text(exc) else "")
-        return PairResult(INVALID, dict(_NULLS), _reason(why), **read)
+        return PairResult(INVALID, error=_reason(why), **read)
     ignored = f"score key(s) with no component ignored: {', '.join(sorted(unknown))}"
     warnings = [printable(ignored)] if unknown else []
     if not any(v is not None for v in comps.values()):
         why = "no usable score (no component present)"
-        return PairResult(INVALID, dict(_NULLS), why, warnings, **read)
+        return PairResult(INVALID, error=why, warnings=warnings, **read)
     evidence = pair_evidence(result)
     if evidence and not agrees(evidence, comps):
         warnings.append("the judge's parsed answer disagrees with its scores: not shown")

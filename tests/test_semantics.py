@@ -216,14 +216,10 @@ def test_canonical_layout_uses_release_row_and_lane(tmp_path):
     assert rec["models"]["m"]["status"] == "scored"
 
 
-def test_worker_processes_give_the_same_records(release, tmp_path):
-    """Parallel extraction merges in config order: records identical to one process."""
+def test_extraction_counts_the_files_read(release):
     from searchgen_nb.prompts import read_prompts
     from searchgen_nb.records import extract_records
 
     cfg = load_config(release[0].parent / "release.yml")
-    prompts = read_prompts(cfg.dataset_path)
-    one = extract_records(cfg, prompts, progress=False, workers=1)
-    two = extract_records(cfg, prompts, progress=False, workers=2)
-    assert one.records == two.records and one.warnings == two.warnings and one.input_sha256 == two.input_sha256
-    assert one.n_files_read == 6  # the IMAGE pair and the missing ones have no file
+    extraction = extract_records(cfg, read_prompts(cfg.dataset_path), progress=False)
+    assert extraction.n_files_read == 6  # the IMAGE pair and the missing ones have no file
