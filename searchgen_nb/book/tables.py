@@ -46,9 +46,8 @@ COLUMN_DEFINITIONS = {
     "overall_10": "Overall-10 (0–100, paper-compatible): prompt-macro mean of each prompt's mean "
     "over all ten components, text reference included.",
     "coverage": "Scored prompts / prompts in the group (n_scored/n_total).",
-    "gap": "Overall-9 minus the next ranked model's (published values); 0.0 between models tied "
-    "on the published Overall-9 (ordered by model_id); – for the last ranked and unranked "
-    "models.",
+    "gap": "Overall-9 minus the next ranked model's (published values); 0.0 between models tied on "
+    "the published Overall-9 (ordered by model_id); – for the last ranked and unranked models.",
     "interval": "Bootstrap interval of Overall-9: the range the score takes over resampled "
     "prompt sets (stratified prompt bootstrap); prompt sampling only, not judge noise.",
     "rank_range": "Bootstrap interval of the rank: the ranks the model takes over resampled "

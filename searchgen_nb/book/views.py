@@ -20,6 +20,7 @@ from searchgen_nb.constants import CHANGES, COMPONENT_LABELS, MANIFEST, OVERALL_
 from searchgen_nb.constants import STRATUM_GROUPS, UNCERTAINTY, VALIDATION_REPORT
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.numeric import scaled
+from searchgen_nb.records import read_records
 from searchgen_nb.slices import field_values, in_slice
 
 BOARD_FILES = {"overall": "leaderboard_overall.json", "stratum": "leaderboard_by_stratum.json",
@@ -58,9 +59,9 @@ def open_config(release_config: str | None, given: dict | None = None) -> Releas
     cfg = load_config(path)
     raw = yaml.safe_load(path.read_text(encoding="utf-8")) if given else {}
     keys = set(ReleaseConfig.model_fields) & set(given or ()) - {"release_config", "config_path"}
-    for key in sorted(k for k in keys if given[k] != raw.get(k, given)):
+    if differ := sorted(k for k in keys if given[k] != raw.get(k, given)):
         raise ConfigError(
-            f"notebook parameter `{key}` differs from `{key}` in {release_config} (the "
+            f"notebook parameter `{differ[0]}` differs from `{differ[0]}` in {release_config} (the "
             "file named by `release_config`): the parameters describe another release; "
             "give that release's own path as `release_config`")
     return cfg
@@ -75,10 +76,9 @@ class Release:
     slice: str | None = None
 
     def _read(self, name: str, optional: bool = False) -> dict | None:
-        path = self.folder / name
-        if optional and not path.exists():
+        if optional and not (self.folder / name).exists():
             return None
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads((self.folder / name).read_text(encoding="utf-8"))
 
     manifest = cached_property(lambda self: self._read(MANIFEST))
     changes = cached_property(lambda self: self._read(CHANGES, optional=True))
@@ -124,12 +124,8 @@ class Release:
         return {"overall": b["overall"], "stratum": b["strata"], "domain": b["domains"],
                 "failure_mode": b["failure_modes"], "slice": by_slice}
 
-    @cached_property
-    def all_records(self) -> list[dict]:
-        """Every record of ``prompt_scores.jsonl`` (read once, shared by the slice views)."""
-        from searchgen_nb.records import read_records
-
-        return read_records(self.folder)
+    #: Every record of ``prompt_scores.jsonl`` (read once, shared by the slice views).
+    all_records = cached_property(lambda self: read_records(self.folder))
 
     @cached_property
     def records(self) -> list[dict]:
@@ -152,8 +148,6 @@ class Release:
         view.__dict__.update(manifest=self.manifest, all_records=self.all_records)  # one read
         return view
 
-
-# ---- groups --------------------------------------------------------------------------------
 
 def stratum_views(release: Release) -> list[tuple[str, int, list[dict]]]:
     """``[(group, n_prompts, rows)]`` for All and the strata; ``n_prompts`` from the rows."""
@@ -270,8 +264,6 @@ def group_sizes(release: Release) -> pd.DataFrame:
         for kind in ("stratum", *TAG_KINDS) for g, board in release.boards[kind].items()])
 
 
-# ---- uncertainty ---------------------------------------------------------------------------
-
 def uncertainty_key(release: Release, kind: str, name: str) -> str | None:
     """The ``uncertainty.json`` key of a group (``kind``: ``stratum`` — All and the strata —,
     ``domain`` or ``failure_mode``), or None when the file has no such group: inside a named
@@ -285,14 +277,14 @@ def uncertainty_key(release: Release, kind: str, name: str) -> str | None:
 
 def group_intervals(release: Release, kind: str, name: str) -> dict[str, dict]:
     """``{model_id: {overall_9, overall_10, rank, n_valid}}`` of a group ({} without one)."""
-    groups = (release.uncertainty or {}).get("groups", {})
-    return groups.get(uncertainty_key(release, kind, name), {})
+    key = uncertainty_key(release, kind, name)
+    return (release.uncertainty or {}).get("groups", {}).get(key, {})
 
 
 def group_pairs(release: Release, kind: str, name: str) -> list[dict]:
     """The pairwise tests of a group (ranked groups only), in published rank order."""
-    pairs = (release.uncertainty or {}).get("pairs", {})
-    return pairs.get(uncertainty_key(release, kind, name), [])
+    key = uncertainty_key(release, kind, name)
+    return (release.uncertainty or {}).get("pairs", {}).get(key, [])
 
 
 def in_rank_order(rows: list[dict]) -> list[dict]:
@@ -302,9 +294,8 @@ def in_rank_order(rows: list[dict]) -> list[dict]:
 
 
 def rank_gaps(rows: list[dict]) -> dict[str, float]:
-    """``{model_id: published Overall-9 minus that of the model ranked next}`` (exact decimal;
-    0.0 between tied models); none for the last ranked, the unranked, or a next rank not in
-    ``rows``."""
+    """``{model_id: published Overall-9 minus the next rank's}`` (exact decimal; 0.0 when tied);
+    none for the last ranked, the unranked, or a next rank not in ``rows``."""
     by_rank = {r["rank"]: r for r in rows if r.get("ranked")}
     return {r["model_id"]: exact_diff(r["overall_9"], by_rank[k + 1]["overall_9"])
             for k, r in by_rank.items() if k + 1 in by_rank}
@@ -349,25 +340,20 @@ def manifest_summary(release: Release, fields: tuple[str, ...] | None = None) ->
     m = release.manifest
     ds, sc, sw = m["dataset"], m["scoring"], m["software"]
     facts = {
-        "Benchmark": m["benchmark"],
-        "Data origin": m["data_origin"],
+        "Benchmark": m["benchmark"], "Data origin": m["data_origin"],
         "Schema version": m["schema_version"],
         "Generated at (SOURCE_DATE_EPOCH when set)": m["generated_at"],
         "Dataset": f"{ds['filename']} ({ds['n_prompts']} prompts)",
         "Dataset sha256 (canonical)": ds["sha256"],
         "Result files read": m["extraction"]["n_result_files_read"],
-        "Results sha256": m["inputs"]["results_sha256"],
-        "Result path": m["inputs"]["result_path"],
-        "Extractor": m["extraction"]["extractor"],
-        "Source commit": m["source_commit"],
+        "Results sha256": m["inputs"]["results_sha256"], "Result path": m["inputs"]["result_path"],
+        "Extractor": m["extraction"]["extractor"], "Source commit": m["source_commit"],
         "searchgen-nb": f"{sw['searchgen_nb']} (commit {sw['pipeline_commit']})",
-        "Python": sw["python"],
-        "Missing policy default": sc["missing_policy_default"],
+        "Python": sw["python"], "Missing policy default": sc["missing_policy_default"],
         "Policy exceptions": ", ".join(sc["missing_policy_exceptions"]) or "none",
         "Min ranking coverage": sc["min_ranking_coverage"],
         "Rounding": f"{sc['public_rounding_decimals']} decimal(s), {sc['rounding']}",
-        **{f"sha256 {name}": sha for name, sha in sorted(m["artifact_sha256"].items())},
-    }
+        **{f"sha256 {name}": sha for name, sha in sorted(m["artifact_sha256"].items())}}
     if unknown := [f for f in fields or () if f not in facts]:
         raise KeyError(f"manifest_summary: unknown fact(s) {unknown} (known: {', '.join(facts)})")
     rows = [(f, facts[f]) for f in fields] if fields is not None else list(facts.items())

@@ -14,6 +14,7 @@ from searchgen_nb.book.views import TAG_KINDS, Release, group_label
 from searchgen_nb.changes_markdown import score_changed, status_text
 from searchgen_nb.constants import INVALID, STATUSES
 from searchgen_nb.numeric import to_public
+from searchgen_nb.validate_report import CHECK_DESCRIPTIONS
 
 
 def change_group_label(key: str) -> str:
@@ -79,11 +80,10 @@ def status_changes_frame(release: Release) -> pd.DataFrame:
 
 
 def prompt_rows(release: Release) -> list[dict]:
-    """One dict per prompt of this view (sample_id order): ``sample_id``, ``stratum`` (search
-    type), ``domains``, ``failure_modes``, ``slices`` (the published slices holding it),
-    ``difficulty`` (mean public Overall-9 of the models with a value), ``spread`` (highest
-    minus lowest), ``scores[model_id]`` (public Overall-9, None = no value), ``statuses`` and
-    ``reasons`` (``{model_id: ...}`` of the models without a score only: absent = scored)."""
+    """One dict per prompt of this view: sample_id, stratum (search type), domains,
+    failure_modes, slices (published, holding it), difficulty and spread (mean and range of the
+    models' public Overall-9), ``scores`` (None: no value), ``statuses`` and ``reasons`` by
+    model_id (these two of the models without a score only)."""
     tests = {name: release.in_slice(name) for name in release.slices}
     public = functools.partial(to_public, decimals=release.decimals)
     out = []
@@ -134,8 +134,6 @@ def warnings_frame(release: Release) -> pd.DataFrame:
 
 def validation_frame(report: dict) -> pd.DataFrame:
     """One row per release check: number, name, result, problems, first problem / why skipped."""
-    from searchgen_nb.validate import CHECK_DESCRIPTIONS
-
     rows = []
     for i, c in enumerate(report["checks"], start=1):
         passed = "PASS (not applicable)" if c.get("skipped") else "PASS"
