@@ -65,8 +65,8 @@ def leaderboard_csv(name: str, data, uncertainty: dict | None = None) -> str:
         cells = u.get("groups", {}).get(ukey, {})
         gaps, ties = rank_gaps(rows), tie_groups(rows, u.get("pairs", {}).get(ukey, []))
         for r in rows:
-            cell, m = cells.get(r.get("model_id")) or {}, r.get("model_id")
-            comps, counts = r.get("components") or {}, r.get("component_counts") or {}
+            m, comps = r.get("model_id"), r.get("components") or {}
+            cell, counts = cells.get(m) or {}, r.get("component_counts") or {}
             lines.append([*key, *(r.get(k) for k in _ROW_KEYS), gaps.get(m),
                           *(cell.get("overall_9") or [None, None]),
                           *(cell.get("rank") or [None, None]), ties.get(m),
