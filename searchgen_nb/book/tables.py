@@ -60,18 +60,16 @@ COLUMN_DEFINITIONS = {
 
 
 class Head(NamedTuple):
-    """A column header of :func:`data_table`: label (default: the column name), tooltip, and
-    "?" help link."""
+    """A header of :func:`data_table`: label (default: the column name), tooltip, "?" link."""
 
     label: str | None = None
     title: str | None = None
     href: str | None = None
 
 
-def _check_id(table_id: str) -> str:
+def _check_id(table_id: str) -> None:
     if not isinstance(table_id, str) or not _ID_RE.match(table_id):
         raise ValueError(f"table_id must match {_ID_RE.pattern!r}, got {table_id!r}")
-    return table_id
 
 
 def _paging(page_length: int | None) -> dict:

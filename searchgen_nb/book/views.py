@@ -163,14 +163,12 @@ def tag_frame(release: Release, kind: str) -> pd.DataFrame:
     rows = []
     for tag, board in release.boards[kind].items():
         intervals = group_intervals(release, kind, tag)
-        rows += [{
-            "model_id": r["model_id"],
-            "display_name": r["display_name"] + unranked.get(r["model_id"], ""),
-            "tag": tag, "tag_name": tag_name(kind, tag),
-            **{k: r[k] for k in ("overall_9", "n_total", "n_scored", "coverage")},
-            "interval": (intervals.get(r["model_id"]) or {}).get("overall_9"),
-            **{c: r["components"][c] for c in OVERALL_9_COMPONENTS},
-        } for r in board]
+        rows += [{"model_id": r["model_id"],
+                  "display_name": r["display_name"] + unranked.get(r["model_id"], ""),
+                  "tag": tag, "tag_name": tag_name(kind, tag),
+                  **{k: r[k] for k in ("overall_9", "n_total", "n_scored", "coverage")},
+                  "interval": (intervals.get(r["model_id"]) or {}).get("overall_9"),
+                  **{c: r["components"][c] for c in OVERALL_9_COMPONENTS}} for r in board]
     rows.sort(key=lambda r: pos.get(r["model_id"], len(pos)))  # model-major (stable: tag order)
     return pd.DataFrame(rows, dtype=object)
 
