@@ -1,16 +1,8 @@
-"""The book's downloads: every published artifact, a CSV of each leaderboard with every
-column its table shows, a CSV of every pairwise test and one of every prompt × model pair,
-copied into the built book (``_build/html/downloads/``) so that a reader who opened the book
-from disk can take the data with them.
-
-The leaderboard CSVs are a flat view of the JSON leaderboards — one row per group × model, in
-rank order, the group in the first columns, components on the public 0–100 scale, an empty
-cell for null (N/A) — with the gap to the next rank, the bootstrap interval, rank range and tie
-group of the tables. The prompts CSV gives each pair's status and its raw (0–3) values as they
-count (``counts_as``: ``value``, ``0`` under ``zero_fill``, ``excluded`` under ``exclude``).
-Every text cell is kept from being read as a formula; the files are written deterministically
-(groups in file order, ``\\n`` line ends), so a rerun gives the same bytes.
-"""
+"""The book's downloads (``_build/html/downloads/``): every published artifact, and CSVs of the
+leaderboards (one row per group × model in rank order, with the tables' gap, interval, rank
+range and tie group), of the pairwise tests and of every prompt × model pair (raw 0–3 values as
+they count). Null is an empty cell, no text cell reads as a formula, and a rerun gives the same
+bytes (groups in file order, ``\\n`` line ends)."""
 
 from __future__ import annotations
 
@@ -21,29 +13,21 @@ import shutil
 from pathlib import Path
 
 from searchgen_nb.book.fmt import counts_as
-from searchgen_nb.book.views import in_rank_order, rank_gaps, tie_groups
+from searchgen_nb.book.views import BOARD_FILES, in_rank_order, rank_gaps, tie_groups
 from searchgen_nb.constants import ARTIFACTS, COMPONENTS, MANIFEST, UNCERTAINTY, VALIDATION_REPORT
 from searchgen_nb.records import read_records
 from searchgen_nb.untrusted import csv_cell
 
 #: Folder of the downloads below the built book's root.
 FOLDER = "downloads"
-#: Leaderboard JSON file → (CSV file, how its groups are keyed).
-CSV_FILES = {
-    "leaderboard_overall.json": "leaderboard_overall.csv",
-    "leaderboard_by_stratum.json": "leaderboard_by_stratum.csv",
-    "leaderboard_by_domain.json": "leaderboard_by_domain.csv",
-    "leaderboard_by_failure_mode.json": "leaderboard_by_failure_mode.csv",
-    "leaderboard_by_slice.json": "leaderboard_by_slice.csv",
-}
+#: Leaderboard JSON file → its CSV.
+CSV_FILES = {name: name.removesuffix(".json") + ".csv" for name in BOARD_FILES.values()}
 #: Other artifacts with a CSV beside them.
 EXTRA_CSV = {"uncertainty.json": "pairwise_tests.csv", "prompt_scores.jsonl": "prompt_scores.csv"}
 _ROW_KEYS = ("rank", "ranked", "model_id", "display_name", "type", "missing_policy", "n_total",
              "n_scored", "n_included", "coverage", "overall_9")
 _BOOK_KEYS = ("gap_to_next", "interval_low", "interval_high", "rank_low", "rank_high",
               "tie_group")
-_PAIR_KEYS = ("group", "model_a", "model_b", "diff", "interval_low", "interval_high", "p",
-              "p_holm", "separable")
 
 
 def _groups(name: str, data) -> list[tuple[tuple[str, ...], str | None, list[dict]]]:
@@ -61,43 +45,31 @@ def _groups(name: str, data) -> list[tuple[tuple[str, ...], str | None, list[dic
     return [((g,), "all:All" if g == "All" else f"{kind}:{g}", rows) for g, rows in data.items()]
 
 
-def _text(v) -> object:
-    """A CSV cell: empty for null, ``true``/``false``, text kept from being a formula."""
-    return csv_cell("" if v is None else str(v).lower() if isinstance(v, bool) else v)
-
-
 def _csv(header: list[str], rows) -> str:
+    """CSV text: empty for null, ``true``/``false``, text kept from being a formula."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
-    w.writerows([_text(v) for v in row] for row in rows)
+    w.writerows([csv_cell("" if v is None else str(v).lower() if isinstance(v, bool) else v)
+                 for v in row] for row in rows)
     return buf.getvalue()
-
-
-def _book_values(rows: list[dict], cells: dict, pairs: list[dict]) -> dict[str, dict]:
-    """``{model_id: {gap_to_next, interval_low, …}}``: the table's columns beyond the file's."""
-    gaps, ties, out = rank_gaps(rows), tie_groups(rows, pairs), {}
-    for r in rows:
-        cell = cells.get(r["model_id"]) or {}
-        iv, rk = cell.get("overall_9") or [None, None], cell.get("rank") or [None, None]
-        out[r["model_id"]] = dict(zip(_BOOK_KEYS, (gaps.get(r["model_id"]), *iv, *rk,
-                                                   ties.get(r["model_id"]))))
-    return out
 
 
 def leaderboard_csv(name: str, data, uncertainty: dict | None = None) -> str:
     """The CSV text of one leaderboard file (``name`` as in :data:`CSV_FILES`), with the
     intervals, rank ranges and tie groups of ``uncertainty`` (``uncertainty.json``)."""
-    key_cols = {"leaderboard_by_slice.json": ["slice", "kind", "group"]}.get(name, ["group"])
-    u = uncertainty or {}
-    lines = []
+    key_cols = ["slice", "kind", "group"] if name == "leaderboard_by_slice.json" else ["group"]
+    u, lines = uncertainty or {}, []
     for key, ukey, rows in _groups(name, data):
         rows = in_rank_order(rows)
-        cells, pairs = u.get("groups", {}).get(ukey, {}), u.get("pairs", {}).get(ukey, [])
-        book = _book_values(rows, cells, pairs)
+        cells = u.get("groups", {}).get(ukey, {})
+        gaps, ties = rank_gaps(rows), tie_groups(rows, u.get("pairs", {}).get(ukey, []))
         for r in rows:
-            comps, counts = r.get("components") or {}, r.get("component_counts") or {}
-            lines.append([*key, *(r.get(k) for k in _ROW_KEYS), *book[r.get("model_id")].values(),
+            m, comps = r.get("model_id"), r.get("components") or {}
+            cell, counts = cells.get(m) or {}, r.get("component_counts") or {}
+            lines.append([*key, *(r.get(k) for k in _ROW_KEYS), gaps.get(m),
+                          *(cell.get("overall_9") or [None, None]),
+                          *(cell.get("rank") or [None, None]), ties.get(m),
                           r.get("overall_10"), *(comps.get(c) for c in COMPONENTS),
                           *(counts.get(c) for c in COMPONENTS)])
     header = [*key_cols, *_ROW_KEYS, *_BOOK_KEYS, "overall_10", *COMPONENTS,
@@ -108,7 +80,9 @@ def leaderboard_csv(name: str, data, uncertainty: dict | None = None) -> str:
 def pairs_csv(uncertainty: dict) -> str:
     """Every pairwise test of ``uncertainty.json``: group key, models, Δ Overall-9 (published),
     its interval, p, Holm-adjusted p, separable at the release's α."""
-    return _csv(list(_PAIR_KEYS), (
+    header = ["group", "model_a", "model_b", "diff", "interval_low", "interval_high", "p",
+              "p_holm", "separable"]
+    return _csv(header, (
         [group, p["a"], p["b"], p["diff"], *(p["ci"] or [None, None]), p["p"], p["p_holm"],
          p["separable"]]
         for group, pairs in uncertainty.get("pairs", {}).items() for p in pairs))
@@ -135,35 +109,27 @@ def prompts_csv(records: list[dict], manifest: dict) -> str:
 
 
 def write_downloads(data_dir: Path, dest: Path) -> list[str]:
-    """Copy the artifacts of ``data_dir`` (a staged or published ``public/data``) into
-    ``dest`` and write a CSV beside each leaderboard file; return the file names, sorted.
-    Raises ``FileNotFoundError`` naming a missing artifact."""
+    """Copy the artifacts of ``data_dir`` (a staged or published ``public/data``) into ``dest``
+    with the CSVs beside them; return the file names, sorted. FileNotFoundError names a
+    missing artifact."""
     data_dir, dest = Path(data_dir), Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    names = []
-    for name in (*ARTIFACTS, MANIFEST, VALIDATION_REPORT):
+    names = [*ARTIFACTS, MANIFEST, VALIDATION_REPORT]
+    for name in names:
         if not (data_dir / name).is_file():
             raise FileNotFoundError(f"downloads: {name} is missing from {data_dir.name}")
         shutil.copyfile(data_dir / name, dest / name)
-        names.append(name)
-    for name, text in _csv_texts(data_dir).items():
-        (dest / name).write_text(text, encoding="utf-8", newline="\n")
-        names.append(name)
-    if (data_dir / "schemas").is_dir():
-        shutil.copytree(data_dir / "schemas", dest / "schemas", dirs_exist_ok=True)
-    return sorted(names)
-
-
-def _csv_texts(data_dir: Path) -> dict[str, str]:
-    """``{CSV file name: text}`` of every CSV download of an artifact folder."""
     def read(name: str):
         return json.loads((data_dir / name).read_text(encoding="utf-8"))
-
     u = read(UNCERTAINTY)
-    out = {csv_name: leaderboard_csv(name, read(name), u) for name, csv_name in CSV_FILES.items()}
-    out[EXTRA_CSV[UNCERTAINTY]] = pairs_csv(u)
-    out[EXTRA_CSV["prompt_scores.jsonl"]] = prompts_csv(read_records(data_dir), read(MANIFEST))
-    return out
+    texts = {csv_name: leaderboard_csv(name, read(name), u) for name, csv_name in CSV_FILES.items()}
+    texts[EXTRA_CSV[UNCERTAINTY]] = pairs_csv(u)
+    texts[EXTRA_CSV["prompt_scores.jsonl"]] = prompts_csv(read_records(data_dir), read(MANIFEST))
+    for name, text in texts.items():
+        (dest / name).write_text(text, encoding="utf-8", newline="\n")
+    if (data_dir / "schemas").is_dir():
+        shutil.copytree(data_dir / "schemas", dest / "schemas", dirs_exist_ok=True)
+    return sorted([*names, *texts])
 
 
 def links_html(names: list[str], prefix: str) -> str:

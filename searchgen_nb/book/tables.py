@@ -1,13 +1,10 @@
 """Sortable HTML tables for the book (DataTables, vendored: :mod:`searchgen_nb.book.assets`).
 
-Each table is complete static HTML: every row in the page, readable without JavaScript; the
-book's ``searchgen-nb.js`` makes every ``table.sg-table`` a DataTable with the options of its
-``data-sg-options``. A numeric column sorts by the number its cells start with, or by their
-``data-order`` (the exact number, empty for N/A) where that differs; header class ``sg-num``
-(on the header only: the script gives the column's cells their numeric type and alignment)
-sorts numerically with N/A last both ways. Null shows "N/A" (never blank, "nan"
-or 0), 0.0 shows "0.0"; all text from the data is escaped; ids come from the caller.
-"""
+Each table is complete static HTML, every row readable without JavaScript; the book's
+``searchgen-nb.js`` makes every ``table.sg-table`` a DataTable with the options of its
+``data-sg-options``. A numeric column (header class ``sg-num``) sorts by its cells' leading
+number, or their ``data-order`` where that differs (empty for N/A: last both ways). Null shows
+"N/A" (never blank, "nan" or 0); all text from the data is escaped; ids come from the caller."""
 
 from __future__ import annotations
 
@@ -36,8 +33,7 @@ METHOD_ANCHORS = {
     "rank": "ranking", "model": "models", "type": "models", "overall_9": "overall-9",
     "overall_10": "overall-10", "coverage": "coverage", "missing_policy": "missing-policy",
     "interval": "uncertainty", "rank_range": "uncertainty",
-    **{c: "component-" + c.replace("_", "-") for c in COMPONENT_LABELS},
-}  # fmt: skip
+    **{c: "component-" + c.replace("_", "-") for c in COMPONENT_LABELS}}
 
 #: Header tooltips (``title``) of the leaderboard columns.
 COLUMN_DEFINITIONS = {
@@ -50,9 +46,8 @@ COLUMN_DEFINITIONS = {
     "overall_10": "Overall-10 (0–100, paper-compatible): prompt-macro mean of each prompt's mean "
     "over all ten components, text reference included.",
     "coverage": "Scored prompts / prompts in the group (n_scored/n_total).",
-    "gap": "Overall-9 minus the next ranked model's (published values); 0.0 between models tied "
-    "on the published Overall-9 (ordered by model_id); – for the last ranked and unranked "
-    "models.",
+    "gap": "Overall-9 minus the next ranked model's (published values); 0.0 between models tied on "
+    "the published Overall-9 (ordered by model_id); – for the last ranked and unranked models.",
     "interval": "Bootstrap interval of Overall-9: the range the score takes over resampled "
     "prompt sets (stratified prompt bootstrap); prompt sampling only, not judge noise.",
     "rank_range": "Bootstrap interval of the rank: the ranks the model takes over resampled "
@@ -60,67 +55,55 @@ COLUMN_DEFINITIONS = {
     "α); same label = one tie group.",
     "missing_policy": "How non-scored prompts count: zero_fill = as 0 in every score; "
     "exclude = left out (only scored prompts are averaged).",
-    **{
-        c: f"{label} (0–100): mean over included prompts that have this component; "
-        "N/A = no included prompt has it."
-        for c, label in COMPONENT_LABELS.items()
-    },
-}
+    **{c: f"{label} (0–100): mean over included prompts that have this component; "
+       "N/A = no included prompt has it." for c, label in COMPONENT_LABELS.items()}}
 
 
 class Head(NamedTuple):
-    """A column header of :func:`data_table`: its label (default the column name), its
-    tooltip, its "?" help link."""
+    """A header of :func:`data_table`: label (default: the column name), tooltip, "?" link."""
 
     label: str | None = None
     title: str | None = None
     href: str | None = None
 
 
-def _check_id(table_id: str) -> str:
+def _check_id(table_id: str) -> None:
     if not isinstance(table_id, str) or not _ID_RE.match(table_id):
         raise ValueError(f"table_id must match {_ID_RE.pattern!r}, got {table_id!r}")
-    return table_id
 
 
 def _paging(page_length: int | None) -> dict:
     if page_length is None:
         return {"paging": False}
-    options = {"paging": True, "pageLength": int(page_length)}
-    if int(page_length) not in _LENGTH_MENU:  # else the "entries per page" box shows no choice
-        options["lengthMenu"] = sorted({*_LENGTH_MENU, int(page_length)})
-    return options
+    n = int(page_length)  # a length not in the menu is added, else the menu shows no choice
+    return {"paging": True, "pageLength": n,
+            **({} if n in _LENGTH_MENU else {"lengthMenu": sorted({*_LENGTH_MENU, n})})}
 
 
 def _th(key: str, head: Head, numeric: bool, *classes: str) -> str:
     """A header cell; ``classes``: e.g. a set of columns shown or hidden together."""
     label, cls = head.label or key, " ".join(["sg-num" if numeric else "sg-text", *classes])
-    attrs = f'class="{cls}" data-sg-col="{esc(key)}"'
-    if head.title:
-        attrs += f' title="{esc(head.title)}"'
-    inner = esc(label)
+    title, inner = f' title="{esc(head.title)}"' if head.title else "", esc(label)
     if head.href:
         link = f'href="{esc(head.href)}"' + ("" if head.title else f' title="{esc(label)}"')
         inner += f'\n<a class="sg-help" {link}>?</a>'
-    return f"<th {attrs}>{inner}</th>"
+    return f'<th class="{cls}" data-sg-col="{esc(key)}"{title}>{inner}</th>'
 
 
 def _link(inner: str, href: str | None) -> str:
     return f'<a href="{esc(href)}">{inner}</a>' if href else inner
 
 
-def _num_td(value: Any, decimals: int | None = None, na: str = NA, href: str | None = None) -> str:
-    text, key = format_number(value, decimals, na)
-    cls = ' class="sg-na"' if key == "" else ""
-    return f'<td{cls} data-order="{esc(key)}">{_link(esc(text), href)}</td>'
-
-
 def _shown_td(cell: Shown, href: str | None = None) -> str:
-    """A cell shown as :class:`~searchgen_nb.book.fmt.Shown` says (a status, how it counts)."""
+    """A cell shown as :class:`~searchgen_nb.book.fmt.Shown` says (a number, a status)."""
     cls = f' class="{cell.cls}"' if cell.cls else ""
     title = f' title="{esc(cell.title)}"' if cell.title else ""
-    return (f'<td{cls} data-order="{esc(cell.key)}"{title}>'
-            f"{_link(esc(cell.text), href)}</td>")
+    return f'<td{cls} data-order="{esc(cell.key)}"{title}>{_link(esc(cell.text), href)}</td>'
+
+
+def _num_td(value: Any, decimals: int | None = None, na: str = NA, href: str | None = None) -> str:
+    text, key = format_number(value, decimals, na)
+    return _shown_td(Shown(text, key, cls="" if key else "sg-na"), href)
 
 
 def _text_td(value: Any, href: str | None = None) -> str:
@@ -144,29 +127,23 @@ def _sorts_as_shown(td: str) -> bool:
         return False
 
 
-def _rows_html(body: Sequence[tuple[str, list[str]]]) -> list[str]:
-    """Each row's HTML (``(<tr ...>, cells)``): a column keeps ``data-order`` only where a cell
-    sorts otherwise without it (DataTables reads it per column, from the first row); each cell
-    on a line of its own after the row's ``<tr>``, so a changed value changes one short line."""
-    lean = [all(map(_sorts_as_shown, col)) for col in zip(*(cells for _, cells in body))]
-    return ["\n".join([tr, *(_ORDER_ATTR.sub("", td, 1) if lean[j] else td
-                              for j, td in enumerate(cells))]) + "</tr>" for tr, cells in body]
-
-
 def _table(table_id: str, header: Sequence[str], body: Sequence[tuple[str, list[str]]],
            options: Mapping[str, Any], caption: str | None = None, extra_class: str = "",
            extra_attrs: str = "") -> str:
-    """The table's HTML (rows: :func:`_rows_html`); ``extra_attrs``: ready, escaped."""
+    """The table's HTML; ``body``: ``(<tr ...>, cells)`` per row; ``extra_attrs``: escaped.
+    A column keeps ``data-order`` only where a cell sorts otherwise without it (DataTables
+    reads it per column); each cell on a line of its own, so a change shows as one line."""
+    lean = [all(map(_sorts_as_shown, col)) for col in zip(*(cells for _, cells in body))]
+    rows = ["\n".join([tr, *(_ORDER_ATTR.sub("", td, 1) if lean[j] else td
+                             for j, td in enumerate(cells))]) + "</tr>" for tr, cells in body]
     cls = "sg-table display compact" + (f" {extra_class}" if extra_class else "")
     opts = esc(json.dumps(options, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                           allow_nan=False))
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
-    return (
-        f'<div class="sg-table-wrap" id="{table_id}-wrap">\n'
-        f'<table id="{table_id}"{extra_attrs} class="{cls}" data-sg-options="{opts}">'
-        f"{cap}<thead><tr>\n" + "\n".join(header) + "\n</tr></thead>\n<tbody>\n"
-        + "\n".join(_rows_html(body)) + "\n</tbody></table></div>"
-    )
+    return (f'<div class="sg-table-wrap" id="{table_id}-wrap">\n'
+            f'<table id="{table_id}"{extra_attrs} class="{cls}" data-sg-options="{opts}">'
+            f"{cap}<thead><tr>\n" + "\n".join(header) + "\n</tr></thead>\n<tbody>\n"
+            + "\n".join(rows) + "\n</tbody></table></div>")
 
 # --------------------------------------------------------------------------- leaderboard
 
@@ -185,28 +162,21 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
                       ties: Mapping[str, str] | None = None, confidence: str = "95%",
                       caption: str | None = None, prompts_href: str | None = None,
                       methods_href: str | None = "methods.html") -> HTMLFragment:
-    """Sortable leaderboard: one row per model (leaderboard rows), first shown in the
-    contract's order (§ Coverage and ranking): the ranked by rank, then the others as given.
-
-    Columns: Rank, Model, Type, Overall-9, Gap to next, [``intervals``: "<confidence> interval"
-    and "Rank range" with the ``ties`` badges], Overall-10, Coverage, Missing policy, the nine
-    components. An unranked row is marked "unranked (coverage < 90%)" (``min_coverage``), or
-    "pending" (``pending`` model_ids). Headers: a definition and a "?" link to Methods
-    (``methods_href``; None: no link). ``prompts_href``: a template with ``{model_id}`` making
-    the coverage cell a link to the prompts without a score."""
+    """Sortable leaderboard, one row per model, first in the contract's order (§ Coverage and
+    ranking). Columns: Rank, Model, Type, Overall-9, Gap to next, [``intervals``: interval and
+    rank range with the ``ties`` badges], Overall-10, Coverage (a link to the prompts without a
+    score: ``prompts_href``, a template with ``{model_id}``), Missing policy, the nine
+    components. Unranked rows say why; headers link to Methods (``methods_href``, None: no)."""
     _check_id(table_id)
     cols = [("rank", "Rank"), ("model", "Model"), ("type", "Type"), ("overall_9", "Overall-9"),
-            ("gap", "Gap to next")]
-    if intervals:
-        cols += [("interval", f"{confidence} interval"), ("rank_range", "Rank range")]
-    cols += [("overall_10", "Overall-10 (paper-compatible)"), ("coverage", "Coverage"),
-             ("missing_policy", "Missing policy")]
-    cols += [(c, COMPONENT_LABELS[c]) for c in OVERALL_9_COMPONENTS]
+            ("gap", "Gap to next"), *([("interval", f"{confidence} interval"),
+                                       ("rank_range", "Rank range")] if intervals else []),
+            ("overall_10", "Overall-10 (paper-compatible)"), ("coverage", "Coverage"),
+            ("missing_policy", "Missing policy"),
+            *((c, COMPONENT_LABELS[c]) for c in OVERALL_9_COMPONENTS)]
     header = [_leader_th(key, label, methods_href) for key, label in cols]
-    rows, gaps = in_rank_order(list(rows)), rank_gaps(list(rows))
-    threshold = esc(pct_label(min_coverage))
-    body = []
-    for row in rows:
+    gaps, threshold, body = rank_gaps(list(rows)), esc(pct_label(min_coverage)), []
+    for row in in_rank_order(list(rows)):
         mid, unranked = row.get("model_id"), row.get("ranked") is False
         badge = "" if not unranked else _PENDING if mid in pending else (
             f' <span class="sg-badge sg-unranked-badge" title="{esc(COLUMN_DEFINITIONS["rank"])}">'
@@ -219,8 +189,7 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
             *(_uncertainty_tds(intervals.get(mid), (ties or {}).get(mid)) if intervals else []),
             _num_td(row.get("overall_10")), _coverage_td(row, prompts_href),
             _text_td(row.get("missing_policy")),
-            *[_num_td((row.get("components") or {}).get(c)) for c in OVERALL_9_COMPONENTS],
-        ]
+            *[_num_td((row.get("components") or {}).get(c)) for c in OVERALL_9_COMPONENTS]]
         attrs = ' class="sg-unranked"' if unranked else ""
         attrs += f' data-model-id="{esc(mid)}"' if mid is not None else ""
         body.append((f"<tr{attrs}>", cells))
@@ -232,11 +201,10 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
 def _leader_th(key: str, label: str, methods_href: str | None) -> str:
     """A leaderboard header: its definition, a "?" link to Methods; the components one group."""
     anchor = METHOD_ANCHORS.get(key) if methods_href else None
-    href = f"{methods_href}#{anchor}" if anchor else None
-    group = "sg-component" if key in COMPONENT_LABELS else None
-    classes = ["sg-asc-first"] if key == "rank" else [group] if group else []
-    numeric = key not in ("model", "type", "missing_policy")
-    return _th(key, Head(label, COLUMN_DEFINITIONS.get(key), href), numeric, *classes)
+    group = ["sg-component"] if key in COMPONENT_LABELS else []
+    classes = ["sg-asc-first"] if key == "rank" else group
+    head = Head(label, COLUMN_DEFINITIONS.get(key), f"{methods_href}#{anchor}" if anchor else None)
+    return _th(key, head, key not in ("model", "type", "missing_policy"), *classes)
 
 
 def _model_td(row: Mapping[str, Any], badge: str) -> str:
@@ -261,12 +229,11 @@ def _coverage_td(row: Mapping[str, Any], prompts_href: str | None) -> str:
 
 
 def _uncertainty_tds(cell: Mapping[str, Any] | None, tie: str | None) -> list[str]:
-    """The interval and rank-range cells of one leaderboard row (N/A without a value)."""
+    """The interval and rank-range cells of one leaderboard row (N/A, – without a value)."""
     iv, rk = (cell or {}).get("overall_9"), (cell or {}).get("rank")
     iv_td = f'<td class="sg-na">{NA}</td>' if iv is None else (
-        f'<td data-order="{esc(repr(float(iv[0])))}">'
-        f"{esc(interval_text(iv, None))}</td>")
-    if rk is None:  # (a column sorts by its numbers: – and N/A last)
+        f'<td data-order="{esc(repr(float(iv[0])))}">{esc(interval_text(iv, None))}</td>')
+    if rk is None:
         return [iv_td, '<td class="sg-na">–</td>']
     badge = (f' <span class="sg-badge sg-tie" title="cannot be separated from its neighbour in '
              f'rank: tie group {esc(tie)}">≈ {esc(tie)}</span>' if tie else "")
@@ -275,10 +242,6 @@ def _uncertainty_tds(cell: Mapping[str, Any] | None, tie: str | None) -> list[st
 
 # --------------------------------------------------------------------------- prompt explorer
 
-#: URL parameters of the prompt explorer and the row field each one filters: a prompt is shown
-#: when the field holds the parameter's value as one whole value (a tag, never a word of it).
-EXPLORER_FILTERS = {"stratum": "stratum", "domain": "domains", "failure_mode": "failure_modes",
-                    "slice": "slices"}
 _EXPLORER_HEADS = [
     ("sample_id", "sample_id", "The prompt's id.", False),
     ("stratum", "Stratum", "Search type: NoSearch, VisualSearch or TextualSearch.", False),
@@ -288,21 +251,17 @@ _EXPLORER_HEADS = [
     ("difficulty", "Difficulty",
      "Mean Overall-9 (0–100) of the models with a value on this prompt: low = hard.", True),
     ("spread", "Spread", "Highest minus lowest Overall-9 across models: high = the prompt tells "
-     "models apart.", True),
-]
+     "models apart.", True)]
 
 
 def _row_values(r: Mapping[str, Any]) -> str:
-    """A prompt's whole values for the explorer's URL filters: the row's ``data-sg-values``
-    attribute (single-quoted) holding JSON ``{stratum: [search type, and SearchIntensive],
-    domains, failure_modes, slices: [...], statuses: {model_id: status}}``, the statuses of
-    the models without a score only, none when all are scored (read by ``searchgen-nb.js``;
-    compared as whole strings)."""
+    """A prompt's ``data-sg-values`` (single-quoted JSON) for the URL filters of
+    ``searchgen-nb.js``, compared as whole values: stratum (and SearchIntensive), domains,
+    failure_modes, slices, and the statuses of the models without a score, if any."""
     values = {
         "stratum": [r["stratum"]] + ([] if r["stratum"] == "NoSearch" else ["SearchIntensive"]),
         **{k: list(r[k]) for k in ("domains", "failure_modes", "slices")},
-        **({"statuses": dict(r["statuses"])} if r["statuses"] else {}),
-    }
+        **({"statuses": dict(r["statuses"])} if r["statuses"] else {})}
     text = json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "'" + text.replace("&", "&amp;").replace("<", "&lt;").replace("'", "&#x27;") + "'"
 
@@ -310,12 +269,10 @@ def _row_values(r: Mapping[str, Any]) -> str:
 def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, str]],
                  table_id: str, *, decimals: int | None = None,
                  policies: Mapping[str, str] | None = None) -> HTMLFragment:
-    """The prompt explorer's table: one row per prompt (``views_audit.prompt_rows``), searchable
-    and filtered from the page's URL by the book's script (``?domain=FAS&model=m``;
-    :data:`EXPLORER_FILTERS`). ``models``: ``(model_id, display name)`` in column order; a
-    model's cell shows its Overall-9, or its status and how it counts by the model's missing
-    policy (``policies``; :func:`~searchgen_nb.book.fmt.pair_cell`); a hidden column holds
-    the ``model_id=status`` words of the models without a score, for the search."""
+    """The prompt explorer: one row per prompt (``views_audit.prompt_rows``), filtered from the
+    page's URL by the book's script. ``models``: ``(model_id, display name)`` in column order;
+    a cell shows the model's Overall-9, or its status and how it counts by its missing policy
+    (``policies``); a hidden column holds ``model_id=status`` words for the search."""
     _check_id(table_id)
     header = [_th(key, Head(label, title), num) for key, label, title, num in _EXPLORER_HEADS]
     header += [_th(f"m:{m}", Head(name, f"{name} ({m}): Overall-9 on this prompt, or its status "
@@ -324,20 +281,18 @@ def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, 
     body = []
     for r in rows:
         search = r["stratum"] + ("" if r["stratum"] == "NoSearch" else " SearchIntensive")
-        sid, card = esc(r["sample_id"]), esc(card_href(r["sample_id"]))  # the prompt's card
+        sid, card = esc(r["sample_id"]), esc(card_href(r["sample_id"]))
         # data-search: the page's script adds the prompt text (searchgen-nb.js, prompt card)
         cells = [f'<td data-search="{sid}"><a href="{card}">{sid}</a></td>',
                  f'<td data-search="{esc(search)}">{esc(r["stratum"])}</td>',
                  *(f"<td>{esc(' '.join(r[k]))}</td>" for k in ("domains", "failure_modes",
                                                                "slices")),
                  _num_td(r["difficulty"], decimals), _num_td(r["spread"], decimals)]
-        for m, _ in models:
-            status, reason = r["statuses"].get(m, "scored"), (r.get("reasons") or {}).get(m)
-            cells.append(_shown_td(pair_cell(r["scores"][m], status, (policies or {}).get(m),
-                                             decimals, reason)))
+        cells += [_shown_td(pair_cell(r["scores"][m], r["statuses"].get(m, "scored"),
+                                      (policies or {}).get(m), decimals,
+                                      (r.get("reasons") or {}).get(m))) for m, _ in models]
         words = " ".join(f"{m}={r['statuses'][m]}" for m, _ in models if m in r["statuses"])
-        cells.append(f"<td>{esc(words)}</td>")
-        body.append((f"<tr data-sg-values={_row_values(r)}>", cells))
+        body.append((f"<tr data-sg-values={_row_values(r)}>", [*cells, f"<td>{esc(words)}</td>"]))
     options = {"autoWidth": False, "order": [[0, "asc"]], **_paging(50)}
     note = (f'<p class="sg-explorer-filter" id="{table_id}-filter" aria-live="polite"></p>\n'
             f'<div class="sg-table-tools"><button type="button" class="sg-export-rows" '
@@ -352,12 +307,10 @@ def data_table(df: Any, table_id: str, *, decimals: int | Mapping[str, int] | No
                order: Sequence[tuple[str, str]] = (), page_length: int | None = None,
                heads: Mapping[str, Head] | None = None,
                row_links: Mapping[str, Sequence[str | None]] | None = None) -> HTMLFragment:
-    """A DataFrame (or records) as a sortable table with every row, in the order given.
-
-    A column is numeric when its non-null values are all numbers (bool excluded); its null
-    cells show N/A and sort last. ``decimals``: for every float column or ``{column: int}``
-    (default: as stored). ``order``: e.g. ``[("n", "desc")]``. ``heads``: :class:`Head` of
-    some columns. ``row_links``: ``{column: [href or None per row]}``."""
+    """A DataFrame (or records) as a sortable table with every row, in the order given. A
+    column is numeric when its non-null values are all numbers (bool excluded). ``decimals``:
+    for every float column or ``{column: int}``; ``order``: e.g. ``[("n", "desc")]``;
+    ``heads``: :class:`Head` of some columns; ``row_links``: ``{column: [href or None]}``."""
     _check_id(table_id)
     frame = df if isinstance(df, pd.DataFrame) else pd.DataFrame(list(df))
     columns = [str(c) for c in frame.columns]
@@ -365,27 +318,24 @@ def data_table(df: Any, table_id: str, *, decimals: int | Mapping[str, int] | No
         raise ValueError(f"duplicate column names: {columns}")
     records = list(frame.itertuples(index=False, name=None))
     numeric = [_numeric([r[j] for r in records], frame.iloc[:, j]) for j in range(len(columns))]
-    heads, row_links = heads or {}, row_links or {}
+    heads, links = heads or {}, [(row_links or {}).get(c) for c in columns]
+    decs = [decimals.get(c) if isinstance(decimals, Mapping) else decimals for c in columns]
     header = [_th(c, heads.get(c, Head()), numeric[j]) for j, c in enumerate(columns)]
-    body = []
-    for i, r in enumerate(records):
-        cells = []
-        for j, c in enumerate(columns):
-            href = row_links[c][i] if c in row_links else None
-            dec = decimals.get(c) if isinstance(decimals, Mapping) else decimals
-            if isinstance(r[j], Shown):
-                cells.append(_shown_td(r[j], href))
-            else:
-                cells.append(_num_td(r[j], dec, NA, href) if numeric[j] else _text_td(r[j], href))
-        body.append(("<tr>", cells))
+    body = [("<tr>", [_td(v, numeric[j], decs[j], None if links[j] is None else links[j][i])
+                      for j, v in enumerate(r)]) for i, r in enumerate(records)]
     options = {"autoWidth": False, **_paging(page_length),
                "order": [[columns.index(c), d] for c, d in order]}
     return HTMLFragment(_table(table_id, header, body, options), f"data table {table_id}")
 
 
+def _td(value: Any, numeric: bool, decimals: int | None, href: str | None) -> str:
+    if isinstance(value, Shown):
+        return _shown_td(value, href)
+    return _num_td(value, decimals, NA, href) if numeric else _text_td(value, href)
+
+
 def _numeric(values: list, series: pd.Series) -> bool:
     """Numbers (or :class:`Shown` cells) only, bool excluded; only nulls: by its dtype."""
-    values = [v for v in values if not is_null(v)]
-    if values:
+    if values := [v for v in values if not is_null(v)]:
         return all(is_number(v) or isinstance(v, Shown) for v in values)
     return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)

@@ -16,26 +16,17 @@ import yaml
 
 from searchgen_nb.book.fmt import exact_diff, interval_text, pct_label
 from searchgen_nb.config import ReleaseConfig, SliceConfig, find_config, load_config
+from searchgen_nb.constants import CHANGES, COMPONENT_LABELS, MANIFEST, OVERALL_9_COMPONENTS
+from searchgen_nb.constants import STRATUM_GROUPS, UNCERTAINTY, VALIDATION_REPORT
 from searchgen_nb.errors import ConfigError
-from searchgen_nb.constants import (
-    CHANGES,
-    COMPONENT_LABELS,
-    MANIFEST,
-    OVERALL_9_COMPONENTS,
-    STRATUM_GROUPS,
-    UNCERTAINTY,
-    VALIDATION_REPORT,
-)
 from searchgen_nb.numeric import scaled
+from searchgen_nb.records import read_records
 from searchgen_nb.slices import field_values, in_slice
 
-BOARD_FILES = {
-    "overall": "leaderboard_overall.json",
-    "stratum": "leaderboard_by_stratum.json",
-    "domain": "leaderboard_by_domain.json",
-    "failure_mode": "leaderboard_by_failure_mode.json",
-    "slice": "leaderboard_by_slice.json",
-}
+BOARD_FILES = {"overall": "leaderboard_overall.json", "stratum": "leaderboard_by_stratum.json",
+               "domain": "leaderboard_by_domain.json",
+               "failure_mode": "leaderboard_by_failure_mode.json",
+               "slice": "leaderboard_by_slice.json"}
 #: The tag kinds, each with its taxonomy key.
 TAG_KINDS = {"domain": "domains", "failure_mode": "failure_modes"}
 #: The facts the Extraction page shows (by name, never by position).
@@ -57,11 +48,8 @@ def tag_name(kind: str, code: str) -> str:
 
 
 def open_config(release_config: str | None, given: dict | None = None) -> ReleaseConfig:
-    """Load the release config a notebook was given (``release_config`` parameter).
-
-    ``given``: the notebook's variables; each key papermill injected from a release YAML that
-    is also a key of the loaded config must have the same value there — a notebook runs the
-    release its parameters describe. ConfigError names the missing or differing parameter."""
+    """The release config a notebook was given; each key of ``given`` (its variables) that the
+    config also has must hold the same value as the YAML. ConfigError names the parameter."""
     if not release_config:
         raise ConfigError(
             "notebook parameter `release_config` is not set: run with `-p release_config "
@@ -69,15 +57,13 @@ def open_config(release_config: str | None, given: dict | None = None) -> Releas
             "`release_config`")
     path = find_config(release_config)
     cfg = load_config(path)
-    if given:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))  # already checked by load_config
-        keys = set(ReleaseConfig.model_fields) & set(given) - {"release_config", "config_path"}
-        for key in sorted(keys):
-            if given[key] != raw.get(key, given):
-                raise ConfigError(
-                    f"notebook parameter `{key}` differs from `{key}` in {release_config} (the "
-                    "file named by `release_config`): the parameters describe another release; "
-                    "give that release's own path as `release_config`")
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) if given else {}
+    keys = set(ReleaseConfig.model_fields) & set(given or ()) - {"release_config", "config_path"}
+    if differ := sorted(k for k in keys if given[k] != raw.get(k, given)):
+        raise ConfigError(
+            f"notebook parameter `{differ[0]}` differs from `{differ[0]}` in {release_config} (the "
+            "file named by `release_config`): the parameters describe another release; "
+            "give that release's own path as `release_config`")
     return cfg
 
 
@@ -90,16 +76,14 @@ class Release:
     slice: str | None = None
 
     def _read(self, name: str, optional: bool = False) -> dict | None:
-        path = self.folder / name
-        if optional and not path.exists():
+        if optional and not (self.folder / name).exists():
             return None
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads((self.folder / name).read_text(encoding="utf-8"))
 
     manifest = cached_property(lambda self: self._read(MANIFEST))
     changes = cached_property(lambda self: self._read(CHANGES, optional=True))
     uncertainty = cached_property(lambda self: self._read(UNCERTAINTY, optional=True))
     validation_report = cached_property(lambda self: self._read(VALIDATION_REPORT, optional=True))
-    #: The slice of every prompt (what the v1.0-shaped files show).
     output_slice = property(lambda self: self.manifest.get("output_slice")
                             or f"full_{self.manifest['dataset']['n_prompts']}")
     slice_name = property(lambda self: self.slice or self.output_slice)
@@ -108,18 +92,17 @@ class Release:
     slices = property(lambda self: list(self.manifest.get("published_slices")
                                         or [self.output_slice]))
     is_demo = property(lambda self: self.manifest.get("data_origin") == "synthetic-demo")
-    #: The release's ``rounding_decimals``: places of every published 0–100 value.
+    #: Places of every published 0–100 value.
     decimals = property(lambda self: self.manifest["scoring"]["public_rounding_decimals"])
     min_coverage = property(lambda self: self.manifest["scoring"]["min_ranking_coverage"])
     model_order = property(lambda self: self.manifest["model_order"])
     names = property(lambda self: {m: self.display_name(m) for m in self.manifest["models"]})
-    #: Each model's missing policy (``zero_fill`` or ``exclude``).
     policies = property(lambda self: {m: v["missing_policy"]
                                       for m, v in self.manifest["models"].items()})
-    #: Models whose results are not in yet (``pending: true`` in the config): never ranked.
+    #: Models whose results are not in yet: never ranked.
     pending = property(lambda self: frozenset(
         m for m, meta in self.manifest["models"].items() if meta.get("pending") is True))
-    #: "95%" for confidence 0.95 (as written in the config).
+    #: "95%" for confidence 0.95.
     confidence = property(lambda self: pct_label((self.uncertainty or {}).get("confidence", 0.95)))
     #: Appended to every table and chart id of a page, so one page can show several slices.
     id_suffix = property(lambda self: "" if self.is_full
@@ -141,12 +124,8 @@ class Release:
         return {"overall": b["overall"], "stratum": b["strata"], "domain": b["domains"],
                 "failure_mode": b["failure_modes"], "slice": by_slice}
 
-    @cached_property
-    def all_records(self) -> list[dict]:
-        """Every record of ``prompt_scores.jsonl`` (read once, shared by the slice views)."""
-        from searchgen_nb.records import read_records
-
-        return read_records(self.folder)
+    #: Every record of ``prompt_scores.jsonl`` (read once, shared by the slice views).
+    all_records = cached_property(lambda self: read_records(self.folder))
 
     @cached_property
     def records(self) -> list[dict]:
@@ -163,15 +142,12 @@ class Release:
                           match=spec["match"])
         return lambda r: in_slice(field_values(r, cfg.field), cfg)
 
-    def for_slice(self, name: str) -> "Release":
+    def for_slice(self, name: str) -> Release:
         """The same release seen through one named slice (its boards, its records)."""
         view = Release(self.folder, None if name == self.output_slice else name)
-        view.__dict__["manifest"] = self.manifest
-        view.__dict__["all_records"] = self.all_records  # one read for every slice
+        view.__dict__.update(manifest=self.manifest, all_records=self.all_records)  # one read
         return view
 
-
-# ---- groups --------------------------------------------------------------------------------
 
 def stratum_views(release: Release) -> list[tuple[str, int, list[dict]]]:
     """``[(group, n_prompts, rows)]`` for All and the strata; ``n_prompts`` from the rows."""
@@ -182,27 +158,24 @@ def stratum_views(release: Release) -> list[tuple[str, int, list[dict]]]:
 def tag_frame(release: Release, kind: str) -> pd.DataFrame:
     """One row per model × tag (models in overall order): model_id, display_name, tag,
     tag_name, overall_9, n_total, n_scored, coverage, interval, the nine components."""
-    overall = [r["model_id"] for r in release.boards["overall"]]
+    pos = {r["model_id"]: i for i, r in enumerate(release.boards["overall"])}
     unranked = {r["model_id"]: " (unranked)" for r in release.boards["overall"] if not r["ranked"]}
     rows = []
     for tag, board in release.boards[kind].items():
         intervals = group_intervals(release, kind, tag)
-        rows += [{
-            "model_id": r["model_id"],
-            "display_name": r["display_name"] + unranked.get(r["model_id"], ""),
-            "tag": tag, "tag_name": tag_name(kind, tag),
-            **{k: r[k] for k in ("overall_9", "n_total", "n_scored", "coverage")},
-            "interval": (intervals.get(r["model_id"]) or {}).get("overall_9"),
-            **{c: r["components"][c] for c in OVERALL_9_COMPONENTS},
-        } for r in board]
-    pos = {m: i for i, m in enumerate(overall)}
+        rows += [{"model_id": r["model_id"],
+                  "display_name": r["display_name"] + unranked.get(r["model_id"], ""),
+                  "tag": tag, "tag_name": tag_name(kind, tag),
+                  **{k: r[k] for k in ("overall_9", "n_total", "n_scored", "coverage")},
+                  "interval": (intervals.get(r["model_id"]) or {}).get("overall_9"),
+                  **{c: r["components"][c] for c in OVERALL_9_COMPONENTS}} for r in board]
     rows.sort(key=lambda r: pos.get(r["model_id"], len(pos)))  # model-major (stable: tag order)
     return pd.DataFrame(rows, dtype=object)
 
 
 def tag_counts(release: Release, kind: str) -> pd.DataFrame:
     """Prompts per tag (``n_total``), with the multi-label total for the note under the table."""
-    rows = [{"Tag": f"{t} · {tag_name(kind, t)}", "Prompts": board[0]["n_total"]}
+    rows = [(f"{t} · {tag_name(kind, t)}", board[0]["n_total"])
             for t, board in release.boards[kind].items() if board]
     return pd.DataFrame(rows, columns=["Tag", "Prompts"])  # no tag of this kind: no rows
 
@@ -213,10 +186,8 @@ def model_tag_table(release: Release, kind: str, model_id: str) -> pd.DataFrame:
     df = df[df["model_id"] == model_id]
     return pd.DataFrame({
         "Tag": [f"{t} · {n}" for t, n in zip(df["tag"], df["tag_name"])],
-        "Overall-9": df["overall_9"].tolist(),
-        "Prompts": df["n_total"].tolist(),
-        "Scored": df["n_scored"].tolist(),
-        "Coverage %": [scaled(c, 100) for c in df["coverage"]],
+        "Overall-9": df["overall_9"].tolist(), "Prompts": df["n_total"].tolist(),
+        "Scored": df["n_scored"].tolist(), "Coverage %": [scaled(c, 100) for c in df["coverage"]],
         **{COMPONENT_LABELS[c]: df[c].tolist() for c in OVERALL_9_COMPONENTS},
     }, dtype=object)
 
@@ -288,16 +259,13 @@ def group_sizes(release: Release) -> pd.DataFrame:
          "Group": g if kind == "stratum" else f"{g} · {tag_name(kind, g)}",
          "Prompts": board[0]["n_total"] if board else 0,
          "Ranked models": sum(r["ranked"] for r in board), "Models": len(board)}
-        for kind in ("stratum", *TAG_KINDS) for g, board in release.boards[kind].items()
-    ])
+        for kind in ("stratum", *TAG_KINDS) for g, board in release.boards[kind].items()])
 
-
-# ---- uncertainty ---------------------------------------------------------------------------
 
 def uncertainty_key(release: Release, kind: str, name: str) -> str | None:
-    """The ``uncertainty.json`` key of a group as this view shows it (``kind``: ``stratum``
-    — All and the strata —, ``domain`` or ``failure_mode``), or None when the file has no such
-    group: inside a named slice only the whole slice is bootstrapped (``slice:<name>``)."""
+    """The ``uncertainty.json`` key of a group (``kind``: ``stratum`` — All and the strata —,
+    ``domain`` or ``failure_mode``), or None when the file has no such group: inside a named
+    slice only the whole slice is bootstrapped (``slice:<name>``)."""
     if not release.is_full:
         return f"slice:{release.slice_name}" if (kind, name) == ("stratum", "All") else None
     if kind == "stratum":
@@ -324,18 +292,16 @@ def in_rank_order(rows: list[dict]) -> list[dict]:
 
 
 def rank_gaps(rows: list[dict]) -> dict[str, float]:
-    """``{model_id: published Overall-9 minus that of the model ranked next}`` (exact decimal):
-    0.0 between models tied on the published value; none for the last ranked, for a model
-    whose next rank is not among ``rows``, and for the unranked."""
+    """``{model_id: published Overall-9 minus the next rank's}`` (exact decimal; 0.0 when tied);
+    none for the last ranked, the unranked, or a next rank not in ``rows``."""
     by_rank = {r["rank"]: r for r in rows if r.get("ranked")}
     return {r["model_id"]: exact_diff(r["overall_9"], by_rank[k + 1]["overall_9"])
             for k, r in by_rank.items() if k + 1 in by_rank}
 
 
 def tie_groups(rows: list[dict], pairs: list[dict]) -> dict[str, str]:
-    """``{model_id: "T1"}`` for ranked models that cannot be separated from a neighbour in rank
-    order (Holm-adjusted p above α): maximal runs of adjacent non-separable pairs, numbered
-    from the top. Models separable from both neighbours get no label."""
+    """``{model_id: "T1"}``: maximal runs of ranked models, adjacent in rank order, that are
+    not separable (Holm-adjusted p above α), numbered from the top; others get no label."""
     sep = {(p["a"], p["b"]): p["separable"] for p in pairs}
     ranked = [r["model_id"] for r in rows if r.get("ranked")]
     out: dict[str, str] = {}
@@ -347,8 +313,8 @@ def tie_groups(rows: list[dict], pairs: list[dict]) -> dict[str, str]:
 
 
 def wide_interval(release: Release) -> float | None:
-    """The config's ``uncertainty.low_confidence_width`` (public points): a cell whose interval
-    is wider is marked low-confidence; None without an uncertainty section."""
+    """The config's ``uncertainty.low_confidence_width`` (public points): a wider interval is
+    low-confidence; None without an uncertainty section."""
     if not (release.uncertainty or {}).get("groups"):
         return None
     config = (release.manifest.get("config") or {}).get("uncertainty") or {}
@@ -360,10 +326,9 @@ def pairs_frame(release: Release, kind: str, name: str) -> pd.DataFrame:
     interval, p, Holm-adjusted p and whether the two are separable at the release's α."""
     names, iv = release.names, f"{release.confidence} interval of Δ"
     return pd.DataFrame([
-        {"A": names.get(p["a"], p["a"]), "B": names.get(p["b"], p["b"]), "Δ Overall-9": p["diff"],
-         iv: interval_text(p["ci"], release.decimals), "p": p["p"], "Holm p": p["p_holm"],
-         "Separable": "yes" if p["separable"] else "no"}
-        for p in group_pairs(release, kind, name)
+        (names.get(p["a"], p["a"]), names.get(p["b"], p["b"]), p["diff"],
+         interval_text(p["ci"], release.decimals), p["p"], p["p_holm"],
+         "yes" if p["separable"] else "no") for p in group_pairs(release, kind, name)
     ], columns=["A", "B", "Δ Overall-9", iv, "p", "Holm p", "Separable"], dtype=object)
 
 
@@ -373,28 +338,21 @@ def manifest_summary(release: Release, fields: tuple[str, ...] | None = None) ->
     m = release.manifest
     ds, sc, sw = m["dataset"], m["scoring"], m["software"]
     facts = {
-        "Benchmark": m["benchmark"],
-        "Data origin": m["data_origin"],
+        "Benchmark": m["benchmark"], "Data origin": m["data_origin"],
         "Schema version": m["schema_version"],
         "Generated at (SOURCE_DATE_EPOCH when set)": m["generated_at"],
         "Dataset": f"{ds['filename']} ({ds['n_prompts']} prompts)",
         "Dataset sha256 (canonical)": ds["sha256"],
         "Result files read": m["extraction"]["n_result_files_read"],
-        "Results sha256": m["inputs"]["results_sha256"],
-        "Result path": m["inputs"]["result_path"],
-        "Extractor": m["extraction"]["extractor"],
-        "Source commit": m["source_commit"],
+        "Results sha256": m["inputs"]["results_sha256"], "Result path": m["inputs"]["result_path"],
+        "Extractor": m["extraction"]["extractor"], "Source commit": m["source_commit"],
         "searchgen-nb": f"{sw['searchgen_nb']} (commit {sw['pipeline_commit']})",
-        "Python": sw["python"],
-        "Missing policy default": sc["missing_policy_default"],
+        "Python": sw["python"], "Missing policy default": sc["missing_policy_default"],
         "Policy exceptions": ", ".join(sc["missing_policy_exceptions"]) or "none",
         "Min ranking coverage": sc["min_ranking_coverage"],
         "Rounding": f"{sc['public_rounding_decimals']} decimal(s), {sc['rounding']}",
-        **{f"sha256 {name}": sha for name, sha in sorted(m["artifact_sha256"].items())},
-    }
-    unknown = [f for f in fields or () if f not in facts]
-    if unknown:
+        **{f"sha256 {name}": sha for name, sha in sorted(m["artifact_sha256"].items())}}
+    if unknown := [f for f in fields or () if f not in facts]:
         raise KeyError(f"manifest_summary: unknown fact(s) {unknown} (known: {', '.join(facts)})")
     rows = [(f, facts[f]) for f in fields] if fields is not None else list(facts.items())
     return pd.DataFrame(rows, columns=["Field", "Value"], dtype=object)
-

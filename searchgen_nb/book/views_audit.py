@@ -14,8 +14,7 @@ from searchgen_nb.book.views import TAG_KINDS, Release, group_label
 from searchgen_nb.changes_markdown import score_changed, status_text
 from searchgen_nb.constants import INVALID, STATUSES
 from searchgen_nb.numeric import to_public
-
-# ---- changes since the previous release ----------------------------------------------------
+from searchgen_nb.validate_report import CHECK_DESCRIPTIONS
 
 
 def change_group_label(key: str) -> str:
@@ -27,7 +26,7 @@ def change_group_label(key: str) -> str:
 
 
 def _changed_cells(release: Release):
-    """``(group label, model_id, display name, cell)`` of every group × model of changes.json."""
+    """``(key, group label, display name, model_id, cell)`` of each group × model of changes."""
     names = release.names
     for key, cells in (release.changes or {}).get("groups", {}).items():
         for m, c in cells.items():
@@ -38,12 +37,9 @@ def rank_moves_frame(release: Release) -> pd.DataFrame:
     """Every group × model whose rank changed: Group, Model, an arrow, ranks and scores."""
     rows = []
     for _, group, name, _, c in _changed_cells(release):
-        b, a = c["rank_before"], c["rank_after"]
-        if b != a:
+        if (b := c["rank_before"]) != (a := c["rank_after"]):
             move = "•" if b is None or a is None else "↑" if a < b else "↓"
-            rows.append({"Group": group, "Model": name, "Move": move, "Rank before": b,
-                         "Rank after": a, "Overall-9 before": c["overall_9_before"],
-                         "Overall-9 after": c["overall_9_after"]})
+            rows.append((group, name, move, b, a, c["overall_9_before"], c["overall_9_after"]))
     return pd.DataFrame(rows, columns=["Group", "Model", "Move", "Rank before", "Rank after",
                                        "Overall-9 before", "Overall-9 after"], dtype=object)
 
@@ -52,78 +48,58 @@ def score_changes_frame(release: Release) -> pd.DataFrame:
     """Every group × model whose Overall-9 changed, largest change first (Δ before the values,
     so that a phone shows it), with the paired bootstrap interval of the change for All."""
     boot = ((release.changes or {}).get("paired_bootstrap") or {}).get("models", {})
-    iv = f"{release.confidence} interval of Δ (paired, common prompts)"
     rows = []
     for key, group, name, m, c in _changed_cells(release):
         if score_changed(c):
             ci = (boot.get(m) or {}).get("ci") if key == "all:All" else None
-            rows.append({"Group": group, "Model": name, "Δ": c["delta"],
-                         "Overall-9 before": c["overall_9_before"],
-                         "Overall-9 after": c["overall_9_after"],
-                         iv: interval_text(ci, release.decimals) if ci else "–"})
-    rows.sort(key=lambda r: (-abs(r["Δ"] or 0), r["Group"], r["Model"]))
+            rows.append((group, name, c["delta"], c["overall_9_before"], c["overall_9_after"],
+                         interval_text(ci, release.decimals) if ci else "–"))
+    rows.sort(key=lambda r: (-abs(r[2] or 0), r[0], r[1]))
+    iv = f"{release.confidence} interval of Δ (paired, common prompts)"
     return pd.DataFrame(rows, columns=["Group", "Model", "Δ", "Overall-9 before",
                                        "Overall-9 after", iv], dtype=object)
 
 
-def transition_text(before: str, after: str, policies: tuple[str | None, str | None]) -> str:
-    """"scored → missing generation (counts 0)": statuses by name, each not scored one with how
-    it counts by the model's missing policy in that release (``policies``: before, after); one
-    status when it stayed the same (the score changed)."""
-    texts = [status_text(s, p) for s, p in zip((before, after), policies)]
-    return texts[1] if texts[0] == texts[1] else " → ".join(texts)
-
-
-def _policies(release: Release, model_id: str) -> tuple[str | None, str | None]:
-    """A model's missing policy in the previous and in this release."""
-    now = release.policies.get(model_id)
-    changed = {c["model_id"]: c["fields"] for c in
-               (release.changes or {}).get("models", {}).get("changed", [])}
-    return (changed.get(model_id, {}).get("missing_policy") or [now])[0], now
-
-
 def status_changes_frame(release: Release) -> pd.DataFrame:
-    """Every prompt × model whose status or raw Overall-9 changed: the transition by name and
-    the raw (0–3) Overall-9 before and after as it counts (0, excluded, N/A: not applicable)."""
-    names, rows = release.names, []
+    """Every prompt × model whose status or raw Overall-9 changed: the transition by name, each
+    status not scored with how it counts by the model's missing policy in that release (one
+    status when it stayed), and the raw (0–3) Overall-9 before and after as it counts."""
+    changed = {c["model_id"]: c["fields"]
+               for c in (release.changes or {}).get("models", {}).get("changed", [])}
+    names, policies, rows = release.names, release.policies, []
     for p in (release.changes or {}).get("pairs", []):
-        pol = _policies(release, p["model_id"])
-        rows.append({
-            "Model": names.get(p["model_id"], p["model_id"]), "sample_id": p["sample_id"],
-            "Change": transition_text(p["status_before"], p["status_after"], pol),
-            **{f"Raw Overall-9 {side}": pair_cell(p[f"overall_9_{side}"], p[f"status_{side}"],
-                                                  pol[i], 4)
-               for i, side in enumerate(("before", "after"))}})
+        m, now = p["model_id"], policies.get(p["model_id"])
+        pol = ((changed.get(m, {}).get("missing_policy") or [now])[0], now)  # before, after
+        texts = [status_text(p[f"status_{s}"], pol[i]) for i, s in enumerate(("before", "after"))]
+        rows.append((names.get(m, m), p["sample_id"],
+                     texts[1] if texts[0] == texts[1] else " → ".join(texts),
+                     *(pair_cell(p[f"overall_9_{s}"], p[f"status_{s}"], pol[i], 4)
+                       for i, s in enumerate(("before", "after")))))
     return pd.DataFrame(rows, columns=["Model", "sample_id", "Change", "Raw Overall-9 before",
                                        "Raw Overall-9 after"], dtype=object)
 
 
-# ---- prompts and the audit -----------------------------------------------------------------
-
 def prompt_rows(release: Release) -> list[dict]:
-    """One dict per prompt of this view (sample_id order): ``sample_id``, ``stratum`` (search
-    type), ``domains``, ``failure_modes``, ``slices`` (the published slices holding it),
-    ``difficulty`` (mean public Overall-9 of the models with a value), ``spread`` (highest
-    minus lowest), ``scores[model_id]`` (public Overall-9, None = no value), ``statuses`` and
-    ``reasons`` (``{model_id: ...}`` of the models without a score only: absent = scored)."""
+    """One dict per prompt of this view: sample_id, stratum (search type), domains,
+    failure_modes, slices (published, holding it), difficulty and spread (mean and range of the
+    models' public Overall-9), ``scores`` (None: no value), ``statuses`` and ``reasons`` by
+    model_id (these two of the models without a score only)."""
     tests = {name: release.in_slice(name) for name in release.slices}
     public = functools.partial(to_public, decimals=release.decimals)
     out = []
     for r in release.records:
-        statuses = {m: r["models"][m]["status"] for m in release.model_order}
-        raws = {m: Fraction(r["models"][m]["overall_9_raw"]) for m in release.model_order
-                if statuses[m] == "scored" and r["models"][m]["overall_9_raw"] is not None}
+        entries = {m: r["models"][m] for m in release.model_order}
+        raws = {m: Fraction(e["overall_9_raw"]) for m, e in entries.items()
+                if e["status"] == "scored" and e["overall_9_raw"] is not None}
         out.append({
             "sample_id": r["sample_id"], "stratum": r["search_type"], "domains": list(r["domains"]),
             "failure_modes": list(r["failure_modes"]),
             "slices": [n for n, test in tests.items() if test(r)],
             "difficulty": public(sum(raws.values(), Fraction(0)) / len(raws)) if raws else None,
             "spread": public(max(raws.values()) - min(raws.values())) if raws else None,
-            "scores": {m: public(raws[m]) if m in raws else None for m in release.model_order},
-            "statuses": {m: s for m, s in statuses.items() if s != "scored"},
-            "reasons": {m: r["models"][m]["error"] for m in release.model_order
-                        if r["models"][m].get("error")},
-        })
+            "scores": {m: public(raws[m]) if m in raws else None for m in entries},
+            "statuses": {m: e["status"] for m, e in entries.items() if e["status"] != "scored"},
+            "reasons": {m: e["error"] for m, e in entries.items() if e.get("error")}})
     return out
 
 
@@ -143,11 +119,9 @@ def status_frame(release: Release) -> pd.DataFrame:
 
 def invalid_frame(release: Release) -> pd.DataFrame:
     """Every ``invalid_evaluation`` pair: model, sample_id, file (below results_root), reason."""
-    rows = sorted(
-        ({"Model": release.display_name(m), "model_id": m, "sample_id": r["sample_id"],
-          "Reason": e["error"], "File": e["result_file"]}
-         for r in release.records for m, e in r["models"].items() if e["status"] == INVALID),
-        key=lambda x: (x["model_id"], x["sample_id"]))
+    rows = sorted(((release.display_name(m), m, r["sample_id"], e["error"], e["result_file"])
+                   for r in release.records for m, e in r["models"].items()
+                   if e["status"] == INVALID), key=lambda row: (row[1], row[2]))
     return pd.DataFrame(rows, columns=["Model", "model_id", "sample_id", "Reason", "File"])
 
 
@@ -160,14 +134,12 @@ def warnings_frame(release: Release) -> pd.DataFrame:
 
 def validation_frame(report: dict) -> pd.DataFrame:
     """One row per release check: number, name, result, problems, first problem / why skipped."""
-    from searchgen_nb.validate import CHECK_DESCRIPTIONS
-
     rows = []
     for i, c in enumerate(report["checks"], start=1):
         passed = "PASS (not applicable)" if c.get("skipped") else "PASS"
-        result = passed if c["passed"] else "FAIL"
         first = c["failures"][0]["message"] if c["failures"] else (c.get("skipped") or "–")
-        what = CHECK_DESCRIPTIONS.get(c["name"], "")
-        rows.append({"#": i, "Check": c["name"], "What it checks": what, "Result": result,
-                     "Problems": c["n_failures"], "First problem / note": first})
+        rows.append({"#": i, "Check": c["name"],
+                     "What it checks": CHECK_DESCRIPTIONS.get(c["name"], ""),
+                     "Result": passed if c["passed"] else "FAIL", "Problems": c["n_failures"],
+                     "First problem / note": first})
     return pd.DataFrame(rows)
