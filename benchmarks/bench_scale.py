@@ -136,9 +136,8 @@ PR_SET_CHILD_SUBREAPER = 36
 def measure_main(result_path: str, argv: list[str]) -> int:
     """``bench_scale.py _measure RESULT.json -- CMD…``: run CMD as a child subreaper, write its figures.
 
-    A plain ``wait4`` of the command misses processes it does not reap itself: a
-    multiprocessing *forkserver* (and the workers it forks) outlives the main process as an
-    orphan. As a child subreaper (Linux ``prctl``) this process inherits such orphans and reaps
+    A plain ``wait4`` of the command misses processes it does not reap itself (a worker that
+    outlives the main process as an orphan). As a child subreaper (Linux ``prctl``) this process inherits such orphans and reaps
     them, so ``RUSAGE_CHILDREN`` holds the CPU of the whole process tree. Wall time ends when
     CMD's main process exits (what a user waits for); CPU and peak RSS include stragglers
     reaped up to 60 s later.
@@ -155,7 +154,7 @@ def measure_main(result_path: str, argv: list[str]) -> int:
     proc.returncode = os.waitstatus_to_exitcode(status)
     deadline = time.monotonic() + 60
     stragglers = 0
-    while True:  # reap orphaned descendants (forkserver and its workers)
+    while True:  # reap orphaned descendants
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
