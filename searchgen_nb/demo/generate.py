@@ -235,11 +235,9 @@ def _result(model: dict, p: DemoPrompt, scores: dict[str, float], named: bool = 
                           for d in GENERIC_RUBRIC + p.adaptive},
         **{r: {"applicable": r in scores, "score": num(scores.get(r, 0.0))} for r in REFS},
     }  # fmt: skip
-    return {
-        "success": True, "skipped": False, "error": None, "parsed": parsed, "scores": scores,
-        "bench_id": p.sample_id, "sample_id": p.sample_id, "generator_name": model["source_id"],
-        "attached_visual_reference_image_count": 0,
-    }  # fmt: skip
+    return {"success": True, "skipped": False, "error": None, "parsed": parsed, "scores": scores,
+            "bench_id": p.sample_id, "sample_id": p.sample_id,
+            "generator_name": model["source_id"], "attached_visual_reference_image_count": 0}
 
 
 def _dump(obj: object) -> str:
@@ -290,19 +288,15 @@ def demo_config_text(base: str = "", release_config: str | None = None,
     ``release_config`` (its path from the project root), ``n_scored`` (the coverage lock,
     default: the roster's) and ``previous_release`` when given."""
     cfg: dict = {} if release_config is None else {"release_config": release_config}
-    cfg.update({
-        "benchmark": "SearchGen-Bench", "data_origin": "synthetic-demo",
-        "dataset": posixpath.join(base, "prompts.jsonl"),
-        "results_root": posixpath.join(base, "results"), "result_path": DEFAULT_RESULT_PATH,
-        "paper_table": posixpath.join(base, "paper_table.json"),
-    })  # fmt: skip
-    cfg.update({"previous_release": previous_release} if previous_release else {})
+    cfg |= {"benchmark": "SearchGen-Bench", "data_origin": "synthetic-demo",
+            "dataset": posixpath.join(base, "prompts.jsonl"),
+            "results_root": posixpath.join(base, "results"), "result_path": DEFAULT_RESULT_PATH,
+            "paper_table": posixpath.join(base, "paper_table.json")}
+    cfg |= {"previous_release": previous_release} if previous_release else {}
     cfg["scoring"] = dict(PROFILE["config"]["scoring"])
-    cfg["models"] = {
-        m["model_id"]: {**{k: m[k] for k in ("display_name", "type", "source_id")},
-                        "lane": LANE, "missing_policy": m["missing_policy"]}
-        for m in ROSTER
-    }  # fmt: skip
+    cfg["models"] = {m["model_id"]: {**{k: m[k] for k in ("display_name", "type", "source_id")},
+                                     "lane": LANE, "missing_policy": m["missing_policy"]}
+                     for m in ROSTER}  # fmt: skip
     slices = {f"full_{N_PROMPTS}": {"include": [], "match": "all", "expected_rows": N_PROMPTS}}
     for name, n in PROFILE["config"]["slices"].items():
         slices[name] = {"field": "eval_slices", "include": [name], "match": "any",
