@@ -177,27 +177,25 @@ class Thumbs:
                 "max_bytes": THUMB_BYTES, "max_px": THUMB_PX}
 
 
-def _lines(texts: dict, table, pairs: dict, thumbs: Thumbs | None):
-    """One evidence line per prompt of ``table``, in its order."""
-    for i, prompt in enumerate(table.prompts):
-        sid, models = prompt["sample_id"], {}
-        for k, m in enumerate(table.model_ids):
-            entry = dict(pairs.get((k, i)) or {})
-            if thumbs is not None and table.status[k, i] != STATUS_CODE["missing_generation"]:
-                thumb = thumbs.add(table.result_files[k][i], {"sample_id": sid, "model_id": m})
-                entry.update({"thumbnail": thumb} if thumb else {})
-            if entry:
-                models[m] = entry
-        text = texts.get(sid, {"text": None, "checklist": []})
-        yield {"sample_id": sid, **text, "models": models}
-
-
 def write_evidence(cfg, dataset: Path, table, pairs: dict, folder: Path):
     """Write ``prompt_evidence.jsonl`` (a line per prompt of ``table``; ``pairs``: ``(model
     index, prompt index) ->`` :func:`pair_evidence`) and ``thumbs/`` (unless turned off) into
     ``folder``; return its sha256, the thumbnails' summary and the thumbnail warnings."""
-    on = cfg.evidence.thumbnails
+    on, texts = cfg.evidence.thumbnails, prompt_texts(dataset)
     thumbs = Thumbs(folder, cfg.results_root_path, cfg.generation_glob)
-    lines = _lines(prompt_texts(dataset), table, pairs, thumbs if on else None)
-    sha = write_jsonl(Path(folder) / EVIDENCE, lines)
+
+    def lines():
+        for i, prompt in enumerate(table.prompts):
+            sid, models = prompt["sample_id"], {}
+            for k, m in enumerate(table.model_ids):
+                entry = dict(pairs.get((k, i)) or {})
+                if on and table.status[k, i] != STATUS_CODE["missing_generation"]:
+                    thumb = thumbs.add(table.result_files[k][i], {"sample_id": sid, "model_id": m})
+                    entry.update({"thumbnail": thumb} if thumb else {})
+                if entry:
+                    models[m] = entry
+            text = texts.get(sid, {"text": None, "checklist": []})
+            yield {"sample_id": sid, **text, "models": models}
+
+    sha = write_jsonl(Path(folder) / EVIDENCE, lines())
     return sha, thumbs.summary(on), thumbs.warnings
