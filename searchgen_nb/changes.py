@@ -33,64 +33,53 @@ def _delta(after: float | None, before: float | None, decimals: tuple[int, int])
 
 def first_release() -> dict:
     """``changes.json`` of a release without ``previous_release``."""
-    return {
-        "first_release": True, "previous": None, "groups": {}, "pairs": [],
-        "models": {"added": [], "removed": [], "changed": []},
-        "prompts": {"added": [], "removed": [], "metadata_changed": []},
-        "paired_bootstrap": None,
-    }  # fmt: skip
+    return {"first_release": True, "previous": None, "groups": {}, "pairs": [],
+            "models": {"added": [], "removed": [], "changed": []},
+            "prompts": {"added": [], "removed": [], "metadata_changed": []},
+            "paired_bootstrap": None}
 
 
 def compare(old_folder: Path | Published, new_folder: Path | Published) -> dict:
-    """``changes.json`` from a previous release's folder to a new one (data contract, § Changes
-    between releases). :class:`ConfigError` for releases of two benchmarks or data origins;
-    ``KeyError``/``ValueError`` only for folders that :func:`check_previous` refuses."""
-    old, new = (
-        r if isinstance(r, Published) else Published(Path(r)) for r in (old_folder, new_folder)
-    )
+    """``changes.json`` from a previous release's folder to a new one. :class:`ConfigError` for
+    releases of two benchmarks or data origins; ``KeyError``/``ValueError`` only for folders
+    that :func:`check_previous` refuses."""
+    old, new = (r if isinstance(r, Published) else Published(Path(r))
+                for r in (old_folder, new_folder))
     om, nm = old.manifest, new.manifest
     for key in ("benchmark", "data_origin"):
         if om.get(key) != nm.get(key):
             a, b = shown(om.get(key)), shown(nm.get(key))
-            raise ConfigError(
-                f"{old.folder} is a release of {key} {a}, {new.folder} of {key} {b}: "
-                + not_compared(key)
-            )
+            raise ConfigError(f"{old.folder} is a release of {key} {a}, {new.folder} of {key} {b}: "
+                              + not_compared(key))
     old_models, new_models = om["model_order"], nm["model_order"]
     common = [m for m in new_models if m in old_models]
-    orec = {r["sample_id"]: r for r in old.records}
-    nrec = {r["sample_id"]: r for r in new.records}
+    orec, nrec = ({r["sample_id"]: r for r in x.records} for x in (old, new))
     shared = sorted(set(orec) & set(nrec))
     return {
         "first_release": False,
-        "previous": {
-            "generated_at": om.get("generated_at"), "schema_version": om.get("schema_version"),
-            "n_prompts": om["dataset"]["n_prompts"],
-            "results_sha256": om.get("inputs", {}).get("results_sha256"),
-        },
-        "models": {
-            "added": [m for m in new_models if m not in old_models],
-            "removed": [m for m in old_models if m not in new_models],
-            "changed": _model_changes(om, nm, common),
-        },
-        "prompts": {
-            "added": sorted(set(nrec) - set(orec)), "removed": sorted(set(orec) - set(nrec)),
-            "metadata_changed": _retagged(orec, nrec, shared),
-        },
+        "previous": {"generated_at": om.get("generated_at"),
+                     "schema_version": om.get("schema_version"),
+                     "n_prompts": om["dataset"]["n_prompts"],
+                     "results_sha256": om.get("inputs", {}).get("results_sha256")},
+        "models": {"added": [m for m in new_models if m not in old_models],
+                   "removed": [m for m in old_models if m not in new_models],
+                   "changed": _model_changes(om["models"], nm["models"], sorted(common))},
+        "prompts": {"added": sorted(set(nrec) - set(orec)),
+                    "removed": sorted(set(orec) - set(nrec)),
+                    "metadata_changed": _retagged(orec, nrec, shared)},
         "groups": _group_changes(old, new, sorted(common)),
         "pairs": _pair_changes(orec, nrec, sorted(common), shared),
         "paired_bootstrap": paired_bootstrap(old, new, common, shared),
     }  # fmt: skip
 
 
-def _model_changes(old_manifest: dict, new_manifest: dict, models: list[str]) -> list[dict]:
+def _model_changes(old: dict, new: dict, models: list[str]) -> list[dict]:
     """``[{model_id, fields: {field: [before, after]}}]`` of the models of both releases whose
     display name, type or missing policy changed."""
     out = []
-    for m in sorted(models):
-        a, b = old_manifest["models"].get(m) or {}, new_manifest["models"].get(m) or {}
-        fields = {f: [a.get(f), b.get(f)] for f in _MODEL_FIELDS if a.get(f) != b.get(f)}
-        if fields:
+    for m in models:
+        a, b = old.get(m) or {}, new.get(m) or {}
+        if fields := {f: [a.get(f), b.get(f)] for f in _MODEL_FIELDS if a.get(f) != b.get(f)}:
             out.append({"model_id": m, "fields": fields})
     return out
 
@@ -100,8 +89,7 @@ def _retagged(orec: dict, nrec: dict, shared: list[str]) -> list[dict]:
     out = []
     for sid in shared:
         a, b = orec[sid], nrec[sid]
-        fields = sorted(k for k in {*a, *b} if k not in _NOT_METADATA and a.get(k) != b.get(k))
-        if fields:
+        if fields := sorted(k for k in {*a, *b} - set(_NOT_METADATA) if a.get(k) != b.get(k)):
             out.append({"sample_id": sid, "fields": fields})
     return out
 
@@ -113,19 +101,17 @@ def _pair_changes(orec: dict, nrec: dict, models: list[str], shared: list[str]) 
         for sid in shared:
             a, b = orec[sid]["models"][m], nrec[sid]["models"][m]
             if a["status"] != b["status"] or a["overall_9_raw"] != b["overall_9_raw"]:
-                out.append({
-                    "model_id": m, "sample_id": sid,
-                    "status_before": a["status"], "status_after": b["status"],
-                    "overall_9_before": a["overall_9_raw"], "overall_9_after": b["overall_9_raw"],
-                })  # fmt: skip
+                out.append({"model_id": m, "sample_id": sid,
+                            "status_before": a["status"], "status_after": b["status"],
+                            "overall_9_before": a["overall_9_raw"],
+                            "overall_9_after": b["overall_9_raw"]})
     return out
 
 
 def _group_changes(old: Published, new: Published, models: list[str]) -> dict[str, dict]:
     """``{group: {model: cell}}`` for every group of either release."""
-    decimals = tuple(
-        r.manifest.get("scoring", {}).get("public_rounding_decimals") for r in (old, new)
-    )
+    decimals = tuple(r.manifest.get("scoring", {}).get("public_rounding_decimals")
+                     for r in (old, new))
     groups: dict[str, dict] = {}
     for key in sorted(set(old.groups) | set(new.groups)):
         before = {r["model_id"]: r for r in old.groups.get(key, [])}
@@ -147,52 +133,36 @@ def paired_bootstrap(old: Published, new: Published, models: list[str], shared: 
     release's settings (data contract, § Uncertainty: the stratified prompt bootstrap)."""
     cfg = bootstrap_settings(new.manifest)
     decimals = new.manifest["scoring"]["public_rounding_decimals"]
-    head = {
-        "n_bootstrap": cfg.n_bootstrap, "seed": cfg.seed, "confidence": float(cfg.confidence),
-        "n_common_prompts": len(shared), "models": {},
-    }  # fmt: skip
+    head = {"n_bootstrap": cfg.n_bootstrap, "seed": cfg.seed, "confidence": float(cfg.confidence),
+            "n_common_prompts": len(shared), "models": {}}
     if not models or not shared:
         return head
     # both releases' columns of the common prompts side by side: models m\0old, then m\0new
-    sides = [(r, {x["sample_id"]: x for x in r.records}) for r in (old, new)]
-    before, after = (
-        ReleaseTable.from_records([rec[s] for s in shared], models) for _, rec in sides
-    )
-    ids = [f"{m}\u0000{side}" for side in ("old", "new") for m in models]
-    table = ReleaseTable(
-        after.prompts, ids, before.lanes + after.lanes, ids,
-        np.concatenate([before.status, after.status]),
-        np.concatenate([before.values, after.values]),
-        before.result_files + after.result_files,
-    )  # fmt: skip
-    zero_fill = np.array(
-        [r.manifest["models"][m]["missing_policy"] == "zero_fill" for r, _ in sides for m in models]
-    )
-    cis = (
-        _paired_intervals(table, zero_fill, cfg, decimals)
-        if cfg.n_bootstrap
-        else [None] * len(models)
-    )
+    sides = [("old", old, {x["sample_id"]: x for x in old.records}),
+             ("new", new, {x["sample_id"]: x for x in new.records})]
+    ids = [f"{m}\u0000{side}" for side, _, _ in sides for m in models]
+    rows = [{**sides[1][2][s], "models": {f"{m}\u0000{side}": rec[s]["models"][m]
+                                          for side, _, rec in sides for m in models}}
+            for s in shared]  # fmt: skip
+    table = ReleaseTable.from_records(rows, ids)
+    zero_fill = np.array([r.manifest["models"][m]["missing_policy"] == "zero_fill"
+                          for _, r, _ in sides for m in models])
+    cis = _paired_intervals(table, zero_fill, cfg, decimals) if cfg.n_bootstrap else None
     for k, m in enumerate(models):
         means = [_overall_9_mean(table, row, zero_fill[row]) for row in (k, len(models) + k)]
-        delta = (
-            None if None in means else half_up_signed(means[1] - means[0], decimals) / 10**decimals
-        )
-        head["models"][m] = {"delta": delta, "ci": cis[k]}
+        delta = None if None in means else half_up_signed(means[1] - means[0], decimals)
+        delta = None if delta is None else delta / 10**decimals
+        head["models"][m] = {"delta": delta, "ci": None if cis is None else cis[k]}
     return head
 
 
 def _paired_intervals(table: ReleaseTable, zero_fill: np.ndarray, cfg, decimals: int) -> list:
     """The interval of each model's change over the replicates of every common prompt."""
     boot = Bootstrap(table, zero_fill, [GroupDef("all:All", np.arange(table.n_prompts))], cfg)
-    q = boot.q["overall_9"][0]
-    n = table.n_models // 2
+    q, n = boot.q["overall_9"][0], table.n_models // 2
     d = q[:, n:] - q[:, :n]
-    tol = (
-        boot.tolerance(0, np.nan_to_num(q[:, n:]))
-        + boot.tolerance(0, np.nan_to_num(q[:, :n]))
-        + np.abs(np.nan_to_num(d)) * 2.0**-52
-    )
+    tol = (boot.tolerance(0, np.nan_to_num(q[:, n:])) + boot.tolerance(0, np.nan_to_num(q[:, :n]))
+           + np.abs(np.nan_to_num(d)) * 2.0**-52)
 
     def exact_d(k, reps):
         new, old = boot.exact("overall_9", 0, n + k, reps), boot.exact("overall_9", 0, k, reps)
@@ -203,8 +173,7 @@ def _paired_intervals(table: ReleaseTable, zero_fill: np.ndarray, cfg, decimals:
 
 def _overall_9_mean(table: ReleaseTable, row: int, zero_fill: bool) -> float | None:
     """The public Overall-9 of one column over every prompt (None when nothing is included)."""
-    scored = table.status[row] == 0
-    vals = table.values[row, :, OVERALL_9]
+    scored, vals = table.status[row] == 0, table.values[row, :, OVERALL_9]
     has = scored & ~np.isnan(vals)
     n_inc = int(has.sum()) + (int((~scored).sum()) if zero_fill else 0)
     return None if n_inc == 0 else exact_mean(vals[has].tolist(), n_inc) * 100 / 3

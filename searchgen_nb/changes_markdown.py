@@ -9,12 +9,10 @@ from searchgen_nb.numeric import decimal_text
 from searchgen_nb.untrusted import md_code, md_text
 
 TITLE = "## What changed"
-_KIND_LABEL = {
-    "stratum": "",
-    "domain": "domain ",
-    "failure_mode": "failure mode ",
-    "slice": "slice ",
-}
+_KIND_LABEL = {"stratum": "", "domain": "domain ", "failure_mode": "failure mode ",
+               "slice": "slice "}
+#: At most this many groups of a model, prompts of a fact, are named (then "and N more").
+MAX_GROUPS, MAX_PROMPTS = 8, 10
 
 
 def score_changed(cell: dict) -> bool:
@@ -39,10 +37,6 @@ def _raw(x: float | None) -> str:
     return decimal_text(x, 4).rstrip("0").rstrip(".")  # half-up, as every printed figure
 
 
-def _rank(r: object) -> str:
-    return "–" if r is None else md_text(r)
-
-
 def _group_label(key: str, table: bool = False) -> str:
     """The group's name as Markdown text (its tag or slice name escaped)."""
     kind, _, name = key.partition(":")
@@ -53,7 +47,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
 
-def _listed(texts: list[str], limit: int) -> str:
+def _listed(texts: list[str], limit: int = MAX_PROMPTS) -> str:
     """The first ``limit`` texts, then how many more."""
     more = f" and {len(texts) - limit} more" if len(texts) > limit else ""
     return ", ".join(texts[:limit]) + more
@@ -81,10 +75,7 @@ def _row(*cells: str) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def markdown(
-    ch: dict, names: dict | None = None, max_groups: int = 8, max_prompts: int = 10,
-    policies: dict | None = None,
-) -> str:
+def markdown(ch: dict, names: dict | None = None, policies: dict | None = None) -> str:
     """The change as Markdown for a pull-request description: the headline facts first, then
     tables; nothing is said about what did not change. ``policies``: each model's missing
     policy, to say how a result without a score counts."""
@@ -94,26 +85,21 @@ def markdown(
         return f"**{md_text(names[m])}** ({md_code(m)})" if names.get(m, m) != m else md_code(m)
 
     if ch["first_release"]:
-        return (
-            f"{TITLE}\n\nThis is the first release: there is no previous release to compare with.\n"
-        )
-    both = {
-        k for k, cells in ch["groups"].items() if _has(cells, "before") and _has(cells, "after")
-    }
+        first = "This is the first release: there is no previous release to compare with."
+        return f"{TITLE}\n\n{first}\n"
+    both = {k for k, c in ch["groups"].items() if _has(c, "before") and _has(c, "after")}
     changed: dict[str, list[tuple[str, dict]]] = {}
     for key, cells in ch["groups"].items():
         for m, c in cells.items():
             if key in both and score_changed(c):
                 changed.setdefault(m, []).append((key, c))
-    facts = [
-        *_roster_facts(ch, who, max_prompts), *_score_facts(ch, changed, who, max_groups),
-        *_rank_facts(ch, both, changed, who), *_pair_facts(ch, who, max_prompts, policies or {}),
-    ]  # fmt: skip
+    facts = [*_roster_facts(ch, who), *_score_facts(ch, changed, who),
+             *_rank_facts(ch, both, changed, who), *_pair_facts(ch, who, policies or {})]
     nothing = ["- Nothing changed: same models, prompts, statuses and scores."]
     return "\n".join([TITLE, "", *(facts or nothing), *_tables(ch, changed, names)]) + "\n"
 
 
-def _roster_facts(ch: dict, who, max_prompts: int) -> list[str]:
+def _roster_facts(ch: dict, who) -> list[str]:
     """Models and prompts added or removed, model and prompt metadata changed."""
     mo, pr = ch["models"], ch["prompts"]
     lines = []
@@ -127,17 +113,16 @@ def _roster_facts(ch: dict, who, max_prompts: int) -> list[str]:
         lines.append(f"- {who(c['model_id'])}: " + "; ".join(fields))
     for label in ("added", "removed"):
         if pr[label]:
-            shown = _listed([md_code(s) for s in pr[label]], max_prompts)
+            shown = _listed([md_code(s) for s in pr[label]])
             lines.append(f"- {_plural(len(pr[label]), 'prompt')} {label}: {shown}")
     retagged = [f"{md_code(c['sample_id'])} ({', '.join(map(md_text, c['fields']))})"
                 for c in pr["metadata_changed"]]  # fmt: skip
     if retagged:
-        shown = _listed(retagged, max_prompts)
-        lines.append(f"- {len(retagged)} prompt(s) with changed metadata: {shown}")
+        lines.append(f"- {len(retagged)} prompt(s) with changed metadata: {_listed(retagged)}")
     return lines
 
 
-def _score_facts(ch: dict, changed: dict, who, max_groups: int) -> list[str]:
+def _score_facts(ch: dict, changed: dict, who) -> list[str]:
     """Per model with a changed Overall-9: in how many groups, All with its paired interval,
     then the largest changes."""
     boot = ch.get("paired_bootstrap") or {}
@@ -153,10 +138,9 @@ def _score_facts(ch: dict, changed: dict, who, max_groups: int) -> list[str]:
                 ci += f"{boot['n_common_prompts']} common prompts"
             before, after = _fmt(c["overall_9_before"]), _fmt(c["overall_9_after"])
             head += f"; All {before} → {after} ({_fmt(c['delta'], True)}{ci or ''})"
-        others = sorted(cells.items(), key=_by_size)
-        if others:
+        if others := sorted(cells.items(), key=_by_size):
             shown = [f"{_group_label(k)} {_fmt(c['delta'], True)}" for k, c in others]
-            head += ": " + _listed(shown, max_groups)
+            head += ": " + _listed(shown, MAX_GROUPS)
         lines.append(head)
     return lines
 
@@ -184,7 +168,7 @@ def status_text(status: str, policy: str | None) -> str:
     return status.replace("_", " ") + ("" if status == "scored" else how)
 
 
-def _pair_facts(ch: dict, who, max_prompts: int, policies: dict) -> list[str]:
+def _pair_facts(ch: dict, who, policies: dict) -> list[str]:
     """Status transitions with their prompts, then per model the scored prompts that moved."""
     transitions: dict[tuple[str, str, str], list[str]] = {}
     score_only: dict[str, list[dict]] = {}
@@ -196,15 +180,13 @@ def _pair_facts(ch: dict, who, max_prompts: int, policies: dict) -> list[str]:
             score_only.setdefault(p["model_id"], []).append(p)
     lines = []
     for (m, a, b), sids in sorted(transitions.items()):
-        shown = _listed([md_code(s) for s in sids], max_prompts)
         a, b = (md_text(status_text(s, policies.get(m))) for s in (a, b))
+        shown = _listed([md_code(s) for s in sids])
         lines.append(f"- {who(m)}: {_plural(len(sids), 'result')} {a} → {b}: {shown}")
     for m, ps in sorted(score_only.items()):
         lower = sum(1 for p in ps if (p["overall_9_after"] or 0) < (p["overall_9_before"] or 0))
-        moved = (
-            f"{_plural(len(ps), 'scored prompt')} changed ({lower} lower, {len(ps) - lower} higher)"
-        )
-        lines.append(f"- {who(m)}: Overall-9 of {moved}")
+        moved = f"{_plural(len(ps), 'scored prompt')} changed ({lower} lower, {len(ps) - lower}"
+        lines.append(f"- {who(m)}: Overall-9 of {moved} higher)")
     return lines
 
 
@@ -216,23 +198,14 @@ def _tables(ch: dict, changed: dict, names: dict) -> list[str]:
         lines += ["", "### Score changes", "", _row(*head), "|---|---|---:|---:|---:|---:|---:|"]
         for m in sorted(changed):
             for key, c in sorted(changed[m], key=lambda kc: (kc[0] != "all:All", *_by_size(kc))):
-                values = (
-                    _fmt(c["overall_9_before"]),
-                    _fmt(c["overall_9_after"]),
-                    _fmt(c["delta"], True),
-                )
-                ranks = (_rank(c["rank_before"]), _rank(c["rank_after"]))
+                values = (_fmt(c["overall_9_before"]), _fmt(c["overall_9_after"]))
+                ranks = [c["rank_before"], c["rank_after"]]
+                ranks = ["–" if r is None else md_text(r) for r in ranks]
                 group, name = _group_label(key, True), md_text(names.get(m, m), True)
-                lines.append(_row(group, name, *values, *ranks))
+                lines.append(_row(group, name, *values, _fmt(c["delta"], True), *ranks))
     if ch["pairs"]:
-        head = (
-            "model",
-            "sample_id",
-            "status before",
-            "status after",
-            "raw Overall-9 before",
-            "after",
-        )
+        head = ("model", "sample_id", "status before", "status after", "raw Overall-9 before",
+                "after")
         lines += ["", "### Prompt × model changes", "", _row(*head), "|---|---|---|---|---:|---:|"]
         for p in ch["pairs"]:
             name = names.get(p["model_id"], p["model_id"])

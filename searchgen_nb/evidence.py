@@ -1,8 +1,6 @@
 """Prompt evidence (data contract, § Prompt evidence and thumbnails): per prompt its text and
-checklist from the metadata, per prompt × model pair the judge's checklist item scores and rubric
-dimensions from the result file's ``parsed`` answer (handed over by extraction, never read
-twice) and a bounded thumbnail of the generated image. Every string is bounded and written in
-visible characters (:func:`~searchgen_nb.untrusted.shown`)."""
+checklist, per prompt × model pair the judge's checklist and rubric scores from the result's
+``parsed`` answer and a bounded thumbnail; every string bounded, in visible characters."""
 
 from __future__ import annotations
 
@@ -32,7 +30,6 @@ TEXT_MAX, ITEM_MAX, NAME_MAX, ITEMS_MAX = 2000, 300, 64, 64
 THUMB_BYTES, THUMB_PX, IMAGE_MAX, PIXELS_MAX = 16_384, 160, 64 << 20, 50_000_000
 _PROMPT_KEYS = ("user_prompt", "prompt")
 _ITEM_KEYS = ("item", "question", "text")
-NO_IMAGE = STATUS_CODE["missing_generation"]
 
 
 def clip(text: object, limit: int) -> str:
@@ -68,15 +65,11 @@ def pair_evidence(result: dict) -> dict | None:
     if not isinstance(parsed, dict):
         return None
     out: dict = {}
-    items = parsed.get("checklist_scores")
-    if isinstance(items, list):
+    if isinstance(items := parsed.get("checklist_scores"), list):
         out["checklist"] = [_item(e) for e in items[:ITEMS_MAX]]
-    rubric = parsed.get("rubric_scores")
-    if isinstance(rubric, dict):
-        out["rubric"] = {
-            clip(k, NAME_MAX): _score(v.get("score") if isinstance(v, dict) else v)
-            for k, v in list(rubric.items())[:ITEMS_MAX]
-        }
+    if isinstance(rubric := parsed.get("rubric_scores"), dict):
+        out["rubric"] = {clip(k, NAME_MAX): _score(v.get("score") if isinstance(v, dict) else v)
+                         for k, v in list(rubric.items())[:ITEMS_MAX]}  # fmt: skip
     return out or None
 
 
@@ -98,18 +91,14 @@ def prompt_texts(path: Path) -> dict[str, dict]:
     ``checklist`` item texts, bounded; a line without them gives ``text`` None, ``[]``."""
     out = {}
     for raw in read_bytes(path, DATASET_MAX).split(b"\n"):
-        row = json.loads(raw) if raw.strip() else None
-        if not isinstance(row, dict):
+        if not isinstance(row := json.loads(raw) if raw.strip() else None, dict):
             continue
-        sid = row.get("sample_id", row.get("bench_id"))
         text = next((row[k] for k in _PROMPT_KEYS if isinstance(row.get(k), str)), None)
         items = row.get("checklist")
         items = [_item_text(e) for e in items[:ITEMS_MAX]] if isinstance(items, list) else []
-        out[sid] = {"text": None if text is None else clip(text, TEXT_MAX), "checklist": items}
+        out[row.get("sample_id", row.get("bench_id"))] = {
+            "text": None if text is None else clip(text, TEXT_MAX), "checklist": items}
     return out
-
-
-# ---- thumbnails --------------------------------------------------------------------------
 
 
 class ThumbnailError(ValueError):
@@ -188,28 +177,25 @@ class Thumbs:
                 "max_bytes": THUMB_BYTES, "max_px": THUMB_PX}
 
 
-def _lines(texts: dict, table, pairs: dict, thumbs: Thumbs | None):
-    """One evidence line per prompt of ``table``, in its order."""
-    for i, prompt in enumerate(table.prompts):
-        sid, models = prompt["sample_id"], {}
-        for k, m in enumerate(table.model_ids):
-            entry = dict(pairs.get((k, i)) or {})
-            if thumbs is not None and table.status[k, i] != NO_IMAGE:
-                thumb = thumbs.add(table.result_files[k][i], {"sample_id": sid, "model_id": m})
-                entry.update({"thumbnail": thumb} if thumb else {})
-            if entry:
-                models[m] = entry
-        yield {"sample_id": sid, **texts.get(sid, {"text": None, "checklist": []}),
-               "models": models}
-
-
 def write_evidence(cfg, dataset: Path, table, pairs: dict, folder: Path):
-    """Write ``prompt_evidence.jsonl`` (one line per prompt of ``table``) and ``thumbs/``
-    (unless ``evidence.thumbnails`` is off) into ``folder``; ``pairs``: ``(model index, prompt
-    index) ->`` :func:`pair_evidence`. Returns its sha256, the thumbnails' summary (for the
-    manifest) and the thumbnail warnings."""
-    on = cfg.evidence.thumbnails
+    """Write ``prompt_evidence.jsonl`` (a line per prompt of ``table``; ``pairs``: ``(model
+    index, prompt index) ->`` :func:`pair_evidence`) and ``thumbs/`` (unless turned off) into
+    ``folder``; return its sha256, the thumbnails' summary and the thumbnail warnings."""
+    on, texts = cfg.evidence.thumbnails, prompt_texts(dataset)
     thumbs = Thumbs(folder, cfg.results_root_path, cfg.generation_glob)
-    lines = _lines(prompt_texts(dataset), table, pairs, thumbs if on else None)
-    sha = write_jsonl(Path(folder) / EVIDENCE, lines)
+
+    def lines():
+        for i, prompt in enumerate(table.prompts):
+            sid, models = prompt["sample_id"], {}
+            for k, m in enumerate(table.model_ids):
+                entry = dict(pairs.get((k, i)) or {})
+                if on and table.status[k, i] != STATUS_CODE["missing_generation"]:
+                    thumb = thumbs.add(table.result_files[k][i], {"sample_id": sid, "model_id": m})
+                    entry.update({"thumbnail": thumb} if thumb else {})
+                if entry:
+                    models[m] = entry
+            text = texts.get(sid, {"text": None, "checklist": []})
+            yield {"sample_id": sid, **text, "models": models}
+
+    sha = write_jsonl(Path(folder) / EVIDENCE, lines())
     return sha, thumbs.summary(on), thumbs.warnings

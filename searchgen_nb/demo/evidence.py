@@ -1,6 +1,5 @@
-"""The demo's evidence, visibly synthetic: a prompt text (``user_prompt``) and checklist item
-texts per prompt, each from its own string-seeded stream (no other draw moves), and a small PNG
-per model and search type (a colour band gradient with the model's initials and "DEMO")."""
+"""The demo's evidence, visibly synthetic: per prompt a text and checklist items (each prompt
+its own string-seeded stream), per model and search type a small PNG."""
 
 from __future__ import annotations
 
@@ -9,8 +8,7 @@ import functools
 import io
 import random
 
-#: Per prompt kind: the prompt's sentence; {task} its generation task type, {subject} the name
-#: of its first domain, {word} an invented word.
+#: Per prompt kind: its sentence ({task}: task type, {subject}: first domain, {word}: invented).
 TEMPLATES = {
     "nosearch": "{task} of an everyday scene about {subject}; nothing to look up.",
     "nosearch_text": '{task} about {subject} with the words "{word}" in clear letters.',

@@ -13,7 +13,7 @@ from importlib import resources
 
 import yaml
 
-from searchgen_nb.constants import DEFAULT_RESULT_PATH, GENERIC_RUBRIC
+from searchgen_nb.constants import DEFAULT_RESULT_PATH, GENERIC_RUBRIC, STATUSES
 from searchgen_nb.demo.evidence import image_png, initials, prompt_evidence
 
 
@@ -26,20 +26,16 @@ PROMPTS, SCORES, TAGS, CHANGED = (PROFILE[k] for k in ("prompts", "scores", "tag
 N_PROMPTS, LANE = PROMPTS["n_prompts"], PROFILE["lane"]
 RESULT_FILE = posixpath.basename(DEFAULT_RESULT_PATH)
 PNG_BYTES = bytes.fromhex(PROFILE["image_png_hex"])
-STATUSES = ("scored", "invalid_evaluation", "missing_evaluation", "missing_generation")
 REFS = ("visual_reference_evaluation", "text_reference_evaluation")
+_TAXONOMY = _package_json("searchgen_nb", "data/taxonomy.json")
 #: ``n_prompts_v1.0`` of every domain and failure-mode tag of the shipped taxonomy.
-TAG_COUNTS = {
-    kind: {t: e["n_prompts_v1.0"] for t, e in sorted(entries.items())}
-    for kind, entries in _package_json("searchgen_nb", "data/taxonomy.json").items()
-    if kind in ("domains", "failure_modes")
-}
-DOMAIN_NAMES = {t: e["name"] for t, e in
-                _package_json("searchgen_nb", "data/taxonomy.json")["domains"].items()}
-SETS = ("knowledge_tags", "text_tags", "imaginative_tags", "looks_components")
-KNOWLEDGE, TEXT, IMAGINATIVE, LOOKS = (frozenset(TAGS[k]) for k in SETS)
-META_KEYS = ("sample_id", "subset", "domains", "failure_modes", "difficulty", "language",
-             "generation_task_type", "is_miniset", "eval_slices")  # fmt: skip
+TAG_COUNTS = {kind: {t: e["n_prompts_v1.0"] for t, e in sorted(_TAXONOMY[kind].items())}
+              for kind in ("domains", "failure_modes")}
+DOMAIN_NAMES = {t: e["name"] for t, e in _TAXONOMY["domains"].items()}
+KNOWLEDGE, TEXT, IMAGINATIVE, LOOKS = (frozenset(TAGS[k]) for k in (
+    "knowledge_tags", "text_tags", "imaginative_tags", "looks_components"))
+#: The judge's side of a prompt, left out of its metadata line.
+_JUDGE_SIDE = ("kind", "n_checklist", "adaptive", "applicable", "effect")
 
 
 def _roster() -> tuple[dict, ...]:
@@ -89,9 +85,8 @@ class DemoPrompt:
         return "TextualSearch" if textual else "VisualSearch"
 
     def metadata(self) -> dict:
-        meta = {k: getattr(self, k) for k in (*META_KEYS, "user_prompt")}
-        return {"release_row": f"evalset_rows/{self.sample_id}", **meta,
-                "checklist": list(self.checklist)}
+        meta = {k: v for k, v in vars(self).items() if k not in _JUDGE_SIDE}
+        return {"release_row": f"evalset_rows/{self.sample_id}", **meta}
 
 
 def _rng(*parts: str) -> random.Random:
@@ -227,8 +222,7 @@ def _judge_scores(rng: random.Random, model: dict, p: DemoPrompt, shift: float) 
 
 def _result(model: dict, p: DemoPrompt, scores: dict[str, float], named: bool = True) -> dict:
     """A successful parsed result in the judge's format (not-applicable rubric scores ``""``);
-    checklist items by their text, or ``item <i>`` (not ``named``: a broken file's reason
-    quotes a position in it)."""
+    checklist items by their text, or (not ``named``) ``item <i>``."""
 
     def num(v: float | None) -> int | float | str:
         return "" if v is None else int(v) if v == int(v) else v
@@ -237,21 +231,17 @@ def _result(model: dict, p: DemoPrompt, scores: dict[str, float], named: bool = 
     parsed: dict = {
         "checklist_scores": [{"item": p.checklist[i] if named else f"item {i}", "score": num(v)}
                              for i, v in checklist],
-        "rubric_scores": {
-            d: {"score": num(scores.get(f"rubric:{d}"))} for d in GENERIC_RUBRIC + p.adaptive
-        },
-    }
-    for ref in REFS:
-        parsed[ref] = {"applicable": ref in scores, "score": num(scores.get(ref, 0.0))}
-    return {
-        "success": True, "skipped": False, "error": None, "parsed": parsed, "scores": scores,
-        "bench_id": p.sample_id, "sample_id": p.sample_id, "generator_name": model["source_id"],
-        "attached_visual_reference_image_count": 0,
+        "rubric_scores": {d: {"score": num(scores.get(f"rubric:{d}"))}
+                          for d in GENERIC_RUBRIC + p.adaptive},
+        **{r: {"applicable": r in scores, "score": num(scores.get(r, 0.0))} for r in REFS},
     }  # fmt: skip
+    return {"success": True, "skipped": False, "error": None, "parsed": parsed, "scores": scores,
+            "bench_id": p.sample_id, "sample_id": p.sample_id,
+            "generator_name": model["source_id"], "attached_visual_reference_image_count": 0}
 
 
 def _dump(obj: object) -> str:
-    """One JSON document on one line (json's fast C encoder only runs without indentation)."""
+    """One JSON document on one line, keys sorted."""
     return json.dumps(obj, sort_keys=True) + "\n"
 
 
@@ -280,8 +270,8 @@ def _status_plan(prompts: list[DemoPrompt], model: dict, protected: str | None) 
 
 
 def paper_overall_10(model: dict, scored: list[dict[str, float]]) -> float:
-    """The paper table's Overall-10 (0–100) of ``model`` under its policy, through the
-    package's own extractor, per-prompt means and exact rounding (no scoring rule here)."""
+    """The paper table's Overall-10 (public 0–100) of ``model`` under its policy, by the
+    package's own extractor and rounding (no scoring rule here)."""
     from searchgen_nb.extract import extract_components
     from searchgen_nb.numeric import exact_mean, to_public
     from searchgen_nb.records import prompt_overalls
@@ -291,34 +281,29 @@ def paper_overall_10(model: dict, scored: list[dict[str, float]]) -> float:
     return to_public(exact_mean([v for v in per_prompt if v is not None], n), 1)
 
 
-def demo_config_text(
-    base: str = "", release_config: str | None = None,
-    n_scored: dict[str, int] | None = None, previous_release: str | None = None,
-) -> str:  # fmt: skip
+def demo_config_text(base: str = "", release_config: str | None = None,
+                     n_scored: dict[str, int] | None = None,
+                     previous_release: str | None = None) -> str:
     """The release config (YAML) with data paths below ``base`` ("" beside the data); with
-    ``release_config`` (its own path from the project root), ``n_scored`` (the coverage lock,
+    ``release_config`` (its path from the project root), ``n_scored`` (the coverage lock,
     default: the roster's) and ``previous_release`` when given."""
     cfg: dict = {} if release_config is None else {"release_config": release_config}
-    cfg.update({
-        "benchmark": "SearchGen-Bench", "data_origin": "synthetic-demo",
-        "dataset": posixpath.join(base, "prompts.jsonl"),
-        "results_root": posixpath.join(base, "results"), "result_path": DEFAULT_RESULT_PATH,
-        "paper_table": posixpath.join(base, "paper_table.json"),
-    })  # fmt: skip
-    cfg.update({"previous_release": previous_release} if previous_release else {})
+    cfg |= {"benchmark": "SearchGen-Bench", "data_origin": "synthetic-demo",
+            "dataset": posixpath.join(base, "prompts.jsonl"),
+            "results_root": posixpath.join(base, "results"), "result_path": DEFAULT_RESULT_PATH,
+            "paper_table": posixpath.join(base, "paper_table.json")}
+    cfg |= {"previous_release": previous_release} if previous_release else {}
     cfg["scoring"] = dict(PROFILE["config"]["scoring"])
-    cfg["models"] = {
-        m["model_id"]: {**{k: m[k] for k in ("display_name", "type", "source_id")},
-                        "lane": LANE, "missing_policy": m["missing_policy"]}
-        for m in ROSTER
-    }  # fmt: skip
+    cfg["models"] = {m["model_id"]: {**{k: m[k] for k in ("display_name", "type", "source_id")},
+                                     "lane": LANE, "missing_policy": m["missing_policy"]}
+                     for m in ROSTER}  # fmt: skip
     slices = {f"full_{N_PROMPTS}": {"include": [], "match": "all", "expected_rows": N_PROMPTS}}
     for name, n in PROFILE["config"]["slices"].items():
-        slices[name] = {"field": "eval_slices", "include": [name], "match": "any"}
-        slices[name]["expected_rows"] = n
+        slices[name] = {"field": "eval_slices", "include": [name], "match": "any",
+                        "expected_rows": n}
     lock = {m["model_id"]: (n_scored or {}).get(m["model_id"], m["n_scored"]) for m in ROSTER}
-    partition = dict(PROMPTS["expected_partition"])
-    expected = {"n_prompts": N_PROMPTS, "partition": partition, "n_scored": lock}
+    expected = {"n_prompts": N_PROMPTS, "partition": dict(PROMPTS["expected_partition"]),
+                "n_scored": lock}
     body = yaml.safe_dump(cfg | {"slices": slices, "expected": expected}, sort_keys=False,
                           allow_unicode=True, width=120)  # fmt: skip
     return "\n".join(PROFILE["config"]["header"]) + "\n" + body
