@@ -5,8 +5,9 @@ alone (data contract, § Aggregation over a group of prompts; § Public scale an
 from collections import Counter
 from fractions import Fraction
 
-from searchgen_nb.constants import STATUSES, STRATUM_GROUPS
+from searchgen_nb.constants import STATUSES
 from searchgen_nb.validate_columns import SCORED, Columns, exact_numerators, half_up, slice_prompts
+from searchgen_nb.validate_columns import tag_groups
 
 def reconstruct(manifest: dict, records: list[dict]) -> dict[str, object]:
     """Recompute the leaderboard artifacts from records (in memory) and manifest alone."""
@@ -35,24 +36,11 @@ def reconstruct_columns(manifest: dict, cols: Columns) -> dict[str, object]:
 
 
 def _groups(cols: Columns, manifest: dict) -> list[tuple[tuple[str, str, str], list[int]]]:
-    """Every ``((slice, kind, group), prompt indices)`` in the files' order; kinds as in
-    ``leaderboard_by_slice.json``: strata, domains, failure_modes."""
-    named = manifest["evaluation_slices"]["named"]
-    out = []
-    for slice_name in manifest["published_slices"]:
-        members = slice_prompts(cols, named[slice_name])
-        groups: dict[tuple[str, str], list[int]] = {("strata", g): [] for g in STRATUM_GROUPS}
-        for kind, j in (("domains", 2), ("failure_modes", 3)):
-            tags = sorted({t for i in members for t in cols.prompts[i][j]})
-            groups.update({(kind, t): [] for t in tags})
-        for i in members:
-            stratum, search_type, domains, failure_modes = cols.prompts[i]
-            keys = {("strata", "All"), ("strata", stratum), ("strata", search_type)}
-            keys |= {("domains", t) for t in domains}
-            keys |= {("failure_modes", t) for t in failure_modes}
-            for key in keys:
-                groups[key].append(i)
-        out += [((slice_name, *key), members) for key, members in groups.items()]
+    """Every ``((slice, kind, group), prompt indices)`` in the files' order."""
+    named, out = manifest["evaluation_slices"]["named"], []
+    for name in manifest["published_slices"]:
+        groups = tag_groups(cols, slice_prompts(cols, named[name]))
+        out += [((name, *key), members) for key, members in groups.items()]
     return out
 
 
