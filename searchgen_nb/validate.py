@@ -77,11 +77,7 @@ def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
 
 
 def _partition_counts(cols: Columns, members) -> Counter:
-    counts: Counter = Counter()
-    for i in members:
-        stratum, search_type = cols.prompts[i][:2]
-        counts.update({stratum, search_type})
-    return counts
+    return Counter(k for i in members for k in set(cols.prompts[i][:2]))
 
 
 def _check_expected(manifest: dict, cols: Columns, report: Report) -> None:

@@ -30,14 +30,12 @@ def _settings(manifest: dict) -> tuple[int, int, float]:
     where = "manifest.json config.uncertainty"
     if not isinstance(cfg, dict):
         raise SettingsError(f"{where} is missing or not an object: the draws cannot be repeated")
-
     def whole(key: str, top: int) -> int:
         v = cfg.get(key)
         if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
             raise SettingsError(f"{where}.{key} is {json.dumps(v)}: "
                                 f"expected a whole number in 0–{top}")
         return v
-
     conf = cfg.get("confidence")
     if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 < conf < 1:
         raise SettingsError(f"{where}.confidence is {json.dumps(conf)}: "
