@@ -8,7 +8,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from searchgen_nb.constants import COMPONENTS, EXCLUDE, PARTITION_KEYS, STATUSES, ZERO_FILL
+from searchgen_nb.constants import ARTIFACTS, COMPONENTS, EXCLUDE, PARTITION_KEYS, STATUSES
+from searchgen_nb.constants import ZERO_FILL
 from searchgen_nb.numeric import (coverage_values, exact_mean, half_up_units, public_units,
                                   public_values)
 from searchgen_nb.table import OVERALL_9, OVERALL_10, SCORED_CODE, ReleaseTable
@@ -157,8 +158,5 @@ def leaderboards(table: ReleaseTable, models: list[ModelMeta], min_ranking_cover
     for board in by_slice.values():
         board["overall"] = board["strata"]["All"]
     shown = by_slice[full]
-    return {"leaderboard_overall.json": shown["overall"],
-            "leaderboard_by_stratum.json": shown["strata"],
-            "leaderboard_by_domain.json": shown["domains"],
-            "leaderboard_by_failure_mode.json": shown["failure_modes"],
-            "leaderboard_by_slice.json": by_slice}
+    parts = (shown["overall"], shown["strata"], shown["domains"], shown["failure_modes"], by_slice)
+    return dict(zip(ARTIFACTS[1:6], parts))  # leaderboard_overall.json … _by_slice.json

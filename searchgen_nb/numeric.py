@@ -39,11 +39,9 @@ def round_coverage(n_scored: int, n_total: int) -> float:
 
 
 def public_units(sums, counts, n_terms, decimals: int, settle):
-    """Half-up ``mean × 100 / 3`` in int64 units of ``10**-decimals``, -1 where ``counts`` is 0;
-    ``sums``, ``counts``, ``n_terms``: float64 arrays (float sum, divisor, summed terms per cell).
-    A float sum of k non-negative terms is within ``(k-1)·u·sum`` of its value and four roundings
-    follow: a cell within ``(k+8)·2u·value`` of a boundary gets ``settle(index) -> int`` (its
-    exact units). ValueError for ``decimals`` outside 0–15."""
+    """Half-up ``mean × 100 / 3`` in int64 units of ``10**-decimals`` (-1 where ``counts`` is 0) of
+    float sums of ``n_terms`` terms; a cell within its error bound ``(k+8)·2u·value`` of a boundary
+    gets ``settle(index) -> int``, its exact units. ValueError for ``decimals`` outside 0–15."""
     if not 0 <= decimals <= 15:
         raise ValueError(f"rounding_decimals {decimals} outside 0–15")
     sums, counts, n_terms = (np.asarray(a, dtype=np.float64) for a in (sums, counts, n_terms))

@@ -227,11 +227,9 @@ def bootstrap_groups(table: ReleaseTable, boards: dict, slices: dict) -> list[Gr
     """Every group with its prompts and, for ``all``, strata and slices, the published ranking
     (from the leaderboard artifacts ``boards``)."""
     groups = prompt_groups(table.prompts)
-
     def group(key: str, idx, rows: list[dict] | None = None) -> GroupDef:
         top = None if rows is None else {r["model_id"]: r["overall_9"] for r in rows if r["ranked"]}
         return GroupDef(key, np.asarray(idx, dtype=np.int64), top)
-
     by_stratum = boards["leaderboard_by_stratum.json"]
     by_slice = boards["leaderboard_by_slice.json"]
     return [group("all:All", groups["stratum"]["All"], boards["leaderboard_overall.json"]),

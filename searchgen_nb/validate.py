@@ -1,14 +1,6 @@
-"""Independent release validator (data contract, § The release gate).
-
-Reads only the release's artifacts and reconstructs every aggregate on its own — it does not
-import the aggregation, record or exact-arithmetic modules — then compares with the published
-aggregate files exactly. A bug in one implementation is caught by the other. The checks, in
-report order, are :data:`~searchgen_nb.validate_report.CHECK_DESCRIPTIONS`:
-:mod:`~searchgen_nb.validate_records` reads and checks the records into columns,
-:mod:`~searchgen_nb.validate_aggregate` and :mod:`~searchgen_nb.validate_bootstrap` recompute
-the leaderboards and ``uncertainty.json``, :mod:`~searchgen_nb.validate_compare` compares,
-:mod:`~searchgen_nb.validate_evidence` checks the evidence.
-"""
+"""Independent release validator (data contract, § The release gate): rebuilds every aggregate
+and ``uncertainty.json`` from the artifacts alone (no import of the aggregation, record or
+exact-arithmetic modules) and compares exactly; checks in :data:`CHECK_DESCRIPTIONS` order."""
 
 from __future__ import annotations
 
@@ -85,11 +77,7 @@ def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
 
 
 def _partition_counts(cols: Columns, members) -> Counter:
-    counts: Counter = Counter()
-    for i in members:
-        stratum, search_type = cols.prompts[i][:2]
-        counts.update({stratum, search_type})
-    return counts
+    return Counter(k for i in members for k in set(cols.prompts[i][:2]))
 
 
 def _check_expected(manifest: dict, cols: Columns, report: Report) -> None:

@@ -5,8 +5,9 @@ alone (data contract, § Aggregation over a group of prompts; § Public scale an
 from collections import Counter
 from fractions import Fraction
 
-from searchgen_nb.constants import STATUSES, STRATUM_GROUPS
+from searchgen_nb.constants import ARTIFACTS, STATUSES
 from searchgen_nb.validate_columns import SCORED, Columns, exact_numerators, half_up, slice_prompts
+from searchgen_nb.validate_columns import tag_groups
 
 def reconstruct(manifest: dict, records: list[dict]) -> dict[str, object]:
     """Recompute the leaderboard artifacts from records (in memory) and manifest alone."""
@@ -25,34 +26,16 @@ def reconstruct_columns(manifest: dict, cols: Columns) -> dict[str, object]:
     for board in by_slice.values():
         board["overall"] = board["strata"]["All"]
     shown = by_slice[manifest["output_slice"]]
-    return {
-        "leaderboard_overall.json": shown["overall"],
-        "leaderboard_by_stratum.json": shown["strata"],
-        "leaderboard_by_domain.json": shown["domains"],
-        "leaderboard_by_failure_mode.json": shown["failure_modes"],
-        "leaderboard_by_slice.json": by_slice,
-    }
+    parts = (shown["overall"], shown["strata"], shown["domains"], shown["failure_modes"], by_slice)
+    return dict(zip(ARTIFACTS[1:6], parts))  # leaderboard_overall.json … _by_slice.json
 
 
 def _groups(cols: Columns, manifest: dict) -> list[tuple[tuple[str, str, str], list[int]]]:
-    """Every ``((slice, kind, group), prompt indices)`` in the files' order; kinds as in
-    ``leaderboard_by_slice.json``: strata, domains, failure_modes."""
-    named = manifest["evaluation_slices"]["named"]
-    out = []
-    for slice_name in manifest["published_slices"]:
-        members = slice_prompts(cols, named[slice_name])
-        groups: dict[tuple[str, str], list[int]] = {("strata", g): [] for g in STRATUM_GROUPS}
-        for kind, j in (("domains", 2), ("failure_modes", 3)):
-            tags = sorted({t for i in members for t in cols.prompts[i][j]})
-            groups.update({(kind, t): [] for t in tags})
-        for i in members:
-            stratum, search_type, domains, failure_modes = cols.prompts[i]
-            keys = {("strata", "All"), ("strata", stratum), ("strata", search_type)}
-            keys |= {("domains", t) for t in domains}
-            keys |= {("failure_modes", t) for t in failure_modes}
-            for key in keys:
-                groups[key].append(i)
-        out += [((slice_name, *key), members) for key, members in groups.items()]
+    """Every ``((slice, kind, group), prompt indices)`` in the files' order."""
+    named, out = manifest["evaluation_slices"]["named"], []
+    for name in manifest["published_slices"]:
+        groups = tag_groups(cols, slice_prompts(cols, named[name]))
+        out += [((name, *key), members) for key, members in groups.items()]
     return out
 
 
@@ -108,16 +91,13 @@ def _board(manifest: dict, rows: list[dict]) -> list[dict]:
     min_cov = Fraction(str(manifest["scoring"]["min_ranking_coverage"]))
     order = manifest["model_order"]
     pending = {m for m in order if manifest["models"][m].get("pending") is True}
-
     def eligible(r: dict) -> bool:
         return (r["overall_9"] is not None and r["model_id"] not in pending and r["n_total"]
                 and Fraction(r["n_scored"], r["n_total"]) >= min_cov)
-
     ranked = sorted(filter(eligible, rows), key=lambda r: (-r["overall_9"], r["model_id"]))
     rest = [r for r in rows if r not in ranked]
-    rest.sort(
-        key=lambda r: (r["overall_9"] is None, -(r["overall_9"] or 0), order.index(r["model_id"]))
-    )
+    rest.sort(key=lambda r: (r["overall_9"] is None, -(r["overall_9"] or 0),
+                             order.index(r["model_id"])))
     for i, r in enumerate(ranked + rest, 1):
         r["rank"], r["ranked"] = (i, True) if i <= len(ranked) else (None, False)
     return ranked + rest

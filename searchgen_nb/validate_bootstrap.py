@@ -10,7 +10,7 @@ from functools import partial
 import numpy as np
 
 from searchgen_nb.constants import PARTITION_KEYS
-from searchgen_nb.validate_columns import half_up
+from searchgen_nb.validate_columns import half_up, tag_groups
 
 _LEAVES = ("NoSearch", "VisualSearch", "TextualSearch")
 _SLICE_BYTES = 32 * 2**20  # draws of one slice of replicates of one stratum (int64)
@@ -30,14 +30,12 @@ def _settings(manifest: dict) -> tuple[int, int, float]:
     where = "manifest.json config.uncertainty"
     if not isinstance(cfg, dict):
         raise SettingsError(f"{where} is missing or not an object: the draws cannot be repeated")
-
     def whole(key: str, top: int) -> int:
         v = cfg.get(key)
         if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
             raise SettingsError(f"{where}.{key} is {json.dumps(v)}: "
                                 f"expected a whole number in 0–{top}")
         return v
-
     conf = cfg.get("confidence")
     if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 < conf < 1:
         raise SettingsError(f"{where}.confidence is {json.dumps(conf)}: "
@@ -59,25 +57,19 @@ def _tally(drawn: np.ndarray) -> np.ndarray:
 
 def _groups(manifest: dict, cols, boards: dict, slice_prompts) -> list[tuple]:
     """``(key, prompt indices, published ranked (model_id, Overall-9) or None)`` per group."""
-    prompts, by_stratum = cols.prompts, boards["leaderboard_by_stratum.json"]
-    by_slice = boards["leaderboard_by_slice.json"]
-
-    def where(test) -> np.ndarray:
-        return np.array([i for i, p in enumerate(prompts) if test(p)], dtype=np.int64)
-
     def ranked(rows: list[dict]) -> list:
         return [(r["model_id"], r["overall_9"]) for r in rows if r["ranked"]]
-
-    out = [("all:All", np.arange(len(prompts)), ranked(boards["leaderboard_overall.json"]))]
-    for s in PARTITION_KEYS:
-        out.append((f"stratum:{s}", where(lambda p, s=s: s in p[:2]), ranked(by_stratum[s])))
-    for kind, j in (("domain", 2), ("failure_mode", 3)):
-        for tag in sorted({t for p in prompts for t in p[j]}):
-            out.append((f"{kind}:{tag}", where(lambda p, j=j, tag=tag: tag in p[j]), None))
+    every = {key: np.array(idx, dtype=np.int64)
+             for key, idx in tag_groups(cols, range(len(cols.prompts))).items()}
+    by_stratum = boards["leaderboard_by_stratum.json"]
+    out = [("all:All", every["strata", "All"], ranked(boards["leaderboard_overall.json"]))]
+    out += [(f"stratum:{s}", every["strata", s], ranked(by_stratum[s])) for s in PARTITION_KEYS]
+    out += [(f"{kind[:-1]}:{t}", idx, None) for (kind, t), idx in every.items() if kind != "strata"]
     for name in manifest["published_slices"]:
         spec = manifest["evaluation_slices"]["named"][name]
-        inside = np.unique(np.asarray(slice_prompts(cols, spec), dtype=np.int64))
-        out.append((f"slice:{name}", inside, ranked(by_slice[name]["overall"])))
+        inside = np.array(slice_prompts(cols, spec), dtype=np.int64)
+        rows = boards["leaderboard_by_slice.json"][name]["overall"]
+        out.append((f"slice:{name}", inside, ranked(rows)))
     return out
 
 

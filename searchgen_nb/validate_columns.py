@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from searchgen_nb.constants import STATUSES
+from searchgen_nb.constants import STATUSES, STRATUM_GROUPS
 
 STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
 UNKNOWN = 255
@@ -112,3 +112,19 @@ def slice_prompts(cols: Columns, spec: dict) -> list[int]:
         if (tags & have) if spec["match"] == "any" else (tags <= have):
             out.append(i)
     return out
+
+
+def tag_groups(cols: Columns, members) -> dict[tuple[str, str], list[int]]:
+    """``{(kind, group): prompt indices}`` of ``members`` in the leaderboards' order: ``strata``
+    (every stratum group, even empty), then ``domains`` and ``failure_modes`` (tags sorted)."""
+    groups: dict[tuple[str, str], list[int]] = {("strata", g): [] for g in STRATUM_GROUPS}
+    for kind, j in (("domains", 2), ("failure_modes", 3)):
+        tags = sorted({t for i in members for t in cols.prompts[i][j]})
+        groups.update({(kind, t): [] for t in tags})
+    for i in members:
+        stratum, search_type, domains, failure_modes = cols.prompts[i]
+        keys = {("strata", "All"), ("strata", stratum), ("strata", search_type)}
+        keys |= {("domains", t) for t in domains} | {("failure_modes", t) for t in failure_modes}
+        for key in keys:
+            groups[key].append(i)
+    return groups

@@ -2,7 +2,6 @@
 each difference a failure naming the file, the group, the model (or pair) and the key."""
 
 import json
-import math
 
 from searchgen_nb.constants import ARTIFACTS, UNCERTAINTY
 from searchgen_nb.validate_report import Report
@@ -12,16 +11,8 @@ _SLICE_KINDS = ("overall", "strata", "domains", "failure_modes")
 
 
 def same(a, b) -> bool:
-    """Equality that keeps null, 0, 0.0 and False apart: JSON types must match too."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if isinstance(a, float):  # -0.0 prints apart from 0.0
-        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
-    return a == b
+    """Equality that keeps null, 0, 0.0, -0.0 and False apart: the same JSON text."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
 def _flat_slices(data: object) -> object:

@@ -1,7 +1,6 @@
 """The release gate's ``evidence`` check (data contract, § Prompt evidence and thumbnails):
-``prompt_evidence.jsonl`` agrees with its schema, ``prompt_scores.jsonl`` (line per prompt, pairs,
-statuses, the judge's scores) and the manifest (sha256, ``thumbnails``); ``thumbs/`` holds exactly
-the named thumbnails, each named by its sha256. Its own code: no import of the writer."""
+``prompt_evidence.jsonl`` against its schema, ``prompt_scores.jsonl`` and the manifest; ``thumbs/``
+holds exactly the named thumbnails, each named by its sha256. No import of the writer."""
 
 from __future__ import annotations
 
