@@ -1,9 +1,6 @@
-"""Offline front-end assets of the book, written into ``book/vendor/`` at build time and loaded
-through ``html_js_files`` / ``html_css_files`` (``_config.yml``): the book opens from disk with no
-network. Vega comes from vl-convert and DataTables + jQuery from the pinned itables wheel, each
-wrapped in an IIFE as a classic script (Chrome refuses ES modules from ``file://``); the glue is
-``static/``. Byte-identical on rerun. Never vendor into ``_static`` (Jupyter Book 1 then adds
-every ``.js`` there to every page)."""
+"""The book's offline assets, written into ``book/vendor/`` at build time (``_config.yml`` loads
+them): Vega from vl-convert, DataTables + jQuery from itables, each a classic script in an IIFE
+(Chrome refuses ES modules from ``file://``), and the glue of ``static/``."""
 
 from __future__ import annotations
 

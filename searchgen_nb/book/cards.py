@@ -1,7 +1,6 @@
-"""The prompt card (data contract, § Prompt evidence and thumbnails): one page,
-``book/prompt_card.html?id=<sample_id>``, drawn by the book's script from ``evidence/index.js``,
-``shard-<n>.js`` (:data:`SHARD` prompts each, loaded by ``<script src>``: a book opened from disk
-may not ``fetch``) and the thumbnails, written beside the book at release time."""
+"""The prompt card (data contract, § Prompt evidence and thumbnails), ``book/prompt_card.html
+?id=<sample_id>``, drawn from ``evidence/index.js`` and ``shard-<n>.js`` (loaded by ``<script
+src>``: a book opened from disk may not ``fetch``) and the thumbnails, written at release time."""
 
 from __future__ import annotations
 

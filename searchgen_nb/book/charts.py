@@ -1,8 +1,6 @@
-"""Charts of the book: Vega-Lite specs made with altair, shown as a ``<div>`` + ``vegaEmbed``
-(the vendored bundle, :mod:`searchgen_nb.book.assets`) with the spec inlined, keys sorted: the
-same input gives byte-identical HTML. Null means "not applicable": a grey cell or an "N/A"
-mark, "N/A" in the tooltip; never 0, never dropped. A chart whose layers draw the same records
-is made without data; :func:`embed` sets them as its top-level inline data after ``to_dict``."""
+"""Charts of the book: altair Vega-Lite specs inlined, keys sorted, in a ``<div>`` drawn by the
+vendored ``vegaEmbed`` (same input, same bytes). Null means "not applicable": a grey cell or an
+"N/A" mark and tooltip; never 0, never dropped."""
 
 from __future__ import annotations
 
@@ -68,7 +66,6 @@ def dumps_script_json(obj: Any, *, record_lines: bool = False) -> str:
             tables.append(",\n".join(_json(r, separators=(", ", ": ")) for r in node))
             return f"\u0000sg-records-{len(tables) - 1}\u0000"
         return [lift(v) for v in node]
-
     text = _json(lift(obj), indent=1) if record_lines else _json(obj, separators=(",", ":"))
     for i, body in enumerate(tables):
         text = text.replace(json.dumps(f"\u0000sg-records-{i}\u0000"), f"[\n{body}\n]", 1)

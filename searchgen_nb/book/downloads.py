@@ -1,8 +1,6 @@
 """The book's downloads (``_build/html/downloads/``): every published artifact, and CSVs of the
-leaderboards (one row per group × model in rank order, with the tables' gap, interval, rank
-range and tie group), of the pairwise tests and of every prompt × model pair (raw 0–3 values as
-they count). Null is an empty cell, no text cell reads as a formula, and a rerun gives the same
-bytes (groups in file order, ``\\n`` line ends)."""
+leaderboards (with the tables' gap, interval, rank range, tie group), the pairwise tests and the
+prompt × model pairs (raw 0–3 as they count). Null is empty; no cell reads as a formula."""
 
 from __future__ import annotations
 

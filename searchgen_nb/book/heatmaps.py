@@ -111,11 +111,9 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
             href: str | None = None, wide_interval: float | None = None,
             confidence: str = "95%", tag_counts: Mapping[str, int] | None = None,
             data_id: str | None = None) -> HTMLFragment:
-    """Model × tag heatmap of Overall-9 (0–100, N/A grey, best of a column outlined; ValueError
-    for a duplicate cell) from records: ``model_id``, ``display_name``, ``tag``, ``overall_9``,
-    ``n_total``, ``n_scored`` (``tag_name``, ``interval``). ``relative``: minus ``overall``
-    ({model_id: Overall-9}); ``data_id``: records in a page data block (written with the
-    absolute chart); ``href``: a link template ({tag}, {model_id})."""
+    """Model × tag heatmap of Overall-9 (0–100, N/A grey; ValueError for a duplicate cell) from
+    records (``model_id``, ``display_name``, ``tag``, ``overall_9``, ``n_total``, ``n_scored``);
+    ``relative``: minus ``overall``; ``data_id``: a page data block; ``href``: {tag}, {model_id}."""
     recs = _records(df)
     tags = list(tag_order) if tag_order is not None else sorted({str(r["tag"]) for r in recs})
     side = 46 if len(tags) <= 12 else 40 if len(tags) <= 18 else 36  # px: 22 tags fit 960 px
@@ -207,13 +205,10 @@ def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[
                     width=40 * len(order), height=40 * len(order))
 
 
-def compare_picker(rows: Sequence[Mapping[str, Any]], groups: Sequence[str],
-                   models: Sequence[str], name: str, *, title: str,
-                   decimals: int = 1) -> HTMLFragment:
-    """Components of any models in any group, chosen in the page: a menu picks the group, a tap
-    on the legend adds or removes a model (the first three shown). ``rows``: one per group ×
-    model with ``group``, ``model`` (display name) and its nine component values ``v`` (null:
-    N/A); the chart flattens them into bars and makes their texts."""
+def compare_picker(rows: Sequence[Mapping[str, Any]], groups: Sequence[str], models: Sequence[str],
+                   name: str, *, title: str, decimals: int = 1) -> HTMLFragment:
+    """Components of models picked on the legend (first three shown) in a group picked from a
+    menu; ``rows``: per group × model ``group``, ``model`` (name), nine values ``v`` (null: N/A)."""
     group_pick = alt.param(name="group_pick", value=groups[0],
                            bind=alt.binding_select(options=list(groups), name="Group "))
     model_pick = alt.selection_point(name="model_pick", fields=["model"], bind="legend",

@@ -146,7 +146,6 @@ def _kernel_engine() -> str:
             client = PapermillNotebookClient(nb_man, km=km, kernel_name=kernel_name)
             client.kc = kc  # ready: nbclient neither makes nor closes a client it is given
             return client.execute()
-
     papermill_engines.register("searchgen-kernel", KernelEngine)
     return "searchgen-kernel"
 
@@ -173,10 +172,9 @@ def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path, kernel
 
 
 def run_notebooks(root: Path, out: Path, work: Path, params: dict, log) -> dict[str, float]:
-    """Run the numbered notebooks ``root/notebooks/NN_*.ipynb`` in order into ``work/``
-    :data:`NOTEBOOKS`, in one kernel emptied between them; return each one's seconds. The kernel
-    runs in ``out`` (``$SEARCHGEN_ROOT``: parameters are relative to it) with the notebooks'
-    commit from ``root`` (``$SEARCHGEN_PROJECT``), the work folder's IPython folder, no history."""
+    """Run ``root/notebooks/NN_*.ipynb`` in order into ``work/`` :data:`NOTEBOOKS` on one kernel
+    emptied between them, in ``out`` (``$SEARCHGEN_ROOT``; ``$SEARCHGEN_PROJECT``: ``root``), with
+    the work folder's IPython folder; return each notebook's seconds."""
     sources, timings = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")), {}
     if not sources:
         raise ReleaseError(f"no notebooks found in {root / 'notebooks'}")

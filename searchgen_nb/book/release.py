@@ -38,8 +38,7 @@ EXTRA = "book/extra"  # staged folder Sphinx copies to the book's root (html_ext
 
 
 @dataclass
-class ReleaseOutcome:
-    """Where things landed and how long each step took (seconds)."""
+class ReleaseOutcome:  # where things landed and each step's seconds
     public_data: Path
     html: Path
     notebooks: list[Path]
@@ -47,9 +46,8 @@ class ReleaseOutcome:
 
 
 def release_parameters(config_path: Path, out: Path) -> dict:
-    """Notebook parameters with no machine path: ``staging`` relative to the output root ``out``;
-    ``release_config`` relative to ``out``, else to the project root (both searched by
-    :func:`config.find_config`), else the relative path from ``out``."""
+    """Notebook parameters with no machine path: ``staging`` and ``release_config`` relative to
+    the output root ``out``, else (config) to the project root, else the relative path."""
     config_path = config_path.resolve()
     for base in (out, project_root()):
         if config_path.is_relative_to(base):
@@ -137,10 +135,9 @@ def make_book(root: Path, work: Path, demo: bool, log) -> Path:
 
 def run_release(config: str | os.PathLike, log=print, output_root: str | os.PathLike | None = None,
                 project: str | os.PathLike | None = None) -> ReleaseOutcome:
-    """Run the whole release for ``config`` with the notebooks and book of ``project`` (default
-    :func:`default_project`) into ``output_root`` (default: the project). Raises
-    :class:`ReleaseError` (or the data layer's errors) naming the failed step; then the three
-    published folders are exactly as before."""
+    """Release ``config`` with the notebooks and book of ``project`` (:func:`default_project`)
+    into ``output_root`` (default: the project). :class:`ReleaseError` (or the data layer's)
+    names the failed step; the three published folders are then exactly as before."""
     root = Path(project).resolve() if project else default_project()
     if not (root / "notebooks").is_dir():
         raise ReleaseError(f"project folder {root} has no notebooks/ (give --project the "

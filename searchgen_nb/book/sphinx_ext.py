@@ -12,10 +12,9 @@ _EXTERNAL_RE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)
 
 
 def _page_assets_guard(app, pagename, templatename, context, doctree) -> None:
-    """Per page: drop exact duplicate script/style entries (Jupyter Book 1.0.4 emits
-    sphinx-thebe's inline scripts twice: "THEBE_JS_URL has already been declared") and the
-    vendor scripts of :data:`~searchgen_nb.book.assets.PAGE_SCRIPTS` whose marker the body
-    lacks; warn (an error under ``-W``) about any script or style sheet loaded from the web."""
+    """Per page: drop duplicate script/style entries (Jupyter Book 1.0.4 emits sphinx-thebe's
+    twice) and the :data:`~searchgen_nb.book.assets.PAGE_SCRIPTS` whose marker the body lacks;
+    warn (an error under ``-W``) about a script or style sheet loaded from the web."""
     from sphinx.util import logging
     from searchgen_nb.book.assets import PAGE_SCRIPTS
     body = context.get("body") or ""

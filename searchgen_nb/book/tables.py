@@ -1,10 +1,6 @@
-"""Sortable HTML tables for the book (DataTables, vendored: :mod:`searchgen_nb.book.assets`).
-
-Each table is complete static HTML, every row readable without JavaScript; the book's
-``searchgen-nb.js`` makes every ``table.sg-table`` a DataTable with the options of its
-``data-sg-options``. A numeric column (header class ``sg-num``) sorts by its cells' leading
-number, or their ``data-order`` where that differs (empty for N/A: last both ways). Null shows
-"N/A" (never blank, "nan" or 0); all text from the data is escaped; ids come from the caller."""
+"""Sortable HTML tables (static HTML, made DataTables by ``searchgen-nb.js`` from their
+``data-sg-options``): a numeric column sorts by its cells' leading number or ``data-order``
+(empty for N/A: last both ways); null shows "N/A"; all text from the data is escaped."""
 
 from __future__ import annotations
 
@@ -162,11 +158,9 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
                       ties: Mapping[str, str] | None = None, confidence: str = "95%",
                       caption: str | None = None, prompts_href: str | None = None,
                       methods_href: str | None = "methods.html") -> HTMLFragment:
-    """Sortable leaderboard, one row per model, first in the contract's order (§ Coverage and
-    ranking). Columns: Rank, Model, Type, Overall-9, Gap to next, [``intervals``: interval and
-    rank range with the ``ties`` badges], Overall-10, Coverage (a link to the prompts without a
-    score: ``prompts_href``, a template with ``{model_id}``), Missing policy, the nine
-    components. Unranked rows say why; headers link to Methods (``methods_href``, None: no)."""
+    """Sortable leaderboard in the contract's order (§ Coverage and ranking); ``intervals``
+    adds interval and rank range (``ties`` badges); ``prompts_href``: a ``{model_id}`` template
+    linking Coverage; headers link to Methods (``methods_href``, None: no)."""
     _check_id(table_id)
     cols = [("rank", "Rank"), ("model", "Model"), ("type", "Type"), ("overall_9", "Overall-9"),
             ("gap", "Gap to next"), *([("interval", f"{confidence} interval"),
@@ -174,17 +168,27 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
             ("overall_10", "Overall-10 (paper-compatible)"), ("coverage", "Coverage"),
             ("missing_policy", "Missing policy"),
             *((c, COMPONENT_LABELS[c]) for c in OVERALL_9_COMPONENTS)]
-    header = [_leader_th(key, label, methods_href) for key, label in cols]
+    header = []
+    for key, label in cols:  # a definition, a "?" link to Methods; the components one group
+        anchor = METHOD_ANCHORS.get(key) if methods_href else None
+        href = f"{methods_href}#{anchor}" if anchor else None
+        group = ["sg-component"] if key in COMPONENT_LABELS else []
+        classes = ["sg-asc-first"] if key == "rank" else group
+        header.append(_th(key, Head(label, COLUMN_DEFINITIONS.get(key), href),
+                          key not in ("model", "type", "missing_policy"), *classes))
     gaps, threshold, body = rank_gaps(list(rows)), esc(pct_label(min_coverage)), []
     for row in in_rank_order(list(rows)):
         mid, unranked = row.get("model_id"), row.get("ranked") is False
+        name = row.get("display_name", mid)  # the model cell: name, badge, model_id below
+        ident = f'<span class="sg-model-id">{esc(mid)}</span>' if mid is not None else ""
         badge = "" if not unranked else _PENDING if mid in pending else (
             f' <span class="sg-badge sg-unranked-badge" title="{esc(COLUMN_DEFINITIONS["rank"])}">'
             f"unranked (coverage &lt; {threshold})</span>")
         cells = [
             f'<td class="sg-na" data-order="" title="unranked: coverage below {threshold}">'
             "–</td>" if unranked else _num_td(row.get("rank")),
-            _model_td(row, badge), _text_td(row.get("type")), _num_td(row.get("overall_9")),
+            f'<td data-order="{esc(name)}">{esc(name)}{badge}{ident}</td>',
+            _text_td(row.get("type")), _num_td(row.get("overall_9")),
             _num_td(gaps.get(mid), na="–"),
             *(_uncertainty_tds(intervals.get(mid), (ties or {}).get(mid)) if intervals else []),
             _num_td(row.get("overall_10")), _coverage_td(row, prompts_href),
@@ -196,22 +200,6 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
     options = {"order": [], "autoWidth": False, **_paging(None)}
     table = _table(table_id, header, body, options, caption, "sg-leaderboard")
     return HTMLFragment(_TOOLS.format(table_id) + "\n" + table, f"leaderboard table {table_id}")
-
-
-def _leader_th(key: str, label: str, methods_href: str | None) -> str:
-    """A leaderboard header: its definition, a "?" link to Methods; the components one group."""
-    anchor = METHOD_ANCHORS.get(key) if methods_href else None
-    group = ["sg-component"] if key in COMPONENT_LABELS else []
-    classes = ["sg-asc-first"] if key == "rank" else group
-    head = Head(label, COLUMN_DEFINITIONS.get(key), f"{methods_href}#{anchor}" if anchor else None)
-    return _th(key, head, key not in ("model", "type", "missing_policy"), *classes)
-
-
-def _model_td(row: Mapping[str, Any], badge: str) -> str:
-    """The model cell: its name, a badge, its model_id below."""
-    name, mid = row.get("display_name", row.get("model_id")), row.get("model_id")
-    ident = f'<span class="sg-model-id">{esc(mid)}</span>' if mid is not None else ""
-    return f'<td data-order="{esc(name)}">{esc(name)}{badge}{ident}</td>'
 
 
 def _coverage_td(row: Mapping[str, Any], prompts_href: str | None) -> str:
@@ -255,9 +243,8 @@ _EXPLORER_HEADS = [
 
 
 def _row_values(r: Mapping[str, Any]) -> str:
-    """A prompt's ``data-sg-values`` (single-quoted JSON) for the URL filters of
-    ``searchgen-nb.js``, compared as whole values: stratum (and SearchIntensive), domains,
-    failure_modes, slices, and the statuses of the models without a score, if any."""
+    """A prompt's ``data-sg-values`` (single-quoted JSON) for the URL filters of the book's
+    script: stratum (and SearchIntensive), its tags, slices and non-scored statuses."""
     values = {
         "stratum": [r["stratum"]] + ([] if r["stratum"] == "NoSearch" else ["SearchIntensive"]),
         **{k: list(r[k]) for k in ("domains", "failure_modes", "slices")},
@@ -269,10 +256,9 @@ def _row_values(r: Mapping[str, Any]) -> str:
 def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, str]],
                  table_id: str, *, decimals: int | None = None,
                  policies: Mapping[str, str] | None = None) -> HTMLFragment:
-    """The prompt explorer: one row per prompt (``views_audit.prompt_rows``), filtered from the
-    page's URL by the book's script. ``models``: ``(model_id, display name)`` in column order;
-    a cell shows the model's Overall-9, or its status and how it counts by its missing policy
-    (``policies``); a hidden column holds ``model_id=status`` words for the search."""
+    """The prompt explorer: a row per prompt (``views_audit.prompt_rows``) filtered from the URL;
+    a column per ``models`` ``(model_id, name)``: Overall-9, or the status as it counts by
+    ``policies``; a hidden column of ``model_id=status`` words for the search."""
     _check_id(table_id)
     header = [_th(key, Head(label, title), num) for key, label, title, num in _EXPLORER_HEADS]
     header += [_th(f"m:{m}", Head(name, f"{name} ({m}): Overall-9 on this prompt, or its status "
@@ -307,10 +293,9 @@ def data_table(df: Any, table_id: str, *, decimals: int | Mapping[str, int] | No
                order: Sequence[tuple[str, str]] = (), page_length: int | None = None,
                heads: Mapping[str, Head] | None = None,
                row_links: Mapping[str, Sequence[str | None]] | None = None) -> HTMLFragment:
-    """A DataFrame (or records) as a sortable table with every row, in the order given. A
-    column is numeric when its non-null values are all numbers (bool excluded). ``decimals``:
-    for every float column or ``{column: int}``; ``order``: e.g. ``[("n", "desc")]``;
-    ``heads``: :class:`Head` of some columns; ``row_links``: ``{column: [href or None]}``."""
+    """A DataFrame (or records) as a sortable table of every row; a column of numbers only is
+    numeric. ``decimals``: int or ``{column: int}``; ``order``: ``[("n", "desc")]``; ``heads``:
+    :class:`Head` per column; ``row_links``: ``{column: [href or None]}``."""
     _check_id(table_id)
     frame = df if isinstance(df, pd.DataFrame) else pd.DataFrame(list(df))
     columns = [str(c) for c in frame.columns]

@@ -263,9 +263,8 @@ def group_sizes(release: Release) -> pd.DataFrame:
 
 
 def uncertainty_key(release: Release, kind: str, name: str) -> str | None:
-    """The ``uncertainty.json`` key of a group (``kind``: ``stratum`` — All and the strata —,
-    ``domain`` or ``failure_mode``), or None when the file has no such group: inside a named
-    slice only the whole slice is bootstrapped (``slice:<name>``)."""
+    """The ``uncertainty.json`` key of a group of ``kind`` (``stratum``: All and the strata), or
+    None without one: inside a named slice only the slice is bootstrapped (``slice:<name>``)."""
     if not release.is_full:
         return f"slice:{release.slice_name}" if (kind, name) == ("stratum", "All") else None
     if kind == "stratum":

@@ -80,10 +80,9 @@ def status_changes_frame(release: Release) -> pd.DataFrame:
 
 
 def prompt_rows(release: Release) -> list[dict]:
-    """One dict per prompt of this view: sample_id, stratum (search type), domains,
-    failure_modes, slices (published, holding it), difficulty and spread (mean and range of the
-    models' public Overall-9), ``scores`` (None: no value), ``statuses`` and ``reasons`` by
-    model_id (these two of the models without a score only)."""
+    """A dict per prompt of this view: sample_id, stratum, domains, failure_modes, slices, the
+    difficulty and spread (mean, range) of the public Overall-9s, and by model_id ``scores``
+    (None: no value) and, for the models without a score, ``statuses`` and ``reasons``."""
     tests = {name: release.in_slice(name) for name in release.slices}
     public = functools.partial(to_public, decimals=release.decimals)
     out = []
@@ -134,12 +133,9 @@ def warnings_frame(release: Release) -> pd.DataFrame:
 
 def validation_frame(report: dict) -> pd.DataFrame:
     """One row per release check: number, name, result, problems, first problem / why skipped."""
-    rows = []
-    for i, c in enumerate(report["checks"], start=1):
-        passed = "PASS (not applicable)" if c.get("skipped") else "PASS"
-        first = c["failures"][0]["message"] if c["failures"] else (c.get("skipped") or "–")
-        rows.append({"#": i, "Check": c["name"],
-                     "What it checks": CHECK_DESCRIPTIONS.get(c["name"], ""),
-                     "Result": passed if c["passed"] else "FAIL", "Problems": c["n_failures"],
-                     "First problem / note": first})
-    return pd.DataFrame(rows)
+    return pd.DataFrame([{
+        "#": i, "Check": c["name"], "What it checks": CHECK_DESCRIPTIONS.get(c["name"], ""),
+        "Result": ("PASS (not applicable)" if c.get("skipped") else "PASS") if c["passed"]
+        else "FAIL", "Problems": c["n_failures"],
+        "First problem / note": c["failures"][0]["message"] if c["failures"]
+        else (c.get("skipped") or "–")} for i, c in enumerate(report["checks"], start=1)])
