@@ -149,7 +149,6 @@ def load_extractor(spec: str | None) -> tuple[str, Extractor]:
 class PairResult:
     """One pair's status, components, reason, warnings; the sha256 and ``(st_dev, st_ino)`` of
     the file read, and how its own ``sample_id`` / ``generator_name`` contradicts the pair."""
-
     status: str
     components: Components = field(default_factory=lambda: dict.fromkeys(COMPONENTS))
     error: str | None = None

@@ -1,9 +1,6 @@
-"""The data release: extract → aggregate → write to staging → validate → promote.
-
-The stages (:data:`STAGES`) are :func:`extract_stage`, :func:`aggregate_stage` and :func:`gate`:
-``searchgen-nb data`` (:func:`run_data`) runs them in order, and in a release the notebooks 01–03
-run one each. Nothing here re-states a rule, it only sequences the modules that own them.
-"""
+"""The data release: extract → aggregate → validate in a staging folder → promote. The stages
+(:data:`STAGES`): ``searchgen-nb data`` (:func:`run_data`) runs them in order, a release's
+notebooks 01–03 one each. Nothing here re-states a rule; it sequences the modules that own them."""
 
 from __future__ import annotations
 
@@ -53,7 +50,6 @@ def aggregate_table(cfg: ReleaseConfig, table: ReleaseTable) -> dict[str, object
 @dataclass
 class DataRelease:
     """What :func:`run_data` produced; ``timings``: ``{stage: {"wall_s", "cpu_s"}}``."""
-
     out_dir: Path
     report: Report
     extraction: Extraction
@@ -115,9 +111,8 @@ def read_table(cfg: ReleaseConfig, folder: Path) -> ReleaseTable:
 def aggregate_stage(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None,
                     timings: dict | None = None) -> dict[str, object]:
     """Stage 2 (notebook 02): write the leaderboards, ``uncertainty.json`` (data contract,
-    § Uncertainty) and ``changes.json`` with their sha256 in the manifest; returns the boards.
-    ``table``: the extraction's, else read from the staged records; ``timings``: see
-    :class:`DataRelease`."""
+    § Uncertainty) and ``changes.json``, their sha256 in the manifest; returns the boards.
+    ``table``: the extraction's, else the staged records'; ``timings``: :class:`DataRelease`'s."""
     folder, timings = Path(folder), {} if timings is None else timings
     with _stage(timings, "aggregate"):
         table = table if table is not None else read_table(cfg, folder)

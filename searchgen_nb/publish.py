@@ -146,10 +146,9 @@ def _stale_tmp(child: Path) -> bool:
 
 def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: None,
             inputs: dict[str, Path] | None = None) -> Path:
-    """Publish ``sources`` (``{published path: folder}``) as one release: checked first, copied
-    into ``OUT/.releases/<version>`` (marked), then ``current`` switched in one ``rename``;
-    older versions this tool made are removed but one holding an input of the run (``inputs``:
-    name → resolved path); ``log`` names what is left. Returns the version folder."""
+    """Publish ``sources`` (``{published path: folder}``) as one release, checked first, copied
+    into ``OUT/.releases/<version>`` (marked), ``current`` switched in one ``rename``; returns the
+    version folder. Older versions are removed as :func:`_remove_old_versions` says."""
     out = Path(out)
     problems = publication_problems(out)
     if problems:

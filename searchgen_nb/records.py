@@ -57,7 +57,6 @@ def pair_values(pair: PairResult) -> tuple[float, ...] | None:
 @dataclass
 class Extraction:
     """What extraction produced: the release table, warnings, input hash, extractor."""
-
     table: ReleaseTable
     warnings: list[dict]
     input_sha256: str
