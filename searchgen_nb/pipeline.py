@@ -31,7 +31,6 @@ from searchgen_nb.prompts import read_prompts
 from searchgen_nb.publish import step
 from searchgen_nb.records import Extraction, extract_records, read_records
 from searchgen_nb.schemas import schema_dir
-from searchgen_nb.partition import partition_counts
 from searchgen_nb.slices import manifest_slices, slice_members, slice_specs
 from searchgen_nb.table import ReleaseTable
 from searchgen_nb.uncertainty import uncertainty
@@ -90,8 +89,7 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     sha[EVIDENCE], thumbs, skipped = write_evidence(cfg, cfg.dataset_path, table,
                                                     extraction.evidence, folder)
     extraction.warnings += skipped  # an image without a thumbnail: named, never a failure
-    manifest = build_manifest(cfg, extraction, table.n_prompts, prompt_set.canonical_sha256,
-                              partition_counts(table.prompts), sha)
+    manifest = build_manifest(cfg, extraction, prompt_set.canonical_sha256, sha)
     manifest["thumbnails"] = thumbs
     # the schemas are published beside the artifacts (data contract, § Artifacts)
     (folder / "schemas").mkdir(exist_ok=True)
