@@ -65,29 +65,12 @@ def _git_commit(folder: Path) -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def _scoring(cfg: ReleaseConfig, policies: dict[str, str]) -> dict:
-    """The manifest's ``scoring`` block: how the release aggregates, rounds and ranks."""
-    default = cfg.scoring.missing_policy_default
-    return {
-        "aggregation": "prompt-macro", "excluded_public_component": EXCLUDED_PUBLIC_COMPONENT,
-        # ≤ 15 significant digits: the JSON number reads back as the same decimal
-        "min_ranking_coverage": float(cfg.scoring.min_ranking_coverage),
-        "missing_policy_default": default, "missing_policies": policies,
-        "missing_policy_exceptions": sorted(m for m, p in policies.items() if p != default),
-        "overall_10_components": list(COMPONENTS),
-        "overall_9_components": list(OVERALL_9_COMPONENTS), "primary_metric": "overall_9",
-        "public_rounding_decimals": cfg.scoring.rounding_decimals,
-        "rounding": "public = raw mean × 100 / 3, rounded half-up on the exact value",
-        "scale_public": list(SCALE_PUBLIC), "scale_raw": list(SCALE_RAW),
-        "source": os.path.basename(cfg.result_path),
-    }
-
-
 def build_manifest(cfg: ReleaseConfig, extraction: Extraction, dataset_sha256: str,
                    artifact_sha: dict) -> dict:
     """The release manifest (data contract, § Artifacts); ``pipeline_commit``: the release's
     ``--project`` (``$SEARCHGEN_PROJECT``), else this package's checkout."""
     policies = {m: cfg.policy(m) for m in cfg.model_ids}
+    default = cfg.scoring.missing_policy_default
     toolgen, project = os.environ.get("TOOLGEN_ROOT"), os.environ.get(PROJECT_ENV)
     table = extraction.table
     return {
@@ -113,7 +96,20 @@ def build_manifest(cfg: ReleaseConfig, extraction: Extraction, dataset_sha256: s
         "release_checks": {"paper_table": load_paper_table(cfg),
                            "expected": cfg.expected.model_dump(mode="json") if cfg.expected
                            else None},
-        "schema_version": SCHEMA_VERSION, "scoring": _scoring(cfg, policies),
+        "schema_version": SCHEMA_VERSION,
+        "scoring": {
+            "aggregation": "prompt-macro", "excluded_public_component": EXCLUDED_PUBLIC_COMPONENT,
+            # ≤ 15 significant digits: the JSON number reads back as the same decimal
+            "min_ranking_coverage": float(cfg.scoring.min_ranking_coverage),
+            "missing_policy_default": default, "missing_policies": policies,
+            "missing_policy_exceptions": sorted(m for m, p in policies.items() if p != default),
+            "overall_10_components": list(COMPONENTS),
+            "overall_9_components": list(OVERALL_9_COMPONENTS), "primary_metric": "overall_9",
+            "public_rounding_decimals": cfg.scoring.rounding_decimals,
+            "rounding": "public = raw mean × 100 / 3, rounded half-up on the exact value",
+            "scale_public": list(SCALE_PUBLIC), "scale_raw": list(SCALE_RAW),
+            "source": os.path.basename(cfg.result_path),
+        },
         "software": {"python": ".".join(platform.python_version_tuple()[:2]),
                      "searchgen_nb": __version__,
                      "pipeline_commit": _git_commit(Path(project or project_root()))},

@@ -1,8 +1,6 @@
-"""What a command may write where it is told to (data contract, § Publication):
-``searchgen-nb data --out`` replaces only an empty folder or a data release it wrote; a JSON file
-an option names (``--timings``, …) is written only where nothing else is; no output is, contains
-or lies inside an input, nor lies inside a published version, a data release, a demo or a
-release's work folder (:func:`owned_problem`)."""
+"""What a command may write where it is told to (data contract, § Publication): ``data --out``
+replaces only an empty folder or a data release it wrote, an option's JSON file (``--timings``)
+goes only where nothing else is; no output touches an input or what :func:`owned_problem` names."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The data release: extract → aggregate → validate in a staging folder → promote. The stages
 (:data:`STAGES`): ``searchgen-nb data`` (:func:`run_data`) runs them in order, a release's
-notebooks 01–03 one each. Nothing here re-states a rule; it sequences the modules that own them."""
+notebooks 01–03 one each. Nothing here re-states a rule: it sequences the modules owning them."""
 
 from __future__ import annotations
 
@@ -125,7 +125,6 @@ def aggregate_stage(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None
         doc = uncertainty(table, zero_fill, boards, members, cfg.uncertainty,
                           cfg.scoring.rounding_decimals)
         sha[UNCERTAINTY] = write_text(folder / UNCERTAINTY, dumps(doc))
-    write_text(folder / MANIFEST, dumps(manifest))
     with _stage(timings, "changes"):
         prev = previous_release(cfg)
         doc = first_release() if prev is None else compare(prev, folder)

@@ -1,13 +1,10 @@
-"""Publishing safely: a whole release in one atomic step (data contract, § Publication; what
-``data --out`` and an option's output file may replace is :mod:`searchgen_nb.out_checks`).
-The published paths are links through one ``current`` link::
+"""Publishing a whole release in one atomic step (data contract, § Publication), one release
+at a time (``OUT/build/release.lock``). The published paths are links through one ``current``::
 
     OUT/.releases/<version>/public/data, _build/html, book/notebooks
     OUT/.releases/current  -> <version>          (one atomic switch)
     OUT/.releases/previous -> <older version>
     OUT/public/data        -> ../.releases/current/public/data   (and so on)
-
-A lock file (``OUT/build/release.lock``) lets one release run at a time into an output root.
 """
 
 from __future__ import annotations

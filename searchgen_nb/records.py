@@ -45,15 +45,6 @@ def prompt_record(prompt: Prompt, index: int) -> dict:
     }  # fmt: skip
 
 
-def pair_values(pair: PairResult) -> tuple[float, ...] | None:
-    """The twelve raw values of a scored pair (ten components, Overall-10, Overall-9; NaN =
-    null, -0.0 read as 0.0: one number, one text), None for any other status."""
-    if pair.status != SCORED:
-        return None
-    values = (*(pair.components[c] for c in COMPONENTS), *prompt_overalls(pair.components))
-    return tuple(float("nan") if v is None else v + 0.0 for v in values)
-
-
 @dataclass
 class Extraction:
     """What extraction produced: the release table, warnings, input hash, extractor."""
@@ -111,8 +102,10 @@ class _Collected:
     def add(self, k: int, i: int, pair: PairResult) -> None:
         """Pair ``(model index k, prompt index i)``."""
         self.table.status[k, i] = STATUS_CODE[pair.status]
-        if (vals := pair_values(pair)) is not None:
-            self.table.values[k, i] = vals
+        if pair.status == SCORED:  # ten components, Overall-10, Overall-9; NaN = null, -0.0 is 0.0
+            comps = pair.components
+            values = (*(comps[c] for c in COMPONENTS), *prompt_overalls(comps))
+            self.table.values[k, i] = [float("nan") if v is None else v + 0.0 for v in values]
         if pair.file_sha256 is not None:
             self.read[k, i] = pair.file_sha256, pair.file_id
         if pair.evidence:
