@@ -56,31 +56,25 @@ class Extraction:
     evidence: dict = field(default_factory=dict)  # (model index, prompt index) -> judge's answer
 
 
-def result_file(cfg: ReleaseConfig, prompt: Prompt, model_id: str) -> str:
-    """A pair's result file below ``results_root`` (relative, POSIX) from ``result_path``;
-    :class:`ConfigError` when the template leads outside ``results_root``."""
-    m = cfg.models[model_id]
-    rel = cfg.result_path.format(release_row=prompt.release_row, sample_id=prompt.sample_id,
-                                 lane=m.lane, source_id=m.source_id)
-    norm = os.path.normpath(rel).replace(os.sep, "/")
-    if os.path.isabs(norm) or norm == ".." or norm.startswith("../"):
-        raise ConfigError(f"config {cfg.config_path}: result_path gives {rel!r} for model "
-                          f"{model_id}, sample_id {prompt.sample_id}: outside results_root")
-    return norm
-
-
 def result_paths(cfg: ReleaseConfig, prompts: list[Prompt]) -> dict[str, list[str]]:
-    """``{model_id: [result file below results_root, one per prompt]}``; :class:`ConfigError`
-    when a path leaves ``results_root`` or two pairs would read one file (naming both)."""
-    paths: dict[str, list[str]] = {}
+    """``{model_id: [result file below results_root (relative, POSIX), one per prompt]}`` from
+    ``result_path``; :class:`ConfigError` when one leaves ``results_root`` or two pairs would
+    read one file (naming both)."""
+    paths: dict[str, list[str]] = {model_id: [] for model_id in cfg.model_ids}
     owner: dict[str, tuple[str, str]] = {}
     clashes = []
-    for model_id in cfg.model_ids:
-        paths[model_id] = [result_file(cfg, prompt, model_id) for prompt in prompts]
-        for prompt, rel in zip(prompts, paths[model_id]):
-            first = owner.setdefault(rel, (prompt.sample_id, model_id))
+    for model_id, m in cfg.models.items():
+        for prompt in prompts:
+            rel = cfg.result_path.format(release_row=prompt.release_row, lane=m.lane,
+                                         sample_id=prompt.sample_id, source_id=m.source_id)
+            norm = os.path.normpath(rel).replace(os.sep, "/")
+            if os.path.isabs(norm) or norm == ".." or norm.startswith("../"):
+                raise ConfigError(f"config {cfg.config_path}: result_path gives {rel!r} for model "
+                                  f"{model_id}, sample_id {prompt.sample_id}: outside results_root")
+            paths[model_id].append(norm)
+            first = owner.setdefault(norm, (prompt.sample_id, model_id))
             if first != (prompt.sample_id, model_id) and len(clashes) < 10:
-                clashes.append(f"{rel} is the result file of sample_id {first[0]} / model "
+                clashes.append(f"{norm} is the result file of sample_id {first[0]} / model "
                                f"{first[1]} and of sample_id {prompt.sample_id} / model {model_id}")
     if clashes:
         raise ConfigError(f"config {cfg.config_path}: two prompt × model pairs would read one "
