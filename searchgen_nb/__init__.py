@@ -1,8 +1,6 @@
 """searchgen_nb: extraction, aggregation, validation and publication of SearchGen-Bench releases.
-
 Every rule lives in this package (``docs/data-contract.md`` is the contract); the notebooks in
-``notebooks/`` only call into it.
-"""
+``notebooks/`` only call into it."""
 
 
 def _version() -> str:

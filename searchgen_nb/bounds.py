@@ -26,7 +26,6 @@ _ROW_BYTES, _CELL_BYTES, _PAIR_BYTES = 1_500, 100, 140
 @dataclass(frozen=True)
 class Work:
     """The size of a release: prompts, models, tags, slices and bootstrap replicates."""
-
     n_prompts: int
     n_models: int
     n_tags: int  # distinct domain and failure-mode tags: one group each
@@ -91,7 +90,6 @@ class Work:
 def measure(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
     """The :class:`Work` of a release's prompt records and ``{slice: prompt indices}``."""
     from searchgen_nb.aggregate import prompt_groups
-
     groups = prompt_groups(prompts)
     n_tags = len(groups["domain"]) + len(groups["failure_mode"])
     in_groups = [len(idx) for kind in (*groups.values(), members) for idx in kind.values()]
@@ -105,7 +103,6 @@ def preflight(cfg: ReleaseConfig, prompt_set) -> Work:
     (:func:`searchgen_nb.slices.refuse_empty`; each figure named, with the setting to change)."""
     from searchgen_nb.records import prompt_record
     from searchgen_nb.slices import refuse_empty, slice_members, slice_specs
-
     prompts = [prompt_record(p, i) for i, p in enumerate(prompt_set.prompts)]
     specs = slice_specs(cfg.slices, len(prompts))
     members = slice_members(prompts, specs)

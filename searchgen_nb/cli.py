@@ -71,7 +71,6 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
     from searchgen_nb.config import load_config
     from searchgen_nb.pipeline import inputs, run_data
     from searchgen_nb.out_checks import check_output_file
-
     source_date_epoch()  # a bad SOURCE_DATE_EPOCH stops here, naming it
     cfg = load_config(config)
     if timings_path:  # checked before any work: nothing may fail after publication
@@ -109,7 +108,6 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
     paper_table.json)."""
     from searchgen_nb.demo import committed_config_text, write_demo
     from searchgen_nb.published import check_previous
-
     if print_config:
         click.echo(committed_config_text(), nl=False)
         return
@@ -144,7 +142,6 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
     from searchgen_nb.changes import compare
     from searchgen_nb.changes_markdown import markdown
     from searchgen_nb.published import check_previous
-
     old = check_previous(Path(old_dir), "OLD_DIR")
     new = check_previous(Path(new_dir), "NEW_DIR")
     try:
@@ -170,7 +167,6 @@ def validate(folder: str, report_path: str | None) -> None:
     from searchgen_nb.artifacts import dumps
     from searchgen_nb.out_checks import check_output_file
     from searchgen_nb.validate import validate_folder
-
     if report_path:  # checked before the work
         check_output_file(Path(os.path.realpath(report_path)), "--report", {"passed", "checks"},
                           {"FOLDER": Path(os.path.realpath(folder))})
@@ -196,7 +192,6 @@ def release(config: str, output_root: str | None, project: str | None) -> None:
     and book/notebooks. Nothing is published unless every notebook, the validation and the book
     build succeed."""
     from searchgen_nb.book.release import run_release
-
     outcome = run_release(config, output_root=output_root, project=project,
                           log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True))
     t = outcome.timings

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
+                      field_validator)
 
 from searchgen_nb.constants import (DEFAULT_GENERATION_GLOB, DEFAULT_RESULT_PATH,
                                    PARTITION_KEYS, TOOLGEN_EXTRACTOR)
@@ -21,7 +22,6 @@ from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import CONFIG_MAX, read_bytes
 from searchgen_nb.untrusted import ConfigLoader, excerpt, hidden_char, strings, twins
 
-_STRICT = ConfigDict(extra="forbid", strict=True)
 _VARIABLE = re.compile(r"\$\{(\w+)\}")
 _SLICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 Policy = Literal["zero_fill", "exclude"]
@@ -47,9 +47,25 @@ def exact_decimal(value: object) -> Decimal:
     return d
 
 
-class ModelConfig(BaseModel):
+def _confidence(v: object) -> Decimal:
+    if not 0 < (d := exact_decimal(v)) < 1:
+        raise ValueError(f"must be strictly between 0 and 1, got {v}")
+    return d
+
+
+def _width(v: object) -> Decimal:
+    d = _decimal(v, "a number of public points (0–100)")
+    if not d.is_finite() or not 0 <= d <= 100:
+        raise ValueError(f"must be between 0 and 100 public points, got {v}")
+    return d
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class ModelConfig(_Strict):
     """One configured model (``models``)."""
-    model_config = _STRICT
     display_name: str = Field(min_length=1)
     type: Literal["Open", "Commercial"]
     source_id: str = Field(min_length=1)
@@ -59,51 +75,27 @@ class ModelConfig(BaseModel):
     generator_name: str | None = None  # what result files may say besides source_id, model_id
 
 
-class ScoringConfig(BaseModel):
+class ScoringConfig(_Strict):
     """``scoring``; the coverage is compared exactly (data contract, § Coverage and ranking)."""
-    model_config = _STRICT
     missing_policy_default: Policy = "zero_fill"
-    min_ranking_coverage: Decimal = Decimal("0.9")
+    min_ranking_coverage: Annotated[Decimal, BeforeValidator(exact_decimal)] = Decimal("0.9")
     rounding_decimals: int = Field(default=1, ge=0, le=6)
 
-    @field_validator("min_ranking_coverage", mode="before")
-    @classmethod
-    def _exact(cls, v):
-        return exact_decimal(v)
 
-
-class ExpectedConfig(BaseModel):
+class ExpectedConfig(_Strict):
     """``expected``: checked by the release gate (data contract, § The release gate)."""
-    model_config = _STRICT
     n_prompts: int | None = Field(default=None, ge=0)
     partition: dict[Literal[PARTITION_KEYS], int] | None = None  # type: ignore[valid-type]
     n_scored: dict[str, int] | None = None
 
 
-class UncertaintyConfig(BaseModel):
+class UncertaintyConfig(_Strict):
     """``uncertainty`` (data contract, § Uncertainty: the stratified prompt bootstrap);
     ``low_confidence_width`` (public points) marks wide cells in the book."""
-    model_config = _STRICT
     n_bootstrap: int = Field(default=10_000, ge=0, le=100_000)  # capped: replicates are kept
     seed: int = Field(default=0, ge=0, le=2**63 - 1)
-    confidence: Decimal = Decimal("0.95")
-    low_confidence_width: Decimal = Decimal("20")
-
-    @field_validator("confidence", mode="before")
-    @classmethod
-    def _confidence(cls, v):
-        d = exact_decimal(v)
-        if not 0 < d < 1:
-            raise ValueError(f"must be strictly between 0 and 1, got {v}")
-        return d
-
-    @field_validator("low_confidence_width", mode="before")
-    @classmethod
-    def _width(cls, v):
-        d = _decimal(v, "a number of public points (0–100)")
-        if not d.is_finite() or not 0 <= d <= 100:
-            raise ValueError(f"must be between 0 and 100 public points, got {v}")
-        return d
+    confidence: Annotated[Decimal, BeforeValidator(_confidence)] = Decimal("0.95")
+    low_confidence_width: Annotated[Decimal, BeforeValidator(_width)] = Decimal("20")
 
     @property
     def alpha(self) -> Fraction:
@@ -115,24 +107,21 @@ SLICE_FIELDS = ("subset", "eval_slices", "domains", "failure_modes", "difficulty
                 "generation_task_type")
 
 
-class EvidenceConfig(BaseModel):
+class EvidenceConfig(_Strict):
     """``evidence`` (data contract, § Prompt evidence and thumbnails)."""
-    model_config = _STRICT
     thumbnails: bool = True
 
 
-class SliceConfig(BaseModel):
+class SliceConfig(_Strict):
     """One named evaluation slice (data contract, § Named evaluation slices)."""
-    model_config = _STRICT
     field: Literal[SLICE_FIELDS] = "subset"  # type: ignore[valid-type]
     include: list[str] = Field(default_factory=list)
     match: Literal["any", "all"] = "any"
     expected_rows: int | None = Field(default=None, ge=0)
 
 
-class ReleaseConfig(BaseModel):
+class ReleaseConfig(_Strict):
     """A release config; ``config_path`` is the YAML file, which paths are relative to."""
-    model_config = _STRICT
     benchmark: str = Field(min_length=1)
     dataset: str
     results_root: str
@@ -202,10 +191,7 @@ class ReleaseConfig(BaseModel):
     def policy(self, model_id: str) -> str:
         return self.models[model_id].missing_policy or self.scoring.missing_policy_default
 
-    @property
-    def model_ids(self) -> list[str]:
-        """Model ids in config order (the display order for ties)."""
-        return list(self.models)
+    model_ids = property(lambda self: list(self.models))  # config order: the order of ties
 
     def extractor_spec(self) -> str | None:
         """``TOOLGEN_ROOT`` set wins (data contract, § Release config), then the config's."""
@@ -329,5 +315,5 @@ def find_config(release_config: str | os.PathLike) -> Path:
     for base in dict.fromkeys((work_root(), project_root())):
         if (base / p).exists():
             return (base / p).resolve()
-    raise ConfigError(
-        f"config: file not found: {release_config} (looked in the cwd and in {work_root()})")
+    raise ConfigError(f"config: file not found: {release_config} (looked in the cwd and in "
+                      f"{work_root()})")

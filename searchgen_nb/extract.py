@@ -4,6 +4,7 @@ pluggable (``extractor: module:function``, or ToolGen's); its return value is ch
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import math
@@ -148,7 +149,6 @@ def load_extractor(spec: str | None) -> tuple[str, Extractor]:
 class PairResult:
     """One pair's status, components, reason, warnings; the sha256 and ``(st_dev, st_ino)`` of
     the file read, and how its own ``sample_id`` / ``generator_name`` contradicts the pair."""
-
     status: str
     components: Components = field(default_factory=lambda: dict.fromkeys(COMPONENTS))
     error: str | None = None
@@ -193,13 +193,11 @@ def _identity(result: dict, identity: tuple[Collection[str], Collection[str]] | 
     return None
 
 
-def classify_result(
-    path: str, extractor: Extractor, generation_glob: Sequence[str], digest,
-    identity: tuple[Collection[str], Collection[str]] | None = None,
-) -> PairResult:  # fmt: skip
+def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[str],
+                    identity: tuple[Collection[str], Collection[str]] | None = None) -> PairResult:
     """One pair from its result file (data contract, § Status of a prompt × model pair);
-    ``digest`` hashes every file read; ``identity``: ``(sample ids, generator names)`` accepted.
-    A bad file is ``invalid_evaluation`` with its reason, never an exception."""
+    ``identity``: ``(sample ids, generator names)`` accepted. A bad file is
+    ``invalid_evaluation`` with its reason, never an exception."""
     try:
         data, st = read_file(path, RESULT_MAX)
     except FileNotFoundError:
@@ -207,7 +205,7 @@ def classify_result(
         return PairResult(MISSING_EVALUATION if image else MISSING_GENERATION)
     except OSError as exc:
         return PairResult(INVALID, error=f"cannot read file: {exc.strerror}")
-    read = {"file_sha256": digest(data), "file_id": (st.st_dev, st.st_ino)}
+    read = {"file_sha256": hashlib.sha256(data).digest(), "file_id": (st.st_dev, st.st_ino)}
     try:
         result = _DECODER.decode(data.decode(json.detect_encoding(data), "surrogatepass"))
     except DuplicateKey as exc:
@@ -223,8 +221,13 @@ def classify_result(
         why = f"success is {json.dumps(result.get('success'))[:40]}"
         err = result.get("error")
         return PairResult(INVALID, error=_reason(f"{why}: {err}" if err else why), **read)
+    scores = result.get("scores")  # every value checked whichever extractor is used
     try:
-        comps, unknown = _extract(result, extractor)
+        if extractor is extract_components:
+            comps, unknown = _components_and_unknown(scores)
+        else:
+            unknown = _components_and_unknown(scores)[1] if isinstance(scores, dict) else []
+            comps = adapt_components(extractor(result))
     except ValueError as exc:  # InvalidResult, or an extractor's documented ValueError
         return PairResult(INVALID, error=_reason(_text(exc)), **read)
     except KeyboardInterrupt:
@@ -243,12 +246,3 @@ def classify_result(
         evidence = None
     return PairResult(SCORED, comps, None, warnings, evidence=evidence, **read)
 
-
-def _extract(result: dict, extractor: Extractor) -> tuple[Components, list[str]]:
-    """The components of a successful result and its score keys that carry none; every value
-    of ``scores`` is checked whichever extractor is used."""
-    scores = result.get("scores")
-    if extractor is extract_components:
-        return _components_and_unknown(scores)
-    unknown = _components_and_unknown(scores)[1] if isinstance(scores, dict) else []
-    return adapt_components(extractor(result)), unknown

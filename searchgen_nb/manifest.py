@@ -19,6 +19,7 @@ from searchgen_nb.constants import (
 )
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import CONFIG_MAX, read_bytes
+from searchgen_nb.partition import partition_counts
 from searchgen_nb.records import Extraction
 from searchgen_nb.untrusted import excerpt, no_duplicate_keys
 
@@ -64,44 +65,23 @@ def _git_commit(folder: Path) -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def pipeline_commit() -> str | None:
-    """The git commit of the code that made the release: the release's ``--project`` (passed in
-    ``$SEARCHGEN_PROJECT``), else this package's checkout; None outside a git checkout."""
-    return _git_commit(Path(os.environ.get(PROJECT_ENV) or project_root()))
-
-
-def _scoring(cfg: ReleaseConfig, policies: dict[str, str]) -> dict:
-    """The manifest's ``scoring`` block: how the release aggregates, rounds and ranks."""
-    default = cfg.scoring.missing_policy_default
-    return {
-        "aggregation": "prompt-macro", "excluded_public_component": EXCLUDED_PUBLIC_COMPONENT,
-        # ≤ 15 significant digits: the JSON number reads back as the same decimal
-        "min_ranking_coverage": float(cfg.scoring.min_ranking_coverage),
-        "missing_policy_default": default, "missing_policies": policies,
-        "missing_policy_exceptions": sorted(m for m, p in policies.items() if p != default),
-        "overall_10_components": list(COMPONENTS),
-        "overall_9_components": list(OVERALL_9_COMPONENTS), "primary_metric": "overall_9",
-        "public_rounding_decimals": cfg.scoring.rounding_decimals,
-        "rounding": "public = raw mean × 100 / 3, rounded half-up on the exact value",
-        "scale_public": list(SCALE_PUBLIC), "scale_raw": list(SCALE_RAW),
-        "source": os.path.basename(cfg.result_path),
-    }
-
-
-def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int,
-                   dataset_sha256: str, partition: dict, artifact_sha: dict) -> dict:
-    """The release manifest (data contract, § Artifacts)."""
+def build_manifest(cfg: ReleaseConfig, extraction: Extraction, dataset_sha256: str,
+                   artifact_sha: dict) -> dict:
+    """The release manifest (data contract, § Artifacts); ``pipeline_commit``: the release's
+    ``--project`` (``$SEARCHGEN_PROJECT``), else this package's checkout."""
     policies = {m: cfg.policy(m) for m in cfg.model_ids}
-    toolgen = os.environ.get("TOOLGEN_ROOT")
+    default = cfg.scoring.missing_policy_default
+    toolgen, project = os.environ.get("TOOLGEN_ROOT"), os.environ.get(PROJECT_ENV)
+    table = extraction.table
     return {
         "artifacts": list(ARTIFACTS), "artifact_sha256": artifact_sha,
         "benchmark": cfg.benchmark, "data_origin": cfg.data_origin,
-        "dataset": {"filename": cfg.dataset_path.name, "n_prompts": n_prompts,
+        "dataset": {"filename": cfg.dataset_path.name, "n_prompts": table.n_prompts,
                     "sha256": dataset_sha256, "sha256_of": "canonical metadata: one sorted-key "
                     "JSON line per prompt, sorted by sample_id"},
         "extraction": {"extractor": extraction.extractor,
                        "n_result_files_read": extraction.n_files_read,
-                       "status_counts": extraction.table.status_counts(),
+                       "status_counts": table.status_counts(),
                        "warnings": extraction.warnings},
         "generated_at": generated_at(),
         "inputs": {"generation_glob": list(cfg.generation_glob), "result_path": cfg.result_path,
@@ -112,13 +92,27 @@ def build_manifest(cfg: ReleaseConfig, extraction: Extraction, n_prompts: int,
         "models": {m: {"display_name": c.display_name, "lane": c.lane,
                        "missing_policy": policies[m], "pending": c.pending,
                        "source_id": c.source_id, "type": c.type} for m, c in cfg.models.items()},
-        "partition": partition,
+        "partition": partition_counts(table.prompts),
         "release_checks": {"paper_table": load_paper_table(cfg),
                            "expected": cfg.expected.model_dump(mode="json") if cfg.expected
                            else None},
-        "schema_version": SCHEMA_VERSION, "scoring": _scoring(cfg, policies),
+        "schema_version": SCHEMA_VERSION,
+        "scoring": {
+            "aggregation": "prompt-macro", "excluded_public_component": EXCLUDED_PUBLIC_COMPONENT,
+            # ≤ 15 significant digits: the JSON number reads back as the same decimal
+            "min_ranking_coverage": float(cfg.scoring.min_ranking_coverage),
+            "missing_policy_default": default, "missing_policies": policies,
+            "missing_policy_exceptions": sorted(m for m, p in policies.items() if p != default),
+            "overall_10_components": list(COMPONENTS),
+            "overall_9_components": list(OVERALL_9_COMPONENTS), "primary_metric": "overall_9",
+            "public_rounding_decimals": cfg.scoring.rounding_decimals,
+            "rounding": "public = raw mean × 100 / 3, rounded half-up on the exact value",
+            "scale_public": list(SCALE_PUBLIC), "scale_raw": list(SCALE_RAW),
+            "source": os.path.basename(cfg.result_path),
+        },
         "software": {"python": ".".join(platform.python_version_tuple()[:2]),
-                     "searchgen_nb": __version__, "pipeline_commit": pipeline_commit()},
+                     "searchgen_nb": __version__,
+                     "pipeline_commit": _git_commit(Path(project or project_root()))},
         "source_commit": _git_commit(Path(toolgen)) if toolgen else None,
         "config": cfg.public_dict(),
     }

@@ -1,8 +1,6 @@
-"""What a command may write where it is told to (data contract, § Publication):
-``searchgen-nb data --out`` replaces only an empty folder or a data release it wrote; a JSON file
-an option names (``--timings``, …) is written only where nothing else is; no output is, contains
-or lies inside an input, nor lies inside a published version, a data release, a demo or a
-release's work folder (:func:`owned_problem`)."""
+"""What a command may write where it is told to (data contract, § Publication): ``data --out``
+replaces only an empty folder or a data release it wrote, an option's JSON file (``--timings``)
+goes only where nothing else is; no output touches an input or what :func:`owned_problem` names."""
 
 from __future__ import annotations
 
@@ -133,21 +131,17 @@ def _json_keys(path: Path) -> set:
     return set(data) if isinstance(data, dict) else set()
 
 
-def _output_file_problem(path: Path, keys: set, forbidden: dict[str, Path]) -> str | None:
-    if problem := owned_problem(path, forbidden):
-        return problem
-    if os.path.lexists(path) and (path.is_symlink() or not path.is_file()
-                                  or not keys <= _json_keys(path)):
-        return f"is {describe(path)} this command did not write"
-    if not path.parent.is_dir():
-        return f"cannot be written: there is no folder {path.parent}"
-    if not os.access(path.parent, os.W_OK):
-        return f"cannot be written: folder {path.parent} is not writable"
-    return None
-
-
 def check_output_file(path: Path, option: str, keys: set, forbidden: dict[str, Path]) -> None:
     """:class:`ReleaseError` unless a command may write its JSON file (an object with ``keys``)
     at ``path`` when it ends; ``forbidden``: name → resolved path it must not be in."""
-    if problem := _output_file_problem(path, keys, forbidden):
+    if problem := owned_problem(path, forbidden):
+        pass
+    elif os.path.lexists(path) and (path.is_symlink() or not path.is_file()
+                                    or not keys <= _json_keys(path)):
+        problem = f"is {describe(path)} this command did not write"
+    elif not path.parent.is_dir():
+        problem = f"cannot be written: there is no folder {path.parent}"
+    elif not os.access(path.parent, os.W_OK):
+        problem = f"cannot be written: folder {path.parent} is not writable"
+    if problem:
         raise ReleaseError(f"{option} {path} {problem}; nothing was done")

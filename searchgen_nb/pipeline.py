@@ -1,9 +1,6 @@
-"""The data release: extract → aggregate → write to staging → validate → promote.
-
-The stages (:data:`STAGES`) are :func:`extract_stage`, :func:`aggregate_stage` and :func:`gate`:
-``searchgen-nb data`` (:func:`run_data`) runs them in order, and in a release the notebooks 01–03
-run one each. Nothing here re-states a rule, it only sequences the modules that own them.
-"""
+"""The data release: extract → aggregate → validate in a staging folder → promote. The stages
+(:data:`STAGES`): ``searchgen-nb data`` (:func:`run_data`) runs them in order, a release's
+notebooks 01–03 one each. Nothing here re-states a rule: it sequences the modules owning them."""
 
 from __future__ import annotations
 
@@ -34,7 +31,6 @@ from searchgen_nb.prompts import read_prompts
 from searchgen_nb.publish import step
 from searchgen_nb.records import Extraction, extract_records, read_records
 from searchgen_nb.schemas import schema_dir
-from searchgen_nb.partition import partition_counts
 from searchgen_nb.slices import manifest_slices, slice_members, slice_specs
 from searchgen_nb.table import ReleaseTable
 from searchgen_nb.uncertainty import uncertainty
@@ -53,7 +49,6 @@ def aggregate_table(cfg: ReleaseConfig, table: ReleaseTable) -> dict[str, object
 @dataclass
 class DataRelease:
     """What :func:`run_data` produced; ``timings``: ``{stage: {"wall_s", "cpu_s"}}``."""
-
     out_dir: Path
     report: Report
     extraction: Extraction
@@ -94,8 +89,7 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     sha[EVIDENCE], thumbs, skipped = write_evidence(cfg, cfg.dataset_path, table,
                                                     extraction.evidence, folder)
     extraction.warnings += skipped  # an image without a thumbnail: named, never a failure
-    manifest = build_manifest(cfg, extraction, table.n_prompts, prompt_set.canonical_sha256,
-                              partition_counts(table.prompts), sha)
+    manifest = build_manifest(cfg, extraction, prompt_set.canonical_sha256, sha)
     manifest["thumbnails"] = thumbs
     # the schemas are published beside the artifacts (data contract, § Artifacts)
     (folder / "schemas").mkdir(exist_ok=True)
@@ -115,9 +109,8 @@ def read_table(cfg: ReleaseConfig, folder: Path) -> ReleaseTable:
 def aggregate_stage(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None,
                     timings: dict | None = None) -> dict[str, object]:
     """Stage 2 (notebook 02): write the leaderboards, ``uncertainty.json`` (data contract,
-    § Uncertainty) and ``changes.json`` with their sha256 in the manifest; returns the boards.
-    ``table``: the extraction's, else read from the staged records; ``timings``: see
-    :class:`DataRelease`."""
+    § Uncertainty) and ``changes.json``, their sha256 in the manifest; returns the boards.
+    ``table``: the extraction's, else the staged records'; ``timings``: :class:`DataRelease`'s."""
     folder, timings = Path(folder), {} if timings is None else timings
     with _stage(timings, "aggregate"):
         table = table if table is not None else read_table(cfg, folder)
@@ -132,7 +125,6 @@ def aggregate_stage(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None
         doc = uncertainty(table, zero_fill, boards, members, cfg.uncertainty,
                           cfg.scoring.rounding_decimals)
         sha[UNCERTAINTY] = write_text(folder / UNCERTAINTY, dumps(doc))
-    write_text(folder / MANIFEST, dumps(manifest))
     with _stage(timings, "changes"):
         prev = previous_release(cfg)
         doc = first_release() if prev is None else compare(prev, folder)

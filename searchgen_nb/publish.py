@@ -1,13 +1,10 @@
-"""Publishing safely: a whole release in one atomic step (data contract, § Publication; what
-``data --out`` and an option's output file may replace is :mod:`searchgen_nb.out_checks`).
-The published paths are links through one ``current`` link::
+"""Publishing a whole release in one atomic step (data contract, § Publication), one release
+at a time (``OUT/build/release.lock``). The published paths are links through one ``current``::
 
     OUT/.releases/<version>/public/data, _build/html, book/notebooks
     OUT/.releases/current  -> <version>          (one atomic switch)
     OUT/.releases/previous -> <older version>
     OUT/public/data        -> ../.releases/current/public/data   (and so on)
-
-A lock file (``OUT/build/release.lock``) lets one release run at a time into an output root.
 """
 
 from __future__ import annotations
@@ -146,10 +143,9 @@ def _stale_tmp(child: Path) -> bool:
 
 def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: None,
             inputs: dict[str, Path] | None = None) -> Path:
-    """Publish ``sources`` (``{published path: folder}``) as one release: checked first, copied
-    into ``OUT/.releases/<version>`` (marked), then ``current`` switched in one ``rename``;
-    older versions this tool made are removed but one holding an input of the run (``inputs``:
-    name → resolved path); ``log`` names what is left. Returns the version folder."""
+    """Publish ``sources`` (``{published path: folder}``) as one release, checked first, copied
+    into ``OUT/.releases/<version>`` (marked), ``current`` switched in one ``rename``; returns the
+    version folder. Older versions are removed as :func:`_remove_old_versions` says."""
     out = Path(out)
     problems = publication_problems(out)
     if problems:

@@ -27,7 +27,6 @@ NEEDED = ("manifest.json", "prompt_scores.jsonl", "leaderboard_overall.json",
 class Published:
     """A published (or staged) release folder, read lazily; ``parsed``: JSON files already
     read (by :func:`check_previous`), by name, None = absent."""
-
     folder: Path
     parsed: dict = field(default_factory=dict)
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 from tqdm import tqdm
 
 from searchgen_nb.config import ReleaseConfig
@@ -45,19 +45,9 @@ def prompt_record(prompt: Prompt, index: int) -> dict:
     }  # fmt: skip
 
 
-def pair_values(pair: PairResult) -> tuple[float, ...] | None:
-    """The twelve raw values of a scored pair (ten components, Overall-10, Overall-9; NaN =
-    null, -0.0 read as 0.0: one number, one text), None for any other status."""
-    if pair.status != SCORED:
-        return None
-    values = (*(pair.components[c] for c in COMPONENTS), *prompt_overalls(pair.components))
-    return tuple(float("nan") if v is None else v + 0.0 for v in values)
-
-
 @dataclass
 class Extraction:
     """What extraction produced: the release table, warnings, input hash, extractor."""
-
     table: ReleaseTable
     warnings: list[dict]
     input_sha256: str
@@ -65,75 +55,53 @@ class Extraction:
     extractor: str
     evidence: dict = field(default_factory=dict)  # (model index, prompt index) -> judge's answer
 
-    @property
-    def records(self) -> list[dict]:
-        """The records of ``prompt_scores.jsonl`` (the pipeline streams the table's instead)."""
-        return list(self.table.records())
-
-
-def result_file(cfg: ReleaseConfig, prompt: Prompt, model_id: str) -> str:
-    """A pair's result file below ``results_root`` (relative, POSIX) from ``result_path``;
-    :class:`ConfigError` when the template leads outside ``results_root``."""
-    m = cfg.models[model_id]
-    rel = cfg.result_path.format(release_row=prompt.release_row, sample_id=prompt.sample_id,
-                                 lane=m.lane, source_id=m.source_id)
-    norm = os.path.normpath(rel).replace(os.sep, "/")
-    if os.path.isabs(norm) or norm == ".." or norm.startswith("../"):
-        raise ConfigError(
-            f"config {cfg.config_path}: result_path gives {rel!r} for model {model_id}, "
-            f"sample_id {prompt.sample_id}: outside results_root"
-        )
-    return norm
-
 
 def result_paths(cfg: ReleaseConfig, prompts: list[Prompt]) -> dict[str, list[str]]:
-    """``{model_id: [result file below results_root, one per prompt]}``; :class:`ConfigError`
-    when a path leaves ``results_root`` or two pairs would read one file (naming both)."""
-    paths: dict[str, list[str]] = {}
+    """``{model_id: [result file below results_root (relative, POSIX), one per prompt]}`` from
+    ``result_path``; :class:`ConfigError` when one leaves ``results_root`` or two pairs would
+    read one file (naming both)."""
+    paths: dict[str, list[str]] = {model_id: [] for model_id in cfg.model_ids}
     owner: dict[str, tuple[str, str]] = {}
     clashes = []
-    for model_id in cfg.model_ids:
-        paths[model_id] = [result_file(cfg, prompt, model_id) for prompt in prompts]
-        for prompt, rel in zip(prompts, paths[model_id]):
-            first = owner.setdefault(rel, (prompt.sample_id, model_id))
+    for model_id, m in cfg.models.items():
+        for prompt in prompts:
+            rel = cfg.result_path.format(release_row=prompt.release_row, lane=m.lane,
+                                         sample_id=prompt.sample_id, source_id=m.source_id)
+            norm = os.path.normpath(rel).replace(os.sep, "/")
+            if os.path.isabs(norm) or norm == ".." or norm.startswith("../"):
+                raise ConfigError(f"config {cfg.config_path}: result_path gives {rel!r} for model "
+                                  f"{model_id}, sample_id {prompt.sample_id}: outside results_root")
+            paths[model_id].append(norm)
+            first = owner.setdefault(norm, (prompt.sample_id, model_id))
             if first != (prompt.sample_id, model_id) and len(clashes) < 10:
-                clashes.append(f"{rel} is the result file of sample_id {first[0]} / model "
+                clashes.append(f"{norm} is the result file of sample_id {first[0]} / model "
                                f"{first[1]} and of sample_id {prompt.sample_id} / model {model_id}")
     if clashes:
-        raise ConfigError(
-            f"config {cfg.config_path}: two prompt × model pairs would read one result file "
-            "(same release_row, or two models with the same source_id and lane): "
-            + "; ".join(clashes)
-        )
+        raise ConfigError(f"config {cfg.config_path}: two prompt × model pairs would read one "
+                          "result file (same release_row, or two models with the same source_id "
+                          "and lane): " + "; ".join(clashes))
     return paths
 
 
-def _sha256(data: bytes) -> bytes:
-    return hashlib.sha256(data).digest()
-
-
 class _Collected:
-    """The pairs read so far: the table's statuses, values and errors; per pair whether a file
-    was read, its sha256 and ``(st_dev, st_ino)``; the warnings and identity problems."""
+    """The pairs read so far: the table's statuses, values and errors; per pair read (model-major
+    order) its file's sha256 and ``(st_dev, st_ino)``; the warnings and identity problems."""
 
     def __init__(self, table: ReleaseTable, prompt_set: PromptSet) -> None:
         self.table, self.prompts, self.paths = table, prompt_set.prompts, table.result_files
-        shape = table.status.shape
-        self.was_read = np.zeros(shape, dtype=bool)
-        self.digests = np.zeros((*shape, 32), dtype=np.uint8)
-        self.file_ids = np.zeros((*shape, 2), dtype=np.uint64)
+        self.read: dict[tuple[int, int], tuple[bytes, tuple[int, int]]] = {}
         self.warnings, self.problems = list(prompt_set.warnings), []
         self.evidence: dict = {}
 
     def add(self, k: int, i: int, pair: PairResult) -> None:
         """Pair ``(model index k, prompt index i)``."""
         self.table.status[k, i] = STATUS_CODE[pair.status]
-        if (vals := pair_values(pair)) is not None:
-            self.table.values[k, i] = vals
+        if pair.status == SCORED:  # ten components, Overall-10, Overall-9; NaN = null, -0.0 is 0.0
+            comps = pair.components
+            values = (*(comps[c] for c in COMPONENTS), *prompt_overalls(comps))
+            self.table.values[k, i] = [float("nan") if v is None else v + 0.0 for v in values]
         if pair.file_sha256 is not None:
-            self.was_read[k, i] = True
-            self.digests[k, i] = np.frombuffer(pair.file_sha256, dtype=np.uint8)
-            self.file_ids[k, i] = pair.file_id
+            self.read[k, i] = pair.file_sha256, pair.file_id
         if pair.evidence:
             self.evidence[(k, i)] = pair.evidence
         if pair.error is not None:
@@ -151,21 +119,17 @@ class _Collected:
     def same_file_problems(self) -> list[str]:
         """One message per pair whose file (by st_dev, st_ino) an earlier pair (model-major
         order) already read: a symlink or hard link would count one result twice."""
-        k_idx, i_idx = np.nonzero(self.was_read)  # model-major order
-        _, first, inverse = np.unique(self.file_ids[k_idx, i_idx], axis=0, return_index=True,
-                                      return_inverse=True)
-        first = first[inverse.reshape(-1)]
-        return [f"{self._pair(k_idx[pos], i_idx[pos])} is the same file as "
-                f"{self._pair(k_idx[first[pos]], i_idx[first[pos]])}: a symlink or hard link "
-                "would count one result twice"
-                for pos in np.nonzero(first != np.arange(len(first)))[0]]
+        first: dict[tuple[int, int], tuple[int, int]] = {}
+        return [f"{self._pair(*pair)} is the same file as {self._pair(*first[file_id])}: a "
+                "symlink or hard link would count one result twice"
+                for pair, (_, file_id) in self.read.items()
+                if first.setdefault(file_id, pair) != pair]
 
     def input_sha256(self) -> str:
         """sha256 over ``<file sha256>  <path>`` lines of every file read, sorted by path."""
         h = hashlib.sha256()
-        read = sorted((self.paths[k][i], k, i) for k, i in zip(*np.nonzero(self.was_read)))
-        for rel, k, i in read:
-            h.update(f"{self.digests[k, i].tobytes().hex()}  {rel}\n".encode())
+        for rel, sha in sorted((self.paths[k][i], sha) for (k, i), (sha, _) in self.read.items()):
+            h.update(f"{sha.hex()}  {rel}\n".encode())
         return h.hexdigest()
 
 
@@ -174,36 +138,30 @@ def _refuse(cfg: ReleaseConfig, got: _Collected) -> None:
     problems = sorted(got.problems + got.same_file_problems())
     if problems:
         more = f" … and {len(problems) - 20} more" if len(problems) > 20 else ""
-        raise ResultIdentityError(
-            f"results_root {cfg.results_root}: {len(problems)} result file(s) cannot be counted "
-            "for the pair they were read for:\n  - " + "\n  - ".join(problems[:20]) + more
-        )
-    n_read = got.was_read.sum(axis=1)
+        raise ResultIdentityError(f"results_root {cfg.results_root}: {len(problems)} result "
+                                  "file(s) cannot be counted for the pair they were read for:\n"
+                                  "  - " + "\n  - ".join(problems[:20]) + more)
+    n_read = Counter(k for k, _ in got.read)
     where = f"config {cfg.config_path}"
-    if not n_read.any():
+    if not got.read:
         example = got.paths[0][0] if got.prompts else "—"
-        raise ConfigError(
-            f"{where}: results_root {cfg.results_root} holds no result file for any model "
-            f"(looked for result_path {cfg.result_path!r}, e.g. {example})"
-        )
+        raise ConfigError(f"{where}: results_root {cfg.results_root} holds no result file for "
+                          f"any model (looked for result_path {cfg.result_path!r}, e.g. {example})")
     absent = [(m, k) for k, m in enumerate(cfg.model_ids)
               if n_read[k] == 0 and not cfg.models[m].pending]
     if absent:
         named = ", ".join(f"{m} (source_id {cfg.models[m].source_id}, lane {cfg.models[m].lane}; "
                           f"e.g. {got.paths[k][0]})" for m, k in absent)
-        raise ConfigError(
-            f"{where}: no result file at all for model(s) {named}: a wrong source_id or lane? "
-            "Mark a model whose results are not in yet with `pending: true`."
-        )
+        raise ConfigError(f"{where}: no result file at all for model(s) {named}: a wrong "
+                          "source_id or lane? Mark a model whose results are not in yet with "
+                          "`pending: true`.")
 
 
 def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet,
                     progress: bool | None = None) -> Extraction:
-    """Classify and extract every configured model's result for every prompt (data contract,
-    § Result files; § Status of a prompt × model pair); ``progress``: None shows a bar only on
-    a terminal. Configuration problems raise :class:`ConfigError` / ``ExtractorError``, one
-    file counted for two pairs or contradicting its pair :class:`ResultIdentityError`; a bad
-    result file is an ``invalid_evaluation`` record."""
+    """Every configured model's result for every prompt (data contract, § Status of a prompt ×
+    model pair); ``progress`` None: a bar only on a terminal. :class:`ConfigError`,
+    ``ExtractorError``, :class:`ResultIdentityError`; a bad file is an ``invalid_evaluation``."""
     spec, extractor = load_extractor(cfg.extractor_spec())
     prompts, model_ids = prompt_set.prompts, cfg.model_ids
     paths = result_paths(cfg, prompts)
@@ -224,11 +182,10 @@ def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet,
             for i, p in enumerate(prompts):
                 path = os.path.join(root, paths[model_id][i])
                 identity = ((p.sample_id, p.release_row), names)
-                got.add(k, i, classify_result(path, extractor, globs, _sha256, identity))
+                got.add(k, i, classify_result(path, extractor, globs, identity))
             bar.update(len(prompts))
     _refuse(cfg, got)
-    got.warnings.sort(
-        key=lambda w: (w.get("sample_id", ""), w.get("model_id", ""), w["check"], w["message"])
-    )
-    return Extraction(table, got.warnings, got.input_sha256(), int(got.was_read.sum()), spec,
+    got.warnings.sort(key=lambda w: (w.get("sample_id", ""), w.get("model_id", ""), w["check"],
+                                     w["message"]))
+    return Extraction(table, got.warnings, got.input_sha256(), len(got.read), spec,
                       got.evidence)

@@ -1,7 +1,6 @@
-"""JSON Schemas (draft 2020-12) of the published artifacts, and a folder check against them
-(data contract, § Artifacts). The schema files live in ``searchgen_nb/schemas/`` (no
-``__init__.py``: it would shadow this module); every ``$ref`` resolves offline, the ``$id`` URLs
-are names, never fetched. The arithmetic stays with the release gate."""
+"""JSON Schemas (draft 2020-12) of the published artifacts in ``searchgen_nb/schemas/``, and a
+folder check against them (data contract, § Artifacts). Every ``$ref`` resolves offline: the
+``$id`` URLs are names, never fetched. The arithmetic stays with the release gate."""
 
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ def test_a_judges_answer_that_contradicts_the_scores_is_a_warning(tmp_path, pars
     path = tmp_path / "r.json"
     parsed = {**parsed, "checklist_scores": PARSED["checklist_scores"][:2]}  # mean 2.0 = checklist
     path.write_text(json.dumps({"success": True, "parsed": parsed, "scores": SCORES}))
-    pair = classify_result(str(path), extract_components, ["*.png"], lambda b: b"")
+    pair = classify_result(str(path), extract_components, ["*.png"])
     assert pair.status == "scored" and pair.components["checklist"] == 2.0
     assert (pair.evidence is not None) is kept
     assert any("disagrees with its scores" in w for w in pair.warnings) is not kept
