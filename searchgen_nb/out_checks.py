@@ -134,14 +134,16 @@ def _json_keys(path: Path) -> set:
 def check_output_file(path: Path, option: str, keys: set, forbidden: dict[str, Path]) -> None:
     """:class:`ReleaseError` unless a command may write its JSON file (an object with ``keys``)
     at ``path`` when it ends; ``forbidden``: name → resolved path it must not be in."""
-    if problem := owned_problem(path, forbidden):
-        pass
-    elif os.path.lexists(path) and (path.is_symlink() or not path.is_file()
-                                    or not keys <= _json_keys(path)):
-        problem = f"is {describe(path)} this command did not write"
-    elif not path.parent.is_dir():
-        problem = f"cannot be written: there is no folder {path.parent}"
-    elif not os.access(path.parent, os.W_OK):
-        problem = f"cannot be written: folder {path.parent} is not writable"
-    if problem:
+    if problem := owned_problem(path, forbidden) or _file_problem(path, keys):
         raise ReleaseError(f"{option} {path} {problem}; nothing was done")
+
+
+def _file_problem(path: Path, keys: set) -> str | None:
+    if os.path.lexists(path) and (path.is_symlink() or not path.is_file()
+                                  or not keys <= _json_keys(path)):
+        return f"is {describe(path)} this command did not write"
+    if not path.parent.is_dir():
+        return f"cannot be written: there is no folder {path.parent}"
+    if not os.access(path.parent, os.W_OK):
+        return f"cannot be written: folder {path.parent} is not writable"
+    return None
