@@ -127,7 +127,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("config")
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--searchgen", default=shutil.which("searchgen-nb") or "searchgen-nb")
+    # the command of this interpreter's environment (the venv running the benchmark)
+    here = Path(sys.executable).with_name("searchgen-nb")
+    ap.add_argument("--searchgen", default=str(here) if here.exists() else "searchgen-nb")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-floors-"))
     try:
