@@ -202,16 +202,21 @@ def release(config: str, output_root: str | None, project: str | None) -> None:
 
 
 def main() -> None:
-    """Entry point: SIGTERM raises :class:`Terminated` while a command runs (main thread only);
-    an unexpected crash still ends with one line (a traceback with ``SEARCHGEN_DEBUG=1``)."""
+    """Entry point: while a command runs (main thread only) SIGTERM raises :class:`Terminated`
+    and SIGINT ``KeyboardInterrupt``, whatever handler the process had (a library can leave its
+    own), unless SIGINT is ignored; an unexpected crash still ends with one line (a traceback
+    with ``SEARCHGEN_DEBUG=1``)."""
 
     def on_term(signum, frame):
         raise Terminated()
 
+    handlers = {signal.SIGTERM: on_term}
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # `cmd &` in a script: kept
+        handlers[signal.SIGINT] = signal.default_int_handler
     try:
-        saved = signal.signal(signal.SIGTERM, on_term)
+        saved = {s: signal.signal(s, h) for s, h in handlers.items()}
     except ValueError:  # not the main thread
-        saved = None
+        saved = {}
     try:
         cli(prog_name="searchgen-nb", standalone_mode=True)
     except Exception as exc:  # noqa: BLE001 - last line of defence: name it, exit non-zero
@@ -222,5 +227,6 @@ def main() -> None:
                    f"{exc} (rerun with SEARCHGEN_DEBUG=1 for the traceback)", err=True)
         sys.exit(2)
     finally:
-        if saved is not None:
-            signal.signal(signal.SIGTERM, saved)
+        for s, handler in saved.items():
+            if handler is not None:  # None: a handler not set from Python, left as it is
+                signal.signal(s, handler)

@@ -429,6 +429,21 @@ def test_a_signal_ends_a_command_with_one_line(
     assert time.perf_counter() - start < 30  # a refusal, not the work (minutes) or a hang
 
 
+def test_ctrl_c_ends_a_command_whatever_handler_the_process_had(published, monkeypatch):
+    """A library can leave its own SIGINT handler (asyncio's, swallowing the signal) in the
+    process that calls the entry point: the command still stops, and the handler is put back."""
+    swallow = lambda signum, frame: None  # noqa: E731
+    previous = signal.signal(signal.SIGINT, swallow)
+    try:
+        monkeypatch.setattr("searchgen_nb.validate.validate_folder",
+                            lambda *a, **k: os.kill(os.getpid(), signal.SIGINT) or time.sleep(5))
+        got, err = run("validate", published)
+        assert signal.getsignal(signal.SIGINT) is swallow
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert (got, err) == (130, "searchgen-nb validate: FAILED: interrupted; nothing was written\n")
+
+
 @pytest.mark.parametrize("marker", ["manifest.json", ".searchgen-nb", ".searchgen-nb-demo"])
 def test_a_fifo_where_an_owned_folder_keeps_its_marker_is_never_waited_on(tmp_path, marker):
     """Deciding whether a parent of ``--out`` is this tool's folder reads its marker file only
