@@ -230,3 +230,7 @@ def main() -> None:
         for s, handler in saved.items():
             if handler is not None:  # None: a handler not set from Python, left as it is
                 signal.signal(s, handler)
+
+
+if __name__ == "__main__":  # python -m searchgen_nb.cli
+    main()

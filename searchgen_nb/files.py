@@ -55,7 +55,8 @@ def read_file(path: str | os.PathLike, limit: int) -> tuple[bytes, os.stat_resul
     """The content and ``fstat`` of a regular file of at most ``limit`` bytes (even if growing)."""
     with open_regular(path, limit) as fh:
         st = os.fstat(fh.fileno())
-        data = fh.read(st.st_size + 1)  # the size it has (a buffer of ``limit`` would cost)
+        # the size it has (a buffer of ``limit`` would cost), never more than the bound
+        data = fh.read(min(st.st_size, limit) + 1)
         if len(data) > st.st_size:  # it grew since
             data += fh.read(limit + 1 - len(data))
     if len(data) > limit:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 from pathlib import Path
 
 import yaml
@@ -91,3 +93,14 @@ def read_artifacts(folder: Path) -> dict[str, bytes]:
 
 def row(board: list[dict], model_id: str) -> dict:
     return next(r for r in board if r["model_id"] == model_id)
+
+
+@contextlib.contextmanager
+def terminal_sigint():
+    """SIGINT as a terminal's Ctrl-C delivers it, for the block: a test run started with ``&``
+    from a script inherits SIGINT ignored, and a command keeps an ignored SIGINT ignored."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

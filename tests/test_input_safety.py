@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
-from factory import make_release, model, prompt, result
+from factory import make_release, model, prompt, result, terminal_sigint
 
 from searchgen_nb.artifacts import dumps
 from searchgen_nb.files import UnreadableFile, read_bytes, read_lines
@@ -423,7 +423,8 @@ def test_a_signal_ends_a_command_with_one_line(
     monkeypatch.setattr(target, lambda *a, **k: os.kill(os.getpid(), sig) or time.sleep(5))
     args = {"validate": [published], "diff": [published, published], "demo": ["--out", tmp_path]}
     start = time.perf_counter()
-    got, err = run(command, *args[command])
+    with terminal_sigint():
+        got, err = run(command, *args[command])
     left = "the demo folder may be incomplete" if command == "demo" else "nothing was written"
     assert (got, err) == (code, f"searchgen-nb {command}: FAILED: {said}; {left}\n")
     assert time.perf_counter() - start < 30  # a refusal, not the work (minutes) or a hang

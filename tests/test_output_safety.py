@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from factory import make_release, model, prompt, result
+from factory import make_release, model, prompt, result, terminal_sigint
 
 import searchgen_nb.pipeline as pipeline
 from searchgen_nb.book.release import fresh_work_folder, output_root_problems
@@ -558,7 +558,8 @@ def test_an_interrupted_demo_leaves_no_half_written_folder(sig, code, said, tiny
 
     monkeypatch.setattr(tiny_demo, "_write", stop_on_the_fifth)
     out = tmp_path / "demo"
-    got, msg = cli("demo", "--out", out)
+    with terminal_sigint():
+        got, msg = cli("demo", "--out", out)
     assert got == code and f"{said}; nothing was written, {out} is as it was" in msg, msg
     assert os.listdir(tmp_path) == []  # neither the folder nor its staging folder
 
