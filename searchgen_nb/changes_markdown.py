@@ -148,11 +148,11 @@ def _score_facts(ch: dict, changed: dict, who) -> list[str]:
 def _rank_facts(ch: dict, both: set, changed: dict, who) -> list[str]:
     """Per group, the rank moves of the models whose score changed there; the models that only
     moved with them are counted, not named (nothing of theirs changed)."""
-    lines = []
+    lines, changed_in = [], {m: {k for k, _ in cells} for m, cells in changed.items()}
     for key in [k for k in ch["groups"] if k in both]:
         moves = [(m, c) for m, c in ch["groups"][key].items()
                  if c["rank_before"] != c["rank_after"]]  # fmt: skip
-        named = [(m, c) for m, c in moves if key in dict(changed.get(m, []))]
+        named = [(m, c) for m, c in moves if key in changed_in.get(m, ())]
         if named:
             named.sort(key=lambda mc: mc[1]["rank_after"] or 1e9)
             shown = ", ".join(f"{who(m)} {_arrow(c)}" for m, c in named)
@@ -162,10 +162,18 @@ def _rank_facts(ch: dict, both: set, changed: dict, who) -> list[str]:
     return lines
 
 
+def counts_as(status: str, policy: str | None) -> str:
+    """How a pair enters the means (data contract, § Aggregation over a group of prompts):
+    ``value`` (scored), ``0`` (``zero_fill``), ``excluded`` (``exclude``), ``""`` (unknown)."""
+    if status == "scored":
+        return "value"
+    return {"zero_fill": "0", "exclude": "excluded"}.get(policy or "", "")
+
+
 def status_text(status: str, policy: str | None) -> str:
     """A status by name; not scored: "(counts 0)" or "(excluded)" by the missing policy."""
-    how = {"zero_fill": " (counts 0)", "exclude": " (excluded)"}.get(policy or "", "")
-    return status.replace("_", " ") + ("" if status == "scored" else how)
+    how = {"0": " (counts 0)", "excluded": " (excluded)"}.get(counts_as(status, policy), "")
+    return status.replace("_", " ") + how
 
 
 def _pair_facts(ch: dict, who, policies: dict) -> list[str]:

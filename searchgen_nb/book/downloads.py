@@ -10,7 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
-from searchgen_nb.book.fmt import counts_as
+from searchgen_nb.changes_markdown import counts_as
 from searchgen_nb.book.views import BOARD_FILES, in_rank_order, rank_gaps, tie_groups
 from searchgen_nb.constants import ARTIFACTS, COMPONENTS, MANIFEST, UNCERTAINTY, VALIDATION_REPORT
 from searchgen_nb.records import read_records

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from searchgen_nb.changes_markdown import counts_as
 from searchgen_nb.constants import STATUSES
 from searchgen_nb.numeric import decimal_text, percent, scaled
 
@@ -31,14 +32,6 @@ class Shown(NamedTuple):
     key: str
     title: str = ""
     cls: str = ""
-
-
-def counts_as(status: str, policy: str | None) -> str:
-    """How a pair enters the means (data contract, § Aggregation over a group of prompts):
-    ``value`` (scored), ``0`` (``zero_fill``), ``excluded`` (``exclude``), ``""`` (unknown)."""
-    if status == "scored":
-        return "value"
-    return {"zero_fill": "0", "exclude": "excluded"}.get(policy or "", "")
 
 
 def pair_cell(value: Any, status: str, policy: str | None, decimals: int | None = None,
