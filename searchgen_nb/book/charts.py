@@ -47,6 +47,11 @@ def chart_id(name: str) -> str:
     return f"sg-chart-{name}"
 
 
+def _data_id(data_id: str) -> str:
+    """The element id of a :func:`data_block` (its name checked as :func:`chart_id` does)."""
+    return "sg-data-" + chart_id(data_id).removeprefix("sg-chart-")
+
+
 def _json(obj: Any, **kw) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, allow_nan=False, **kw)
 
@@ -75,7 +80,7 @@ def dumps_script_json(obj: Any, *, record_lines: bool = False) -> str:
 def data_block(data_id: str, values: list[dict]) -> str:
     """Records a page's charts share, once: a JSON ``<script>`` (a record a line) that a chart
     embedded with the same ``data_id`` (a chart name's rule) reads as its data."""
-    return (f'<script type="application/json" id="sg-data-{chart_id(data_id)[9:]}">'
+    return (f'<script type="application/json" id="{_data_id(data_id)}">'
             f'{dumps_script_json({"values": values}, record_lines=True)}</script>\n')
 
 
@@ -102,7 +107,7 @@ def embed(chart: Any, name: str, *, values: list[dict] | None = None,
     spec = {k: v for k, v in spec.items() if k != "$schema" and (k != "data" or data_id is None)}
     cid = chart_id(name)
     shared = "" if data_id is None else (  # the page's data_block; chart_id checks the name
-        f"spec.data=JSON.parse(document.getElementById('sg-data-{chart_id(data_id)[9:]}')"
+        f"spec.data=JSON.parse(document.getElementById('{_data_id(data_id)}')"
         ".textContent);\n")
     return HTMLFragment(f'<div class="sg-chart" id="{cid}" data-sg-chart="{name}">'
                         '<p class="sg-chart-fallback">Chart: needs the book\'s vendored vega '
