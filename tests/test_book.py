@@ -372,8 +372,8 @@ def _check_demo_leaderboard(page) -> None:
 
 @pytest.mark.slow
 def test_committed_outputs_diff_line_by_line(demo_release):
-    """No output line of an executed demo notebook exceeds 2,000 characters: chart data are
-    one record per line (naming model and group), table rows and header cells one per line."""
+    """No output line of an executed demo notebook exceeds 500 characters (data contract,
+    § 16): chart data are one record per line, table rows and header cells one per line."""
     longest = []
     for path in sorted((demo_release / "book" / "notebooks").glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
@@ -381,7 +381,7 @@ def test_committed_outputs_diff_line_by_line(demo_release):
             for out in cell.get("outputs", []):
                 texts = [v for v in (out.get("data") or {}).values() if isinstance(v, str)] + [out.get("text", "")]
                 longest += [(len(line), path.name) for text in texts for line in text.split("\n")]
-    assert max(longest)[0] <= 2000, max(longest)
+    assert max(longest)[0] <= 500, max(longest)
     heat = (demo_release / "book" / "notebooks" / "05_domains.ipynb").read_text(encoding="utf-8")
     assert '{\\"hi\\": ' in heat and '\\"model\\": \\"Quillmark Ultra\\"' in heat  # one record per line
 

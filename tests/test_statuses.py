@@ -9,7 +9,6 @@ import io
 from pathlib import Path
 
 import pytest
-from browser import launch
 from conftest import TEST_EPOCH
 
 from searchgen_nb.book import downloads, fmt
