@@ -93,6 +93,8 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
     click.echo(f"searchgen-nb data: wrote {counts.table.n_prompts} prompts × {len(cfg.models)} "
                f"models to {result.out_dir} ({counts.n_files_read} result files read, "
                f"{len(counts.warnings)} warnings); all release checks passed")
+    for line in result.report.warning_lines():
+        click.echo(f"searchgen-nb data: {line}")
 
 
 @cli.command()
@@ -179,6 +181,8 @@ def validate(folder: str, report_path: str | None) -> None:
     if not report.passed:
         _fail("validate", f"{folder}:\n{report.summary()}")
     click.echo(f"searchgen-nb validate: {folder}: all {len(report.checks)} release checks passed")
+    for line in report.warning_lines():
+        click.echo(f"searchgen-nb validate: {line}")
 
 
 @cli.command()

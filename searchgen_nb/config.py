@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import string
+from collections import Counter
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -87,6 +88,8 @@ class ExpectedConfig(_Strict):
     n_prompts: int | None = Field(default=None, ge=0)
     partition: dict[Literal[PARTITION_KEYS], int] | None = None  # type: ignore[valid-type]
     n_scored: dict[str, int] | None = None
+    #: pairs the previous release scored that this one knowingly does not: model → sample_ids
+    lost_results: dict[str, list[str]] | None = None
 
 
 class UncertaintyConfig(_Strict):
@@ -285,10 +288,26 @@ def config_from_dict(raw: object, config_path: Path) -> ReleaseConfig:
         cfg = ReleaseConfig.model_validate({**raw, "config_path": str(config_path)})
     except ValidationError as exc:
         raise ConfigError(f"{where}: " + "; ".join(map(_problem, exc.errors()))) from None
-    if unknown := sorted(set((cfg.expected and cfg.expected.n_scored) or ()) - set(cfg.models)):
-        names = ", ".join(unknown)
-        raise ConfigError(f"{where}: `expected.n_scored` names unknown model(s): {names}")
+    for key in ("n_scored", "lost_results"):
+        if unknown := sorted(set(getattr(cfg.expected, key, None) or ()) - set(cfg.models)):
+            names = ", ".join(excerpt(m, 60) for m in unknown[:5])
+            raise ConfigError(f"{where}: `expected.{key}` names unknown model(s): {names}")
+    if problem := _lost_results_problem(cfg):
+        raise ConfigError(f"{where}: `expected.lost_results`: {problem}")
     return cfg
+
+
+def _lost_results_problem(cfg: ReleaseConfig) -> str | None:
+    """What is wrong with the acknowledged lost results: given without ``previous_release``
+    (there is nothing to lose against), or one pair named twice."""
+    lost = cfg.expected and cfg.expected.lost_results
+    if lost and not cfg.previous_release:
+        return ("acknowledges results lost since the previous release, but `previous_release` is"
+                " not set")
+    for m, sample_ids in (lost or {}).items():
+        if twice := sorted(s for s, n in Counter(sample_ids).items() if n > 1):
+            return f"model {excerpt(m, 60)} names sample_id {excerpt(twice[0], 60)} twice"
+    return None
 
 
 def project_root() -> Path:

@@ -145,7 +145,8 @@ def previous_release(cfg: ReleaseConfig) -> Published | None:
 def gate(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None) -> Report:
     """Run the release checks on a staged folder and write ``validation_report.json`` there.
     The order check aggregates ``table`` (else the staged records) with prompts and models
-    permuted. Raises :class:`ValidationFailed` naming every failed check."""
+    permuted; ``lost_results`` reads the config's previous release. Raises
+    :class:`ValidationFailed` naming every failed check."""
 
     def permuted_aggregate():
         t = table if table is not None else read_table(cfg, folder)
@@ -155,7 +156,8 @@ def gate(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None) ->
         rng.shuffle(models)
         return aggregate_table(cfg, t.permuted(prompts, models))
 
-    report = validate_folder(folder, aggregate=permuted_aggregate)
+    report = validate_folder(folder, aggregate=permuted_aggregate,
+                             previous=cfg.previous_release_path)
     write_text(folder / VALIDATION_REPORT, dumps(report.as_dict()))
     if not report.passed:
         raise ValidationFailed("release checks failed:\n" + report.summary())

@@ -20,10 +20,12 @@ from searchgen_nb.schemas import check_folder
 from searchgen_nb.untrusted import excerpt, strict_loads
 from searchgen_nb.validate_aggregate import reconstruct, reconstruct_columns
 from searchgen_nb.validate_bootstrap import SettingsError, reconstruct_uncertainty
-from searchgen_nb.validate_columns import SCORED, STATUSES, Columns, slice_prompts
+from searchgen_nb.validate_columns import Columns, slice_prompts
 from searchgen_nb.validate_compare import BOARDS, check_rows_null_vs_zero, compare_board
 from searchgen_nb.validate_compare import compare_uncertainty
 from searchgen_nb.validate_evidence import check_evidence
+from searchgen_nb.validate_losses import (UNGUARDED, check_coverage_lock, check_lost_results,
+                                          previous_statuses, unguarded_warning)
 from searchgen_nb.validate_records import is_number, scan_records, why
 from searchgen_nb.validate_report import CHECK_DESCRIPTIONS, CHECKS, Report
 
@@ -125,22 +127,6 @@ def _check_expected(manifest: dict, cols: Columns, report: Report) -> None:
         report.skip("expected_counts", "no expected counts configured; partition consistency only")
 
 
-def _check_coverage_lock(manifest: dict, cols: Columns, report: Report) -> None:
-    """Check 9: no model has fewer scored prompts than its locked ``n_scored``."""
-    lock = ((manifest.get("release_checks") or {}).get("expected") or {}).get("n_scored") or {}
-    if not lock:
-        report.skip("coverage_lock", "no coverage lock configured")
-    for m, want in sorted(lock.items()):
-        codes = cols.status[cols.models.index(m)].tolist() if m in cols.models else []
-        n_scored = codes.count(SCORED)
-        if n_scored < want:
-            lost = [f"{sid} ({STATUSES[c] if c < len(STATUSES) else 'unknown'})"
-                    for sid, c in zip(cols.sample_ids, codes) if c != SCORED]
-            report.fail("coverage_lock", f"model {m} has {n_scored} scored prompts, fewer than"
-                        f" the locked {want}; not scored: {', '.join(lost[:20])}"
-                        + (" …" if len(lost) > 20 else ""), model_id=m)
-
-
 def _check_paper_table(manifest: dict, boards: dict, report: Report) -> None:
     """Check 8: both as the decimals they print (the paper's number as written, ours as
     published) within half a rounding unit."""
@@ -161,10 +147,12 @@ def _check_paper_table(manifest: dict, boards: dict, report: Report) -> None:
                         f" more than {float(tol)}", model_id=m)
 
 
-def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = None) -> Report:
+def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = None,
+                    previous: str | Path | None = None) -> Report:
     """Run every release check on a release folder (staging or published); never raises for
     bad data. ``aggregate``: optionally ``() -> {artifact name: data}``, the pipeline's own
-    aggregation with prompts and models permuted, for check 10 (skipped without it)."""
+    aggregation with prompts and models permuted, for ``order_invariance``; ``previous``: the
+    folder of the previous release, for ``lost_results`` (each skipped without it)."""
     folder = Path(folder)
     report = Report()
     damaged = False
@@ -179,19 +167,24 @@ def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = N
                 report.skip(name, said)
         return report
     try:
-        _check_release(*loaded, folder, aggregate, report)
+        _check_release(*loaded, folder, aggregate, previous, report)
     except (KeyError, TypeError, AttributeError, ValueError, ArithmeticError) as exc:
         report.fail("strict_json", "artifacts do not follow the schema:"
                     f" {type(exc).__name__}: {excerpt(str(exc), 200)}")
     return report
 
 
-def _check_release(manifest: dict, boards: dict, folder: Path, aggregate, report: Report) -> None:
-    """Checks 1–11 on artifacts that parse."""
+def _check_release(manifest: dict, boards: dict, folder: Path, aggregate, previous,
+                   report: Report) -> None:
+    """The checks after ``schema`` and ``strict_json``, on artifacts that parse."""
     cols = scan_records(folder, manifest, report)
     check_evidence(folder, manifest, cols, report)
     _check_expected(manifest, cols, report)
-    _check_coverage_lock(manifest, cols, report)
+    statuses = None if previous is None else previous_statuses(previous, report)
+    lost = check_lost_results(manifest, cols, statuses, report)
+    check_coverage_lock(manifest, cols, lost, report)
+    if warning := unguarded_warning(manifest):
+        report.warn(UNGUARDED, warning)
     _check_paper_table(manifest, boards, report)
     if not all(report.checks[c]["passed"] for c in ("unique_records", "null_zero_distinct")):
         report.skip("aggregates", "records are inconsistent; aggregates not reconstructed")

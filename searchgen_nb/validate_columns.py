@@ -41,7 +41,8 @@ def entry_row(e: dict, comps10: list[str]) -> tuple[int, list[float]]:
 
 class Columns:
     """Per prompt its sample_id, partition, tags and slice fields; per model and prompt a status
-    code, the twelve raw values of :func:`entry_row` and the result file — never the records."""
+    code, the twelve raw values of :func:`entry_row`, the result file and the reason (``error``)
+    — never the records."""
 
     def __init__(self, models: list[str], slice_fields: list[str] = ()) -> None:
         self.models = models
@@ -50,6 +51,7 @@ class Columns:
         self.sample_ids: list = []
         self.prompts: list[tuple] = []  # (stratum, search_type, domains, failure_modes)
         self.files: list[list] = [[] for _ in models]  # result_file per model and prompt
+        self.errors: list[list] = [[] for _ in models]  # error (the reason) per model and prompt
         self._status = [bytearray() for _ in models]
         self._values = [array("d") for _ in models]
 
@@ -60,10 +62,12 @@ class Columns:
         tags = [tuple(t) if isinstance(t, list) else () for t in tags]
         self.prompts.append((r.get("stratum"), r.get("search_type"), *tags))
 
-    def add_entry(self, k: int, status: int, values: list[float], result_file) -> None:
+    def add_entry(self, k: int, status: int, values: list[float], result_file,
+                  error=None) -> None:
         self._status[k].append(status)
         self._values[k].extend(values)
         self.files[k].append(result_file)
+        self.errors[k].append(error)
 
     def finish(self) -> None:
         """Freeze into arrays, prompts sorted by sample_id (the reconstruction's own order)."""
@@ -77,6 +81,7 @@ class Columns:
         self.prompts = [self.prompts[i] for i in order]
         self.field_values = [self.field_values[i] for i in order]
         self.files = [[f[i] for i in order] for f in self.files]
+        self.errors = [[e[i] for i in order] for e in self.errors]
         del self._status, self._values
 
     @classmethod
@@ -88,7 +93,7 @@ class Columns:
             cols.add_prompt(r)
             for k, m in enumerate(cols.models):
                 e = r["models"][m]
-                cols.add_entry(k, *entry_row(e, comps10), e.get("result_file"))
+                cols.add_entry(k, *entry_row(e, comps10), e.get("result_file"), e.get("error"))
         cols.finish()
         return cols
 

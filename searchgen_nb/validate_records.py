@@ -140,7 +140,7 @@ class _Scan:
                 code, row = entry_row(e, self.comps10)
             else:  # name each problem under its own check
                 code, row = _check_entry(sid, m, e, self.comps10, self.report)
-            self.cols.add_entry(k, code, row, e.get("result_file"))
+            self.cols.add_entry(k, code, row, e.get("result_file"), e.get("error"))
             self.result_file(r, sid, m, e)
 
     def result_file(self, r: dict, sid, m: str, e: dict) -> None:

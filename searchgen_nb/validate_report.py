@@ -1,5 +1,6 @@
-"""The release gate's report: its fourteen checks, one line describing each, and the pass/fail
-record of every check with the offending items (data contract, § The release gate)."""
+"""The release gate's report: its fifteen checks, one line describing each, the pass/fail
+record of every check with the offending items, and the named warnings (data contract, § The
+release gate)."""
 
 #: The checks in report order, one line each for reports and the book's Validation and Audit pages.
 CHECK_DESCRIPTIONS = {
@@ -21,6 +22,8 @@ CHECK_DESCRIPTIONS = {
     "paper_table": "Overall-10 within half a rounding unit of the canonical recomputation"
     " (paper table)",
     "coverage_lock": "no model has fewer scored prompts than its locked n_scored",
+    "lost_results": "every pair the previous release scored is scored again, or acknowledged in"
+    " expected.lost_results",
     "order_invariance": "the pipeline's aggregation of the release with prompts and models"
     " permuted equals the independent reconstruction",
     "uncertainty": "every bootstrap interval, rank interval and (Holm-adjusted) p-value in"
@@ -44,6 +47,7 @@ class Report:
             name: {"name": name, "passed": True, "n_failures": 0, "failures": [], "skipped": None}
             for name in CHECKS
         }
+        self.warnings: list[dict] = []
 
     def fail(self, check: str, message: str, **where) -> None:
         entry = self.checks[check]
@@ -55,6 +59,10 @@ class Report:
             places = {k: v for k, v in where.items() if v is not None}
             entry["failures"].append({"message": message, **places})
 
+    def warn(self, name: str, message: str) -> None:
+        """A named warning: said by the command, kept in the report, shown on the Audit page."""
+        self.warnings.append({"name": name, "message": message})
+
     def skip(self, check: str, why: str) -> None:
         self.checks[check]["skipped"] = why
 
@@ -63,7 +71,8 @@ class Report:
         return all(c["passed"] for c in self.checks.values())
 
     def as_dict(self) -> dict:
-        return {"passed": self.passed, "checks": list(self.checks.values())}
+        return {"passed": self.passed, "checks": list(self.checks.values()),
+                "warnings": self.warnings}
 
     def summary(self) -> str:
         """Human-readable lines: every failed check with its first offending items."""
@@ -72,6 +81,11 @@ class Report:
             if not c["passed"]:
                 lines.append(f"check {c['name']} failed ({c['n_failures']} problem(s)):")
             for f in c["failures"][:10]:
-                where = ", ".join(f"{k} {v}" for k, v in f.items() if k != "message")
+                where = ", ".join(f"{k} {v}" for k, v in f.items()
+                                  if k not in ("message", "pairs"))
                 lines.append(f"  - {f['message']}" + (f" [{where}]" if where else ""))
         return "\n".join(lines) if lines else "all release checks passed"
+
+    def warning_lines(self) -> list[str]:
+        """One line per named warning: ``warning <name>: <message>``."""
+        return [f"warning {w['name']}: {w['message']}" for w in self.warnings]

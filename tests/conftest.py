@@ -112,6 +112,7 @@ def fixture_release(tmp_path_factory):
         prev = make_release(folder / "prev", PROMPTS, MODELS, PREVIOUS_RESULTS, **kw)
         run_data(load_config(prev), folder / "prev-data", progress=False)
         kw["previous_release"] = "../prev-data"
+        kw["expected"] = {"lost_results": {"evil": ["f03"]}}  # the lost result, acknowledged
         cfg, site = make_release(folder / "src", PROMPTS, MODELS, RESULTS, **kw), folder / "site"
         mp.setenv("SOURCE_DATE_EPOCH", TEST_EPOCH)
         return cfg, site, run_release(cfg, log=lambda m: None, output_root=site)

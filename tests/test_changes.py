@@ -151,7 +151,8 @@ def test_paired_interval_equals_the_literal_contract(tmp_path):
     new_res[("b", "p4")] = IMAGE  # b excludes missing: the change is on fewer prompts
     new_res[("a", "p5")] = IMAGE  # a zero-fills it
     _, old = _release(tmp_path, "old", p, old_res, uncertainty={"n_bootstrap": 40, "seed": 5})
-    _, new = _release(tmp_path, "new", p, new_res, uncertainty={"n_bootstrap": 40, "seed": 5}, previous_release="../old-data")
+    lost = {"a": ["p5"], "b": ["p4"]}  # acknowledged: the release would stop on them otherwise
+    _, new = _release(tmp_path, "new", p, new_res, uncertainty={"n_bootstrap": 40, "seed": 5}, previous_release="../old-data", expected={"lost_results": lost})
     ch = json.loads((new / "changes.json").read_text())
 
     recs = {}

@@ -101,7 +101,7 @@ def test_good_release_passes_every_check(published):
     assert report["passed"] is True
     assert [c["name"] for c in report["checks"]] == list(CHECKS)
     assert all(c["passed"] for c in report["checks"])
-    assert {c["name"]: c["skipped"] for c in report["checks"] if c["skipped"]} == {"paper_table": "no paper_table configured"}
+    assert {c["name"]: c["skipped"] for c in report["checks"] if c["skipped"]} == {"paper_table": "no paper_table configured", "lost_results": "no previous_release configured"}
 
 
 def test_1_expected_counts(published):
@@ -230,7 +230,7 @@ def test_8_paper_table_within_half_unit_passes(published):
 def test_9_coverage_lock_deleted_result_file(published):
     cfg, out, before = published
     (cfg.parent / "results/rows/p3/none/model-a/augmented_parsed_result_ffjudge_pp.json").unlink()
-    msg = _fails(cfg, out, before, "coverage_lock", "model_id a", "p3 (missing_evaluation)")
+    msg = _fails(cfg, out, before, "coverage_lock", "model_id a", "not scored (1): missing_evaluation p3")
     assert "model a has 2 scored prompts, fewer than the locked 3" in msg
 
 
@@ -309,4 +309,4 @@ def test_validate_cli_on_published_folder(published):
     _, out, _ = published
     proc = subprocess.run([sys.executable, "-m", "searchgen_nb", "validate", str(out)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "all 14 release checks passed" in proc.stdout
+    assert "all 15 release checks passed" in proc.stdout

@@ -60,7 +60,7 @@ def test_audit_frames(release):
     st = views_audit.status_frame(release).set_index("model_id")
     assert st.loc["b", "missing_evaluation"] == 1 and st.loc["b", "coverage"] == "0/2 (0.0%)"
     checks = views_audit.validation_frame(release.validation_report)
-    assert checks["Check"].tolist()[:2] == ["schema", "expected_counts"] and len(checks) == 14
+    assert checks["Check"].tolist()[:2] == ["schema", "expected_counts"] and len(checks) == 15
 
 
 def test_banner_and_escaping(release):

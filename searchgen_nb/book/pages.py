@@ -308,10 +308,13 @@ def audit_warnings(release: Release) -> HTMLFragment:
 
 
 def audit_validation(report: dict) -> list[HTMLFragment]:
-    """The validation report: verdict line plus one row per check."""
+    """The validation report: verdict line, its named warnings, then one row per check."""
     verdict = "every release check passed" if report["passed"] else "RELEASE CHECKS FAILED"
     head = _p(f"<strong>Validation: {verdict}.</strong>", "sg-verdict", "verdict")
-    return [head, tables.data_table(views_audit.validation_frame(report), "validation-report")]
+    warned = [_p(f"<strong>Warning {esc(w['name'])}:</strong> {esc(w['message'])}",
+                 "sg-warning", "warning") for w in report.get("warnings", [])]
+    return [head, *warned,
+            tables.data_table(views_audit.validation_frame(report), "validation-report")]
 
 
 def audit_manifest(release: Release) -> list[HTMLFragment]:

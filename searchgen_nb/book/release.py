@@ -203,6 +203,8 @@ def _run_locked(root: Path, out: Path, config_path: Path, log, t0: float,
     if not (release.validation_report or {}).get("passed"):
         raise ReleaseError("validation report missing or failed: "
                            "the validate notebook did not pass the release")
+    for warning in release.validation_report.get("warnings", []):
+        log(f"warning {warning['name']}: {warning['message']}")
     with step("release, change summary"):
         write_change_summary(release)
     t = time.perf_counter()

@@ -17,7 +17,7 @@ from searchgen_nb.artifacts import held_signals, staging_dir
 from searchgen_nb.config import project_root
 from searchgen_nb.demo.generate import (  # noqa: F401 - re-exported
     PNG_BYTES, PROFILE, PROMPTS, RESULT_FILE, ROSTER, STATUSES, _dump, _result_folder, build_demo,
-    build_prompts, committed_config_text, demo_config_text,
+    build_prompts, committed_config_text, demo_config_text, lost_in_changed,
 )
 from searchgen_nb.errors import ReleaseInterrupted
 from searchgen_nb.out_checks import DEMO_MARKER, DEMO_MARKER_TEXT, is_demo, owned_problem
@@ -124,7 +124,8 @@ def write_demo(out_dir: Path, changed: bool = False, previous: Path | None = Non
     texts = {
         "prompts.jsonl": "".join(_dump(p.metadata()) for p in prompts),
         "paper_table.json": json.dumps(paper_table, indent=2, sort_keys=True) + "\n",
-        "release.yml": demo_config_text("", rel_config, n_scored, given and Path(given).as_posix()),
+        "release.yml": demo_config_text("", rel_config, n_scored, given and Path(given).as_posix(),
+                                        lost_in_changed() if changed and given else None),
         DEMO_MARKER: DEMO_MARKER_TEXT,
     }  # fmt: skip
     known = {f"{_result_folder(p, m)}/{name}" for p in prompts for m in ROSTER

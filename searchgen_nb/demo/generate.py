@@ -283,10 +283,12 @@ def paper_overall_10(model: dict, scored: list[dict[str, float]]) -> float:
 
 def demo_config_text(base: str = "", release_config: str | None = None,
                      n_scored: dict[str, int] | None = None,
-                     previous_release: str | None = None) -> str:
+                     previous_release: str | None = None,
+                     lost_results: dict[str, list[str]] | None = None) -> str:
     """The release config (YAML) with data paths below ``base`` ("" beside the data); with
     ``release_config`` (its path from the project root), ``n_scored`` (the coverage lock,
-    default: the roster's) and ``previous_release`` when given."""
+    default: the roster's), ``previous_release`` and the acknowledged ``lost_results`` when
+    given."""
     cfg: dict = {} if release_config is None else {"release_config": release_config}
     cfg |= {"benchmark": "SearchGen-Bench", "data_origin": "synthetic-demo",
             "dataset": posixpath.join(base, "prompts.jsonl"),
@@ -303,7 +305,7 @@ def demo_config_text(base: str = "", release_config: str | None = None,
                         "expected_rows": n}
     lock = {m["model_id"]: (n_scored or {}).get(m["model_id"], m["n_scored"]) for m in ROSTER}
     expected = {"n_prompts": N_PROMPTS, "partition": dict(PROMPTS["expected_partition"]),
-                "n_scored": lock}
+                "n_scored": lock} | ({"lost_results": lost_results} if lost_results else {})
     body = yaml.safe_dump(cfg | {"slices": slices, "expected": expected}, sort_keys=False,
                           allow_unicode=True, width=120)  # fmt: skip
     return "\n".join(PROFILE["config"]["header"]) + "\n" + body
@@ -324,15 +326,29 @@ def _changed_pairs(prompts: list[DemoPrompt], plans: dict[str, dict]) -> tuple[l
     return lowered[: lower["n"]], gone[: lost["n"]]
 
 
-def build_demo(changed: bool = False) -> tuple[list[DemoPrompt], dict, dict, dict]:
-    """``(prompts in file order, result files, statuses, paper table)`` in memory;
-    ``changed``: the second release (``profile.json``, ``changed``)."""
-    prompts = build_prompts()
+def _first_plans(prompts: list[DemoPrompt]) -> tuple[dict[str, dict], str, str]:
+    """The first release's statuses ``{model_id: {sample_id: status}}``, the one prompt and
+    model whose result holds only the text reference."""
     only = PROFILE["results"]["text_reference_only_model"]
     special = next(p.sample_id for p in prompts
                    if p.partition == "TextualSearch" and REFS[1] in p.applicable)  # fmt: skip
     plans = {m["model_id"]: _status_plan(prompts, m, special if m["model_id"] == only else None)
              for m in ROSTER}  # fmt: skip
+    return plans, special, only
+
+
+def lost_in_changed() -> dict[str, list[str]]:
+    """``{model_id: [sample_id]}``: the results the changed release loses against the first
+    (``profile.json``, ``changed``), which its config acknowledges in ``expected``."""
+    prompts = build_prompts()
+    return {CHANGED["lost"]["model"]: sorted(_changed_pairs(prompts, _first_plans(prompts)[0])[1])}
+
+
+def build_demo(changed: bool = False) -> tuple[list[DemoPrompt], dict, dict, dict]:
+    """``(prompts in file order, result files, statuses, paper table)`` in memory;
+    ``changed``: the second release (``profile.json``, ``changed``)."""
+    prompts = build_prompts()
+    plans, special, only = _first_plans(prompts)
     lowered, lost = _changed_pairs(prompts, plans) if changed else ([], [])
     plans[CHANGED["lost"]["model"]].update(dict.fromkeys(lost, "missing_evaluation"))
     lower, files, paper_table = CHANGED["lower"], {}, {}
