@@ -114,6 +114,59 @@ def test_deleting_one_scored_result_fails_and_names_it(demo, tmp_path):
     assert read_artifacts(out) == before
 
 
+def _without_one_result(demo, tmp_path, model_id: str, sample_id: str, *config: str):
+    """The demo's sources in ``tmp/src`` without one pair's result file (its image stays), the
+    config given ``config`` lines (intervals off: no check here depends on them); returns the
+    pair's ``result_file`` and the published copy of the demo ``tmp/public/data``."""
+    rec = next(r for r in map(json.loads, (demo.out / "prompt_scores.jsonl").open())
+               if r["sample_id"] == sample_id)
+    entry = rec["models"][model_id]
+    assert entry["status"] == "scored"
+    _copy_without(demo.src, tmp_path / "src", demo.src / "results" / entry["result_file"])
+    with open(tmp_path / "src" / "release.yml", "a", encoding="utf-8") as cfg:
+        cfg.write("".join(line + "\n" for line in ("uncertainty:", "  n_bootstrap: 0", *config)))
+    out = tmp_path / "public" / "data"
+    shutil.copytree(demo.out, out)
+    return entry["result_file"], out
+
+
+def test_a_deleted_result_under_previous_release_is_named_with_its_file(demo, tmp_path):
+    result_file, out = _without_one_result(demo, tmp_path, "quillmark_ultra", "sgb_vis_0624",
+                                           f"previous_release: {demo.out}")
+    before = read_artifacts(out)
+    with pytest.raises(ValidationFailed) as info:
+        run_data(load_config(tmp_path / "src" / "release.yml"), out, progress=False)
+    msg = str(info.value)
+    lost = (f"sgb_vis_0624 missing_evaluation, no result file (the image is there)"
+            f" (results_root/{result_file})")
+    assert ("check lost_results failed (1 problem(s)):\n  - model quillmark_ultra: 1 result(s)"
+            " the previous release scored are not scored now (not acknowledged in"
+            f" expected.lost_results): {lost} [model_id quillmark_ultra]") in msg, msg
+    assert f"not scored (31): {lost}; missing_evaluation " in msg  # the lock: the culprit first
+    assert read_artifacts(out) == before
+
+
+def test_the_lock_alone_names_the_deleted_result(demo, tmp_path):
+    _, out = _without_one_result(demo, tmp_path, "quillmark_ultra", "sgb_vis_0624")
+    with pytest.raises(ValidationFailed) as info:
+        run_data(load_config(tmp_path / "src" / "release.yml"), out, progress=False)
+    line = next(x for x in str(info.value).splitlines() if "model quillmark_ultra has" in x)
+    assert "not scored (31): missing_evaluation sgb_" in line and "sgb_vis_0624" in line, line
+
+
+def test_a_deleted_result_without_any_guard_publishes_with_the_warning(demo, tmp_path):
+    _, out = _without_one_result(demo, tmp_path, "quillmark_ultra", "sgb_vis_0624")
+    cfg = tmp_path / "src" / "release.yml"
+    text = cfg.read_text(encoding="utf-8")
+    text = text[: text.index("  n_scored:")] + text[text.index("uncertainty:"):]
+    cfg.write_text(text.replace("paper_table: paper_table.json\n", ""))  # it would catch it too
+    report = run_data(load_config(cfg), out, progress=False).report
+    assert report.passed and [w["name"] for w in report.warnings] == ["unguarded_results"]
+    assert report.warnings[0]["message"].startswith("nothing guarded this release against")
+    saved = json.loads((out / "validation_report.json").read_text())
+    assert saved["warnings"] == report.warnings
+
+
 def _copy_without(original: Path, copy: Path, removed: Path) -> None:
     """``copy``: the tree ``original`` without the file ``removed``. The folders on the way to it
     are real and hold copies of their files (a config is read where it really is); every other

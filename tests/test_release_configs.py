@@ -37,6 +37,22 @@ def test_v1_0_roster_and_policies(monkeypatch, tmp_path):
     assert sorted(m for m in cfg.models if cfg.policy(m) != "zero_fill") == published["scoring"]["missing_policy_exceptions"]
 
 
+@pytest.mark.parametrize("version", ["v1.0", "v1.1"])
+def test_the_real_configs_lock_what_their_release_published(monkeypatch, tmp_path, version):
+    """A removed or damaged result of a real release stops it: each config locks the prompt
+    count and partition of its published manifest and every model's published scored count."""
+    monkeypatch.setenv("TOOLGEN_ROOT", str(tmp_path))
+    cfg = load_config(ROOT / "releases" / f"searchgen-{version}.yml")
+    published = FIXTURES / "published" / version
+    manifest = json.loads((published / "manifest.json").read_text())
+    board = json.loads((published / "leaderboard_overall.json").read_text())
+    assert cfg.expected.n_prompts == manifest["dataset"]["n_prompts"] == 751
+    assert cfg.expected.partition == manifest["partition"]
+    assert cfg.expected.n_scored == {r["model_id"]: r["n_scored"] for r in board}
+    assert list(cfg.expected.n_scored) == list(cfg.models)
+    assert cfg.expected.n_scored["gpt_image"] == {"v1.0": 719, "v1.1": 718}[version]
+
+
 def test_unset_variable_is_named(monkeypatch):
     monkeypatch.delenv("TOOLGEN_ROOT", raising=False)
     cfg = load_config(ROOT / "releases" / "searchgen-v1.0.yml")
