@@ -223,3 +223,22 @@ def test_the_lock_names_the_lost_result_first_and_the_report_keeps_every_pair(fi
         "result_file": f"rows/p1/none/model-b/{FILE}"}
     assert len(failure["message"]) <= 500
     assert not check_document("validation_report.json", report)
+
+
+@pytest.mark.slow
+def test_an_unguarded_release_says_so_in_its_log_and_on_its_audit_page(tmp_path, monkeypatch):
+    from conftest import TEST_EPOCH
+
+    from searchgen_nb.book.release import run_release
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", TEST_EPOCH)
+    cfg = make_release(tmp_path / "src", PROMPTS, MODELS, RESULTS,
+                       expected={"n_scored": {"a": 4, "b": 3}}, uncertainty={"n_bootstrap": 0})
+    said = []
+    run_release(cfg, log=said.append, output_root=tmp_path / "site")
+    warning = "warning unguarded_results: nothing guarded 1 model(s) (c) against losing results"
+    assert [m for m in said if m.startswith("warning")] == [
+        next(m for m in said if m.startswith(warning))]
+    page = (tmp_path / "site" / "_build" / "html" / "book" / "notebooks" / "08_audit.html")
+    assert ("<strong>Warning unguarded_results:</strong> nothing guarded 1 model(s) (c) against"
+            " losing results") in page.read_text(encoding="utf-8")
