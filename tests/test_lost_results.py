@@ -20,6 +20,7 @@ from searchgen_nb.config import load_config
 from searchgen_nb.errors import ConfigError, ValidationFailed
 from searchgen_nb.pipeline import aggregate_stage, extract_stage, gate, run_data
 from searchgen_nb.schemas import check_document
+from searchgen_nb.validate import validate_folder
 
 PROMPTS = [prompt("p1"), prompt("p2_texthard"), prompt("p3", subset="NoSearch"), prompt("p4")]
 MODELS = {"a": model("Model A"), "b": model("Model B", "exclude"), "c": model("Model C")}
@@ -103,6 +104,26 @@ def test_an_acknowledged_loss_publishes_and_shows_as_a_change(first):
     pairs = json.loads((v1.parent / "v2" / "changes.json").read_text())["pairs"]
     assert [(p["model_id"], p["sample_id"], p["status_after"]) for p in pairs] == [
         ("a", "p3", "missing_evaluation"), ("c", "p1", "invalid_evaluation")]
+    alone = validate_folder(v1.parent / "v2").checks["lost_results"]  # searchgen-nb validate
+    assert alone["passed"] and alone["skipped"] == ("the previous release is not at hand"
+                                                    " (standalone validate)")
+
+
+def test_the_gate_names_a_previous_release_it_cannot_read(first, tmp_path):
+    _, v1 = first
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    lines = (v1 / "prompt_scores.jsonl").read_text().splitlines(keepends=True)
+    (damaged / "prompt_scores.jsonl").write_text(lines[0] + '{"sample_id": "p2"\n')
+    check = validate_folder(v1, previous=damaged).checks["lost_results"]
+    assert check["failures"] == [{
+        "message": f"previous release {damaged}/prompt_scores.jsonl: line 2: not strict JSON"
+                   " (Expecting ',' delimiter: line 2 column 1 (char 19))",
+        "file": f"{damaged}/prompt_scores.jsonl", "line": 2}]
+    (damaged / "prompt_scores.jsonl").unlink()
+    message = validate_folder(v1, previous=damaged).checks["lost_results"]["failures"][0]
+    assert message["message"] == (f"previous release {damaged}/prompt_scores.jsonl: cannot"
+                                  " read: No such file or directory")
 
 
 @pytest.mark.parametrize("model_id, sample_id, why", [
