@@ -91,7 +91,8 @@ def test_demo_sizes_and_statuses(demo):
     assert sorted(r["missing_policy"] for r in board).count("exclude") == 2
     assert [r["rank"] for r in board if r["ranked"]] == list(range(1, sum(r["ranked"] for r in board) + 1))
     report = json.loads((demo.out / "validation_report.json").read_text())
-    assert report["passed"] and all(c["skipped"] is None for c in report["checks"])  # paper table and lock applied
+    skipped = {c["name"]: c["skipped"] for c in report["checks"] if c["skipped"]}
+    assert report["passed"] and skipped == {"lost_results": "no previous_release configured"}  # paper table and lock applied
 
 
 def test_deleting_one_scored_result_fails_and_names_it(demo, tmp_path):
