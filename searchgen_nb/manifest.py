@@ -77,8 +77,8 @@ def build_manifest(cfg: ReleaseConfig, extraction: Extraction, dataset_sha256: s
         "artifacts": list(ARTIFACTS), "artifact_sha256": artifact_sha,
         "benchmark": cfg.benchmark, "data_origin": cfg.data_origin,
         "dataset": {"filename": cfg.dataset_path.name, "n_prompts": table.n_prompts,
-                    "sha256": dataset_sha256, "sha256_of": "canonical metadata: one sorted-key "
-                    "JSON line per prompt, sorted by sample_id"},
+                    "sha256": dataset_sha256, "sha256_of": "the metadata as read: every line as "
+                    "sorted-key JSON, one per prompt, sorted by sample_id"},
         "extraction": {"extractor": extraction.extractor,
                        "n_result_files_read": extraction.n_files_read,
                        "status_counts": table.status_counts(),

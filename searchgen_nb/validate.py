@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+import os
 from collections import Counter
 from fractions import Fraction
 from functools import partial
@@ -14,7 +15,8 @@ from pathlib import Path
 from typing import Callable
 
 from searchgen_nb.bounds import Work
-from searchgen_nb.constants import ARTIFACTS, CHANGES, MANIFEST, PARTITION_KEYS, UNCERTAINTY
+from searchgen_nb.constants import (ARTIFACTS, CHANGES, MANIFEST, PARTITION_KEYS, UNCERTAINTY,
+                                    VALIDATION_REPORT)
 from searchgen_nb.files import ARTIFACT_MAX, STREAM_MAX, open_regular, read_bytes
 from searchgen_nb.schemas import check_folder
 from searchgen_nb.untrusted import excerpt, strict_loads
@@ -73,7 +75,29 @@ def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
             report.fail(check, f"{name}: sha256 differs from the manifest's artifact_sha256",
                         file=name)
     boards.pop(CHANGES, None)
+    _check_own_report(folder, report)
     return (manifest, boards) if len(boards) == len(BOARDS) + 1 else None
+
+
+def _check_own_report(folder: Path, report: Report) -> None:
+    """A folder's ``validation_report.json``, when there, must say that every check passed: a
+    release is published only then (a staged folder has none yet)."""
+    path = folder / VALIDATION_REPORT
+    if not os.path.lexists(path):
+        return
+    try:
+        doc = _strict_load(path)
+    except (OSError, ValueError) as exc:
+        report.fail("strict_json", f"{VALIDATION_REPORT}: {why(exc)}", file=VALIDATION_REPORT)
+        return
+    doc = doc if isinstance(doc, dict) else {}  # the schema check names what is wrong
+    checks = doc.get("checks") if isinstance(doc.get("checks"), list) else []
+    failed = [c.get("name") for c in checks if isinstance(c, dict) and c.get("passed") is not True]
+    if doc.get("passed") is not True or failed:
+        listed = ", ".join(excerpt(n, 40) for n in failed[:5]) or "none named"
+        report.fail("strict_json", f"{VALIDATION_REPORT} says the release did not pass (passed: "
+                    f"{excerpt(doc.get('passed'), 20)}; failed checks: {listed}); a published "
+                    "release passed every check", file=VALIDATION_REPORT)
 
 
 def _partition_counts(cols: Columns, members) -> Counter:
