@@ -44,7 +44,9 @@ def load_paper_table(cfg: ReleaseConfig) -> dict | None:
                           f"{cfg.paper_table}") from None
     except OSError as exc:
         raise ConfigError(f"{where}: cannot read: {exc.strerror or exc}") from None
-    except (ValueError, RecursionError) as exc:  # bad JSON or UTF-8, NaN, huge ints, duplicates
+    except RecursionError:
+        raise ConfigError(f"{where} is not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # bad JSON or UTF-8, NaN, huge ints, duplicates
         raise ConfigError(f"{where} is not valid JSON: {excerpt(str(exc), 200)}") from None
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a JSON object {{model_id: Overall-10}}")

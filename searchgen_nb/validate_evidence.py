@@ -99,8 +99,8 @@ def _line(raw: bytes, n: int, report) -> dict | None:
     try:
         doc = strict_loads(raw.decode("utf-8"))
     except (ValueError, RecursionError) as exc:
-        report.fail(CHECK, f"{NAME} line {n}: not strict JSON: {excerpt(str(exc), 200)}",
-                    file=NAME, line=n)
+        why = "nested too deeply" if isinstance(exc, RecursionError) else excerpt(str(exc), 200)
+        report.fail(CHECK, f"{NAME} line {n}: not strict JSON: {why}", file=NAME, line=n)
         return None
     fast, slow = _validators()
     if fast.is_valid(doc):
