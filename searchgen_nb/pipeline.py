@@ -158,7 +158,7 @@ def gate(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None) ->
         rng.shuffle(models)
         return aggregate_table(cfg, t.permuted(prompts, models))
 
-    report = validate_folder(folder, aggregate=permuted_aggregate)
+    report = validate_folder(folder, aggregate=permuted_aggregate, staged=True)
     write_text(folder / VALIDATION_REPORT, dumps(report.as_dict()))
     if not report.passed:
         raise ValidationFailed("release checks failed:\n" + report.summary())

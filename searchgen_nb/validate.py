@@ -75,13 +75,12 @@ def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
             report.fail(check, f"{name}: sha256 differs from the manifest's artifact_sha256",
                         file=name)
     boards.pop(CHANGES, None)
-    _check_own_report(folder, report)
     return (manifest, boards) if len(boards) == len(BOARDS) + 1 else None
 
 
 def _check_own_report(folder: Path, report: Report) -> None:
     """A folder's ``validation_report.json``, when there, must say that every check passed: a
-    release is published only then (a staged folder has none yet)."""
+    release is published only then."""
     path = folder / VALIDATION_REPORT
     if not os.path.lexists(path):
         return
@@ -185,10 +184,12 @@ def _check_paper_table(manifest: dict, boards: dict, report: Report) -> None:
                         f" more than {float(tol)}", model_id=m)
 
 
-def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = None) -> Report:
+def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = None,
+                    staged: bool = False) -> Report:
     """Run every release check on a release folder (staging or published); never raises for
     bad data. ``aggregate``: optionally ``() -> {artifact name: data}``, the pipeline's own
-    aggregation with prompts and models permuted, for check 10 (skipped without it)."""
+    aggregation with prompts and models permuted, for check 10 (skipped without it);
+    ``staged``: the gate's own folder, whose ``validation_report.json`` it is about to write."""
     folder = Path(folder)
     report = Report()
     damaged = False
@@ -196,6 +197,8 @@ def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = N
         report.fail("schema", p["message"], file=p["file"], line=p["line"])
         damaged = damaged or p["file"] == MANIFEST
     loaded = _load(folder, report)
+    if not staged:
+        _check_own_report(folder, report)
     if loaded is None or damaged:
         said = "artifacts could not be read" if loaded is None else f"{MANIFEST} fails its schema"
         for name in CHECKS:

@@ -250,3 +250,19 @@ def test_a_folder_without_a_report_is_still_checked(tmp_path):
     (out / "validation_report.json").unlink()
     assert validate_folder(out).passed
 
+
+
+def test_the_gate_rewrites_a_staged_report_that_did_not_pass(tmp_path):
+    """A notebook run again on its staging folder: the gate's own report of the run before is
+    not a reason to fail."""
+    cfg, staging = load_config(_two(tmp_path)), tmp_path / "staging"
+    pipeline.extract_stage(cfg, staging, progress=False)
+    pipeline.aggregate_stage(cfg, staging)
+    pipeline.gate(cfg, staging)
+    path = staging / "validation_report.json"
+    report = json.loads(path.read_text())
+    report["passed"] = False
+    report["checks"][1].update(passed=False, n_failures=1, failures=[{"message": "before"}])
+    path.write_text(json.dumps(report))
+    assert pipeline.gate(cfg, staging).passed
+    assert json.loads((staging / "validation_report.json").read_text())["passed"] is True
