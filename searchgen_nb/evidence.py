@@ -14,7 +14,7 @@ from pathlib import Path
 
 from searchgen_nb.artifacts import write_jsonl
 from searchgen_nb.constants import GENERIC_RUBRIC
-from searchgen_nb.files import DATASET_MAX, find_image, read_bytes
+from searchgen_nb.files import find_image, read_bytes
 from searchgen_nb.numeric import mean_raw
 from searchgen_nb.table import STATUS_CODE
 from searchgen_nb.untrusted import shown
