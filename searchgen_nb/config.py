@@ -261,7 +261,9 @@ def load_config(path: str | os.PathLike) -> ReleaseConfig:
         raw = yaml.load(text, Loader=ConfigLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise ConfigError(f"{bad}: {excerpt(str(exc), 400, newlines=True)}") from None
-    except (ValueError, ArithmeticError, RecursionError) as exc:
+    except RecursionError:
+        raise ConfigError(f"{bad}: nested too deeply") from None
+    except (ValueError, ArithmeticError) as exc:
         raise ConfigError(f"{bad}: {excerpt(str(exc), 200)}") from None
     return config_from_dict(raw, p)
 

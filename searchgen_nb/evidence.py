@@ -14,7 +14,7 @@ from pathlib import Path
 
 from searchgen_nb.artifacts import write_jsonl
 from searchgen_nb.constants import GENERIC_RUBRIC
-from searchgen_nb.files import DATASET_MAX, find_image, read_bytes
+from searchgen_nb.files import find_image, read_bytes
 from searchgen_nb.numeric import mean_raw
 from searchgen_nb.table import STATUS_CODE
 from searchgen_nb.untrusted import shown
@@ -33,9 +33,20 @@ _ITEM_KEYS = ("item", "question", "text")
 
 
 def clip(text: object, limit: int) -> str:
-    """``text`` (a string) bounded to ``limit`` characters, in visible characters."""
+    """``text`` (a string) in visible characters, at most ``limit`` characters as stored: a
+    longer one is cut before the character or escape (``\\n``, ``\\u200b``) that would pass
+    ``limit - 1`` and ends with "…" (data contract, § Prompt evidence and thumbnails)."""
     text = text if isinstance(text, str) else ""
-    return shown(text if len(text) <= limit else text[: limit - 1] + "…")
+    pieces = [shown(c) for c in text[:limit]]  # each piece at least one character
+    if len(text) <= limit and sum(map(len, pieces)) <= limit:
+        return "".join(pieces)
+    kept, n = [], 0
+    for piece in pieces:
+        if n + len(piece) > limit - 1:
+            break
+        kept.append(piece)
+        n += len(piece)
+    return "".join(kept) + "…"
 
 
 def _score(value: object) -> float | None:
@@ -85,20 +96,24 @@ def agrees(evidence: dict, components: dict) -> bool:
                for d in GENERIC_RUBRIC)
 
 
-def prompt_texts(path: Path) -> dict[str, dict]:
-    """``sample_id -> {"text", "checklist"}`` of the metadata (already checked by
-    :func:`~searchgen_nb.prompts.read_prompts`): ``user_prompt`` (or ``prompt``) and the
-    ``checklist`` item texts, bounded; a line without them gives ``text`` None, ``[]``."""
-    out = {}
-    for raw in read_bytes(path, DATASET_MAX).split(b"\n"):
-        if not isinstance(row := json.loads(raw) if raw.strip() else None, dict):
-            continue
-        text = next((row[k] for k in _PROMPT_KEYS if isinstance(row.get(k), str)), None)
-        items = row.get("checklist")
-        items = [_item_text(e) for e in items[:ITEMS_MAX]] if isinstance(items, list) else []
-        out[row.get("sample_id", row.get("bench_id"))] = {
-            "text": None if text is None else clip(text, TEXT_MAX), "checklist": items}
-    return out
+def prompt_text(row: dict) -> dict:
+    """A metadata line's ``{"text", "checklist"}``: ``user_prompt`` (else ``prompt``; None when
+    neither is a string) and the ``checklist`` item texts (``[]`` without a list), bounded."""
+    text = next((row[k] for k in _PROMPT_KEYS if isinstance(row.get(k), str)), None)
+    items = row.get("checklist")
+    items = [_item_text(e) for e in items[:ITEMS_MAX]] if isinstance(items, list) else []
+    return {"text": None if text is None else clip(text, TEXT_MAX), "checklist": items}
+
+
+def texts_sha256(texts: list[dict]) -> str:
+    """``manifest.json``'s ``dataset.texts_sha256``: sha256 over one sorted-key JSON line
+    ``{sample_id, text, checklist}`` per prompt (``texts``, in ``prompt_scores.jsonl``'s order)
+    as the evidence stores them (data contract, § Prompt evidence and thumbnails)."""
+    h = hashlib.sha256()
+    for t in texts:
+        doc = {"sample_id": t["sample_id"], "text": t["text"], "checklist": t["checklist"]}
+        h.update(json.dumps(doc, sort_keys=True, ensure_ascii=False).encode() + b"\n")
+    return h.hexdigest()
 
 
 class ThumbnailError(ValueError):
@@ -177,11 +192,12 @@ class Thumbs:
                 "max_bytes": THUMB_BYTES, "max_px": THUMB_PX}
 
 
-def write_evidence(cfg, dataset: Path, table, pairs: dict, folder: Path):
-    """Write ``prompt_evidence.jsonl`` (a line per prompt of ``table``; ``pairs``: ``(model
-    index, prompt index) ->`` :func:`pair_evidence`) and ``thumbs/`` (unless turned off) into
+def write_evidence(cfg, texts: dict, table, pairs: dict, folder: Path):
+    """Write ``prompt_evidence.jsonl`` (a line per prompt of ``table``; ``texts``: ``sample_id
+    ->`` :func:`prompt_text`, from the one read of the metadata; ``pairs``: ``(model index,
+    prompt index) ->`` :func:`pair_evidence`) and ``thumbs/`` (unless turned off) into
     ``folder``; return its sha256, the thumbnails' summary and the thumbnail warnings."""
-    on, texts = cfg.evidence.thumbnails, prompt_texts(dataset)
+    on = cfg.evidence.thumbnails
     thumbs = Thumbs(folder, cfg.results_root_path, cfg.generation_glob)
 
     def lines():

@@ -44,7 +44,9 @@ def load_paper_table(cfg: ReleaseConfig) -> dict | None:
                           f"{cfg.paper_table}") from None
     except OSError as exc:
         raise ConfigError(f"{where}: cannot read: {exc.strerror or exc}") from None
-    except (ValueError, RecursionError) as exc:  # bad JSON or UTF-8, NaN, huge ints, duplicates
+    except RecursionError:
+        raise ConfigError(f"{where} is not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # bad JSON or UTF-8, NaN, huge ints, duplicates
         raise ConfigError(f"{where} is not valid JSON: {excerpt(str(exc), 200)}") from None
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a JSON object {{model_id: Overall-10}}")
@@ -77,8 +79,8 @@ def build_manifest(cfg: ReleaseConfig, extraction: Extraction, dataset_sha256: s
         "artifacts": list(ARTIFACTS), "artifact_sha256": artifact_sha,
         "benchmark": cfg.benchmark, "data_origin": cfg.data_origin,
         "dataset": {"filename": cfg.dataset_path.name, "n_prompts": table.n_prompts,
-                    "sha256": dataset_sha256, "sha256_of": "canonical metadata: one sorted-key "
-                    "JSON line per prompt, sorted by sample_id"},
+                    "sha256": dataset_sha256, "sha256_of": "the metadata as read: every line as "
+                    "sorted-key JSON, one per prompt, sorted by sample_id"},
         "extraction": {"extractor": extraction.extractor,
                        "n_result_files_read": extraction.n_files_read,
                        "status_counts": table.status_counts(),

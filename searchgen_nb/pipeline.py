@@ -24,7 +24,7 @@ from searchgen_nb.config import ReleaseConfig, project_root, work_root
 from searchgen_nb.constants import (ARTIFACTS, CHANGES, MANIFEST, UNCERTAINTY, VALIDATION_REPORT,
                                     ZERO_FILL)
 from searchgen_nb.errors import ReleaseError, ReleaseInterrupted, ValidationFailed
-from searchgen_nb.evidence import EVIDENCE, write_evidence
+from searchgen_nb.evidence import EVIDENCE, texts_sha256, write_evidence
 from searchgen_nb.manifest import build_manifest
 from searchgen_nb.out_checks import check_data_out
 from searchgen_nb.prompts import read_prompts
@@ -86,11 +86,14 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     extraction = extract_records(cfg, prompt_set, progress)
     table = extraction.table
     sha = {"prompt_scores.jsonl": write_jsonl(folder / "prompt_scores.jsonl", table.records())}
-    sha[EVIDENCE], thumbs, skipped = write_evidence(cfg, cfg.dataset_path, table,
-                                                    extraction.evidence, folder)
+    texts = {p.sample_id: p.texts for p in prompt_set.prompts}  # the metadata read once
+    sha[EVIDENCE], thumbs, skipped = write_evidence(cfg, texts, table, extraction.evidence,
+                                                    folder)
     extraction.warnings += skipped  # an image without a thumbnail: named, never a failure
     manifest = build_manifest(cfg, extraction, prompt_set.canonical_sha256, sha)
     manifest["thumbnails"] = thumbs
+    manifest["dataset"]["texts_sha256"] = texts_sha256(
+        [{"sample_id": p["sample_id"], **texts[p["sample_id"]]} for p in table.prompts])
     # the schemas are published beside the artifacts (data contract, § Artifacts)
     (folder / "schemas").mkdir(exist_ok=True)
     for src in sorted(schema_dir().glob("*.schema.json")):
@@ -157,7 +160,7 @@ def gate(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None) ->
         return aggregate_table(cfg, t.permuted(prompts, models))
 
     report = validate_folder(folder, aggregate=permuted_aggregate,
-                             previous=cfg.previous_release_path)
+                             previous=cfg.previous_release_path, staged=True)
     write_text(folder / VALIDATION_REPORT, dumps(report.as_dict()))
     if not report.passed:
         raise ValidationFailed("release checks failed:\n" + report.summary())

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from searchgen_nb.errors import MetadataError
+from searchgen_nb.evidence import prompt_text
 from searchgen_nb.files import DATASET_MAX, read_bytes
 from searchgen_nb.partition import partition
 from searchgen_nb.untrusted import excerpt, hidden_char, no_duplicate_keys, printable, strings
@@ -36,6 +37,8 @@ class Prompt:
     failure_modes: tuple[str, ...]
     optional: dict = field(default_factory=dict)
     line: int = 0
+    #: ``{"text", "checklist"}`` for the evidence (:func:`~searchgen_nb.evidence.prompt_text`)
+    texts: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -89,14 +92,17 @@ def read_prompts(path: str | Path) -> PromptSet:
     except OSError as exc:  # not a regular file, over the bound, a loop of links, …
         raise MetadataError(f"metadata {path}: cannot read: {exc.strerror or exc}") from None
     prompts: dict[str, Prompt] = {}
+    lines: dict[str, bytes] = {}  # sample_id -> the line as read, canonical (sorted keys)
     warnings: list[dict] = []
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
         if raw.strip():
-            prompt = _prompt(_row(path, lineno, raw), path, lineno, prompts, warnings)
+            row = _row(path, lineno, raw)
+            prompt = _prompt(row, path, lineno, prompts, warnings)
             prompts[prompt.sample_id] = prompt
+            lines[prompt.sample_id] = json.dumps(row, sort_keys=True, ensure_ascii=False).encode()
     ordered = [prompts[k] for k in sorted(prompts)]
     warnings.sort(key=lambda w: (w["sample_id"], w["message"]))
-    return PromptSet(ordered, warnings, canonical_hash(ordered))
+    return PromptSet(ordered, warnings, canonical_hash(lines))
 
 
 def _row(path: Path, lineno: int, raw: bytes) -> dict:
@@ -137,7 +143,7 @@ def _prompt(row: dict, path: Path, lineno: int, seen: dict, warnings: list) -> P
     stratum, search_type = partition(subset, sid)
     return Prompt(sid, release_row, subset, stratum, search_type,
                   *(tuple(dict.fromkeys(tags[name])) for name in TAG_FIELDS),
-                  optional=_optional(row, fail), line=lineno)
+                  optional=_optional(row, fail), line=lineno, texts=prompt_text(row))
 
 
 def _strings(value: object) -> bool:
@@ -214,12 +220,11 @@ def _tags(value: object, name: str, fail, strict: bool = True) -> list[str]:
     return value
 
 
-def canonical_hash(prompts: list[Prompt]) -> str:
-    """sha256 of the metadata's content, one sorted-key JSON line per prompt by sample_id: line
-    order changes no artifact (data contract, § Prompt metadata and the partition; § Artifacts)."""
+def canonical_hash(lines: dict[str, bytes]) -> str:
+    """sha256 of the metadata as read (``lines``: ``sample_id ->`` its line, every field, as
+    sorted-key JSON), the lines sorted by sample_id: line order changes no artifact, any field
+    does (data contract, § Prompt metadata and the partition; § Artifacts)."""
     h = hashlib.sha256()
-    for p in prompts:
-        doc = {"sample_id": p.sample_id, "release_row": p.release_row, "subset": p.subset,
-               "domains": list(p.domains), "failure_modes": list(p.failure_modes), **p.optional}
-        h.update(json.dumps(doc, sort_keys=True, ensure_ascii=False).encode() + b"\n")
+    for sid in sorted(lines):
+        h.update(lines[sid] + b"\n")
     return h.hexdigest()

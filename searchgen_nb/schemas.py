@@ -19,7 +19,7 @@ from referencing.jsonschema import DRAFT202012
 from searchgen_nb.constants import ARTIFACTS, MANIFEST, VALIDATION_REPORT
 from searchgen_nb.constants import SCHEMA_VERSION  # noqa: F401 - re-exported
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
-from searchgen_nb.untrusted import strict_loads
+from searchgen_nb.untrusted import excerpt, strict_loads
 
 #: Artifact file name → its schema file (``prompt_scores.jsonl`` → the schema of ONE line);
 #: ``prompt_evidence.jsonl`` has its own check (:mod:`searchgen_nb.validate_evidence`).
@@ -84,6 +84,21 @@ def json_pointer(path) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
+#: The bounds of a schema that a value can pass by being too long, and what they count.
+_BOUNDS = {"maxLength": "characters", "maxItems": "items", "maxProperties": "keys"}
+
+
+def error_text(error: jsonschema.ValidationError) -> str:
+    """What a schema error says; a value over a length bound as ``too long: N characters, at most
+    L`` (before any excerpt of the value, so that a bounded message keeps it)."""
+    unit = _BOUNDS.get(error.validator)
+    if unit is None or not isinstance(error.instance, (str, list, dict)):
+        return error.message
+    key = "a key " if "propertyNames" in error.relative_schema_path else ""
+    return (f"{key}too long: {len(error.instance):,} {unit}, at most {error.validator_value:,}"
+            f" ({excerpt(error.instance, 60)})")
+
+
 def _leaf(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
     """The most specific error of an ``anyOf``/``oneOf`` failure (its own message otherwise)."""
     if error.context:
@@ -123,7 +138,7 @@ def check_document(artifact_name: str, doc: object, line: int | None = None) -> 
         return []
     errors = sorted(validator_for(artifact_name).iter_errors(doc),
                     key=lambda e: (json_pointer(e.absolute_path), e.message))
-    found = [_problem(artifact_name, line, json_pointer(leaf.absolute_path), leaf.message)
+    found = [_problem(artifact_name, line, json_pointer(leaf.absolute_path), error_text(leaf))
              for leaf in map(_leaf, errors)]
     why = "jsonschema-rs rejects this document, jsonschema accepts it: report this disagreement"
     return found or [_problem(artifact_name, line, "", why)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+import os
 from collections import Counter
 from fractions import Fraction
 from functools import partial
@@ -14,7 +15,8 @@ from pathlib import Path
 from typing import Callable
 
 from searchgen_nb.bounds import Work
-from searchgen_nb.constants import ARTIFACTS, CHANGES, MANIFEST, PARTITION_KEYS, UNCERTAINTY
+from searchgen_nb.constants import (ARTIFACTS, CHANGES, MANIFEST, PARTITION_KEYS, UNCERTAINTY,
+                                    VALIDATION_REPORT)
 from searchgen_nb.files import ARTIFACT_MAX, STREAM_MAX, open_regular, read_bytes
 from searchgen_nb.schemas import check_folder
 from searchgen_nb.untrusted import excerpt, strict_loads
@@ -76,6 +78,27 @@ def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
                         file=name)
     boards.pop(CHANGES, None)
     return (manifest, boards) if len(boards) == len(BOARDS) + 1 else None
+
+
+def _check_own_report(folder: Path, report: Report) -> None:
+    """A folder's ``validation_report.json``, when there, must say that every check passed: a
+    release is published only then."""
+    path = folder / VALIDATION_REPORT
+    if not os.path.lexists(path):
+        return
+    try:
+        doc = _strict_load(path)
+    except (OSError, ValueError) as exc:
+        report.fail("strict_json", f"{VALIDATION_REPORT}: {why(exc)}", file=VALIDATION_REPORT)
+        return
+    doc = doc if isinstance(doc, dict) else {}  # the schema check names what is wrong
+    checks = doc.get("checks") if isinstance(doc.get("checks"), list) else []
+    failed = [c.get("name") for c in checks if isinstance(c, dict) and c.get("passed") is not True]
+    if doc.get("passed") is not True or failed:
+        listed = ", ".join(excerpt(n, 40) for n in failed[:5]) or "none named"
+        report.fail("strict_json", f"{VALIDATION_REPORT} says the release did not pass (passed: "
+                    f"{excerpt(doc.get('passed'), 20)}; failed checks: {listed}); a published "
+                    "release passed every check", file=VALIDATION_REPORT)
 
 
 def _partition_counts(cols: Columns, members) -> Counter:
@@ -148,11 +171,12 @@ def _check_paper_table(manifest: dict, boards: dict, report: Report) -> None:
 
 
 def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = None,
-                    previous: str | Path | None = None) -> Report:
+                    previous: str | Path | None = None, staged: bool = False) -> Report:
     """Run every release check on a release folder (staging or published); never raises for
     bad data. ``aggregate``: optionally ``() -> {artifact name: data}``, the pipeline's own
     aggregation with prompts and models permuted, for ``order_invariance``; ``previous``: the
-    folder of the previous release, for ``lost_results`` (each skipped without it)."""
+    folder of the previous release, for ``lost_results`` (each skipped without it); ``staged``:
+    the gate's own folder, whose ``validation_report.json`` it is about to write."""
     folder = Path(folder)
     report = Report()
     damaged = False
@@ -160,6 +184,8 @@ def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = N
         report.fail("schema", p["message"], file=p["file"], line=p["line"])
         damaged = damaged or p["file"] == MANIFEST
     loaded = _load(folder, report)
+    if not staged:
+        _check_own_report(folder, report)
     if loaded is None or damaged:
         said = "artifacts could not be read" if loaded is None else f"{MANIFEST} fails its schema"
         for name in CHECKS:

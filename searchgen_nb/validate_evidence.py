@@ -16,7 +16,7 @@ import jsonschema
 import jsonschema_rs
 
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
-from searchgen_nb.schemas import schema_dir
+from searchgen_nb.schemas import error_text, schema_dir
 from searchgen_nb.untrusted import excerpt, strict_loads
 
 NAME = "prompt_evidence.jsonl"
@@ -48,23 +48,33 @@ def check_evidence(folder: Path, manifest: dict, cols, report) -> None:
         return
     named: set[str] = set()
     try:
-        digest = _check_lines(path, manifest, cols, report, named)
+        digest, texts = _check_lines(path, manifest, cols, report, named)
     except (OSError, ValueError) as exc:
         report.fail(CHECK, f"{NAME}: cannot read: {excerpt(str(exc), 200)}", file=NAME)
         return
     if (manifest.get("artifact_sha256") or {}).get(NAME) != digest:
         report.fail(CHECK, f"{NAME}: sha256 differs from the manifest's artifact_sha256", file=NAME)
+    if manifest["dataset"].get("texts_sha256") != texts:
+        report.fail(CHECK, f"{NAME}: its prompt texts and checklists are not the ones the metadata "
+                    "gave (their sha256 differs from manifest.json /dataset/texts_sha256)",
+                    file=NAME)
     _check_thumbnails(Path(folder), named, stated, report)
 
 
-def _check_lines(path: Path, manifest: dict, cols, report, named: set) -> str:
-    """Check every line (collecting the thumbnails it names into ``named``); its sha256."""
+def _check_lines(path: Path, manifest: dict, cols, report, named: set) -> tuple[str, str]:
+    """Check every line (collecting the thumbnails it names into ``named``); the sha256 of the
+    file and of its texts (one sorted-key JSON line ``{sample_id, text, checklist}`` each)."""
     index = {c: j for j, c in enumerate(manifest["scoring"]["overall_10_components"])}
     sids, h, in_order, n = list(cols.sample_ids), hashlib.sha256(), True, 0
+    texts = hashlib.sha256()
     for n, raw in enumerate(read_lines(path, ARTIFACT_MAX), start=1):
         h.update(raw)
         p = _line(raw, n, report)
-        if p is None or not in_order:
+        if p is None:
+            continue
+        said = {k: p[k] for k in ("checklist", "sample_id", "text")}
+        texts.update(json.dumps(said, sort_keys=True, ensure_ascii=False).encode() + b"\n")
+        if not in_order:
             continue
         sid = p["sample_id"]
         if n > len(sids) or sid != sids[n - 1]:
@@ -81,7 +91,7 @@ def _check_lines(path: Path, manifest: dict, cols, report, named: set) -> str:
     if in_order and n != len(sids):
         report.fail(CHECK, f"{NAME}: {n} lines, prompt_scores.jsonl has {len(sids)} prompts",
                     file=NAME)
-    return h.hexdigest()
+    return h.hexdigest(), texts.hexdigest()
 
 
 def _line(raw: bytes, n: int, report) -> dict | None:
@@ -89,8 +99,8 @@ def _line(raw: bytes, n: int, report) -> dict | None:
     try:
         doc = strict_loads(raw.decode("utf-8"))
     except (ValueError, RecursionError) as exc:
-        report.fail(CHECK, f"{NAME} line {n}: not strict JSON: {excerpt(str(exc), 200)}",
-                    file=NAME, line=n)
+        why = "nested too deeply" if isinstance(exc, RecursionError) else excerpt(str(exc), 200)
+        report.fail(CHECK, f"{NAME} line {n}: not strict JSON: {why}", file=NAME, line=n)
         return None
     fast, slow = _validators()
     if fast.is_valid(doc):
@@ -101,7 +111,7 @@ def _line(raw: bytes, n: int, report) -> dict | None:
     sid = sid if isinstance(sid, str) else None
     model = path[1] if len(path) > 1 and path[0] == "models" else None
     where = "".join(f"/{p}" for p in path) or "(top level)"
-    said = error.message if error is not None else "jsonschema-rs rejects it"
+    said = error_text(error) if error is not None else "jsonschema-rs rejects it"
     report.fail(CHECK, f"{NAME} line {n}" + (f", sample_id {excerpt(sid, 80)}" if sid else "")
                 + (f", model {excerpt(model, 60)}" if model else "")
                 + f" {excerpt(where, 100)}: {excerpt(said, 200)}",

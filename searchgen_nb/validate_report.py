@@ -30,9 +30,10 @@ CHECK_DESCRIPTIONS = {
     " uncertainty.json recomputes from prompt_scores.jsonl with the validator's own code"
     " (data contract, § Uncertainty: the stratified prompt bootstrap)",
     "strict_json": "artifacts parse with NaN/Infinity rejected and match the sha256 recorded in"
-    " the manifest",
+    " the manifest; a folder's validation_report.json says every check passed",
     "evidence": "prompt_evidence.jsonl conforms to its schema, holds one entry per prompt and only"
-    " pairs that exist, agrees with the records' scores, and every thumbnail is within its bound",
+    " pairs that exist, agrees with the records' scores and with the prompt texts the manifest"
+    " records, and every thumbnail is within its bound",
 }
 CHECKS = tuple(CHECK_DESCRIPTIONS)
 _MAX_LISTED = 50  # failures listed per check; the count is always complete

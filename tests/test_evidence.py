@@ -20,6 +20,7 @@ from searchgen_nb.config import load_config
 from searchgen_nb.errors import ReleaseError
 from searchgen_nb.extract import classify_result, extract_components
 from searchgen_nb.pipeline import run_data
+from searchgen_nb.prompts import read_prompts
 from searchgen_nb.validate import validate_folder
 
 PARSED = {
@@ -59,7 +60,7 @@ def test_prompt_text_from_user_prompt_or_prompt(tmp_path):
               "checklist": ["one", {"question": "two"}, 3]},
              {"bench_id": "b", "prompt": "p" * 3000}, {"sample_id": "c", "user_prompt": 7}]
     (tmp_path / "m.jsonl").write_text("\n".join(map(json.dumps, lines)) + "\n")
-    got = evidence.prompt_texts(tmp_path / "m.jsonl")
+    got = {p.sample_id: p.texts for p in read_prompts(tmp_path / "m.jsonl").prompts}
     assert got["a"] == {"text": "Draw\\nit", "checklist": ["one", "two", ""]}
     assert len(got["b"]["text"]) == evidence.TEXT_MAX and got["b"]["text"].endswith("…")
     assert got["c"] == {"text": None, "checklist": []}
