@@ -129,6 +129,23 @@ def hidden_char(text: str, strict: bool = False) -> str | None:
     return None
 
 
+#: The names every JavaScript object already has (``Object.prototype``'s): as a model id, a
+#: display name, a ``sample_id``, a tag or a slice name the book's scripts and charts would read
+#: the object's own member instead of the data (data contract, § Release config).
+JS_RESERVED = frozenset({
+    "__proto__", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__",
+    "constructor", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable", "toLocaleString",
+    "toString", "valueOf"})
+
+
+def js_reserved(text: str) -> str | None:
+    """Why ``text`` cannot name anything the book shows (one of :data:`JS_RESERVED`), or None."""
+    if text in JS_RESERVED:
+        return (f"is {text!r}, a name every JavaScript object already has (the book's scripts "
+                "would read it as their own)")
+    return None
+
+
 def twins(names: list[str]) -> list[tuple[str, str]]:
     """Pairs of entries of ``names`` (in order) that look the same to a reader: the same NFC
     form without format characters (``Cf``)."""

@@ -309,7 +309,7 @@
       })));
     }
     if (rows.length) { out.push(el("h3", null, "The judge's checklist (0\u20133)"), table(["Checklist item"].concat(names), rows, "sg-card-checklist")); }
-    var dims = {};
+    var dims = Object.create(null);  // a dimension may be named like a member of every object
     index.models.forEach(function (mn) { p.models[mn[0]].rubric.forEach(function (r) { dims[r[0]] = true; }); });
     rows = Object.keys(dims).sort().map(function (dim) {
       return [dim.replace(/_/g, " ")].concat(index.models.map(function (mn) {
