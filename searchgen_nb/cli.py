@@ -70,7 +70,10 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
     from searchgen_nb.artifacts import source_date_epoch
     from searchgen_nb.config import load_config
     from searchgen_nb.pipeline import inputs, run_data
-    from searchgen_nb.out_checks import check_output_file
+    from searchgen_nb.out_checks import check_no_dangling_link, check_output_file
+    check_no_dangling_link(out_dir, "--out")
+    if timings_path:
+        check_no_dangling_link(timings_path, "--timings")
     source_date_epoch()  # a bad SOURCE_DATE_EPOCH stops here, naming it
     cfg = load_config(config)
     if timings_path:  # checked before any work: nothing may fail after publication
@@ -107,12 +110,14 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
     """Write the deterministic synthetic demo release (prompts, results, release.yml,
     paper_table.json)."""
     from searchgen_nb.demo import committed_config_text, write_demo
+    from searchgen_nb.out_checks import check_no_dangling_link
     from searchgen_nb.published import check_previous
     if print_config:
         click.echo(committed_config_text(), nl=False)
         return
     if out_dir is None:
         _fail("demo", "--out is required (the folder for the synthetic release)", 2)
+    check_no_dangling_link(out_dir, "--out")
     if previous is not None:
         try:
             check_previous(Path(previous), "--previous")
@@ -165,9 +170,10 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
 def validate(folder: str, report_path: str | None) -> None:
     """Re-check a published (or staged) artifact FOLDER on its own; exit 1 on any failed check."""
     from searchgen_nb.artifacts import dumps
-    from searchgen_nb.out_checks import check_output_file
+    from searchgen_nb.out_checks import check_no_dangling_link, check_output_file
     from searchgen_nb.validate import validate_folder
     if report_path:  # checked before the work
+        check_no_dangling_link(report_path, "--report")
         check_output_file(Path(os.path.realpath(report_path)), "--report", {"passed", "checks"},
                           {"FOLDER": Path(os.path.realpath(folder))})
     report = validate_folder(folder)
@@ -192,6 +198,9 @@ def release(config: str, output_root: str | None, project: str | None) -> None:
     and book/notebooks. Nothing is published unless every notebook, the validation and the book
     build succeed."""
     from searchgen_nb.book.release import run_release
+    from searchgen_nb.out_checks import check_no_dangling_link
+    if output_root:
+        check_no_dangling_link(output_root, "--output-root")
     outcome = run_release(config, output_root=output_root, project=project,
                           log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True))
     t = outcome.timings

@@ -9,9 +9,7 @@ process of their own with a timeout, so that the regression fails instead of han
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import json
 import os
 import re
@@ -24,7 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-from factory import make_release, model, prompt, result, terminal_sigint
+from factory import make_release, model, prompt, result, run_cli, terminal_sigint
 
 from searchgen_nb.artifacts import dumps
 from searchgen_nb.files import UnreadableFile, read_bytes, read_lines
@@ -79,18 +77,8 @@ def run(*args, own_process: bool = False) -> tuple[int, str]:
         proc = subprocess.run([sys.executable, "-m", "searchgen_nb", *argv], capture_output=True,
                               text=True, timeout=TIMEOUT, env=env)
         return proc.returncode, proc.stderr
-    from searchgen_nb.cli import main
-
-    err, code = io.StringIO(), 0
-    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stderr(err):
-        mp.setattr(sys, "argv", ["searchgen-nb", *argv])
-        mp.delenv("SEARCHGEN_DEBUG", raising=False)
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                main()
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, err.getvalue()
+    ran = run_cli(*argv)
+    return ran.returncode, ran.stderr
 
 
 def _release(root: Path, **config) -> Path:

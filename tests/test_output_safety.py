@@ -10,18 +10,15 @@ download links stay inside their own version folder.
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import io
 import os
 import re
 import shutil
 import signal
-import sys
 from pathlib import Path
 
 import pytest
-from factory import make_release, model, prompt, result, terminal_sigint
+from factory import make_release, model, prompt, result, run_cli, terminal_sigint
 
 import searchgen_nb.pipeline as pipeline
 from searchgen_nb.book.release import fresh_work_folder, output_root_problems
@@ -33,21 +30,10 @@ from searchgen_nb.publish import (
 
 
 def cli(*args, env: dict | None = None) -> tuple[int, str]:
-    """``searchgen-nb ARGS`` through its entry point in this process: (exit code, output)."""
-    from searchgen_nb.cli import main
-
-    buf, code = io.StringIO(), 0
-    with pytest.MonkeyPatch.context() as mp:
-        for key, value in (env or {}).items():
-            mp.setenv(key, value)
-        mp.setenv("SOURCE_DATE_EPOCH", "1780000000")
-        mp.setattr(sys, "argv", ["searchgen-nb", *map(str, args)])
-        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-            try:
-                main()
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 0
-    return code, buf.getvalue()
+    """``searchgen-nb ARGS`` in this process (:func:`factory.run_cli`) at a fixed
+    ``SOURCE_DATE_EPOCH``: (exit code, its output)."""
+    ran = run_cli(*args, env={"SOURCE_DATE_EPOCH": "1780000000", **(env or {})})
+    return ran.returncode, ran.stdout + ran.stderr
 
 
 def snapshot(folder: Path) -> dict[str, object]:
