@@ -506,6 +506,27 @@ def _linked_prompts(out: Path) -> str:
     return "holds 1 entry (prompts.jsonl) that are links or not"
 
 
+def _linked_paper_table(out: Path) -> str:
+    (out / "paper_table.json").unlink()
+    (out / "paper_table.json").symlink_to(out.parent / "mine.jsonl")
+    return "holds 1 entry (paper_table.json) that are links or not"
+
+
+def _hard_linked_paper_table(out: Path) -> str:
+    """The user's file under a second name: replacing that name would leave the user's file
+    as it is, but the folder is then not one the demo wrote."""
+    (out / "paper_table.json").unlink()
+    os.link(out.parent / "mine.jsonl", out / "paper_table.json")
+    return "holds 1 entry (paper_table.json) that are links or not"
+
+
+def _hard_linked_result(out: Path) -> str:
+    image = next((out / "results").rglob("image.png"))
+    image.unlink()
+    os.link(out.parent / "mine.jsonl", image)
+    return "image.png (a link)"
+
+
 def _linked_result(out: Path) -> str:
     image = next((out / "results").rglob("image.png"))
     image.unlink()
@@ -518,7 +539,9 @@ def _foreign_file(out: Path) -> str:
     return "holds 1 entry (notes.txt)"
 
 
-@pytest.mark.parametrize("make", [_comment_only, _linked_prompts, _linked_result, _foreign_file])
+@pytest.mark.parametrize("make", [_comment_only, _linked_prompts, _linked_paper_table,
+                                  _hard_linked_paper_table, _linked_result,
+                                  _hard_linked_result, _foreign_file])
 def test_demo_refuses_links_and_what_it_did_not_write(make, tiny_demo, tmp_path):
     out = tmp_path / "demo"
     (tmp_path / "mine.jsonl").write_text("my dataset\n")
@@ -585,3 +608,24 @@ def test_no_output_lies_inside_an_input_or_what_this_tool_owns(args, reason, wor
     code, msg = cli(*args.format(t=tmp_path, cfg=work / "in" / "release.yml").split())
     assert code == 1 and reason in msg, msg
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("args, option", [
+    ("data {cfg} --out {t}/link", "--out"),
+    ("data {cfg} --out {t}/link/out", "--out"),
+    ("data {cfg} --out {t}/o --timings {t}/link", "--timings"),
+    ("validate {t}/d --report {t}/link", "--report"),
+    ("release {cfg} --output-root {t}/link", "--output-root"),
+    ("demo --out {t}/link", "--out"),
+])
+def test_no_output_is_written_through_a_dangling_link(args, option, work, tmp_path):
+    """A link to a path that does not exist is refused by name: following it would make the
+    missing target, and the folders above it, wherever the link points."""
+    assert cli("data", work / "in" / "release.yml", "--out", tmp_path / "d")[0] == 0
+    (tmp_path / "link").symlink_to(tmp_path / "gone" / "zz")
+    before = snapshot(tmp_path)
+    code, msg = cli(*args.format(t=tmp_path, cfg=work / "in" / "release.yml").split())
+    assert code == 1 and msg.count("\n") == 1, msg
+    assert (f"{option} {tmp_path}/link" in msg and f"{tmp_path}/link is a link to "
+            f"{tmp_path}/gone/zz, which does not exist" in msg), msg
+    assert snapshot(tmp_path) == before and not (tmp_path / "gone").exists()
