@@ -142,11 +142,14 @@ class Thumbs:
         self.warnings: list[dict] = []
 
     def add(self, result_file: str, where: dict) -> str | None:
-        """The path of the thumbnail of the image beside ``result_file`` (written once)."""
+        """The path of the thumbnail of the image beside ``result_file`` (written once); none
+        for an image that links outside ``results_root`` (``root``, resolved)."""
         image = find_image(self.root / os.path.dirname(result_file), self.globs)
         if image is None:
             return None
         try:
+            if not Path(os.path.realpath(image)).is_relative_to(self.root):
+                raise ThumbnailError("a link to a file outside results_root")
             data = read_bytes(image, IMAGE_MAX)
             key = hashlib.sha256(data).digest()
             if key in self.made:
