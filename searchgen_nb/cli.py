@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from searchgen_nb.errors import ReleaseInterrupted, SearchGenError
+from searchgen_nb.errors import ReleaseInterrupted, SearchGenError, Terminated
 
 FILE = click.Path(dir_okay=False)
 FOLDER = click.Path(file_okay=False)
@@ -21,10 +21,6 @@ EXISTING_FOLDER = click.Path(file_okay=False, exists=True)
 #: What a command interrupted leaves behind (default: nothing was written).
 _LEFT = {"data": "nothing was published", "release": "nothing was published",
          "demo": "the demo folder may be incomplete"}
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM: handled as Ctrl-C is (nothing half-written, one line saying what was published)."""
 
 
 def _fail(step: str, why: object, code: int = 1) -> None:
