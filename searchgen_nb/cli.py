@@ -107,6 +107,7 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
     paper_table.json)."""
     from searchgen_nb.demo import committed_config_text, write_demo
     from searchgen_nb.out_checks import check_no_dangling_link
+    from searchgen_nb.publish import os_failure
     from searchgen_nb.published import check_previous
     if print_config:
         click.echo(committed_config_text(), nl=False)
@@ -124,8 +125,8 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
                   "one)", 2)
     try:
         summary = write_demo(Path(out_dir), changed=changed, previous=previous and Path(previous))
-    except OSError as exc:
-        _fail("demo", exc)
+    except OSError as exc:  # a refusal says it all; a system error: where and why
+        _fail("demo", os_failure("demo, write", exc) if exc.errno is not None else exc)
     config = Path(out_dir) / "release.yml"
     click.echo(f"searchgen-nb demo: wrote {summary.get('n_prompts')} prompts and results to "
                f"{out_dir} (config: {config})")

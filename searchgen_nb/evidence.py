@@ -12,7 +12,7 @@ import os
 import warnings
 from pathlib import Path
 
-from searchgen_nb.artifacts import write_jsonl
+from searchgen_nb.artifacts import write_bytes, write_jsonl
 from searchgen_nb.constants import GENERIC_RUBRIC
 from searchgen_nb.files import DATASET_MAX, find_image, read_bytes
 from searchgen_nb.numeric import mean_raw
@@ -164,7 +164,7 @@ class Thumbs:
         path = f"{THUMBS}/{digest[:NAME_HEX]}.webp"
         if path not in self.files:
             (self.folder / THUMBS).mkdir(exist_ok=True)
-            (self.folder / path).write_bytes(thumb)
+            write_bytes(self.folder / path, thumb)
             self.files[path] = (digest, len(thumb))
         if len(self.made) < 256:  # the demo's images repeat: 30% of its `data` (benchmarks)
             self.made[key] = path

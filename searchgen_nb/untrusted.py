@@ -29,6 +29,14 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def no_ansi(text: str) -> str:
+    """``text`` without terminal colour and cursor escapes (a tool's coloured output)."""
+    return _ANSI.sub("", text)
+
+
 def strings(value: object, path: str = "") -> Iterator[tuple[str, str]]:
     """Every string in a parsed JSON/YAML value, keys included, with where it sits:
     ``("models.m.source_id", "…")`` for a value, ``("key 'x' of models", "x")`` for a key."""

@@ -412,7 +412,7 @@ def test_yaml_alias_bomb_is_refused_quickly_with_a_short_message(tmp_path):
 @pytest.mark.parametrize("value", ["yesterday", "-5", "1e9", "99999999999999999999"])
 def test_bad_source_date_epoch_is_named(tmp_path, value):
     cfg = _two_model_release(tmp_path)
-    r = run_cli("data", str(cfg), "--out", str(tmp_path / "out"), env={**os.environ, "SOURCE_DATE_EPOCH": value})
+    r = run_cli("data", str(cfg), "--out", str(tmp_path / "out"), env={"SOURCE_DATE_EPOCH": value})
     assert r.returncode == 1, r.stderr
     assert f"SOURCE_DATE_EPOCH={value} is not a Unix timestamp" in r.stderr
 

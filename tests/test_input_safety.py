@@ -466,7 +466,8 @@ def test_a_signal_while_the_command_loads_is_one_line(monkeypatch, capsys, sig, 
         for s, handler in saved.items():
             signal.signal(s, handler)
     assert exc.value.code == code and time.perf_counter() - start < 4
-    assert capsys.readouterr().err == f"searchgen-nb validate: FAILED: {said}; nothing was written\n"
+    said = f"searchgen-nb validate: FAILED: {said}; nothing was written\n"
+    assert capsys.readouterr().err == said
     assert set(after.values()) == {signal.SIG_IGN}
 
 

@@ -13,8 +13,11 @@ from __future__ import annotations
 import errno
 import os
 import re
+import resource
 import shutil
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -629,3 +632,66 @@ def test_no_output_is_written_through_a_dangling_link(args, option, work, tmp_pa
     assert (f"{option} {tmp_path}/link" in msg and f"{tmp_path}/link is a link to "
             f"{tmp_path}/gone/zz, which does not exist" in msg), msg
     assert snapshot(tmp_path) == before and not (tmp_path / "gone").exists()
+
+
+def _file_size_limit(limit: int):
+    """For a child process: files larger than ``limit`` bytes cannot be written (``write``
+    fails with EFBIG, as it fails with ENOSPC on a full disk: an error that names no file)."""
+    def apply():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+@pytest.mark.parametrize("command", ["data", "demo"])
+def test_a_write_the_system_refuses_names_the_file_and_leaves_nothing(command, work, tmp_path):
+    args = {"data": ["data", work / "in" / "release.yml", "--out", tmp_path / "out"],
+            "demo": ["demo", "--out", tmp_path / "out"]}[command]
+    before = snapshot(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "searchgen_nb", *map(str, args)],
+                          capture_output=True, text=True, timeout=120,
+                          preexec_fn=_file_size_limit(4096))
+    step = {"data": "data, stage extract", "demo": "demo, write"}[command]
+    said = re.escape(f"searchgen-nb {command}: FAILED: {step}: {tmp_path}/")
+    said += r"\S+: File too large\n"
+    assert proc.returncode == 1 and re.fullmatch(said, proc.stderr), proc.stderr
+    assert snapshot(tmp_path) == before  # the staging folder went too
+
+
+@pytest.mark.slow
+def test_a_book_build_the_system_refuses_is_one_line_naming_the_file(tmp_path):
+    """Jupyter Book failing to write (here: files over a size limit) is one line naming the
+    step, the folder, the file and the system's reason, without terminal colours."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "_config.yml").write_text("title: t\n")
+    (src / "_toc.yml").write_text("format: jb-book\nroot: intro\n")
+    (src / "intro.md").write_text("# Intro\n")
+    code = ("import sys; from pathlib import Path; from searchgen_nb.book.release import "
+            "build_book; from searchgen_nb.errors import ReleaseError\ntry: build_book(Path("
+            f"{str(src)!r}))\nexcept ReleaseError as exc: sys.exit(str(exc))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, preexec_fn=_file_size_limit(100_000))
+    said = proc.stderr
+    assert proc.returncode == 1 and said.count("\n") == 1 and "\x1b" not in said, said
+    assert said.startswith(f"book build failed (jupyter-book exit 1) in {src}: "), said
+    assert re.search(r"/\S+: OSError\(27, 'File too large'\) \(and \d+ more\)$", said), said
+
+
+def test_a_full_disk_during_a_release_removes_its_work_folder(work, tmp_path, monkeypatch):
+    """The work folder (notebooks, book build: megabytes) would keep the disk full: on such a
+    failure it goes, and the failure says so; the published paths stay as they were."""
+    import searchgen_nb.book.release as release
+
+    def no_space(*args, **kwargs):
+        raise ReleaseError(f"notebook 01_extract.ipynb: cell 3 raised ReleaseError: data, stage "
+                           f"extract: {tmp_path}/site/build/release/data/prompt_scores.jsonl: "
+                           "No space left on device")
+
+    monkeypatch.setattr(release, "run_notebooks", no_space)
+    code, msg = cli("release", work / "in" / "release.yml", "--output-root", tmp_path / "site",
+                    "--project", project_root())
+    assert code == 1 and msg.endswith(f"No space left on device; the work folder {tmp_path}/site/"
+                                      "build/release was removed to free the space it took\n"), msg
+    assert not (tmp_path / "site" / "build" / "release").exists()
+    assert not (tmp_path / "site" / "public").exists()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ import nbformat
 from searchgen_nb.config import PROJECT_ENV, WORK_ROOT_ENV, project_root
 from searchgen_nb.errors import ReleaseError
 from searchgen_nb.publish import step
+from searchgen_nb.untrusted import no_ansi
 
 NOTEBOOKS = "src/book/notebooks"  # the executed notebooks, relative to the work folder
 VOLATILE_CELL_METADATA = ("execution", "papermill", "collapsed", "scrolled", "ExecuteTime")
@@ -36,7 +36,7 @@ def check_executed(nb: nbformat.NotebookNode, name: str) -> None:
 
 
 def _clean(text: str) -> str:
-    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+    return no_ansi(text)
 
 
 def normalize(nb: nbformat.NotebookNode, root: Path) -> nbformat.NotebookNode:

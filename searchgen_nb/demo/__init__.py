@@ -13,7 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
-from searchgen_nb.artifacts import held_signals, staging_dir
+from searchgen_nb.artifacts import held_signals, staging_dir, write_bytes
 from searchgen_nb.config import project_root
 from searchgen_nb.demo.generate import (  # noqa: F401 - re-exported
     PNG_BYTES, PROFILE, PROMPTS, RESULT_FILE, ROSTER, STATUSES, _dump, _result_folder, build_demo,
@@ -62,7 +62,7 @@ def _write(path: Path, data: bytes) -> None:
     interrupted write leaves the old file whole."""
     tmp = path.with_name(f".{path.name}.demo-tmp")
     try:
-        tmp.write_bytes(data)
+        write_bytes(tmp, data)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
