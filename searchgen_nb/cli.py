@@ -208,10 +208,11 @@ def release(config: str, output_root: str | None, project: str | None) -> None:
 
 
 def main() -> None:
-    """Entry point: while a command runs (main thread only) SIGTERM raises :class:`Terminated`
-    and SIGINT ``KeyboardInterrupt``, whatever handler the process had (a library can leave its
-    own), unless SIGINT is ignored; an unexpected crash still ends with one line (a traceback
-    with ``SEARCHGEN_DEBUG=1``)."""
+    """The command line in this process (the process's entry point is
+    :func:`searchgen_nb.launch.main`): while a command runs (main thread only) SIGTERM raises
+    :class:`Terminated` and SIGINT ``KeyboardInterrupt``, whatever handler the process had (a
+    library can leave its own), unless SIGINT is ignored; an unexpected crash still ends with
+    one line (a traceback with ``SEARCHGEN_DEBUG=1``)."""
 
     def on_term(signum, frame):
         raise Terminated()
