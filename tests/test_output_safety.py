@@ -645,7 +645,9 @@ def _file_size_limit(limit: int):
 
 @pytest.mark.parametrize("command", ["data", pytest.param("demo", marks=pytest.mark.slow)])
 def test_a_write_the_system_refuses_names_the_file_and_leaves_nothing(command, work, tmp_path):
-    """The whole demo is made before it is written: a minute or more on a loaded machine."""
+    """A write the system refuses (files over a size limit here; on a full disk, as here, the
+    error names no file) is one line naming the step, the file and the reason, and nothing
+    stays. The demo case is slow: the whole demo is made before anything is written."""
     args = {"data": ["data", work / "in" / "release.yml", "--out", tmp_path / "out"],
             "demo": ["demo", "--out", tmp_path / "out"]}[command]
     before = snapshot(tmp_path)
