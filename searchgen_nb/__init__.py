@@ -19,4 +19,9 @@ def _version() -> str:
             return "0+unknown"
 
 
-__version__ = _version()
+def __getattr__(name: str) -> str:
+    """``__version__``, read when first asked for: a command starts without reading metadata."""
+    if name != "__version__":
+        raise AttributeError(f"module 'searchgen_nb' has no attribute {name!r}")
+    globals()[name] = version = _version()
+    return version

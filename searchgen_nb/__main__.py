@@ -1,4 +1,4 @@
-from searchgen_nb.cli import main
+from searchgen_nb.launch import main
 
 if __name__ == "__main__":
     main()

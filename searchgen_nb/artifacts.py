@@ -36,11 +36,23 @@ def dumps(obj: object) -> str:
                       allow_nan=False) + "\n"
 
 
+@contextlib.contextmanager
+def writing(path: Path):
+    """An ``OSError`` of the block that names no file (a write or close on a full disk) names
+    ``path``, so that the failure says where (data contract, § Publication)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+
+
 def write_jsonl(path: Path, rows) -> str:
     """Write rows (any iterable) as compact canonical JSON, one per line, streaming; return the
     sha256."""
     h = hashlib.sha256()
-    with open(path, "wb") as fh:
+    with writing(path), open(path, "wb") as fh:
         for r in rows:
             data = json.dumps(r, allow_nan=False, separators=(",", ":"), sort_keys=True,
                               ensure_ascii=False).encode("utf-8") + b"\n"
@@ -49,11 +61,16 @@ def write_jsonl(path: Path, rows) -> str:
     return h.hexdigest()
 
 
+def write_bytes(path: Path, data: bytes) -> str:
+    """Write ``data``; return its sha256."""
+    with writing(path):
+        path.write_bytes(data)
+    return hashlib.sha256(data).hexdigest()
+
+
 def write_text(path: Path, text: str) -> str:
     """Write UTF-8 text; return its sha256."""
-    data = text.encode("utf-8")
-    path.write_bytes(data)
-    return hashlib.sha256(data).hexdigest()
+    return write_bytes(path, text.encode("utf-8"))
 
 
 def source_date_epoch() -> int | None:

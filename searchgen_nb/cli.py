@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from searchgen_nb.errors import ReleaseInterrupted, SearchGenError
+from searchgen_nb.errors import ReleaseInterrupted, SearchGenError, Terminated
 
 FILE = click.Path(dir_okay=False)
 FOLDER = click.Path(file_okay=False)
@@ -21,10 +21,6 @@ EXISTING_FOLDER = click.Path(file_okay=False, exists=True)
 #: What a command interrupted leaves behind (default: nothing was written).
 _LEFT = {"data": "nothing was published", "release": "nothing was published",
          "demo": "the demo folder may be incomplete"}
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM: handled as Ctrl-C is (nothing half-written, one line saying what was published)."""
 
 
 def _fail(step: str, why: object, code: int = 1) -> None:
@@ -70,7 +66,10 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
     from searchgen_nb.artifacts import source_date_epoch
     from searchgen_nb.config import load_config
     from searchgen_nb.pipeline import inputs, run_data
-    from searchgen_nb.out_checks import check_output_file
+    from searchgen_nb.out_checks import check_no_dangling_link, check_output_file
+    check_no_dangling_link(out_dir, "--out")
+    if timings_path:
+        check_no_dangling_link(timings_path, "--timings")
     source_date_epoch()  # a bad SOURCE_DATE_EPOCH stops here, naming it
     cfg = load_config(config)
     if timings_path:  # checked before any work: nothing may fail after publication
@@ -109,12 +108,15 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
     """Write the deterministic synthetic demo release (prompts, results, release.yml,
     paper_table.json)."""
     from searchgen_nb.demo import committed_config_text, write_demo
+    from searchgen_nb.out_checks import check_no_dangling_link
+    from searchgen_nb.publish import os_failure
     from searchgen_nb.published import check_previous
     if print_config:
         click.echo(committed_config_text(), nl=False)
         return
     if out_dir is None:
         _fail("demo", "--out is required (the folder for the synthetic release)", 2)
+    check_no_dangling_link(out_dir, "--out")
     if previous is not None:
         try:
             check_previous(Path(previous), "--previous")
@@ -125,8 +127,8 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
                   "one)", 2)
     try:
         summary = write_demo(Path(out_dir), changed=changed, previous=previous and Path(previous))
-    except OSError as exc:
-        _fail("demo", exc)
+    except OSError as exc:  # a refusal says it all; a system error: where and why
+        _fail("demo", os_failure("demo, write", exc) if exc.errno is not None else exc)
     config = Path(out_dir) / "release.yml"
     click.echo(f"searchgen-nb demo: wrote {summary.get('n_prompts')} prompts and results to "
                f"{out_dir} (config: {config})")
@@ -167,9 +169,10 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
 def validate(folder: str, report_path: str | None) -> None:
     """Re-check a published (or staged) artifact FOLDER on its own; exit 1 on any failed check."""
     from searchgen_nb.artifacts import dumps
-    from searchgen_nb.out_checks import check_output_file
+    from searchgen_nb.out_checks import check_no_dangling_link, check_output_file
     from searchgen_nb.validate import validate_folder
     if report_path:  # checked before the work
+        check_no_dangling_link(report_path, "--report")
         check_output_file(Path(os.path.realpath(report_path)), "--report", {"passed", "checks"},
                           {"FOLDER": Path(os.path.realpath(folder))})
     report = validate_folder(folder)
@@ -196,6 +199,9 @@ def release(config: str, output_root: str | None, project: str | None) -> None:
     and book/notebooks. Nothing is published unless every notebook, the validation and the book
     build succeed."""
     from searchgen_nb.book.release import run_release
+    from searchgen_nb.out_checks import check_no_dangling_link
+    if output_root:
+        check_no_dangling_link(output_root, "--output-root")
     outcome = run_release(config, output_root=output_root, project=project,
                           log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True))
     t = outcome.timings
@@ -206,10 +212,11 @@ def release(config: str, output_root: str | None, project: str | None) -> None:
 
 
 def main() -> None:
-    """Entry point: while a command runs (main thread only) SIGTERM raises :class:`Terminated`
-    and SIGINT ``KeyboardInterrupt``, whatever handler the process had (a library can leave its
-    own), unless SIGINT is ignored; an unexpected crash still ends with one line (a traceback
-    with ``SEARCHGEN_DEBUG=1``)."""
+    """The command line in this process (the process's entry point is
+    :func:`searchgen_nb.launch.main`): while a command runs (main thread only) SIGTERM raises
+    :class:`Terminated` and SIGINT ``KeyboardInterrupt``, whatever handler the process had (a
+    library can leave its own), unless SIGINT is ignored; an unexpected crash still ends with
+    one line (a traceback with ``SEARCHGEN_DEBUG=1``)."""
 
     def on_term(signum, frame):
         raise Terminated()

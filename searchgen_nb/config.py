@@ -21,7 +21,8 @@ from searchgen_nb.constants import (DEFAULT_GENERATION_GLOB, DEFAULT_RESULT_PATH
                                    PARTITION_KEYS, TOOLGEN_EXTRACTOR)
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import CONFIG_MAX, read_bytes
-from searchgen_nb.untrusted import ConfigLoader, excerpt, hidden_char, strings, twins
+from searchgen_nb.untrusted import (ConfigLoader, excerpt, hidden_char, js_reserved, strings,
+                                    twins)
 
 _VARIABLE = re.compile(r"\$\{(\w+)\}")
 _SLICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -223,6 +224,17 @@ def _string_problems(raw: dict, models: dict) -> list[str]:
     return problems
 
 
+def _reserved_names(raw: dict, models: dict) -> list[str]:
+    """Model ids, display names and slice names the book cannot show (:func:`js_reserved`)."""
+    slices = raw.get("slices") if isinstance(raw.get("slices"), dict) else {}
+    named = [(f"models.{m}", m) for m in models]
+    named += [(f"models.{excerpt(m, 40)}.display_name", v.get("display_name"))
+              for m, v in models.items() if isinstance(v, dict)]
+    named += [(f"slices.{n}", n) for n in slices]
+    return [f"`{where}`: {why}" for where, s in named
+            if isinstance(s, str) and (why := js_reserved(s))]
+
+
 def _twin_problems(models: dict) -> list[str]:
     """Model ids, or display names, that look the same (:func:`twins`)."""
     ids = [m for m in models if isinstance(m, str)]
@@ -283,7 +295,8 @@ def config_from_dict(raw: object, config_path: Path) -> ReleaseConfig:
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: top level must be a mapping, got {type(raw).__name__}")
     models = raw.get("models") if isinstance(raw.get("models"), dict) else {}
-    problems = _twin_problems(models) + _string_problems(raw, models)
+    problems = (_twin_problems(models) + _string_problems(raw, models)
+                + _reserved_names(raw, models))
     if problems:
         raise ConfigError(f"{where}: " + "; ".join(problems[:5]))
     try:

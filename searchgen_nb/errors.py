@@ -32,3 +32,7 @@ class ReleaseError(SearchGenError):
 
 class ReleaseInterrupted(SearchGenError):
     """Ctrl-C during a release; the message says whether the new release was published."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: handled as Ctrl-C is (nothing half-written, one line saying what was published)."""

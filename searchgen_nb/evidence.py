@@ -12,7 +12,7 @@ import os
 import warnings
 from pathlib import Path
 
-from searchgen_nb.artifacts import write_jsonl
+from searchgen_nb.artifacts import write_bytes, write_jsonl
 from searchgen_nb.constants import GENERIC_RUBRIC
 from searchgen_nb.files import find_image, read_bytes
 from searchgen_nb.numeric import mean_raw
@@ -157,11 +157,14 @@ class Thumbs:
         self.warnings: list[dict] = []
 
     def add(self, result_file: str, where: dict) -> str | None:
-        """The path of the thumbnail of the image beside ``result_file`` (written once)."""
+        """The path of the thumbnail of the image beside ``result_file`` (written once); none
+        for an image that links outside ``results_root`` (``root``, resolved)."""
         image = find_image(self.root / os.path.dirname(result_file), self.globs)
         if image is None:
             return None
         try:
+            if not Path(os.path.realpath(image)).is_relative_to(self.root):
+                raise ThumbnailError("a link to a file outside results_root")
             data = read_bytes(image, IMAGE_MAX)
             key = hashlib.sha256(data).digest()
             if key in self.made:
@@ -176,7 +179,7 @@ class Thumbs:
         path = f"{THUMBS}/{digest[:NAME_HEX]}.webp"
         if path not in self.files:
             (self.folder / THUMBS).mkdir(exist_ok=True)
-            (self.folder / path).write_bytes(thumb)
+            write_bytes(self.folder / path, thumb)
             self.files[path] = (digest, len(thumb))
         if len(self.made) < 256:  # the demo's images repeat: 30% of its `data` (benchmarks)
             self.made[key] = path

@@ -15,6 +15,7 @@ from searchgen_nb.evidence import THUMBS
 from searchgen_nb.files import ARTIFACT_MAX, CONFIG_MAX, read_bytes
 from searchgen_nb.publish import RELEASES, describe, listing, marked, published_version
 from searchgen_nb.schemas import schema_dir
+from searchgen_nb.untrusted import excerpt
 
 #: What ``searchgen-nb data`` writes into its output folder (``schemas/`` holds ``*.schema.json``,
 #: ``thumbs/`` the thumbnails ``<first 32 hex digits of their sha256>.webp``), and the change
@@ -45,6 +46,18 @@ def _ours(folder: Path) -> str | None:
     if is_demo(folder):
         return "demo"
     return "release work folder (the next release empties it)" if marked(folder) else None
+
+
+def check_no_dangling_link(path: str | os.PathLike, option: str) -> None:
+    """:class:`ReleaseError` when the output ``path`` as given passes through a link to nothing
+    (the link itself, or a folder above it): writing there would make the link's target and its
+    missing folders wherever the link points (data contract, § Publication)."""
+    given = Path(os.path.abspath(path))
+    for link in (*reversed(given.parents), given):
+        if link.is_symlink() and not link.exists():
+            raise ReleaseError(f"{option} {path}: {link} is a link to "
+                               f"{excerpt(os.readlink(link), 120)}, which does not exist; an "
+                               "output is never written through a dangling link; nothing was done")
 
 
 def owned_problem(path: Path, inputs: dict[str, Path]) -> str | None:

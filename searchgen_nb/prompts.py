@@ -13,7 +13,8 @@ from searchgen_nb.errors import MetadataError
 from searchgen_nb.evidence import prompt_text
 from searchgen_nb.files import DATASET_MAX, read_bytes
 from searchgen_nb.partition import partition
-from searchgen_nb.untrusted import excerpt, hidden_char, no_duplicate_keys, printable, strings
+from searchgen_nb.untrusted import (excerpt, hidden_char, js_reserved, no_duplicate_keys,
+                                    printable, strings)
 
 TAG_FIELDS = ("domains", "failure_modes")
 #: Bounds (data contract, § Prompt metadata and the partition): the longest sample_id and
@@ -166,6 +167,8 @@ def _sample_id(row: dict, path: Path, lineno: int, seen: dict) -> str:
     elif (n := len(sid.encode("utf-8"))) > NAME_MAX:
         why = (f"sample_id is {n} bytes long in UTF-8, at most {NAME_MAX} (it names result"
                " folders and files)")
+    elif reserved := js_reserved(sid):
+        why = f"sample_id {reserved}"
     elif sid in seen:
         why = f"duplicate sample_id (first on line {seen[sid].line})"
     else:
@@ -217,6 +220,8 @@ def _tags(value: object, name: str, fail, strict: bool = True) -> list[str]:
             raise fail(f"{name}: tag {excerpt(t, 60)} is {len(t):,} characters, at most {TEXT_MAX}")
         if strict and (why := hidden_char(t, strict=True)):
             raise fail(f"{name}: tag {excerpt(t, 60)} holds {why}")
+        if strict and (why := js_reserved(t)):
+            raise fail(f"{name}: tag {why}")
     return value
 
 

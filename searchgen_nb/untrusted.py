@@ -29,6 +29,14 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def no_ansi(text: str) -> str:
+    """``text`` without terminal colour and cursor escapes (a tool's coloured output)."""
+    return _ANSI.sub("", text)
+
+
 def strings(value: object, path: str = "") -> Iterator[tuple[str, str]]:
     """Every string in a parsed JSON/YAML value, keys included, with where it sits:
     ``("models.m.source_id", "…")`` for a value, ``("key 'x' of models", "x")`` for a key."""
@@ -126,6 +134,23 @@ def hidden_char(text: str, strict: bool = False) -> str | None:
             return f"a bidirectional control (U+{ord(c):04X})"
         if cat in _HIDDEN or (strict and not c.isprintable()):
             return f"{_HIDDEN.get(cat, 'an invisible or non-printable character')} (U+{ord(c):04X})"
+    return None
+
+
+#: The names every JavaScript object already has (``Object.prototype``'s): as a model id, a
+#: display name, a ``sample_id``, a tag or a slice name the book's scripts and charts would read
+#: the object's own member instead of the data (data contract, § Release config).
+JS_RESERVED = frozenset({
+    "__proto__", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__",
+    "constructor", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable", "toLocaleString",
+    "toString", "valueOf"})
+
+
+def js_reserved(text: str) -> str | None:
+    """Why ``text`` cannot name anything the book shows (one of :data:`JS_RESERVED`), or None."""
+    if text in JS_RESERVED:
+        return (f"is {text!r}, a name every JavaScript object already has (the book's scripts "
+                "would read it as their own)")
     return None
 
 

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import signal
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 import yaml
 
@@ -104,3 +109,26 @@ def terminal_sigint():
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def run_cli(*args, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``searchgen-nb ARGS`` through its entry point (``searchgen_nb.cli.main``: click, then the
+    last line of defence) in this process, ``env`` set over the environment (``SEARCHGEN_DEBUG``
+    never), from ``cwd``: its exit code as the interpreter would give it (``sys.exit``: None 0,
+    an int itself, anything else 1), stdout and stderr."""
+    from searchgen_nb.cli import main
+
+    out, err, code = io.StringIO(), io.StringIO(), 0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("SEARCHGEN_DEBUG", raising=False)
+        for key, value in (env or {}).items():
+            mp.setenv(key, value)
+        if cwd is not None:
+            mp.chdir(cwd)
+        mp.setattr(sys, "argv", ["searchgen-nb", *map(str, args)])
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return subprocess.CompletedProcess([str(a) for a in args], code, out.getvalue(), err.getvalue())

@@ -136,6 +136,24 @@ def test_release_publishes_evidence_and_thumbnails(tmp_path):
         run_data(load_config(tmp_path / "src/release.yml"), out, progress=False)
 
 
+def test_an_image_linked_outside_results_root_gets_no_thumbnail(tmp_path):
+    """As a result file, the image must lie below results_root: a link to a file elsewhere
+    (here the user's own photo) is not published, and a warning names it."""
+    cfg = _release(tmp_path)
+    image = tmp_path / "src" / "results" / "rows" / "p1" / "none" / "model-a" / "image.png"
+    image.rename(tmp_path / "private.png")
+    image.symlink_to(tmp_path / "private.png")
+    out = run_data(load_config(cfg), tmp_path / "data", progress=False).out_dir
+    assert "thumbnail" not in _lines(out)[0]["models"]["a"]
+    private = hashlib.sha256(evidence.thumbnail((tmp_path / "private.png").read_bytes()))
+    assert f"{private.hexdigest()[:32]}.webp" not in _thumbs(out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    said = {w["file"]: w["message"] for w in manifest["extraction"]["warnings"]
+            if w["check"] == "thumbnail"}
+    assert said["rows/p1/none/model-a/image.png"] == (
+        "image skipped: a link to a file outside results_root")
+
+
 def test_an_added_model_renames_no_thumbnail(tmp_path):
     """A thumbnail is named by its content: a model added to a release renames nothing and
     changes no other model's entry."""

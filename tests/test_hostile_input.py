@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from factory import CANONICAL, make_release, model, prompt, read_artifacts, result, row
+from factory import CANONICAL, make_release, model, prompt, read_artifacts, result, row, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,33 +33,6 @@ from searchgen_nb.errors import ConfigError, MetadataError, ResultIdentityError,
 from searchgen_nb.pipeline import run_data
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def cli(*args, env=None, cwd=None) -> subprocess.CompletedProcess:
-    """``searchgen-nb ARGS`` through its entry point (``searchgen_nb.cli.main``: click, then the
-    last line of defence) in this process, with ``env`` as the whole environment: exit code,
-    stdout and stderr as the finished command reports them. (A new interpreter per call cost
-    0.3 s; test_bad_input runs the command in a process of its own.)"""
-    import contextlib
-    import io
-
-    from searchgen_nb.cli import main
-
-    out, err, code = io.StringIO(), io.StringIO(), 0
-    with pytest.MonkeyPatch.context() as mp:
-        for key in set(os.environ) - set(env or os.environ):
-            mp.delenv(key)
-        for key, value in (env or {}).items():
-            mp.setenv(key, value)
-        if cwd is not None:
-            mp.chdir(cwd)
-        mp.setattr(sys, "argv", ["searchgen-nb", *map(str, args)])
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                main()
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
 def _threshold_release(tmp_path, k: int, n: int, threshold: str):
@@ -263,7 +236,7 @@ def test_duplicate_and_nan_in_paper_table_are_refused(tmp_path):
     with pytest.raises(ConfigError, match=r"paper_table paper.json is not valid JSON: duplicate key 'a'"):
         run_data(load_config(cfg), tmp_path / "out", progress=False)
     (tmp_path / "paper.json").write_text('{"a": NaN, "b": 100}')
-    r = cli("data", str(cfg), "--out", str(tmp_path / "out"))
+    r = run_cli("data", str(cfg), "--out", str(tmp_path / "out"))
     assert r.returncode == 1 and "paper_table paper.json is not valid JSON: NaN is not a number" in r.stderr, r.stderr
 
 
@@ -286,7 +259,7 @@ def test_property_any_repeated_metadata_key_is_refused(tmp_path_factory, keys, d
 def test_missing_results_root_fails_naming_it(tmp_path):
     cfg = _two_model_release(tmp_path)
     (tmp_path / "results").rename(tmp_path / "elsewhere")
-    r = cli("data", str(cfg), "--out", str(tmp_path / "out"))
+    r = run_cli("data", str(cfg), "--out", str(tmp_path / "out"))
     assert r.returncode == 1 and "results_root results is not a folder" in r.stderr, r.stderr
     assert not (tmp_path / "out").exists()
 
@@ -297,7 +270,7 @@ def test_empty_results_root_fails_naming_it(tmp_path):
 
     shutil.rmtree(tmp_path / "results")
     (tmp_path / "results").mkdir()
-    r = cli("data", str(cfg), "--out", str(tmp_path / "out"))
+    r = run_cli("data", str(cfg), "--out", str(tmp_path / "out"))
     assert r.returncode == 1 and "results_root results holds no result file for any model" in r.stderr, r.stderr
 
 
@@ -372,7 +345,7 @@ def test_hostile_result_file_is_one_invalid_pair_not_a_crash(tmp_path, kind):
     f = _result_file(tmp_path, "p1", "a")
     f.parent.mkdir(parents=True, exist_ok=True)
     f.write_bytes(text if isinstance(text, bytes) else text.encode())
-    r = cli("data", str(cfg), "--out", str(tmp_path / "out"))
+    r = run_cli("data", str(cfg), "--out", str(tmp_path / "out"))
     assert r.returncode == 0, r.stderr
     recs = [json.loads(line) for line in (tmp_path / "out" / "prompt_scores.jsonl").read_text(encoding="utf-8").splitlines()]
     entry = recs[0]["models"]["a"]
@@ -398,7 +371,7 @@ def test_hostile_result_file_is_one_invalid_pair_not_a_crash(tmp_path, kind):
 )
 def test_hostile_metadata_line_names_the_line(tmp_path, line, message):
     cfg = make_release(tmp_path, [prompt("p1")], {"a": model("A")}, {("a", "p1"): result({"checklist:0": 1})}, prompt_lines=[json.dumps(prompt("p1")), line])
-    r = cli("data", str(cfg), "--out", str(tmp_path / "out"))
+    r = run_cli("data", str(cfg), "--out", str(tmp_path / "out"))
     assert r.returncode == 1, r.stderr
     import re
 
@@ -418,7 +391,7 @@ def test_hostile_metadata_line_names_the_line(tmp_path, line, message):
 def test_hostile_config_is_refused_by_name(tmp_path, content, message):
     path = tmp_path / "r.yml"
     path.write_bytes(content)
-    r = cli("data", str(path), "--out", str(tmp_path / "out"))
+    r = run_cli("data", str(path), "--out", str(tmp_path / "out"))
     assert r.returncode == 1, r.stderr
     import re
 
@@ -430,7 +403,7 @@ def test_yaml_alias_bomb_is_refused_quickly_with_a_short_message(tmp_path):
     lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
     path = tmp_path / "bomb.yml"
     path.write_text("\n".join(lines) + "\n")
-    r = cli("data", str(path), "--out", str(tmp_path / "out"))
+    r = run_cli("data", str(path), "--out", str(tmp_path / "out"))
     assert r.returncode == 1
     assert "anchors and aliases (& and *) are not allowed in a release config" in r.stderr
     assert len(r.stderr) < 1000
@@ -439,7 +412,7 @@ def test_yaml_alias_bomb_is_refused_quickly_with_a_short_message(tmp_path):
 @pytest.mark.parametrize("value", ["yesterday", "-5", "1e9", "99999999999999999999"])
 def test_bad_source_date_epoch_is_named(tmp_path, value):
     cfg = _two_model_release(tmp_path)
-    r = cli("data", str(cfg), "--out", str(tmp_path / "out"), env={**os.environ, "SOURCE_DATE_EPOCH": value})
+    r = run_cli("data", str(cfg), "--out", str(tmp_path / "out"), env={"SOURCE_DATE_EPOCH": value})
     assert r.returncode == 1, r.stderr
     assert f"SOURCE_DATE_EPOCH={value} is not a Unix timestamp" in r.stderr
 

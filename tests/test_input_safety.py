@@ -9,9 +9,7 @@ process of their own with a timeout, so that the regression fails instead of han
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import json
 import os
 import re
@@ -24,7 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-from factory import make_release, model, prompt, result, terminal_sigint
+from factory import make_release, model, prompt, result, run_cli, terminal_sigint
 
 from searchgen_nb.artifacts import dumps
 from searchgen_nb.files import UnreadableFile, read_bytes, read_lines
@@ -79,18 +77,8 @@ def run(*args, own_process: bool = False) -> tuple[int, str]:
         proc = subprocess.run([sys.executable, "-m", "searchgen_nb", *argv], capture_output=True,
                               text=True, timeout=TIMEOUT, env=env)
         return proc.returncode, proc.stderr
-    from searchgen_nb.cli import main
-
-    err, code = io.StringIO(), 0
-    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stderr(err):
-        mp.setattr(sys, "argv", ["searchgen-nb", *argv])
-        mp.delenv("SEARCHGEN_DEBUG", raising=False)
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                main()
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, err.getvalue()
+    ran = run_cli(*argv)
+    return ran.returncode, ran.stderr
 
 
 def _release(root: Path, **config) -> Path:
@@ -443,6 +431,69 @@ def test_ctrl_c_ends_a_command_whatever_handler_the_process_had(published, monke
     finally:
         signal.signal(signal.SIGINT, previous)
     assert (got, err) == (130, "searchgen-nb validate: FAILED: interrupted; nothing was written\n")
+
+
+class _SignalOnImport:
+    """Stands for ``searchgen_nb.cli`` while it loads: a signal arrives, then it takes a while."""
+
+    def __init__(self, sig) -> None:
+        self.sig = sig
+
+    def __getattr__(self, name):
+        os.kill(os.getpid(), self.sig)
+        time.sleep(5)
+
+
+@pytest.mark.parametrize("sig, code, said", [
+    (signal.SIGTERM, 143, "terminated (SIGTERM)"), (signal.SIGINT, 130, "interrupted"),
+])  # fmt: skip
+def test_a_signal_while_the_command_loads_is_one_line(monkeypatch, capsys, sig, code, said):
+    """The process's entry point handles Ctrl-C and SIGTERM before it imports the command: one
+    arriving then is one line and exit 130 / 143 (it was a 33–57-line traceback); after the
+    command, further signals are ignored so that none changes what it said."""
+    from searchgen_nb.launch import main
+
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    monkeypatch.setitem(sys.modules, "searchgen_nb.cli", _SignalOnImport(sig))
+    monkeypatch.setattr(sys, "argv", ["searchgen-nb", "validate", "somewhere"])
+    start = time.perf_counter()
+    try:
+        with terminal_sigint():
+            with pytest.raises(SystemExit) as exc:
+                main()
+            after = {s: signal.getsignal(s) for s in saved}
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+    assert exc.value.code == code and time.perf_counter() - start < 4
+    said = f"searchgen-nb validate: FAILED: {said}; nothing was written\n"
+    assert capsys.readouterr().err == said
+    assert set(after.values()) == {signal.SIG_IGN}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig, code, said", [
+    (signal.SIGTERM, 143, "terminated (SIGTERM)"), (signal.SIGINT, 130, "interrupted"),
+])  # fmt: skip
+def test_a_signal_while_a_notebook_runs_is_one_line(tmp_path, sig, code, said):
+    """Ctrl-C (sent to the process group, as a terminal does: the kernel gets it too) or SIGTERM
+    while a notebook runs: the one line, and no report of the dead kernel's task after it."""
+    cfg, site = _release(tmp_path / "src"), tmp_path / "site"
+    proc = subprocess.Popen([sys.executable, "-m", "searchgen_nb", "release", str(cfg),
+                             "--output-root", str(site)], stderr=subprocess.PIPE, text=True,
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    done = site / "build" / "release" / "src" / "book" / "notebooks" / "03_validate.ipynb"
+    deadline = time.monotonic() + TIMEOUT * 4
+    while not done.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # notebook 04 runs
+    (os.killpg(proc.pid, sig) if sig == signal.SIGINT else proc.send_signal(sig))
+    err = proc.communicate(timeout=TIMEOUT * 4)[1]
+    assert proc.returncode == code, err
+    assert err.splitlines()[-1] == f"searchgen-nb release: FAILED: {said}; nothing was published"
+    assert "Traceback" not in err and "Task exception" not in err, err
+    assert not (site / "public").exists()
 
 
 @pytest.mark.parametrize("marker", ["manifest.json", ".searchgen-nb", ".searchgen-nb-demo"])

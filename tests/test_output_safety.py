@@ -10,18 +10,18 @@ download links stay inside their own version folder.
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import io
 import os
 import re
+import resource
 import shutil
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from factory import make_release, model, prompt, result, terminal_sigint
+from factory import make_release, model, prompt, result, run_cli, terminal_sigint
 
 import searchgen_nb.pipeline as pipeline
 from searchgen_nb.book.release import fresh_work_folder, output_root_problems
@@ -33,21 +33,10 @@ from searchgen_nb.publish import (
 
 
 def cli(*args, env: dict | None = None) -> tuple[int, str]:
-    """``searchgen-nb ARGS`` through its entry point in this process: (exit code, output)."""
-    from searchgen_nb.cli import main
-
-    buf, code = io.StringIO(), 0
-    with pytest.MonkeyPatch.context() as mp:
-        for key, value in (env or {}).items():
-            mp.setenv(key, value)
-        mp.setenv("SOURCE_DATE_EPOCH", "1780000000")
-        mp.setattr(sys, "argv", ["searchgen-nb", *map(str, args)])
-        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-            try:
-                main()
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 0
-    return code, buf.getvalue()
+    """``searchgen-nb ARGS`` in this process (:func:`factory.run_cli`) at a fixed
+    ``SOURCE_DATE_EPOCH``: (exit code, its output)."""
+    ran = run_cli(*args, env={"SOURCE_DATE_EPOCH": "1780000000", **(env or {})})
+    return ran.returncode, ran.stdout + ran.stderr
 
 
 def snapshot(folder: Path) -> dict[str, object]:
@@ -520,6 +509,27 @@ def _linked_prompts(out: Path) -> str:
     return "holds 1 entry (prompts.jsonl) that are links or not"
 
 
+def _linked_paper_table(out: Path) -> str:
+    (out / "paper_table.json").unlink()
+    (out / "paper_table.json").symlink_to(out.parent / "mine.jsonl")
+    return "holds 1 entry (paper_table.json) that are links or not"
+
+
+def _hard_linked_paper_table(out: Path) -> str:
+    """The user's file under a second name: replacing that name would leave the user's file
+    as it is, but the folder is then not one the demo wrote."""
+    (out / "paper_table.json").unlink()
+    os.link(out.parent / "mine.jsonl", out / "paper_table.json")
+    return "holds 1 entry (paper_table.json) that are links or not"
+
+
+def _hard_linked_result(out: Path) -> str:
+    image = next((out / "results").rglob("image.png"))
+    image.unlink()
+    os.link(out.parent / "mine.jsonl", image)
+    return "image.png (a link)"
+
+
 def _linked_result(out: Path) -> str:
     image = next((out / "results").rglob("image.png"))
     image.unlink()
@@ -532,7 +542,9 @@ def _foreign_file(out: Path) -> str:
     return "holds 1 entry (notes.txt)"
 
 
-@pytest.mark.parametrize("make", [_comment_only, _linked_prompts, _linked_result, _foreign_file])
+@pytest.mark.parametrize("make", [_comment_only, _linked_prompts, _linked_paper_table,
+                                  _hard_linked_paper_table, _linked_result,
+                                  _hard_linked_result, _foreign_file])
 def test_demo_refuses_links_and_what_it_did_not_write(make, tiny_demo, tmp_path):
     out = tmp_path / "demo"
     (tmp_path / "mine.jsonl").write_text("my dataset\n")
@@ -599,3 +611,90 @@ def test_no_output_lies_inside_an_input_or_what_this_tool_owns(args, reason, wor
     code, msg = cli(*args.format(t=tmp_path, cfg=work / "in" / "release.yml").split())
     assert code == 1 and reason in msg, msg
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("args, option", [
+    ("data {cfg} --out {t}/link", "--out"),
+    ("data {cfg} --out {t}/link/out", "--out"),
+    ("data {cfg} --out {t}/o --timings {t}/link", "--timings"),
+    ("validate {t}/d --report {t}/link", "--report"),
+    ("release {cfg} --output-root {t}/link", "--output-root"),
+    ("demo --out {t}/link", "--out"),
+])
+def test_no_output_is_written_through_a_dangling_link(args, option, work, tmp_path):
+    """A link to a path that does not exist is refused by name: following it would make the
+    missing target, and the folders above it, wherever the link points."""
+    assert cli("data", work / "in" / "release.yml", "--out", tmp_path / "d")[0] == 0
+    (tmp_path / "link").symlink_to(tmp_path / "gone" / "zz")
+    before = snapshot(tmp_path)
+    code, msg = cli(*args.format(t=tmp_path, cfg=work / "in" / "release.yml").split())
+    assert code == 1 and msg.count("\n") == 1, msg
+    assert (f"{option} {tmp_path}/link" in msg and f"{tmp_path}/link is a link to "
+            f"{tmp_path}/gone/zz, which does not exist" in msg), msg
+    assert snapshot(tmp_path) == before and not (tmp_path / "gone").exists()
+
+
+def _file_size_limit(limit: int):
+    """For a child process: files larger than ``limit`` bytes cannot be written (``write``
+    fails with EFBIG, as it fails with ENOSPC on a full disk: an error that names no file)."""
+    def apply():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+@pytest.mark.parametrize("command", ["data", pytest.param("demo", marks=pytest.mark.slow)])
+def test_a_write_the_system_refuses_names_the_file_and_leaves_nothing(command, work, tmp_path):
+    """A write the system refuses (files over a size limit here; on a full disk, as here, the
+    error names no file) is one line naming the step, the file and the reason, and nothing
+    stays. The demo case is slow: the whole demo is made before anything is written."""
+    args = {"data": ["data", work / "in" / "release.yml", "--out", tmp_path / "out"],
+            "demo": ["demo", "--out", tmp_path / "out"]}[command]
+    before = snapshot(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "searchgen_nb", *map(str, args)],
+                          capture_output=True, text=True, timeout=600,
+                          preexec_fn=_file_size_limit(4096))
+    step = {"data": "data, stage extract", "demo": "demo, write"}[command]
+    said = re.escape(f"searchgen-nb {command}: FAILED: {step}: {tmp_path}/")
+    said += r"\S+: File too large\n"
+    assert proc.returncode == 1 and re.fullmatch(said, proc.stderr), proc.stderr
+    assert snapshot(tmp_path) == before  # the staging folder went too
+
+
+@pytest.mark.slow
+def test_a_book_build_the_system_refuses_is_one_line_naming_the_file(tmp_path):
+    """Jupyter Book failing to write (here: files over a size limit) is one line naming the
+    step, the folder, the file and the system's reason, without terminal colours."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "_config.yml").write_text("title: t\n")
+    (src / "_toc.yml").write_text("format: jb-book\nroot: intro\n")
+    (src / "intro.md").write_text("# Intro\n")
+    code = ("import sys; from pathlib import Path; from searchgen_nb.book.release import "
+            "build_book; from searchgen_nb.errors import ReleaseError\ntry: build_book(Path("
+            f"{str(src)!r}))\nexcept ReleaseError as exc: sys.exit(str(exc))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, preexec_fn=_file_size_limit(100_000))
+    said = proc.stderr
+    assert proc.returncode == 1 and said.count("\n") == 1 and "\x1b" not in said, said
+    assert said.startswith(f"book build failed (jupyter-book exit 1) in {src}: "), said
+    assert re.search(r"/\S+: OSError\(27, 'File too large'\) \(and \d+ more\)$", said), said
+
+
+def test_a_full_disk_during_a_release_removes_its_work_folder(work, tmp_path, monkeypatch):
+    """The work folder (notebooks, book build: megabytes) would keep the disk full: on such a
+    failure it goes, and the failure says so; the published paths stay as they were."""
+    import searchgen_nb.book.release as release
+
+    def no_space(*args, **kwargs):
+        raise ReleaseError(f"notebook 01_extract.ipynb: cell 3 raised ReleaseError: data, stage "
+                           f"extract: {tmp_path}/site/build/release/data/prompt_scores.jsonl: "
+                           "No space left on device")
+
+    monkeypatch.setattr(release, "run_notebooks", no_space)
+    code, msg = cli("release", work / "in" / "release.yml", "--output-root", tmp_path / "site",
+                    "--project", project_root())
+    assert code == 1 and msg.endswith(f"No space left on device; the work folder {tmp_path}/site/"
+                                      "build/release was removed to free the space it took\n"), msg
+    assert not (tmp_path / "site" / "build" / "release").exists()
+    assert not (tmp_path / "site" / "public").exists()

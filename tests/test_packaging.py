@@ -144,7 +144,7 @@ def test_wheel_ships_modules_data_and_metadata(wheel):
     assert {"searchgen_nb/data/taxonomy.json", "searchgen_nb/schemas/manifest.schema.json"} <= expected
     assert not expected - names, f"missing from the wheel: {sorted(expected - names)}"
     assert meta["Version"] == version
-    assert "searchgen-nb = searchgen_nb.cli:main" in entry_points
+    assert "searchgen-nb = searchgen_nb.launch:main" in entry_points
     requires = {canonicalize_name(Requirement(r).name) for r in meta.get_all("Requires-Dist") or [] if "extra ==" not in r}
     declared = {canonicalize_name(Requirement(r).name) for r in _pyproject()["project"]["dependencies"]}
     assert requires == declared
@@ -175,7 +175,7 @@ def test_the_book_side_imports_the_data_layer_never_the_reverse():
     module runs a pipeline stage itself."""
     package = ROOT / "searchgen_nb"
     book = sorted((package / "book").glob("*.py"))
-    data = sorted(p for p in package.rglob("*.py") if "book" not in p.relative_to(package).parts and p.name not in ("cli.py", "__main__.py"))
+    data = sorted(p for p in package.rglob("*.py") if "book" not in p.relative_to(package).parts and p.name not in ("cli.py", "launch.py", "__main__.py"))
     assert {p.name for p in book} >= {"views.py", "fmt.py", "display.py", "tables.py", "charts.py", "pages.py", "sphinx_ext.py", "assets.py", "release.py"}
     offenders = [f"{p.relative_to(ROOT)} imports {m}" for p in data for m in sorted(_imports(p)) if m == "searchgen_nb.book" or m.startswith("searchgen_nb.book.")]
     assert offenders == []

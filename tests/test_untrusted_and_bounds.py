@@ -11,19 +11,12 @@ import time
 import pytest
 import numpy as np
 import yaml
-from click.testing import CliRunner
-from factory import make_release, model, prompt, result
+from factory import make_release, model, prompt, result, run_cli
 
 from searchgen_nb.book import tables
 from searchgen_nb.book.downloads import leaderboard_csv
 from searchgen_nb.bounds import MAX_PAIRS, MAX_ROW_PROMPTS, MAX_VALUES, Work
 from searchgen_nb.changes_markdown import markdown
-from searchgen_nb.cli import cli
-
-
-def run(*args: str):
-    """``searchgen-nb ARGS`` in this process: the click result (exit_code, stdout, stderr)."""
-    return CliRunner(mix_stderr=False).invoke(cli, list(args))
 
 
 def _release(root, prompts=None, models=None, scores=None, **config):
@@ -60,13 +53,13 @@ def test_diff_markdown_cannot_forge_headings_or_split_rows(tmp_path):
     old = _release(tmp_path / "old")
     new = _release(tmp_path / "new", scores={("b", "p1"): 3})
     for cfg, out in ((old, "old-data"), (new, "new-data")):
-        assert run("data", str(cfg), "--out", str(tmp_path / out)).exit_code == 0
+        assert run_cli("data", str(cfg), "--out", str(tmp_path / out)).returncode == 0
     manifest = tmp_path / "new-data" / "manifest.json"
     doc = json.loads(manifest.read_text(encoding="utf-8"))
     doc["models"]["b"]["display_name"] = "B\n# Forged heading\n| x | y |\u202e"
     manifest.write_text(json.dumps(doc), encoding="utf-8")
-    r = run("diff", str(tmp_path / "old-data"), str(tmp_path / "new-data"))
-    assert r.exit_code == 0, r.output
+    r = run_cli("diff", str(tmp_path / "old-data"), str(tmp_path / "new-data"))
+    assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert [x for x in lines if x.startswith("#")] == [
         "## What changed",
@@ -193,8 +186,8 @@ def test_csv_cells_are_not_formulas():
 def test_config_refuses_names_that_hide_characters(tmp_path, change, message):
     cfg = _release(tmp_path / "r")
     _edit(cfg, change)
-    r = run("data", str(cfg), "--out", str(tmp_path / "out"))
-    assert r.exit_code == 1
+    r = run_cli("data", str(cfg), "--out", str(tmp_path / "out"))
+    assert r.returncode == 1
     assert f"config {cfg}: " in r.stderr and re.search(message, r.stderr), r.stderr
     assert not (tmp_path / "out").exists()
 
@@ -202,8 +195,8 @@ def test_config_refuses_names_that_hide_characters(tmp_path, change, message):
 @pytest.mark.parametrize("tag", ["A\nB", "A\u200bB", "A\u2028B", "\u2066A"])
 def test_metadata_refuses_tags_that_hide_characters(tmp_path, tag):
     cfg = _release(tmp_path / "r", prompts=[prompt("p1", failure_modes=[tag])])
-    r = run("data", str(cfg), "--out", str(tmp_path / "out"))
-    assert r.exit_code == 1
+    r = run_cli("data", str(cfg), "--out", str(tmp_path / "out"))
+    assert r.returncode == 1
     shown = tag.encode("unicode_escape").decode()
     assert (
         f"metadata prompts.jsonl line 1 (sample_id 'p1'): failure_modes: tag {shown} holds "
@@ -216,8 +209,8 @@ def test_metadata_refuses_tags_that_hide_characters(tmp_path, tag):
 
 def test_slice_selecting_no_prompt_is_refused(tmp_path):
     cfg = _release(tmp_path / "r", slices={"hard": {"field": "domains", "include": ["Aa"]}})
-    r = run("data", str(cfg), "--out", str(tmp_path / "out"))
-    assert r.exit_code == 1
+    r = run_cli("data", str(cfg), "--out", str(tmp_path / "out"))
+    assert r.returncode == 1
     assert (
         f"config {cfg}: `slices`: no prompt is in 1 slice(s): "
         "slice hard: field domains holds none of ['Aa']" in r.stderr
@@ -225,7 +218,7 @@ def test_slice_selecting_no_prompt_is_refused(tmp_path):
     _edit(
         cfg, lambda c: c["slices"]["hard"].update(expected_rows=0)
     )  # meant to be empty: published
-    assert run("data", str(cfg), "--out", str(tmp_path / "out")).exit_code == 0
+    assert run_cli("data", str(cfg), "--out", str(tmp_path / "out")).returncode == 0
     counts = json.loads((tmp_path / "out" / "manifest.json").read_text())["slice_partitions"][
         "hard"
     ]
@@ -236,7 +229,7 @@ def test_only_braced_variables_are_variables(tmp_path, monkeypatch):
     cfg = _release(tmp_path / "r")
     (tmp_path / "r" / "prompts.jsonl").rename(tmp_path / "r" / "price$HOME.jsonl")
     _edit(cfg, lambda c: c.update(dataset="price$HOME.jsonl"))
-    assert run("data", str(cfg), "--out", str(tmp_path / "out")).exit_code == 0
+    assert run_cli("data", str(cfg), "--out", str(tmp_path / "out")).returncode == 0
     monkeypatch.setenv("SG_DIR", str(tmp_path / "r"))
     monkeypatch.delenv("SG_UNSET", raising=False)
     _edit(
@@ -245,27 +238,27 @@ def test_only_braced_variables_are_variables(tmp_path, monkeypatch):
             dataset="${SG_DIR}/price$HOME.jsonl", results_root="${SG_UNSET}/results"
         ),
     )
-    r = run("data", str(cfg), "--out", str(tmp_path / "out"))
-    assert r.exit_code == 1 and "uses ${SG_UNSET}, which is not set in the environment" in r.stderr
+    r = run_cli("data", str(cfg), "--out", str(tmp_path / "out"))
+    assert r.returncode == 1 and "uses ${SG_UNSET}, which is not set in the environment" in r.stderr
 
 
 def test_rounding_change_alone_is_no_score_change(tmp_path):
     """Releases that differ only by rounding_decimals (1 → 2) and one real change: only the real
     change is a score change (delta 0 where both published values round from one score)."""
     old = _release(tmp_path / "old", scores={("a", "p2"): 2.2})
-    assert run("data", str(old), "--out", str(tmp_path / "old-data")).exit_code == 0
+    assert run_cli("data", str(old), "--out", str(tmp_path / "old-data")).returncode == 0
     new = _release(
         tmp_path / "new",
         scores={("a", "p2"): 2.2, ("b", "p3"): 2},
         previous_release="../old-data",
         scoring={"rounding_decimals": 2},
     )
-    assert run("data", str(new), "--out", str(tmp_path / "new-data")).exit_code == 0
+    assert run_cli("data", str(new), "--out", str(tmp_path / "new-data")).returncode == 0
     ch = json.loads((tmp_path / "new-data" / "changes.json").read_text())
     a = ch["groups"]["all:All"]["a"]
     assert (a["overall_9_before"], a["overall_9_after"], a["delta"]) == (68.9, 68.89, 0.0)
     assert ch["groups"]["all:All"]["b"]["delta"] == 11.14  # 33.3 → 44.44: a real change
-    text = run("diff", str(tmp_path / "old-data"), str(tmp_path / "new-data")).stdout
+    text = run_cli("diff", str(tmp_path / "old-data"), str(tmp_path / "new-data")).stdout
     assert (
         "**Model B** (`b`): Overall-9 changed" in text
         and "**Model A** (`a`): Overall-9 changed" not in text
@@ -344,9 +337,9 @@ def _sized(
 def test_unbounded_work_is_refused_within_seconds(tmp_path, size, figure):
     cfg = _sized(tmp_path / "r", **size)
     start = time.perf_counter()
-    r = run("data", str(cfg), "--out", str(tmp_path / "out"))
+    r = run_cli("data", str(cfg), "--out", str(tmp_path / "out"))
     assert time.perf_counter() - start < 30  # a refusal, not the work (minutes) or a hang
-    assert r.exit_code == 1 and not (tmp_path / "out").exists()
+    assert r.returncode == 1 and not (tmp_path / "out").exists()
     assert f"config {cfg}: the release asks for more work than this version bounds" in r.stderr
     assert figure in r.stderr and len(r.stderr) < 2000, r.stderr
 
@@ -457,6 +450,25 @@ def test_explorer_filters_by_whole_tag(tmp_path, browser):
         assert len(pg.page.inner_text("#prompt-explorer-filter")) < 300
 
 
+@pytest.mark.browser
+def test_explorer_rows_download_keeps_each_tag_whole(tmp_path, browser):
+    """"Download these rows": a list cell is its JSON array, so the tag "A B" reads as one tag
+    and ["A B", "A"] as two."""
+    import csv
+    import io
+
+    from browser import Page
+
+    pg = Page(browser, _explorer_page(tmp_path), query="domain=A")
+    pg.page.wait_for_selector("table#prompt-explorer[data-sg-shown]")
+    with pg.page.expect_download() as dl:
+        pg.page.click("button.sg-export-rows")
+    rows = list(csv.DictReader(io.StringIO(open(dl.value.path(), encoding="utf-8").read())))
+    got = {r["sample_id"]: (json.loads(r["domains"]), json.loads(r["slices"])) for r in rows}
+    assert got == {"p1": (["A"], []), "p3": (["A", "C"], []), "p4": (["A B", "A"], [])}
+    assert pg.errors == []
+
+
 # ---- bounded input: tag lists, generation_glob --------------------------------------------------
 
 
@@ -493,8 +505,8 @@ def test_repeated_tags_are_read_at_once_and_bounded(tmp_path, n, message):
 )
 def test_generation_glob_is_bounded(tmp_path, globs, message):
     cfg = _release(tmp_path / "r", generation_glob=globs)
-    r = run("data", str(cfg), "--out", str(tmp_path / "out"))
-    assert r.exit_code == 1 and message in r.stderr and len(r.stderr) < 1000, r.stderr
+    r = run_cli("data", str(cfg), "--out", str(tmp_path / "out"))
+    assert r.returncode == 1 and message in r.stderr and len(r.stderr) < 1000, r.stderr
 
 
 class _Unreadable(float):

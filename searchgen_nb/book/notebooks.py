@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ import nbformat
 from searchgen_nb.config import PROJECT_ENV, WORK_ROOT_ENV, project_root
 from searchgen_nb.errors import ReleaseError
 from searchgen_nb.publish import step
+from searchgen_nb.untrusted import no_ansi
 
 NOTEBOOKS = "src/book/notebooks"  # the executed notebooks, relative to the work folder
 VOLATILE_CELL_METADATA = ("execution", "papermill", "collapsed", "scrolled", "ExecuteTime")
@@ -36,7 +36,7 @@ def check_executed(nb: nbformat.NotebookNode, name: str) -> None:
 
 
 def _clean(text: str) -> str:
-    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+    return no_ansi(text)
 
 
 def normalize(nb: nbformat.NotebookNode, root: Path) -> nbformat.NotebookNode:
@@ -88,14 +88,24 @@ def kernel_stderr_to(log_path: Path):
             os.close(saved)
 
 
+def _dead_kernel_said(loop, context: dict) -> None:
+    """The event loop's handler of errors nobody retrieved: a notebook task that failed because
+    the kernel died (Ctrl-C and SIGTERM reach the kernel too) is said by the failure or the
+    interruption the command reports; anything else goes to asyncio's own handler."""
+    from nbclient.exceptions import DeadKernelError
+    if not isinstance(context.get("exception"), DeadKernelError):
+        loop.default_exception_handler(context)
+
+
 @contextlib.contextmanager
 def release_kernel(cwd: Path):
     """One ``python3`` kernel started in ``cwd`` for all of a release's notebooks (a kernel per
     notebook imports pandas and altair ten times: a demo release takes 1.6 times as long); yields
     (manager, ready client), shut down on exit. :class:`ReleaseError` when it cannot start."""
     from jupyter_client.manager import AsyncKernelManager
-    from jupyter_core.utils import run_sync
+    from jupyter_core.utils import ensure_event_loop, run_sync
     km, kc = AsyncKernelManager(kernel_name="python3"), None
+    ensure_event_loop().set_exception_handler(_dead_kernel_said)  # the loop run_sync runs
     try:
         try:
             run_sync(km.start_kernel)(cwd=str(cwd),

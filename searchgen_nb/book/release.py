@@ -5,7 +5,9 @@ together as one version. Nothing below the output root is replaced that the rele
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,13 +23,13 @@ from searchgen_nb.book.downloads import FOLDER as DOWNLOADS, write_downloads
 from searchgen_nb.book.notebooks import NOTEBOOKS, run_notebooks
 from searchgen_nb.book.sphinx_ext import check_offline
 from searchgen_nb.config import find_config, load_config, project_root
-from searchgen_nb.errors import ReleaseError, ReleaseInterrupted
+from searchgen_nb.errors import ReleaseError, ReleaseInterrupted, SearchGenError
 from searchgen_nb.pipeline import inputs
 from searchgen_nb.publish import (
     MARKER, RELEASES, current_version, describe, mark, marked, publication_problems, publish,
     release_lock, step,
 )
-from searchgen_nb.untrusted import excerpt
+from searchgen_nb.untrusted import excerpt, no_ansi
 
 BUILD = "build/release"  # work folder, relative to the output root
 STAGING = f"{BUILD}/data"  # where the notebooks write the artifacts
@@ -107,13 +109,29 @@ def build_book(src: Path) -> Path:
     except OSError as exc:
         raise ReleaseError(f"book build could not start: {exc}") from None
     if proc.returncode != 0:
-        lines = (proc.stdout + proc.stderr).strip().splitlines()[-25:]
-        tail = "\n".join(excerpt(line, 300) for line in lines)
-        raise ReleaseError(f"book build failed (jupyter-book exit {proc.returncode}):\n{tail}")
+        raise ReleaseError(f"book build failed (jupyter-book exit {proc.returncode}) in {src}: "
+                           + _build_cause(proc.stdout + proc.stderr))
     html = src / "_build" / "html"
     # Sphinx's incremental-build record holds this build's absolute paths: not part of the book
     (html / ".buildinfo").unlink(missing_ok=True)
     return html
+
+
+#: A line of a failed build that says why: a warning or error (``-W``), an exception.
+_CAUSE = re.compile(r"^(WARNING|ERROR|CRITICAL)\b|^[\w.]*(Error|Exception)\b")
+
+
+def _build_cause(output: str) -> str:
+    """What a failed book build said about why, in one bounded line: the first line naming a
+    system error (``[Errno …]``, ``OSError(…)``), else the last exception, else the first
+    warning or error, else its last line; colours removed, the others counted."""
+    lines = [line.strip() for line in no_ansi(output).splitlines() if line.strip()]
+    causes = [line for line in lines if _CAUSE.search(line)]
+    system = [line for line in causes if re.search(r"\[Errno \d+\]|OSError\(\d+", line)]
+    raised = [line for line in causes if not line.startswith(("WARNING", "ERROR", "CRITICAL"))]
+    said = (system or raised[-1:] or causes or lines[-1:] or ["no output"])[0]
+    more = f" (and {len(causes) - 1} more)" if len(causes) > 1 else ""
+    return excerpt(said, 600) + more
 
 
 def make_book(root: Path, work: Path, demo: bool, log) -> Path:
@@ -160,7 +178,19 @@ def run_release(config: str | os.PathLike, log=print, output_root: str | os.Path
             "another --output-root; nothing was changed"
         )
     with release_lock(out, str(config_path.name)):
-        return _run_locked(root, out, config_path, log, t0, inputs(cfg))
+        try:
+            return _run_locked(root, out, config_path, log, t0, inputs(cfg))
+        except SearchGenError as exc:
+            if not _disk_full(str(exc)) or not marked(out / BUILD):
+                raise
+            shutil.rmtree(out / BUILD, ignore_errors=True)
+            raise ReleaseError(f"{exc}; the work folder {out / BUILD} was removed to free the "
+                               "space it took") from None
+
+
+def _disk_full(message: str) -> bool:
+    """Whether a failure says the disk (or the user's quota) is full, in the system's words."""
+    return any(os.strerror(e) in message for e in (errno.ENOSPC, errno.EDQUOT))
 
 
 def output_root_problems(out: Path, cfg) -> list[str]:

@@ -13,7 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
-from searchgen_nb.artifacts import held_signals, staging_dir
+from searchgen_nb.artifacts import held_signals, staging_dir, write_bytes
 from searchgen_nb.config import project_root
 from searchgen_nb.demo.generate import (  # noqa: F401 - re-exported
     PNG_BYTES, PROFILE, PROMPTS, RESULT_FILE, ROSTER, STATUSES, _dump, _result_folder, build_demo,
@@ -42,7 +42,7 @@ def _out_problem(out_dir: Path, previous: Path | None) -> str | None:
         return None
     if not is_demo(out_dir):
         return f"is not empty and holds no demo (no {DEMO_MARKER} file a demo writes)"
-    odd = sorted(n for n in names if (out_dir / n).is_symlink() or not (
+    odd = sorted(n for n in names if _linked(out_dir / n) or not (
         (out_dir / n).is_file() if n in TOP_FILES else n == "results" and (out_dir / n).is_dir()))
     if not odd:
         return None
@@ -51,12 +51,18 @@ def _out_problem(out_dir: Path, previous: Path | None) -> str | None:
     return f"holds {len(odd)} {noun} ({shown}) that are links or not what a demo writes"
 
 
+def _linked(path: Path) -> bool:
+    """Whether ``path`` is a link: a symbolic one, or a file with another name (a hard link),
+    which a demo never writes."""
+    return path.is_symlink() or (path.is_file() and os.lstat(path).st_nlink > 1)
+
+
 def _write(path: Path, data: bytes) -> None:
     """Write ``path`` by atomic replace: a link there is replaced, never followed; an
     interrupted write leaves the old file whole."""
     tmp = path.with_name(f".{path.name}.demo-tmp")
     try:
-        tmp.write_bytes(data)
+        write_bytes(tmp, data)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -73,7 +79,7 @@ def _sync_tree(root: Path, files: dict[str, bytes], known: set[str]) -> int:
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         for name in dirnames + filenames:
             rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-            if os.path.islink(os.path.join(dirpath, name)):
+            if _linked(Path(dirpath, name)):
                 unknown.append(f"{rel} (a link)")
             elif name in dirnames:
                 continue

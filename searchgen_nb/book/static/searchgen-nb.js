@@ -183,10 +183,12 @@
 
 /* searchgen-nb: the prompt explorer's "Download these rows (CSV)": the rows it shows (filter,
    search and order applied), each model's value as it counts (0 when zero-filled, empty when
-   excluded or N/A) and its status; a text cell starting with = + - @ tab or CR gets a leading
+   excluded or N/A) and its status; a list (domains, failure modes, slices) as its JSON array,
+   so that the tag "A B" stays one tag; a text cell starting with = + - @ tab or CR gets a leading
    ' (as searchgen_nb/untrusted.py csv_cell), so a spreadsheet never reads it as a formula. */
 (function () {
   "use strict";
+  var LISTS = { domains: true, failure_modes: true, slices: true };
   function cell(text, isText) {
     var s = String(text === null || text === undefined ? "" : text);
     if (isText && /^[=+\-@\t\r]/.test(s)) { s = "'" + s; }
@@ -213,7 +215,8 @@
         if (k[1].indexOf("m:") === 0) {
           var s = v.statuses || {}, model = k[1].slice(2);  // only the models without a score
           out.push(cell(key, false), cell(Object.prototype.hasOwnProperty.call(s, model) ? s[model] : "scored", true));
-        } else { out.push(num ? cell(key, false) : cell(td.textContent, true)); }
+        } else if (LISTS[k[1]] === true) { out.push(cell(JSON.stringify(v[k[1]] || []), true)); }
+        else { out.push(num ? cell(key, false) : cell(td.textContent, true)); }
       });
       lines.push(out.join(","));
     });
@@ -309,7 +312,7 @@
       })));
     }
     if (rows.length) { out.push(el("h3", null, "The judge's checklist (0\u20133)"), table(["Checklist item"].concat(names), rows, "sg-card-checklist")); }
-    var dims = {};
+    var dims = Object.create(null);  // a dimension may be named like a member of every object
     index.models.forEach(function (mn) { p.models[mn[0]].rubric.forEach(function (r) { dims[r[0]] = true; }); });
     rows = Object.keys(dims).sort().map(function (dim) {
       return [dim.replace(/_/g, " ")].concat(index.models.map(function (mn) {
