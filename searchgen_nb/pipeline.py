@@ -86,11 +86,13 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     extraction = extract_records(cfg, prompt_set, progress)
     table = extraction.table
     sha = {"prompt_scores.jsonl": write_jsonl(folder / "prompt_scores.jsonl", table.records())}
-    sha[EVIDENCE], thumbs, skipped = write_evidence(cfg, cfg.dataset_path, table,
-                                                    extraction.evidence, folder)
+    sha[EVIDENCE], thumbs, previews, skipped = write_evidence(cfg, cfg.dataset_path, table,
+                                                              extraction.evidence, folder)
     extraction.warnings += skipped  # an image without a thumbnail: named, never a failure
     manifest = build_manifest(cfg, extraction, prompt_set.canonical_sha256, sha)
     manifest["thumbnails"] = thumbs
+    url = cfg.evidence.image_base_url
+    manifest["previews"] = previews | ({"image_base_url": url} if url else {})
     # the schemas are published beside the artifacts (data contract, § Artifacts)
     (folder / "schemas").mkdir(exist_ok=True)
     for src in sorted(schema_dir().glob("*.schema.json")):
