@@ -506,7 +506,7 @@ def test_a_notebook_alone_never_runs_an_earlier_stage(tmp_path):
     with pytest.raises(ReleaseError, match=r"made from another config than .*: run 01_extract"):
         pipeline.ensure_staged(other, staging, upto="extract")
     assert sorted(p.name for p in staging.iterdir()) == [
-        "manifest.json", "prompt_evidence.jsonl", "prompt_scores.jsonl", "schemas", "thumbs"]
+        "manifest.json", "previews", "prompt_evidence.jsonl", "prompt_scores.jsonl", "schemas", "thumbs"]
 
 
 def test_one_kernel_starts_each_notebook_empty(tmp_path):

@@ -10,7 +10,7 @@ from decimal import Decimal
 from searchgen_nb.book import charts, heatmaps, tables, views, views_audit
 from searchgen_nb.book.cards import TEXTS_SCRIPT, card_href, card_links, prompt_texts
 from searchgen_nb.book.display import HTMLFragment, join
-from searchgen_nb.book.fmt import STATUS_LABELS, esc, exact_diff, format_number
+from searchgen_nb.book.fmt import STATUS_LABELS, esc, format_number
 from searchgen_nb.book.page_parts import _TAG_HEADS, EXPLORER, METHODS, _a, _board_file, _p
 from searchgen_nb.book.page_parts import _safe_id, _slice_filter, downloads, explorer_link
 from searchgen_nb.book.page_parts import with_legend
@@ -84,30 +84,6 @@ def leaderboard_view(release: Release, group: str, forest: bool = True) -> HTMLF
             "themselves mean a tie: the tie groups (≈ T1, …) come from the paired tests on the "
             "Compare page.")))
     return join(parts, f"leaderboard {group}")
-
-
-def paper_comparison(release: Release) -> HTMLFragment:
-    """The paper's Overall-10 (``paper_table``, public 0–100) beside the recomputed one and the
-    difference (recomputed − paper, the decimals they print), a row per model in the overall
-    leaderboard's order; a sentence when the release gives no paper table."""
-    paper = (release.manifest.get("release_checks") or {}).get("paper_table")
-    if paper is None:
-        return _p("This release gives no paper table (<code>paper_table</code>): there is no "
-                  "figure of the paper to compare with.", "sg-note", "paper")
-    rows = []
-    for r in release.boards["overall"]:
-        ours, theirs = r["overall_10"], paper.get(r["model_id"])
-        diff = None if ours is None or theirs is None else exact_diff(ours, theirs)
-        rows.append({"Model": release.display_name(r["model_id"]), "model_id": r["model_id"],
-                     "Overall-10 (recomputed)": ours, "Overall-10 (paper)": theirs,
-                     "Difference": diff})
-    note = _p("The paper's own Overall-10 per model (<code>paper_table</code>) beside this "
-              "release's, both on 0–100; difference = recomputed − paper. The release gate "
-              "allows a difference of at most half a rounding unit "
-              f"({_a('overall-10', 'Overall-10')}).", "sg-note", "paper")
-    table = tables.data_table(rows, f"paper-overall-10{release.id_suffix}",
-                              decimals=release.decimals)
-    return join([note, table], "paper table")
 
 
 def _no_tags(release: Release, kind: str) -> HTMLFragment | None:
