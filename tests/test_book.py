@@ -41,7 +41,7 @@ def test_release_publishes_everything(fixture_release):
     _, site, outcome = fixture_release
     assert sorted(p.name for p in (site / "public" / "data").iterdir()) == [
         "CHANGES.md", "changes.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json", "leaderboard_by_slice.json", "leaderboard_by_stratum.json",
-        "leaderboard_overall.json", "manifest.json", "prompt_evidence.jsonl", "prompt_scores.jsonl", "schemas", "thumbs",
+        "leaderboard_overall.json", "manifest.json", "previews", "prompt_evidence.jsonl", "prompt_scores.jsonl", "schemas", "thumbs",
         "uncertainty.json", "validation_report.json",
     ]
     assert (site / "_build" / "html" / "index.html").exists()
