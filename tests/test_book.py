@@ -9,6 +9,7 @@ open Chromium, ``browser``.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import nbformat
@@ -81,6 +82,8 @@ def test_executed_notebooks_are_normalized(fixture_release):
     for path in outcome.notebooks:
         text = path.read_text()
         assert "/tmp/" not in text.replace(str(site), "<site>") or "staging" in text  # only the staging parameter
+        assert str(site) not in text and ".releases" not in text, path.name  # no path of where it ran
+        assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", text), path.name  # no time (generated_at)
         nb = nbformat.read(path, as_version=4)
         assert set(nb.metadata["papermill"]) == {"parameters"}
         assert [c["id"] for c in nb.cells] == [f"cell-{i:02d}" for i in range(len(nb.cells))]
@@ -395,7 +398,10 @@ def test_what_changed_page_in_browser(fixture_release, browser):
     _, site, _ = fixture_release
     pg = Page(browser, page_path(site, "09_changes"))
     text = pg.page.inner_text("main")
-    assert "Compared with the release generated 2026-05-27T20:26:40+00:00 (4 prompts)." in text
+    import json
+    previous = json.loads((site / "public/data/changes.json").read_text())["previous"]
+    assert f"Compared with the previous release (4 prompts, results sha256 {previous['results_sha256'][:12]})." in text
+    assert "2026-05-27" not in text  # no time in an executed notebook
     assert f"Rank change in All: Good Model (good) 2 → 1 ↑, {EVIL} (evil) 1 → 2 ↓" in text
     assert f"Rank change in NoSearch: Good Model (good) 2 → 1 ↑, {EVIL} (evil) 1 → unranked" in text
     assert f"{EVIL} (evil): 1 result scored → missing evaluation (counts 0): f03" in text

@@ -315,10 +315,12 @@ def audit_validation(report: dict) -> list[HTMLFragment]:
 
 
 def audit_manifest(release: Release) -> list[HTMLFragment]:
-    """Manifest summary table and the full manifest (collapsed, escaped JSON)."""
-    full = json.dumps(release.manifest, indent=2, sort_keys=True, ensure_ascii=False)
-    raw = HTMLFragment(f"<details><summary>Full manifest.json</summary><pre>{esc(full)}</pre>"
-                       "</details>", "manifest")
+    """Manifest summary table and the full manifest (collapsed, escaped JSON) but its
+    ``generated_at``: no executed notebook holds a time (data contract, § The book)."""
+    shown = {k: v for k, v in release.manifest.items() if k != "generated_at"}
+    full = json.dumps(shown, indent=2, sort_keys=True, ensure_ascii=False)
+    raw = HTMLFragment("<details><summary>manifest.json (but <code>generated_at</code>, in the "
+                       f"download)</summary><pre>{esc(full)}</pre></details>", "manifest")
     return [tables.data_table(views.manifest_summary(release), "manifest-summary"), raw,
             downloads("manifest.json", "validation_report.json")]
 
@@ -336,8 +338,9 @@ def changes(release: Release) -> list[HTMLFragment]:
     text = text.replace("## What changed\n", "", 1)
     prev = ch.get("previous") or {}
     out = [HTMLFragment(
-        '<p class="sg-previous">Compared with the release generated '
-        f"{esc(prev.get('generated_at'))} ({prev.get('n_prompts')} prompts).</p>\n"
+        '<p class="sg-previous">Compared with the previous release '
+        f"({prev.get('n_prompts')} prompts, results sha256 "
+        f"<code>{esc(str(prev.get('results_sha256'))[:12])}</code>).</p>\n"
         + MarkdownIt("commonmark", {"html": False}).render(text), "changes summary"),
         downloads("changes.json")]
     sections = [
