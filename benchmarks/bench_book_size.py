@@ -56,7 +56,8 @@ def photo_like(seed: int) -> bytes:
         colour = tuple(int(c) for c in rng.integers(0, 256, 3))
         draw.ellipse([x - w // 4, y - h // 4, x + w // 4, y + h // 4], fill=colour)
     im = im.filter(ImageFilter.GaussianBlur(2))
-    pixels = np.asarray(im, dtype=float) + field(256) * 0.08 - 10 + rng.normal(0, 3, (1024, 1024, 3))
+    grain = field(256) * 0.08 - 10 + rng.normal(0, 3, (1024, 1024, 3))  # texture, sensor noise
+    pixels = np.asarray(im, dtype=float) + grain
     buf = io.BytesIO()
     Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8)).save(buf, "PNG")
     return buf.getvalue()

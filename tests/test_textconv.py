@@ -33,8 +33,8 @@ def test_demo_scores_give_one_short_line_per_pair(demo_data):
              "text_rendering", "ai_naturalness", "composition_and_aesthetics",
              "physical_plausibility", "visual_reference_evaluation", "text_reference_evaluation"]
     values = " ".join("null" if comps[c] is None else json.dumps(comps[c]) for c in order)
-    assert f"{sid} {m}: scored o9={json.dumps(pair['overall_9_raw'])} " \
-           f"o10={json.dumps(pair['overall_10_raw'])} [{values}] file={pair['result_file']}" in lines
+    o9, o10 = json.dumps(pair["overall_9_raw"]), json.dumps(pair["overall_10_raw"])
+    assert f"{sid} {m}: scored o9={o9} o10={o10} [{values}] file={pair['result_file']}" in lines
     assert f'{sid}.sample_id = "{sid}"' in lines
 
 

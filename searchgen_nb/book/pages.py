@@ -338,9 +338,8 @@ def changes(release: Release) -> list[HTMLFragment]:
     text = text.replace("## What changed\n", "", 1)
     prev = ch.get("previous") or {}
     out = [HTMLFragment(
-        '<p class="sg-previous">Compared with the previous release '
-        f"({prev.get('n_prompts')} prompts, results sha256 "
-        f"<code>{esc(str(prev.get('results_sha256'))[:12])}</code>).</p>\n"
+        f'<p class="sg-previous">Compared with the previous release ({prev.get("n_prompts")} '
+        f"prompts, results sha256 <code>{esc(str(prev.get('results_sha256'))[:12])}</code>).</p>\n"
         + MarkdownIt("commonmark", {"html": False}).render(text), "changes summary"),
         downloads("changes.json")]
     sections = [
