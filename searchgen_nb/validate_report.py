@@ -29,7 +29,8 @@ CHECK_DESCRIPTIONS = {
     "strict_json": "artifacts parse with NaN/Infinity rejected and match the sha256 recorded in"
     " the manifest",
     "evidence": "prompt_evidence.jsonl conforms to its schema, holds one entry per prompt and only"
-    " pairs that exist, agrees with the records' scores, and every thumbnail is within its bound",
+    " pairs that exist, agrees with the records' scores, and every thumbnail and preview is"
+    " within its bound",
 }
 CHECKS = tuple(CHECK_DESCRIPTIONS)
 _MAX_LISTED = 50  # failures listed per check; the count is always complete
