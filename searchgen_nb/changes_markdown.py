@@ -146,8 +146,8 @@ def _score_facts(ch: dict, changed: dict, who) -> list[str]:
 
 
 def _rank_facts(ch: dict, both: set, changed: dict, who) -> list[str]:
-    """Per group, the rank moves of the models whose score changed there; the models that only
-    moved with them are counted, not named (nothing of theirs changed)."""
+    """Per group, the rank moves of the models whose score changed there, then the models that
+    only moved with them (nothing of theirs changed), each named with its move."""
     lines, changed_in = [], {m: {k for k, _ in cells} for m, cells in changed.items()}
     for key in [k for k in ch["groups"] if k in both]:
         moves = [(m, c) for m, c in ch["groups"][key].items()
@@ -156,8 +156,10 @@ def _rank_facts(ch: dict, both: set, changed: dict, who) -> list[str]:
         if named:
             named.sort(key=lambda mc: mc[1]["rank_after"] or 1e9)
             shown = ", ".join(f"{who(m)} {_arrow(c)}" for m, c in named)
-            others = len(moves) - len(named)
-            more = f" ({_plural(others, 'other model')} moved with it)" if others else ""
+            others = sorted((mc for mc in moves if mc not in named),
+                            key=lambda mc: (mc[1]["rank_after"] or 1e9, mc[0]))
+            more = "; moved with it: " + ", ".join(f"{who(m)} {_arrow(c)}" for m, c in others)
+            more = more if others else ""
             lines.append(f"- Rank change in {_group_label(key)}: {shown}{more}")
     return lines
 
@@ -202,7 +204,8 @@ def _tables(ch: dict, changed: dict, names: dict) -> list[str]:
     """The tables of score changes and of prompt × model changes."""
     lines = []
     if changed:
-        head = ("group", "model", "Overall-9 before", "after", "Δ", "rank before", "rank after")
+        head = ("group", "model", "Overall-9 before (0–100)", "after (0–100)", "Δ (0–100)",
+                "rank before", "rank after")
         lines += ["", "### Score changes", "", _row(*head), "|---|---|---:|---:|---:|---:|---:|"]
         for m in sorted(changed):
             for key, c in sorted(changed[m], key=lambda kc: (kc[0] != "all:All", *_by_size(kc))):
@@ -212,8 +215,8 @@ def _tables(ch: dict, changed: dict, names: dict) -> list[str]:
                 group, name = _group_label(key, True), md_text(names.get(m, m), True)
                 lines.append(_row(group, name, *values, _fmt(c["delta"], True), *ranks))
     if ch["pairs"]:
-        head = ("model", "sample_id", "status before", "status after", "raw Overall-9 before",
-                "after")
+        head = ("model", "sample_id", "status before", "status after",
+                "raw Overall-9 before (0–3)", "after (0–3)")
         lines += ["", "### Prompt × model changes", "", _row(*head), "|---|---|---|---|---:|---:|"]
         for p in ch["pairs"]:
             name = names.get(p["model_id"], p["model_id"])

@@ -1,4 +1,4 @@
-"""Command line: ``searchgen-nb {demo,data,validate,diff,release}`` (also ``python -m
+"""Command line: ``searchgen-nb {demo,data,validate,diff,textconv,release}`` (also ``python -m
 searchgen_nb``). Every failure ends with a bounded message naming the step and the offending
 file / line / sample_id / model, and a non-zero exit code; never a bare traceback."""
 
@@ -160,6 +160,18 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
     names = {m: meta["display_name"] for m, meta in models}
     policies = {m: meta.get("missing_policy") for m, meta in models}
     click.echo(markdown(ch, names, policies=policies), nl=False)
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False, exists=True))
+def textconv(file: str) -> None:
+    """Print a published JSON or JSONL artifact FILE as short lines, each naming what it is (a
+    prompt × model pair of prompt_scores.jsonl per line), for `git diff` (README, Review a
+    change)."""
+    from searchgen_nb.textconv import textconv as lines
+    out = click.get_text_stream("stdout")
+    for line in lines(file):
+        out.write(line + "\n")
 
 
 @cli.command()

@@ -114,6 +114,8 @@ SLICE_FIELDS = ("subset", "eval_slices", "domains", "failure_modes", "difficulty
 class EvidenceConfig(_Strict):
     """``evidence`` (data contract, § Prompt evidence and thumbnails)."""
     thumbnails: bool = True
+    image_base_url: str | None = Field(default=None, pattern=r"^https?://[^\s\"'<>]+/$",
+                                       max_length=1024)
 
 
 class SliceConfig(_Strict):

@@ -1,6 +1,7 @@
 """Prompt evidence (data contract, § Prompt evidence and thumbnails): per prompt its text and
-checklist, per prompt × model pair the judge's checklist and rubric scores from the result's
-``parsed`` answer and a bounded thumbnail; every string bounded, in visible characters."""
+checklist, per prompt × model pair the judge's checklist and rubric scores and reasons from the
+result's ``parsed`` answer, a bounded thumbnail and preview; every string bounded, in visible
+characters."""
 
 from __future__ import annotations
 
@@ -20,14 +21,23 @@ from searchgen_nb.table import STATUS_CODE
 from searchgen_nb.untrusted import shown
 
 EVIDENCE = "prompt_evidence.jsonl"
-#: The thumbnails' folder; a thumbnail is named by the first NAME_HEX hex digits of its sha256.
-THUMBS, NAME_HEX = "thumbs", 32
+#: The thumbnails' and previews' folders; each file is named by the first NAME_HEX hex digits of
+#: its sha256.
+THUMBS, PREVIEWS, NAME_HEX = "thumbs", "previews", 32
 #: Bounds of the untrusted text kept: characters of a prompt text, of a checklist item or a
 #: rubric dimension's name; items or dimensions per prompt or pair.
 TEXT_MAX, ITEM_MAX, NAME_MAX, ITEMS_MAX = 2000, 300, 64, 64
+#: Characters of one of the judge's reasons (a checklist item's, a dimension's, a reference's).
+REASON_MAX = 1000
+#: The judge's reference evaluations whose reasons are kept.
+REFERENCES = ("visual_reference_evaluation", "text_reference_evaluation")
 #: A thumbnail: at most this many bytes and pixels a side; an image read at most IMAGE_MAX bytes
 #: and PIXELS_MAX pixels (a decompression bomb is skipped, never decoded).
 THUMB_BYTES, THUMB_PX, IMAGE_MAX, PIXELS_MAX = 16_384, 160, 64 << 20, 50_000_000
+#: A preview, the image at a size one can judge: at most this many bytes and pixels a side.
+PREVIEW_BYTES, PREVIEW_PX = 131_072, 512
+#: Characters of an image's path below the results' root (evidence.image_base_url).
+PATH_MAX = 1024
 _PROMPT_KEYS = ("user_prompt", "prompt")
 _ITEM_KEYS = ("item", "question", "text")
 
@@ -63,15 +73,23 @@ def _item_text(entry: object) -> str:
     return clip(next((entry[k] for k in _ITEM_KEYS if isinstance(entry.get(k), str)), ""), ITEM_MAX)
 
 
+def _reason(entry: object) -> dict:
+    """``{"reason": text}`` of a judged entry whose ``reason`` is a string (bounded), else {}."""
+    said = entry.get("reason") if isinstance(entry, dict) else None
+    return {"reason": clip(said, REASON_MAX)} if isinstance(said, str) else {}
+
+
 def _item(entry: object) -> dict:
-    """One judged checklist item: its text and score (None unless a number in 0–3)."""
+    """One judged checklist item: its text, score (None unless a number in 0–3) and reason."""
     score = entry.get("score") if isinstance(entry, dict) else None
-    return {"item": _item_text(entry), "score": _score(score)}
+    return {"item": _item_text(entry), "score": _score(score), **_reason(entry)}
 
 
 def pair_evidence(result: dict) -> dict | None:
-    """The judge's ``checklist`` (``[{item, score}]``) and ``rubric`` (``{dimension: score}``)
-    of one parsed result file, from its ``parsed`` answer; None without one."""
+    """The judge's ``checklist`` (``[{item, score, reason}]``), ``rubric`` (``{dimension:
+    score}``) and reasons (``rubric_reasons``: ``{dimension: text}``, ``reference_reasons``:
+    ``{visual_reference_evaluation|text_reference_evaluation: text}``) of one parsed result
+    file, from its ``parsed`` answer; None without one."""
     parsed = result.get("parsed")
     if not isinstance(parsed, dict):
         return None
@@ -81,6 +99,11 @@ def pair_evidence(result: dict) -> dict | None:
     if isinstance(rubric := parsed.get("rubric_scores"), dict):
         out["rubric"] = {clip(k, NAME_MAX): _score(v.get("score") if isinstance(v, dict) else v)
                          for k, v in list(rubric.items())[:ITEMS_MAX]}  # fmt: skip
+        said = {clip(k, NAME_MAX): _reason(v)["reason"]
+                for k, v in list(rubric.items())[:ITEMS_MAX] if _reason(v)}
+        out.update({"rubric_reasons": said} if said else {})
+    said = {r: _reason(parsed[r])["reason"] for r in REFERENCES if _reason(parsed.get(r))}
+    out.update({"reference_reasons": said} if said else {})
     return out or None
 
 
@@ -123,6 +146,17 @@ class ThumbnailError(ValueError):
 def thumbnail(data: bytes) -> bytes:
     """A WebP of at most :data:`THUMB_PX` a side and :data:`THUMB_BYTES` bytes of one image's
     bytes; :class:`ThumbnailError` for what cannot be read or bounded."""
+    return _webp(data, THUMB_PX, THUMB_BYTES, (75, 50, 25))
+
+
+def preview(data: bytes) -> bytes:
+    """A WebP of at most :data:`PREVIEW_PX` a side and :data:`PREVIEW_BYTES` bytes of one
+    image's bytes (the size one can judge it at); :class:`ThumbnailError` as :func:`thumbnail`."""
+    return _webp(data, PREVIEW_PX, PREVIEW_BYTES, (80, 60, 40))
+
+
+def _webp(data: bytes, px: int, limit: int, qualities: tuple[int, ...]) -> bytes:
+    """The image of ``data`` as a WebP of at most ``px`` a side and ``limit`` bytes."""
     from PIL import Image
 
     try:
@@ -131,37 +165,46 @@ def thumbnail(data: bytes) -> bytes:
             with Image.open(io.BytesIO(data)) as im:
                 if im.width * im.height > PIXELS_MAX:
                     raise ThumbnailError(f"{im.width}×{im.height} pixels, at most {PIXELS_MAX}")
-                im.draft("RGB", (THUMB_PX, THUMB_PX))
+                im.draft("RGB", (px, px))
                 small = im.convert("RGB")
-                small.thumbnail((THUMB_PX, THUMB_PX))
+                small.thumbnail((px, px))
     except ThumbnailError:
         raise
     except Exception as exc:  # noqa: BLE001 - Pillow's many ways to refuse a file
         raise ThumbnailError(f"not a readable image ({type(exc).__name__})") from None
-    for quality in (75, 50, 25):
+    for quality in qualities:
         buf = io.BytesIO()
         small.save(buf, "WEBP", quality=quality, method=4)
-        if buf.tell() <= THUMB_BYTES:
+        if buf.tell() <= limit:
             return buf.getvalue()
-    raise ThumbnailError(f"no WebP within {THUMB_BYTES} bytes")
+    raise ThumbnailError(f"no WebP within {limit} bytes")
 
 
 class Thumbs:
-    """Thumbnails written into ``folder/thumbs``, each named by its content: the first
-    :data:`NAME_HEX` hex digits of its sha256 (one file per distinct thumbnail)."""
+    """Thumbnails written into ``folder/thumbs`` and previews into ``folder/previews``, each
+    named by its content: the first :data:`NAME_HEX` hex digits of its sha256 (one file per
+    distinct thumbnail or preview)."""
 
-    def __init__(self, folder: Path, root: Path, globs) -> None:
+    def __init__(self, folder: Path, root: Path, globs, link: bool = False) -> None:
         self.folder, self.root, self.globs = Path(folder), Path(root), list(globs)
-        self.made: dict[bytes, str] = {}  # sha256 of an image -> its thumbnail's path
-        self.files: dict[str, tuple[str, int]] = {}  # path -> (sha256, bytes) of the thumbnail
+        self.link = link  # name each image's path below ``root`` (evidence.image_base_url)
+        self.made: dict[bytes, dict] = {}  # sha256 of an image -> its thumbnail's, preview's path
+        self.files: dict[str, tuple[str, int]] = {}  # path -> (sha256, bytes) of the file
         self.warnings: list[dict] = []
 
-    def add(self, result_file: str, where: dict) -> str | None:
-        """The path of the thumbnail of the image beside ``result_file`` (written once); none
-        for an image that links outside ``results_root`` (``root``, resolved)."""
+    def add(self, result_file: str, where: dict) -> dict:
+        """``{"thumbnail", "preview"}``: the paths of the image beside ``result_file`` made
+        small (written once), and with ``link`` ``image``, its path below the results' root;
+        ``{}`` without an image, when it cannot be made or when it links outside
+        ``results_root`` (``root``, resolved)."""
         image = find_image(self.root / os.path.dirname(result_file), self.globs)
         if image is None:
-            return None
+            return {}
+        made = self._made(image, where)
+        rel = image.relative_to(self.root).as_posix()
+        return {**made, "image": clip(rel, PATH_MAX)} if made and self.link else made
+
+    def _made(self, image: Path, where: dict) -> dict:
         try:
             if not Path(os.path.realpath(image)).is_relative_to(self.root):
                 raise ThumbnailError("a link to a file outside results_root")
@@ -169,39 +212,48 @@ class Thumbs:
             key = hashlib.sha256(data).digest()
             if key in self.made:
                 return self.made[key]
-            thumb = thumbnail(data)
+            made = {"thumbnail": (THUMBS, thumbnail(data)), "preview": (PREVIEWS, preview(data))}
         except (OSError, ThumbnailError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             self.warnings.append({"check": "thumbnail", **where, "file": image.relative_to(
                 self.root).as_posix(), "message": clip(f"image skipped: {why}", 300)})
-            return None
-        digest = hashlib.sha256(thumb).hexdigest()
-        path = f"{THUMBS}/{digest[:NAME_HEX]}.webp"
-        if path not in self.files:
-            (self.folder / THUMBS).mkdir(exist_ok=True)
-            write_bytes(self.folder / path, thumb)
-            self.files[path] = (digest, len(thumb))
+            return {}
+        paths = {name: self._write(sub, webp) for name, (sub, webp) in made.items()}
         if len(self.made) < 256:  # the demo's images repeat: 30% of its `data` (benchmarks)
-            self.made[key] = path
+            self.made[key] = paths
+        return paths
+
+    def _write(self, sub: str, webp: bytes) -> str:
+        """Write one file into ``sub/`` under its content's name (once); its path."""
+        digest = hashlib.sha256(webp).hexdigest()
+        path = f"{sub}/{digest[:NAME_HEX]}.webp"
+        if path not in self.files:
+            (self.folder / sub).mkdir(exist_ok=True)
+            write_bytes(self.folder / path, webp)
+            self.files[path] = (digest, len(webp))
         return path
 
-    def summary(self, enabled: bool) -> dict:
-        """``manifest.json``'s ``thumbnails``: whether made, count, bytes, sha256 and bounds."""
-        h = hashlib.sha256()
-        for path in sorted(self.files):
+    def summary(self, enabled: bool, sub: str = THUMBS) -> dict:
+        """``manifest.json``'s ``thumbnails`` (``sub`` thumbs/) or ``previews``: whether made,
+        count, bytes, sha256 and bounds."""
+        h, mine = hashlib.sha256(), sorted(p for p in self.files if p.startswith(sub + "/"))
+        for path in mine:
             h.update(f"{self.files[path][0]}  {path}\n".encode())
-        return {"enabled": enabled, "n_files": len(self.files),
-                "bytes": sum(n for _, n in self.files.values()), "sha256": h.hexdigest(),
-                "max_bytes": THUMB_BYTES, "max_px": THUMB_PX}
+        px, limit = (THUMB_PX, THUMB_BYTES) if sub == THUMBS else (PREVIEW_PX, PREVIEW_BYTES)
+        return {"enabled": enabled, "n_files": len(mine),
+                "bytes": sum(self.files[p][1] for p in mine), "sha256": h.hexdigest(),
+                "max_bytes": limit, "max_px": px}
 
 
 def write_evidence(cfg, texts: dict, table, pairs: dict, folder: Path):
     """Write ``prompt_evidence.jsonl`` (a line per prompt of ``table``; ``texts``: ``sample_id
     ->`` :func:`prompt_text`, from the one read of the metadata; ``pairs``: ``(model index,
-    prompt index) ->`` :func:`pair_evidence`) and ``thumbs/`` (unless turned off) into
-    ``folder``; return its sha256, the thumbnails' summary and the thumbnail warnings."""
+    prompt index) ->`` :func:`pair_evidence`), ``thumbs/`` and ``previews/`` (unless turned
+    off) into ``folder``; return its sha256, the thumbnails' and previews' summaries and the
+    image warnings."""
     on = cfg.evidence.thumbnails
-    thumbs = Thumbs(folder, cfg.results_root_path, cfg.generation_glob)
+    link = cfg.evidence.image_base_url is not None
+    thumbs = Thumbs(folder, cfg.results_root_path, cfg.generation_glob, link)
 
     def lines():
         for i, prompt in enumerate(table.prompts):
@@ -209,12 +261,12 @@ def write_evidence(cfg, texts: dict, table, pairs: dict, folder: Path):
             for k, m in enumerate(table.model_ids):
                 entry = dict(pairs.get((k, i)) or {})
                 if on and table.status[k, i] != STATUS_CODE["missing_generation"]:
-                    thumb = thumbs.add(table.result_files[k][i], {"sample_id": sid, "model_id": m})
-                    entry.update({"thumbnail": thumb} if thumb else {})
+                    entry.update(thumbs.add(table.result_files[k][i],
+                                            {"sample_id": sid, "model_id": m}))
                 if entry:
                     models[m] = entry
             text = texts.get(sid, {"text": None, "checklist": []})
             yield {"sample_id": sid, **text, "models": models}
 
     sha = write_jsonl(Path(folder) / EVIDENCE, lines())
-    return sha, thumbs.summary(on), thumbs.warnings
+    return sha, thumbs.summary(on), thumbs.summary(on, PREVIEWS), thumbs.warnings

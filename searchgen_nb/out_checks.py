@@ -11,16 +11,17 @@ from pathlib import Path
 
 from searchgen_nb.constants import ARTIFACTS, MANIFEST, VALIDATION_REPORT
 from searchgen_nb.errors import ReleaseError
-from searchgen_nb.evidence import THUMBS
+from searchgen_nb.evidence import PREVIEWS, THUMBS
 from searchgen_nb.files import ARTIFACT_MAX, CONFIG_MAX, read_bytes
 from searchgen_nb.publish import RELEASES, describe, listing, marked, published_version
 from searchgen_nb.schemas import schema_dir
 from searchgen_nb.untrusted import excerpt
 
 #: What ``searchgen-nb data`` writes into its output folder (``schemas/`` holds ``*.schema.json``,
-#: ``thumbs/`` the thumbnails ``<first 32 hex digits of their sha256>.webp``), and the change
-#: summary a release publishes beside it.
-DATA_NAMES = frozenset({*ARTIFACTS, MANIFEST, VALIDATION_REPORT, "schemas", THUMBS, "CHANGES.md"})
+#: ``thumbs/`` and ``previews/`` the thumbnails and previews ``<first 32 hex digits of their
+#: sha256>.webp``), and the change summary a release publishes beside it.
+DATA_NAMES = frozenset({*ARTIFACTS, MANIFEST, VALIDATION_REPORT, "schemas", THUMBS, PREVIEWS,
+                        "CHANGES.md"})
 _THUMB = re.compile(r"[0-9a-f]{32}\.webp")
 #: Keys every ``manifest.json`` that ``data`` writes holds.
 MANIFEST_KEYS = frozenset({"artifact_sha256", "artifacts", "schema_version"})
@@ -87,9 +88,10 @@ def _regular(path: Path) -> bool:
 
 def _foreign_entries(path: Path, names: list[str]) -> list[str]:
     """What of the folder ``path`` ``data`` did not write: not a regular file named as an artifact,
-    nor in ``thumbs/`` or ``schemas/`` a regular file named as a thumbnail or one of its schemas."""
+    nor in ``thumbs/``, ``previews/`` or ``schemas/`` a regular file named as a thumbnail, a
+    preview or one of its schemas."""
     schemas = frozenset(p.name for p in schema_dir().glob("*.schema.json"))
-    inner = {THUMBS: _THUMB.fullmatch, "schemas": schemas.__contains__}
+    inner = {THUMBS: _THUMB.fullmatch, PREVIEWS: _THUMB.fullmatch, "schemas": schemas.__contains__}
     foreign = [n for n in names if n not in inner and not (n in DATA_NAMES and _regular(path / n))]
     for sub, own in inner.items():
         if sub in names and ((path / sub).is_symlink() or not (path / sub).is_dir()):

@@ -87,11 +87,13 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     table = extraction.table
     sha = {"prompt_scores.jsonl": write_jsonl(folder / "prompt_scores.jsonl", table.records())}
     texts = {p.sample_id: p.texts for p in prompt_set.prompts}  # the metadata read once
-    sha[EVIDENCE], thumbs, skipped = write_evidence(cfg, texts, table, extraction.evidence,
-                                                    folder)
+    sha[EVIDENCE], thumbs, previews, skipped = write_evidence(cfg, texts, table,
+                                                              extraction.evidence, folder)
     extraction.warnings += skipped  # an image without a thumbnail: named, never a failure
     manifest = build_manifest(cfg, extraction, prompt_set.canonical_sha256, sha)
     manifest["thumbnails"] = thumbs
+    url = cfg.evidence.image_base_url
+    manifest["previews"] = previews | ({"image_base_url": url} if url else {})
     manifest["dataset"]["texts_sha256"] = texts_sha256(
         [{"sample_id": p["sample_id"], **texts[p["sample_id"]]} for p in table.prompts])
     # the schemas are published beside the artifacts (data contract, § Artifacts)

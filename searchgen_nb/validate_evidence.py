@@ -1,6 +1,7 @@
 """The release gate's ``evidence`` check (data contract, § Prompt evidence and thumbnails):
 ``prompt_evidence.jsonl`` against its schema, ``prompt_scores.jsonl`` and the manifest; ``thumbs/``
-holds exactly the named thumbnails, each named by its sha256. No import of the writer."""
+and ``previews/`` hold exactly the named thumbnails and previews, each named by its sha256. No
+import of the writer."""
 
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ CHECK = "evidence"
 _GENERIC = ("prompt_faithfulness", "image_quality", "text_rendering", "ai_naturalness",
             "composition_and_aesthetics", "physical_plausibility")
 _SCORED, _NO_IMAGE = 0, 3  # status codes of validate_columns
+#: What only a scored pair carries besides its scores: the judge's reasons.
+_REASONS = ("rubric_reasons", "reference_reasons")
+#: What only a pair with an image carries; the folder of each made file and its manifest key.
+_IMAGES = {"thumbnail": ("thumbs", "thumbnails"), "preview": ("previews", "previews")}
 
 
 @cache
@@ -46,7 +51,7 @@ def check_evidence(folder: Path, manifest: dict, cols, report) -> None:
     if not isinstance(stated, dict):
         report.fail(CHECK, f"manifest.json has no thumbnails summary beside {NAME}", file=NAME)
         return
-    named: set[str] = set()
+    named: dict[str, set[str]] = {key: set() for key in _IMAGES}
     try:
         digest, texts = _check_lines(path, manifest, cols, report, named)
     except (OSError, ValueError) as exc:
@@ -58,12 +63,19 @@ def check_evidence(folder: Path, manifest: dict, cols, report) -> None:
         report.fail(CHECK, f"{NAME}: its prompt texts and checklists are not the ones the metadata "
                     "gave (their sha256 differs from manifest.json /dataset/texts_sha256)",
                     file=NAME)
-    _check_thumbnails(Path(folder), named, stated, report)
+    for key, (sub, summary) in _IMAGES.items():
+        said = manifest.get(summary)
+        if isinstance(said, dict):
+            _check_thumbnails(Path(folder), named[key], said, report, sub)
+        elif named[key] or os.path.lexists(Path(folder) / sub):
+            report.fail(CHECK, f"manifest.json has no {summary} summary beside {sub}/ or the "
+                               f"{key} paths of {NAME}", file="manifest.json")
 
 
-def _check_lines(path: Path, manifest: dict, cols, report, named: set) -> tuple[str, str]:
-    """Check every line (collecting the thumbnails it names into ``named``); the sha256 of the
-    file and of its texts (one sorted-key JSON line ``{sample_id, text, checklist}`` each)."""
+def _check_lines(path: Path, manifest: dict, cols, report, named: dict) -> tuple[str, str]:
+    """Check every line (collecting the thumbnails and previews it names into ``named``); the
+    sha256 of the file and of its texts (one sorted-key JSON line ``{sample_id, text,
+    checklist}`` each)."""
     index = {c: j for j, c in enumerate(manifest["scoring"]["overall_10_components"])}
     sids, h, in_order, n = list(cols.sample_ids), hashlib.sha256(), True, 0
     texts = hashlib.sha256()
@@ -87,7 +99,8 @@ def _check_lines(path: Path, manifest: dict, cols, report, named: set) -> tuple[
                 report.fail(CHECK, f"{NAME} line {n}: sample_id {excerpt(sid, 80)}, model "
                             f"{excerpt(m, 60)}: {why}", file=NAME, line=n, sample_id=sid,
                             model_id=m)
-        named.update(pair["thumbnail"] for pair in p["models"].values() if "thumbnail" in pair)
+        for key, files in named.items():
+            files.update(pair[key] for pair in p["models"].values() if key in pair)
     if in_order and n != len(sids):
         report.fail(CHECK, f"{NAME}: {n} lines, prompt_scores.jsonl has {len(sids)} prompts",
                     file=NAME)
@@ -127,8 +140,14 @@ def _pair_problem(pair: dict, m: str, i: int, cols, index: dict) -> str | None:
     status = int(cols.status[k, i])
     if status != _SCORED and ("checklist" in pair or "rubric" in pair):
         return "the judge's scores of a pair that is not scored"
+    if status != _SCORED and any(key in pair for key in _REASONS):
+        return "the judge's reasons of a pair that is not scored"
     if status == _NO_IMAGE and "thumbnail" in pair:
         return "a thumbnail of a pair without a generated image"
+    if status == _NO_IMAGE and ("preview" in pair or "image" in pair):
+        return "a preview or image of a pair without a generated image"
+    if ("thumbnail" in pair) != ("preview" in pair):
+        return "a thumbnail without its preview, or a preview without its thumbnail"
     value = {c: None if math.isnan(v) else v for c, v in
              ((c, float(cols.values[k, i, j])) for c, j in index.items())}
     items = [e["score"] for e in pair.get("checklist", ())]
@@ -143,29 +162,32 @@ def _pair_problem(pair: dict, m: str, i: int, cols, index: dict) -> str | None:
     return None
 
 
-def _check_thumbnails(folder: Path, named: set, stated: dict, report) -> None:
-    """Every named thumbnail a regular file within the bound, named by its sha256; nothing
-    else in thumbs/; the count, bytes and sha256 as the manifest states."""
+def _check_thumbnails(folder: Path, named: set, stated: dict, report, sub: str = "thumbs") -> None:
+    """Every named thumbnail (``sub`` previews: preview) a regular file within the bound, named
+    by its sha256; nothing else in ``sub/``; the count, bytes and sha256 as the manifest
+    states."""
+    what = "thumbnail" if sub == "thumbs" else "preview"
     h, total = hashlib.sha256(), 0
     for rel in sorted(named):
         try:
             data = read_bytes(folder / rel, stated["max_bytes"])
         except OSError as exc:
-            report.fail(CHECK, f"thumbnail {rel}: {exc.strerror or exc}", file=rel)
+            report.fail(CHECK, f"{what} {rel}: {exc.strerror or exc}", file=rel)
             continue
         digest = hashlib.sha256(data).hexdigest()
         if not rel.endswith(f"/{digest[:32]}.webp"):
-            report.fail(CHECK, f"thumbnail {rel}: its name is not its sha256's first 32 hex "
+            report.fail(CHECK, f"{what} {rel}: its name is not its sha256's first 32 hex "
                                f"digits ({digest[:32]})", file=rel)
         total += len(data)
         h.update(f"{digest}  {rel}\n".encode())
-    thumbs = folder / "thumbs"
-    extra = sorted({f"thumbs/{n}" for n in os.listdir(thumbs)} - named) if thumbs.is_dir() else []
+    thumbs = folder / sub
+    extra = sorted({f"{sub}/{n}" for n in os.listdir(thumbs)} - named) if thumbs.is_dir() else []
     if extra:
-        report.fail(CHECK, f"thumbs/ holds {len(extra)} file(s) {NAME} does not name, e.g. "
+        report.fail(CHECK, f"{sub}/ holds {len(extra)} file(s) {NAME} does not name, e.g. "
                            f"{excerpt(extra[0], 80)}", file=extra[0])
     got = {"n_files": len(named), "bytes": total, "sha256": h.hexdigest()}
     for key, value in got.items():
         if stated[key] != value:
-            report.fail(CHECK, f"manifest.json /thumbnails/{key} is {excerpt(stated[key], 70)}, "
-                               f"the thumbnails give {value}", file="manifest.json")
+            key_path = f"/{'thumbnails' if sub == 'thumbs' else sub}/{key}"
+            report.fail(CHECK, f"manifest.json {key_path} is {excerpt(stated[key], 70)}, "
+                               f"the {what}s give {value}", file="manifest.json")

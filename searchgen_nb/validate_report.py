@@ -33,7 +33,7 @@ CHECK_DESCRIPTIONS = {
     " the manifest; a folder's validation_report.json says every check passed",
     "evidence": "prompt_evidence.jsonl conforms to its schema, holds one entry per prompt and only"
     " pairs that exist, agrees with the records' scores and with the prompt texts the manifest"
-    " records, and every thumbnail is within its bound",
+    " records, and every thumbnail and preview is within its bound",
 }
 CHECKS = tuple(CHECK_DESCRIPTIONS)
 _MAX_LISTED = 50  # failures listed per check; the count is always complete

@@ -9,6 +9,7 @@ open Chromium, ``browser``.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import nbformat
@@ -41,7 +42,7 @@ def test_release_publishes_everything(fixture_release):
     _, site, outcome = fixture_release
     assert sorted(p.name for p in (site / "public" / "data").iterdir()) == [
         "CHANGES.md", "changes.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json", "leaderboard_by_slice.json", "leaderboard_by_stratum.json",
-        "leaderboard_overall.json", "manifest.json", "prompt_evidence.jsonl", "prompt_scores.jsonl", "schemas", "thumbs",
+        "leaderboard_overall.json", "manifest.json", "previews", "prompt_evidence.jsonl", "prompt_scores.jsonl", "schemas", "thumbs",
         "uncertainty.json", "validation_report.json",
     ]
     assert (site / "_build" / "html" / "index.html").exists()
@@ -81,6 +82,8 @@ def test_executed_notebooks_are_normalized(fixture_release):
     for path in outcome.notebooks:
         text = path.read_text()
         assert "/tmp/" not in text.replace(str(site), "<site>") or "staging" in text  # only the staging parameter
+        assert str(site) not in text and ".releases" not in text, path.name  # no path of where it ran
+        assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", text), path.name  # no time (generated_at)
         nb = nbformat.read(path, as_version=4)
         assert set(nb.metadata["papermill"]) == {"parameters"}
         assert [c["id"] for c in nb.cells] == [f"cell-{i:02d}" for i in range(len(nb.cells))]
@@ -395,7 +398,10 @@ def test_what_changed_page_in_browser(fixture_release, browser):
     _, site, _ = fixture_release
     pg = Page(browser, page_path(site, "09_changes"))
     text = pg.page.inner_text("main")
-    assert "Compared with the release generated 2026-05-27T20:26:40+00:00 (4 prompts)." in text
+    import json
+    previous = json.loads((site / "public/data/changes.json").read_text())["previous"]
+    assert f"Compared with the previous release (4 prompts, results sha256 {previous['results_sha256'][:12]})." in text
+    assert "2026-05-27" not in text  # no time in an executed notebook
     assert f"Rank change in All: Good Model (good) 2 → 1 ↑, {EVIL} (evil) 1 → 2 ↓" in text
     assert f"Rank change in NoSearch: Good Model (good) 2 → 1 ↑, {EVIL} (evil) 1 → unranked" in text
     assert f"{EVIL} (evil): 1 result scored → missing evaluation (counts 0): f03" in text
@@ -506,7 +512,7 @@ def test_a_notebook_alone_never_runs_an_earlier_stage(tmp_path):
     with pytest.raises(ReleaseError, match=r"made from another config than .*: run 01_extract"):
         pipeline.ensure_staged(other, staging, upto="extract")
     assert sorted(p.name for p in staging.iterdir()) == [
-        "manifest.json", "prompt_evidence.jsonl", "prompt_scores.jsonl", "schemas", "thumbs"]
+        "manifest.json", "previews", "prompt_evidence.jsonl", "prompt_scores.jsonl", "schemas", "thumbs"]
 
 
 def test_one_kernel_starts_each_notebook_empty(tmp_path):

@@ -43,6 +43,23 @@ def test_pair_evidence_reads_the_judges_parsed_answer():
     assert evidence.pair_evidence({"parsed": "not an object"}) is None
 
 
+def test_the_judges_reasons_are_kept_bounded_in_their_escaped_form():
+    parsed = {"checklist_scores": [{"item": "a", "score": 2, "reason": "half\nof it"},
+                                   {"item": "b", "score": 1, "reason": 7}],
+              "rubric_scores": {"image_quality": {"score": 2.5, "reason": "\x1b" * 600},
+                                "text_rendering": {"score": ""}},
+              "visual_reference_evaluation": {"score": 1, "reason": "no tower"},
+              "text_reference_evaluation": "not an object"}
+    got = evidence.pair_evidence({"parsed": parsed})
+    assert got["checklist"] == [{"item": "a", "score": 2.0, "reason": "half\\nof it"},
+                                {"item": "b", "score": 1.0}]  # a reason that is no string: none
+    long = got["rubric_reasons"]["image_quality"]  # 600 ESC, 2,400 characters escaped
+    assert len(long) == evidence.REASON_MAX and long.startswith("\\x1b\\x1b") and long.endswith("…")
+    assert set(got["rubric_reasons"]) == {"image_quality"}
+    assert got["reference_reasons"] == {"visual_reference_evaluation": "no tower"}
+    assert evidence.clip("ab\u200bcd", 5) == "ab\\u…" and evidence.clip("abcd", 4) == "abcd"
+
+
 @pytest.mark.parametrize("parsed,kept", [(PARSED, True),
                                          ({**PARSED, "rubric_scores": {"image_quality": 1}}, False)])
 def test_a_judges_answer_that_contradicts_the_scores_is_a_warning(tmp_path, parsed, kept):
@@ -75,6 +92,15 @@ def _png(size, noise=False) -> bytes:
     buf = io.BytesIO()
     im.save(buf, "PNG")
     return buf.getvalue()
+
+
+def test_preview_is_bounded_and_keeps_a_small_image_small():
+    big = evidence.preview(_png((1024, 1024), noise=True))  # noise: the worst case for WebP
+    with Image.open(io.BytesIO(big)) as im:
+        assert im.format == "WEBP" and im.size == (evidence.PREVIEW_PX, evidence.PREVIEW_PX)
+    assert len(big) <= evidence.PREVIEW_BYTES
+    with Image.open(io.BytesIO(evidence.preview(_png((90, 60))))) as im:
+        assert im.size == (90, 60)  # never enlarged
 
 
 def test_thumbnail_is_bounded_and_a_bad_image_is_refused():
@@ -124,8 +150,17 @@ def test_release_publishes_evidence_and_thumbnails(tmp_path):
     thumb = (out / p1["models"]["a"]["thumbnail"]).read_bytes()
     assert p1["models"]["a"]["thumbnail"] == f"thumbs/{hashlib.sha256(thumb).hexdigest()[:32]}.webp"
     assert len(thumb) <= evidence.THUMB_BYTES and "thumbnail" not in p2["models"]["b"]
+    preview = (out / p1["models"]["a"]["preview"]).read_bytes()
+    assert p1["models"]["a"]["preview"] == f"previews/{hashlib.sha256(preview).hexdigest()[:32]}.webp"
+    with Image.open(io.BytesIO(preview)) as im:
+        assert im.size == (400, 300)  # within 512 px: as it is
+    assert "preview" not in p2["models"]["b"] and "image" not in p1["models"]["a"]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["thumbnails"]["n_files"] == 2 and manifest["thumbnails"]["enabled"] is True
+    sizes = [f.stat().st_size for f in (out / "previews").iterdir()]
+    assert manifest["previews"] == {"enabled": True, "n_files": 2, "bytes": sum(sizes),
+                                    "sha256": manifest["previews"]["sha256"], "max_bytes": 131_072,
+                                    "max_px": 512}
     warning, = [w for w in manifest["extraction"]["warnings"] if w["check"] == "thumbnail"]
     assert warning["file"] == "rows/p2/none/model-b/image.png" and warning["model_id"] == "b"
     assert warning["message"] == "image skipped: not a readable image (UnidentifiedImageError)"
@@ -170,8 +205,20 @@ def test_thumbnails_can_be_turned_off(tmp_path):
                    progress=False).out_dir
     thumbs = json.loads((out / "manifest.json").read_text())["thumbnails"]
     assert thumbs["enabled"] is False and thumbs["n_files"] == 0
-    assert not (out / "thumbs").exists()
+    assert not (out / "thumbs").exists() and not (out / "previews").exists()
     assert "thumbnail" not in (out / "prompt_evidence.jsonl").read_text()
+    assert "preview" not in (out / "prompt_evidence.jsonl").read_text()
+
+
+def test_image_base_url_names_each_image_below_the_results(tmp_path):
+    url = "https://images.example.org/searchgen/"
+    out = run_data(load_config(_release(tmp_path, evidence={"image_base_url": url})),
+                   tmp_path / "d", progress=False).out_dir
+    assert _lines(out)[0]["models"]["a"]["image"] == "rows/p1/none/model-a/image.png"
+    assert json.loads((out / "manifest.json").read_text())["previews"]["image_base_url"] == url
+    from searchgen_nb.errors import ConfigError
+    with pytest.raises(ConfigError, match="image_base_url"):
+        load_config(_release(tmp_path / "bad", evidence={"image_base_url": "javascript:alert(1)"}))
 
 
 def _edit(out: Path, change) -> None:
@@ -191,6 +238,10 @@ ZERO = "thumbs/" + "0" * 32 + ".webp"
     (lambda d, _: d[0]["models"]["a"]["checklist"][1].update(score=3), "line 1: sample_id p1, model a: checklist items average 3.0"),
     (lambda d, _: d[0]["models"]["a"]["checklist"][1].update(score=7), "line 1, sample_id p1, model a /models/a/checklist/1/score: 7 is greater than"),
     (lambda d, _: d[0]["models"].update(b={"rubric": {}}), "line 1: sample_id p1, model b: the judge's scores of a pair that is not scored"),
+    (lambda d, _: d[0]["models"].update(b={"rubric_reasons": {"x": "y"}}), "line 1: sample_id p1, model b: the judge's reasons of a pair that is not scored"),
+    (lambda d, _: d[0]["models"]["a"].pop("preview"), "line 1: sample_id p1, model a: a thumbnail without its preview"),
+    (lambda d, _: d[0]["models"]["a"]["checklist"][0].update(reason="r" * 1001), "/models/a/checklist/0/reason"),
+    (lambda d, out: (out / d[0]["models"]["a"]["preview"]).write_bytes(b"x"), "preview previews/"),
     (lambda d, _: d.pop(), "1 lines, prompt_scores.jsonl has 2 prompts"),
     (lambda d, _: d.reverse(), "line 1: sample_id p2 is not prompt 1 of prompt_scores.jsonl"),
     (lambda d, _: d[1]["models"]["a"].update(thumbnail=ZERO), f"thumbnail {ZERO}: No such file"),
@@ -262,12 +313,33 @@ def test_prompt_card_in_browser(browser, demo_release):
     thumbs = json.loads((demo_release / "public/data/manifest.json").read_text())["thumbnails"]
     said = f"{thumbs['n_files']} files, {-(-thumbs['bytes'] // 1000)} KB in all"  # the demo's: 39, 21 KB
     assert said in pg.page.locator(".sg-card-weight").inner_text()
+    # each model's preview, side by side, and the judge's reasons beside its scores
+    figures = pg.page.locator(".sg-card-gallery figure")
+    assert figures.count() == len(rec["models"])
+    assert pg.page.evaluate("() => [...document.querySelectorAll('.sg-card-figure img')].every(i => i.complete && i.naturalWidth > 0)")
+    first = next(iter(pg.page.evaluate("() => window.SGEvidence.index.models")))[0]
+    item = ev["models"][first]["checklist"][0]
+    assert item["reason"] == f"[synthetic demo] {'Fully' if item['score'] == 3 else 'Mostly' if item['score'] >= 2 else 'Partly' if item['score'] >= 1 else 'Not'} met ({item['score']:g}/3): {item['item']}."
+    pg.page.locator(".sg-card-thumb a").first.click()  # the thumbnail opens the model's figure
+    reasons = figures.first.locator("details.sg-card-reasons")
+    assert reasons.get_attribute("open") is not None
+    row = reasons.locator("tbody tr").first.locator("td").all_inner_texts()
+    assert row == [item["item"], f"{item['score']:.1f}", item["reason"]]
     assert pg.errors == [] and pg.external == [] and warnings == []
-    # a pair without a score names its status and how it counts (a zero_fill model)
-    lost = next(r for r in records.values() if r["models"]["dimlight_mini"]["status"] != "scored")
+    # a pair without a score names its status and how it counts, in every cell (zero_fill)
+    lost = next(r for r in records.values() if r["models"]["dimlight_mini"]["status"] == "missing_generation")
     pg, _ = _card(browser, html, f"id={lost['sample_id']}")
-    status = pg.page.locator("table.sg-card-models tbody tr").last.locator("td").nth(2).inner_text()
-    assert "counts 0 (missing policy zero_fill)" in status and "missing" in status, status
+    cells = pg.page.locator("table.sg-card-models tbody tr").last.locator("td").all_inner_texts()
+    assert "counts 0 (missing policy zero_fill)" in cells[2] and "missing" in cells[2], cells
+    assert cells[3:] == ["0 · no image"] * 12 and "N/A" not in cells
+    # … and under exclude
+    out = next(r for r in records.values() if r["models"]["glintframe_pro"]["status"] == "invalid_evaluation")
+    pg, _ = _card(browser, html, f"id={out['sample_id']}")
+    names = pg.page.locator("table.sg-card-models tbody tr td:first-child").all_inner_texts()
+    row = pg.page.locator("table.sg-card-models tbody tr").nth(names.index("Glintframe Pro"))
+    cells = row.locator("td").all_inner_texts()
+    assert cells[3:] == ["invalid · excluded"] * 12, cells
+    assert "invalid evaluation: " in row.locator("td").nth(3).get_attribute("title")
     # a heatmap cell's list (the explorer filtered to a domain) links to cards of that domain
     tag = rec["domains"][0]
     from browser import Page
@@ -279,9 +351,42 @@ def test_prompt_card_in_browser(browser, demo_release):
     assert f"tag={tag}" in lst.page.url
     assert "this prompt is one of them" in lst.page.locator(".sg-card-from").inner_text()
     assert lst.page.locator(".sg-card-this").first.inner_text() == tag and lst.errors == []
-    # the explorer's search covers the prompt text
+    # the explorer shows each prompt's text on one line, and its search covers it
     other = Page(browser, html / "book/notebooks/10_prompts.html")
     other.page.wait_for_selector("#prompt-explorer[data-sg-ready]")
+    head = other.page.locator("#prompt-explorer thead th").all_inner_texts()
+    assert head[:2] == ["sample_id", "Prompt"]
+    top = other.page.locator("#prompt-explorer tbody tr").first.locator("td").all_inner_texts()
+    text = next(p["text"] for p in prompts if p["sample_id"] == top[0])
+    assert top[1] == (text if len(text) <= 60 else text[:59] + "…") and top[1].startswith("[synthetic demo] ")
     other.page.locator("#prompt-explorer_wrapper .dt-search input").fill(word)
     other.page.wait_for_timeout(300)
     assert rec["sample_id"] in other.page.locator("#prompt-explorer tbody").inner_text()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_search_from_disk_opens_a_prompts_card(browser, demo_release):
+    """The book's search works from disk without a console error, and a sample_id searched opens
+    its card."""
+    from browser import Page
+
+    html = demo_release / "_build" / "html"
+    pg = Page(browser, html / "search.html", "q=leaderboard")
+    pg.page.wait_for_selector("#search-results ul.search li", timeout=15000)
+    assert "Leaderboard" in pg.page.locator("#search-results").inner_text()
+    pg.page.wait_for_timeout(300)
+    assert (pg.errors, pg.external) == ([], [])
+    card = Page(browser, html / "search.html", "q=sgb_vis_0284")
+    card.page.wait_for_url("**/book/prompt_card.html?id=sgb_vis_0284")
+    card.page.wait_for_selector(".sg-card-models", timeout=15000)
+    assert card.page.locator(".sg-card-id").inner_text() == "sgb_vis_0284" and card.errors == []
+
+
+def test_the_demo_judges_reasons_agree_with_its_scores():
+    from searchgen_nb.demo.evidence import judge_reason
+
+    assert judge_reason(3.0, "The text is spelled as given") == "[synthetic demo] Fully met (3/3): The text is spelled as given."
+    assert judge_reason(1.5, "x").startswith("[synthetic demo] Partly met (1.5/3)")
+    assert judge_reason(0.5, "x").startswith("[synthetic demo] Not met (0.5/3)")
+    assert judge_reason(None, "text rendering").startswith("[synthetic demo] Not applicable")

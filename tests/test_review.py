@@ -28,14 +28,15 @@ def test_first_release_publishes_its_summary(demo_release):
 @pytest.mark.slow
 def test_summary_names_the_changed_models_and_pairs_only(changed_data, tmp_path):
     """One model lower on 5 prompts, two results of another lost: the summary names those two
-    models, those 5 prompts and those 2 results, and no other model or prompt."""
+    models, the two that moved in rank with them, those 5 prompts and those 2 results, and no
+    other model or prompt."""
     folder = shutil.copytree(changed_data, tmp_path / "data")
     write_change_summary(Release(folder))
     text = (folder / CHANGES).read_text(encoding="utf-8")
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     named = {m for m, meta in manifest["models"].items()
              if re.search(rf"\b{m}\b|{re.escape(meta['display_name'])}", text)}
-    assert named == {"halcyon_draw", "pixelwright_2"}
+    assert named == {"halcyon_draw", "pixelwright_2", "tessellate_3", "marrowleaf"}  # the last two: moved in rank only
     assert set(re.findall(r"sgb_[a-z_]+_\d{4}", text)) == set(LOWERED + LOST)
     assert "2 results scored → missing evaluation (counts 0)" in text and "5 scored prompts changed" in text
 

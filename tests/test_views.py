@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from factory import IMAGE, make_release, model, prompt, result
 
-from searchgen_nb.book import pages, views, views_audit
+from searchgen_nb.book import pages, paper, views, views_audit
 from searchgen_nb.config import load_config
 from searchgen_nb.pipeline import run_data
 
@@ -96,3 +98,19 @@ def test_prompt_rows_difficulty_and_spread(release):
             assert r["difficulty"] is None and r["spread"] is None
         for m, st in r["statuses"].items():
             assert (r["scores"][m] is None) or st == "scored"
+
+
+def test_the_papers_overall_10_beside_ours(release, tmp_path):
+    assert "gives no paper table" in paper.comparison(release).html
+    prompts = [prompt("v1"), prompt("v2")]
+    models = {"a": model("A"), "c": model("C")}
+    results = {("a", "v1"): result({"checklist:0": 3}), ("a", "v2"): result({"checklist:0": 1.5}),
+               ("c", "v1"): result({"checklist:0": 0}), ("c", "v2"): result({"checklist:0": 3})}
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "paper_table.json").write_text('{"a": 75.04, "c": 50}')
+    cfg = make_release(tmp_path / "src", prompts, models, results, paper_table="paper_table.json")
+    run_data(load_config(cfg), tmp_path / "out", progress=False)
+    html = paper.comparison(views.Release(tmp_path / "out")).html
+    rows = [r.split("</tr>")[0] for r in html.split("<tr")[2:]]
+    assert [re.findall(r">([^<>]+)</td>", r) for r in rows] == [
+        ["A", "a", "75.0", "75.04", "\u22120.04"], ["C", "c", "50.0", "50.0", "0.0"]]

@@ -1,6 +1,7 @@
 """The prompt card (data contract, § Prompt evidence and thumbnails), ``book/prompt_card.html
 ?id=<sample_id>``, drawn from ``evidence/index.js`` and ``shard-<n>.js`` (loaded by ``<script
-src>``: a book opened from disk may not ``fetch``) and the thumbnails, written at release time."""
+src>``: a book opened from disk may not ``fetch``), the thumbnails and the previews, written at
+release time."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from urllib.parse import quote
 
 from searchgen_nb.book.views import Release
 from searchgen_nb.constants import COMPONENT_LABELS, COMPONENTS
-from searchgen_nb.evidence import EVIDENCE, THUMBS
+from searchgen_nb.evidence import EVIDENCE, PREVIEWS, THUMBS
 from searchgen_nb.files import read_lines
 from searchgen_nb.numeric import to_public
 
@@ -39,22 +40,38 @@ def _public(raw: float | None, decimals: int) -> float | None:
 
 
 def _pair(entry: dict, said: dict, decimals: int) -> dict:
-    comps = entry["components_raw_0to3"]
+    comps, why = entry["components_raw_0to3"], said.get("rubric_reasons", {})
     return {
         "status": entry["status"], "reason": entry.get("error"),
         "components": [_public(comps[c], decimals) for c in COMPONENTS],
         "overall_9": _public(entry["overall_9_raw"], decimals),
         "overall_10": _public(entry["overall_10_raw"], decimals),
-        "checklist": [[e["item"], e["score"]] for e in said.get("checklist", ())],
-        "rubric": sorted(said.get("rubric", {}).items()), "thumbnail": said.get("thumbnail"),
+        "checklist": [[e["item"], e["score"], e.get("reason")] for e in said.get("checklist", ())],
+        "rubric": [[d, v, why.get(d)] for d, v in sorted(said.get("rubric", {}).items())],
+        "references": [[r, comps.get(r), text]
+                       for r, text in sorted(said.get("reference_reasons", {}).items())],
+        "thumbnail": said.get("thumbnail"), "preview": said.get("preview"),
+        "image": said.get("image"),
     }
+
+
+def _evidence(release: Release) -> dict[str, dict]:
+    """``sample_id -> prompt_evidence.jsonl line`` of a release ({} without the file)."""
+    path = release.folder / EVIDENCE
+    return {p["sample_id"]: p for p in map(json.loads, read_lines(path))} if path.is_file() else {}
+
+
+def prompt_texts(release: Release) -> dict[str, str | None]:
+    """``sample_id -> text`` (bounded, in visible characters; None: none) of the evidence."""
+    return {sid: p["text"] for sid, p in _evidence(release).items()}
 
 
 def card_data(release: Release) -> list[dict]:
     """One dict per prompt (sample_id order): what its card shows (text, tags, slices, and per
-    model status, reason, public 0–100 components, Overall-9/10, checklist, rubric, thumbnail)."""
-    path = release.folder / EVIDENCE
-    shown = {p["sample_id"]: p for p in map(json.loads, read_lines(path))} if path.is_file() else {}
+    model status, reason, public 0–100 components, Overall-9/10, checklist and rubric as
+    ``[name, raw 0–3 score, the judge's reason]``, the reference evaluations' reasons (with the
+    raw score), thumbnail, preview, image path)."""
+    shown = _evidence(release)
     tests = {name: release.in_slice(name) for name in release.slices}
     out = []
     for r in release.all_records:
@@ -78,8 +95,9 @@ def _script(key: object, value: object) -> str:
 
 def write_card_assets(data_dir: Path, dest: Path) -> None:
     """Write into ``dest`` the card's ``index.js`` (each prompt's shard, the models, policies,
-    decimals, the components' names, the manifest's thumbnails), ``shard-<n>.js``, ``texts.js``
-    (the first 300 characters of each prompt) and a copy of the thumbnails."""
+    decimals, the components' names, the manifest's thumbnails and previews), ``shard-<n>.js``,
+    ``texts.js`` (the first 300 characters of each prompt) and a copy of the thumbnails and
+    previews."""
     dest, release = Path(dest), Release(Path(data_dir))
     dest.mkdir(parents=True, exist_ok=True)
     cards = card_data(release)
@@ -92,9 +110,11 @@ def write_card_assets(data_dir: Path, dest: Path) -> None:
         "policies": release.policies, "decimals": release.decimals,
         "components": [COMPONENT_LABELS[c] for c in COMPONENTS],
         "thumbnails": release.manifest.get("thumbnails"),
+        "previews": release.manifest.get("previews"),
     }
     (dest / "index.js").write_text(_script("index", index), encoding="utf-8")
     texts = {c["id"]: c["text"][:300] for c in cards if c["text"]}
     (dest / "texts.js").write_text(_script("texts", texts), encoding="utf-8")
-    if (Path(data_dir) / THUMBS).is_dir():
-        shutil.copytree(Path(data_dir) / THUMBS, dest / THUMBS, dirs_exist_ok=True)
+    for sub in (THUMBS, PREVIEWS):
+        if (Path(data_dir) / sub).is_dir():
+            shutil.copytree(Path(data_dir) / sub, dest / sub, dirs_exist_ok=True)

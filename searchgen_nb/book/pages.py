@@ -8,7 +8,7 @@ import math
 from decimal import Decimal
 
 from searchgen_nb.book import charts, heatmaps, tables, views, views_audit
-from searchgen_nb.book.cards import TEXTS_SCRIPT, card_href, card_links
+from searchgen_nb.book.cards import TEXTS_SCRIPT, card_href, card_links, prompt_texts
 from searchgen_nb.book.display import HTMLFragment, join
 from searchgen_nb.book.fmt import STATUS_LABELS, esc, format_number
 from searchgen_nb.book.page_parts import _TAG_HEADS, EXPLORER, METHODS, _a, _board_file, _p
@@ -318,10 +318,12 @@ def audit_validation(report: dict) -> list[HTMLFragment]:
 
 
 def audit_manifest(release: Release) -> list[HTMLFragment]:
-    """Manifest summary table and the full manifest (collapsed, escaped JSON)."""
-    full = json.dumps(release.manifest, indent=2, sort_keys=True, ensure_ascii=False)
-    raw = HTMLFragment(f"<details><summary>Full manifest.json</summary><pre>{esc(full)}</pre>"
-                       "</details>", "manifest")
+    """Manifest summary table and the full manifest (collapsed, escaped JSON) but its
+    ``generated_at``: no executed notebook holds a time (data contract, § The book)."""
+    shown = {k: v for k, v in release.manifest.items() if k != "generated_at"}
+    full = json.dumps(shown, indent=2, sort_keys=True, ensure_ascii=False)
+    raw = HTMLFragment("<details><summary>manifest.json (but <code>generated_at</code>, in the "
+                       f"download)</summary><pre>{esc(full)}</pre></details>", "manifest")
     return [tables.data_table(views.manifest_summary(release), "manifest-summary"), raw,
             downloads("manifest.json", "validation_report.json")]
 
@@ -339,8 +341,8 @@ def changes(release: Release) -> list[HTMLFragment]:
     text = text.replace("## What changed\n", "", 1)
     prev = ch.get("previous") or {}
     out = [HTMLFragment(
-        '<p class="sg-previous">Compared with the release generated '
-        f"{esc(prev.get('generated_at'))} ({prev.get('n_prompts')} prompts).</p>\n"
+        f'<p class="sg-previous">Compared with the previous release ({prev.get("n_prompts")} '
+        f"prompts, results sha256 <code>{esc(str(prev.get('results_sha256'))[:12])}</code>).</p>\n"
         + MarkdownIt("commonmark", {"html": False}).render(text), "changes summary"),
         downloads("changes.json")]
     sections = [
@@ -366,7 +368,8 @@ def changes(release: Release) -> list[HTMLFragment]:
 
 def prompt_explorer(release: Release) -> list[HTMLFragment]:
     """The prompt explorer (filtered from the URL), then the hardest and most discriminating."""
-    rows = views_audit.prompt_rows(release)
+    texts = prompt_texts(release)
+    rows = [{**r, "text": texts.get(r["sample_id"])} for r in views_audit.prompt_rows(release)]
     models = [(r["model_id"], release.names[r["model_id"]]) for r in release.boards["overall"]]
     scored = [r for r in rows if r["difficulty"] is not None]
     lists = [

@@ -13,6 +13,7 @@ from urllib.parse import quote
 import pandas as pd
 
 from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
+from searchgen_nb.evidence import clip
 
 from .cards import card_href
 from .display import HTMLFragment
@@ -230,8 +231,11 @@ def _uncertainty_tds(cell: Mapping[str, Any] | None, tie: str | None) -> list[st
 
 # --------------------------------------------------------------------------- prompt explorer
 
+#: Characters of a prompt's text the explorer shows (one line; the card shows it whole).
+EXPLORER_TEXT = 60
 _EXPLORER_HEADS = [
     ("sample_id", "sample_id", "The prompt's id.", False),
+    ("text", "Prompt", "The prompt's text, cut to one line: the whole text is on its card.", False),
     ("stratum", "Stratum", "Search type: NoSearch, VisualSearch or TextualSearch.", False),
     ("domains", "Domains", "Domain tags (multi-label).", False),
     ("failure_modes", "Failure modes", "Failure-mode tags (multi-label).", False),
@@ -256,9 +260,10 @@ def _row_values(r: Mapping[str, Any]) -> str:
 def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, str]],
                  table_id: str, *, decimals: int | None = None,
                  policies: Mapping[str, str] | None = None) -> HTMLFragment:
-    """The prompt explorer: a row per prompt (``views_audit.prompt_rows``) filtered from the URL;
-    a column per ``models`` ``(model_id, name)``: Overall-9, or the status as it counts by
-    ``policies``; a hidden column of ``model_id=status`` words for the search."""
+    """The prompt explorer: a row per prompt (``views_audit.prompt_rows``, with its ``text`` or
+    None) filtered from the URL; its text cut to :data:`EXPLORER_TEXT` characters; a column per
+    ``models`` ``(model_id, name)``: Overall-9, or the status as it counts by ``policies``; a
+    hidden column of ``model_id=status`` words for the search."""
     _check_id(table_id)
     header = [_th(key, Head(label, title), num) for key, label, title, num in _EXPLORER_HEADS]
     header += [_th(f"m:{m}", Head(name, f"{name} ({m}): Overall-9 on this prompt, or its status "
@@ -269,7 +274,10 @@ def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, 
         search = r["stratum"] + ("" if r["stratum"] == "NoSearch" else " SearchIntensive")
         sid, card = esc(r["sample_id"]), esc(card_href(r["sample_id"]))
         # data-search: the page's script adds the prompt text (searchgen-nb.js, prompt card)
+        text = r.get("text")
         cells = [f'<td data-search="{sid}"><a href="{card}">{sid}</a></td>',
+                 '<td class="sg-na">–</td>' if text is None else
+                 f'<td class="sg-prompt-text">{esc(clip(text, EXPLORER_TEXT))}</td>',
                  f'<td data-search="{esc(search)}">{esc(r["stratum"])}</td>',
                  *(f"<td>{esc(' '.join(r[k]))}</td>" for k in ("domains", "failure_modes",
                                                                "slices")),

@@ -339,7 +339,6 @@ def manifest_summary(release: Release, fields: tuple[str, ...] | None = None) ->
     facts = {
         "Benchmark": m["benchmark"], "Data origin": m["data_origin"],
         "Schema version": m["schema_version"],
-        "Generated at (SOURCE_DATE_EPOCH when set)": m["generated_at"],
         "Dataset": f"{ds['filename']} ({ds['n_prompts']} prompts)",
         "Dataset sha256 (canonical)": ds["sha256"],
         "Result files read": m["extraction"]["n_result_files_read"],

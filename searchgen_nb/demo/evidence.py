@@ -1,5 +1,6 @@
 """The demo's evidence, visibly synthetic: per prompt a text and checklist items (each prompt
-its own string-seeded stream), per model and search type a small PNG."""
+its own string-seeded stream), the judge's reasons from its scores, per model and search type a
+small PNG."""
 
 from __future__ import annotations
 
@@ -34,6 +35,18 @@ def prompt_evidence(seed: str, sample_id: str, kind: str, task: str, subject: st
     said = TEMPLATES[kind].format(task=task.capitalize(), subject=subject, word=word)
     text = "[synthetic demo] " + said
     return text, tuple(rng.sample(CHECKS, n_checklist))
+
+
+#: A judge's verdict by score (raw 0–3): the lowest score each verdict starts at.
+VERDICTS = ((3.0, "fully met"), (2.0, "mostly met"), (1.0, "partly met"), (0.0, "not met"))
+
+
+def judge_reason(score: float | None, what: str) -> str:
+    """The demo judge's reason for ``score`` (raw 0–3, None: not applicable) on ``what``."""
+    if score is None:
+        return f"[synthetic demo] Not applicable: {what} does not apply to this prompt."
+    verdict = next(v for low, v in VERDICTS if score >= low)
+    return f"[synthetic demo] {verdict.capitalize()} ({score:g}/3): {what}."
 
 
 def initials(name: str) -> str:

@@ -14,7 +14,7 @@ from importlib import resources
 import yaml
 
 from searchgen_nb.constants import DEFAULT_RESULT_PATH, GENERIC_RUBRIC, STATUSES
-from searchgen_nb.demo.evidence import image_png, initials, prompt_evidence
+from searchgen_nb.demo.evidence import image_png, initials, judge_reason, prompt_evidence
 
 
 def _package_json(package: str, name: str) -> dict:
@@ -221,20 +221,28 @@ def _judge_scores(rng: random.Random, model: dict, p: DemoPrompt, shift: float) 
 
 
 def _result(model: dict, p: DemoPrompt, scores: dict[str, float], named: bool = True) -> dict:
-    """A successful parsed result in the judge's format (not-applicable rubric scores ``""``);
-    checklist items by their text, or (not ``named``) ``item <i>``."""
+    """A successful parsed result in the judge's format (not-applicable rubric scores ``""``)
+    with the judge's reasons; checklist items by their text, or (not ``named``: the text a
+    broken result file is made from) ``item <i>`` and no reasons."""
 
     def num(v: float | None) -> int | float | str:
         return "" if v is None else int(v) if v == int(v) else v
 
     checklist = sorted((int(k[10:]), v) for k, v in scores.items() if k.startswith("checklist:"))
+    items = [(p.checklist[i] if named else f"item {i}", v) for i, v in checklist]
     parsed: dict = {
-        "checklist_scores": [{"item": p.checklist[i] if named else f"item {i}", "score": num(v)}
-                             for i, v in checklist],
+        "checklist_scores": [{"item": item, "score": num(v)} for item, v in items],
         "rubric_scores": {d: {"score": num(scores.get(f"rubric:{d}"))}
                           for d in GENERIC_RUBRIC + p.adaptive},
         **{r: {"applicable": r in scores, "score": num(scores.get(r, 0.0))} for r in REFS},
     }  # fmt: skip
+    if named:  # the judge's reasons, agreeing with its scores
+        for (item, v), entry in zip(items, parsed["checklist_scores"]):
+            entry["reason"] = judge_reason(v, item)
+        for d, entry in parsed["rubric_scores"].items():
+            entry["reason"] = judge_reason(scores.get(f"rubric:{d}"), d.replace("_", " "))
+        for r in REFS:
+            parsed[r]["reason"] = judge_reason(scores.get(r), r.replace("_", " "))
     return {"success": True, "skipped": False, "error": None, "parsed": parsed, "scores": scores,
             "bench_id": p.sample_id, "sample_id": p.sample_id,
             "generator_name": model["source_id"], "attached_visual_reference_image_count": 0}

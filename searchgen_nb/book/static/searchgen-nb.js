@@ -278,25 +278,82 @@
     list.forEach(function (t) { p.appendChild(el("span", "sg-card-tag" + (t === tag ? " sg-card-this" : ""), t)); });
     return p;
   }
+  // An unscored pair's cell says how it counts, as the explorer's (searchgen_nb/book/fmt.py
+  // pair_cell): "0 · no image" (zero_fill, counts 0) or "no image · excluded" (exclude).
+  var SHORT = { invalid_evaluation: "invalid", missing_evaluation: "no eval", missing_generation: "no image" };
+  function statusCell(m, policy) {
+    var short = SHORT[m.status] || m.status, label = m.status.replace(/_/g, " ");
+    var title = label + (m.reason ? ": " + m.reason : ""), td;
+    if (policy === "zero_fill") {
+      td = el("td", "sg-zero", "0 \u00b7 " + short);
+      td.title = title + " \u00b7 counts 0 (missing policy zero_fill)";
+    } else if (policy === "exclude") {
+      td = el("td", "sg-excluded", short + " \u00b7 excluded");
+      td.title = title + " \u00b7 excluded: left out of every mean (missing policy exclude)";
+    } else { td = el("td", "sg-na", short); td.title = title; }
+    return td;
+  }
   function modelsTable(index, p, base) {
     var head = ["Model", "Image", "Status", "Overall-9", "Overall-10"].concat(index.components);
-    return table(head, index.models.map(function (mn) {
+    return table(head, index.models.map(function (mn, k) {
       var m = p.models[mn[0]], img = el("td", "sg-card-thumb"), st = el("td");
       if (m.thumbnail) {
-        var i = img.appendChild(el("img"));
+        var a = img.appendChild(el("a"));
+        a.href = "#sg-card-m" + k; a.title = "the image at a larger size, with the judge's reasons";
+        var i = a.appendChild(el("img"));
         i.src = base + m.thumbnail; i.alt = "thumbnail: " + mn[1]; i.width = 64; i.loading = "lazy";
+        a.addEventListener("click", function () {
+          var d = document.querySelector("#sg-card-m" + k + " details");
+          if (d) { d.open = true; }
+        });
       } else { img.textContent = "\u2013"; }
       st.appendChild(el("span", "sg-card-status", m.status.replace(/_/g, " ")));
       if (m.reason) { st.appendChild(el("span", "sg-card-reason", m.reason)); }
+      var policy = (index.policies || {})[mn[0]];
       if (m.status !== "scored") {
-        var policy = (index.policies || {})[mn[0]];
         st.appendChild(el("span", "sg-card-reason", (policy === "zero_fill" ? "counts 0" : "excluded")
           + " (missing policy " + policy + ")"));
+        var cells = [];
+        for (var c = 0; c < 2 + m.components.length; c++) { cells.push(statusCell(m, policy)); }
+        return [mn[1], img, st].concat(cells);
       }
       var d = index.decimals;
       return [mn[1], img, st, num(m.overall_9, d), num(m.overall_10, d)]
         .concat(m.components.map(function (v) { return num(v, d); }));
     }), "sg-card-models");
+  }
+  // Each model's image at the preview's size, side by side, and the judge's reasons beside
+  // each score; a preview links to the full image when the release names where it is hosted.
+  function gallery(index, p, base) {
+    var url = (index.previews || {}).image_base_url, grid = el("div", "sg-card-gallery");
+    index.models.forEach(function (mn, k) {
+      var m = p.models[mn[0]], fig = grid.appendChild(el("figure", "sg-card-figure"));
+      fig.id = "sg-card-m" + k;
+      if (m.preview) {
+        var a = fig.appendChild(el("a"));
+        a.href = url && m.image ? url + m.image.split("/").map(encodeURIComponent).join("/") : base + m.preview;
+        a.title = url && m.image ? "the full image" : "the preview on its own";
+        var i = a.appendChild(el("img"));
+        i.src = base + m.preview; i.alt = "generated image: " + mn[1]; i.loading = "lazy";
+      } else { fig.appendChild(el("div", "sg-card-noimage", "no image")); }
+      var cap = fig.appendChild(el("figcaption"));
+      cap.appendChild(el("strong", null, mn[1]));
+      cap.appendChild(document.createTextNode(m.status === "scored"
+        ? " \u00b7 Overall-9 " + num(m.overall_9, index.decimals)
+        : " \u00b7 " + statusCell(m, (index.policies || {})[mn[0]]).textContent));
+      var rows = [];
+      m.checklist.forEach(function (c, i) { rows.push([c[0] || p.checklist[i] || "item " + (i + 1), c[1], c[2]]); });
+      m.rubric.forEach(function (r) { rows.push([r[0].replace(/_/g, " "), r[1], r[2]]); });
+      (m.references || []).forEach(function (r) { rows.push([r[0].replace(/_/g, " "), r[1], r[2]]); });
+      if (rows.some(function (r) { return r[2]; })) {
+        var det = fig.appendChild(el("details", "sg-card-reasons"));
+        det.appendChild(el("summary", null, "The judge's reasons"));
+        det.appendChild(table(["Item or dimension", "Score (0\u20133)", "Reason"], rows.map(function (r) {
+          return [r[0], num(r[1], 1), el("td", "sg-card-why", r[2] || "\u2013")];
+        }), "sg-card-why-table"));
+      }
+    });
+    return grid;
   }
   function judgeTables(index, p) {
     var names = index.models.map(function (mn) { return mn[1]; }), out = [];
@@ -340,15 +397,21 @@
     root.appendChild(el("h3", null, "Scores (0\u2013100)"));
     root.appendChild(modelsTable(index, p, base));
     judgeTables(index, p).forEach(function (e) { root.appendChild(e); });
+    root.appendChild(el("h3", null, "Each model's image and the judge's reasons"));
+    root.appendChild(gallery(index, p, base));
     weight(root, index);
   }
+  function size(bytes) { return bytes >= 1e6 ? (bytes / 1e6).toFixed(1) + " MB" : Math.ceil(bytes / 1e3) + " KB"; }
   function weight(root, index) {
-    var t = index.thumbnails;
+    var t = index.thumbnails, v = index.previews;
     var text = !t || !t.enabled ? "This release has no thumbnails (evidence: thumbnails: false)."
-      : "Thumbnails of this release: " + t.n_files + " files, " + (t.bytes >= 1e6 ?
-        (t.bytes / 1e6).toFixed(1) + " MB" : Math.ceil(t.bytes / 1e3) + " KB") +
+      : "Thumbnails of this release: " + t.n_files + " files, " + size(t.bytes) +
         " in all (each at most " + Math.round(t.max_bytes / 1024) + " KB, " + t.max_px +
         " px a side).";
+    if (t && t.enabled && v && v.enabled) {
+      text += " Previews: " + v.n_files + " files, " + size(v.bytes) + " in all (each at most " +
+        Math.round(v.max_bytes / 1024) + " KB, " + v.max_px + " px a side).";
+    }
     root.appendChild(el("p", "sg-card-weight", text));
   }
   function start() {
@@ -385,5 +448,49 @@
     });
   }
   function both() { start(); explorerTexts(); }
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", both); } else { both(); }
+})();
+
+/* ---- Navigation: a contents list on a long page (three sections or more), and a search for a
+   prompt's sample_id opens its card (searched from any page's search box). ---- */
+(function () {
+  "use strict";
+  function contents() {
+    var main = document.querySelector("main article") || document.querySelector("article");
+    var title = main && main.querySelector("h1");
+    if (!title || document.getElementById("sg-card")) { return; }
+    var heads = [].slice.call(main.querySelectorAll("section > h2")).filter(function (h) {
+      return h.parentElement.id;
+    });
+    if (heads.length < 3) { return; }
+    var nav = document.createElement("nav"), list = document.createElement("ul");
+    nav.className = "sg-contents"; nav.setAttribute("aria-label", "Contents of this page");
+    var label = nav.appendChild(document.createElement("strong"));
+    label.textContent = "On this page: ";
+    heads.forEach(function (h) {
+      var a = list.appendChild(document.createElement("li")).appendChild(document.createElement("a"));
+      a.href = "#" + h.parentElement.id;
+      a.textContent = (h.firstChild && h.firstChild.nodeType === 3 ? h.firstChild.textContent : h.textContent)
+        .replace(/#$/, "").trim();
+    });
+    nav.appendChild(list);
+    title.parentNode.insertBefore(nav, title.nextSibling);
+  }
+  function promptSearch() {
+    if (!document.getElementById("search-results") && !/\/search\.html$/.test(window.location.pathname)) { return; }
+    var q = (new URLSearchParams(window.location.search).get("q") || "").trim();
+    if (!q || /\s/.test(q)) { return; }
+    var root = document.documentElement.getAttribute("data-content_root") || "";
+    var s = document.createElement("script");
+    s.src = root + "evidence/index.js";
+    s.onload = function () {
+      var index = (window.SGEvidence || {}).index;
+      if (index && Object.prototype.hasOwnProperty.call(index.shards, q)) {
+        window.location.replace(root + "book/prompt_card.html?id=" + encodeURIComponent(q));
+      }
+    };
+    document.head.appendChild(s);
+  }
+  function both() { contents(); promptSearch(); }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", both); } else { both(); }
 })();
