@@ -286,9 +286,8 @@ def audit_status(release: Release) -> list[HTMLFragment]:
     chart = charts.coverage_bars(views_audit.status_frame(release), "coverage-status",
                                  min_coverage=release.min_coverage,
                                  title="Status of every prompt × model pair")
-    legend = (f"Segments: the four {_a('status', 'statuses')}; label: "
-              f"{_a('coverage', 'coverage')}; dashed line: the coverage needed to be "
-              f"{_a('ranking', 'ranked')}.")
+    legend = (f"Segments: the four {_a('status', 'statuses')}; label: {_a('coverage', 'coverage')};"
+              f" dashed line: the coverage needed to be {_a('ranking', 'ranked')}.")
     return [with_legend(chart, legend), status_table(release, "status-counts"),
             downloads("prompt_scores.jsonl")]
 
@@ -313,13 +312,12 @@ def audit_validation(report: dict) -> list[HTMLFragment]:
     head = _p(f"<strong>Validation: {verdict}.</strong>", "sg-verdict", "verdict")
     warned = [_p(f"<strong>Warning {esc(w['name'])}:</strong> {esc(w['message'])}",
                  "sg-warning", "warning") for w in report.get("warnings", [])]
-    return [head, *warned,
-            tables.data_table(views_audit.validation_frame(report), "validation-report")]
+    checks = tables.data_table(views_audit.validation_frame(report), "validation-report")
+    return [head, *warned, checks]
 
 
 def audit_manifest(release: Release) -> list[HTMLFragment]:
-    """Manifest summary table and the full manifest (collapsed, escaped JSON) but its
-    ``generated_at``: no executed notebook holds a time (data contract, § The book)."""
+    """Manifest summary and the whole manifest but its time (data contract, § The book)."""
     shown = {k: v for k, v in release.manifest.items() if k != "generated_at"}
     full = json.dumps(shown, indent=2, sort_keys=True, ensure_ascii=False)
     raw = HTMLFragment("<details><summary>manifest.json (but <code>generated_at</code>, in the "
@@ -368,8 +366,8 @@ def changes(release: Release) -> list[HTMLFragment]:
 
 def prompt_explorer(release: Release) -> list[HTMLFragment]:
     """The prompt explorer (filtered from the URL), then the hardest and most discriminating."""
-    texts = prompt_texts(release)
-    rows = [{**r, "text": texts.get(r["sample_id"])} for r in views_audit.prompt_rows(release)]
+    texts, rows = prompt_texts(release), views_audit.prompt_rows(release)
+    rows = [{**r, "text": texts.get(r["sample_id"])} for r in rows]
     models = [(r["model_id"], release.names[r["model_id"]]) for r in release.boards["overall"]]
     scored = [r for r in rows if r["difficulty"] is not None]
     lists = [
