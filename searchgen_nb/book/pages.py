@@ -336,8 +336,7 @@ def changes(release: Release) -> list[HTMLFragment]:
                    "release config names one with <code>previous_release</code>.",
                    "sg-first-release", "first release")]
     text = markdown(ch, release.names, policies=release.policies).split("\n### ")[0]
-    text = text.replace("## What changed\n", "", 1)
-    prev = ch.get("previous") or {}
+    text, prev = text.replace("## What changed\n", "", 1), ch.get("previous") or {}
     out = [HTMLFragment(
         f'<p class="sg-previous">Compared with the previous release ({prev.get("n_prompts")} '
         f"prompts, results sha256 <code>{esc(str(prev.get('results_sha256'))[:12])}</code>).</p>\n"
