@@ -213,7 +213,8 @@ def _input_classes(boot: Bootstrap, g: int, models: list[int]) -> np.ndarray:
     """Per model, the first of ``models`` with the same Overall-9 inputs in group g: equal in
     every replicate (a model listed twice)."""
     cols = boot.groups[g].columns
-    inputs = np.vstack([boot.x["overall_9"][cols][:, models], boot.inc["overall_9"][cols][:, models]])
+    x, inc = (a[cols][:, models] for a in (boot.x["overall_9"], boot.inc["overall_9"]))
+    inputs = np.vstack([x, inc])
     _, first, inverse = np.unique(inputs.T, axis=0, return_index=True, return_inverse=True)
     return first[inverse.ravel()]
 
