@@ -272,16 +272,12 @@ class Recompute:
         mixed = near & (twins[:, 1:] != twins[:, :-1])
         for b in np.flatnonzero(mixed.any(axis=1)).tolist():
             pattern = tuple(self.counts(np.array([b]))[0, inside].tolist())
-            k = 0
-            while k < len(ids) - 1:
-                end = k
-                while end < len(ids) - 1 and near[b, end]:
-                    end += 1
-                if mixed[b, k:end].any():
-                    run = order[b, k : end + 1].tolist()
+            edges = np.diff(np.concatenate(([0], near[b].astype(np.int8), [0])))
+            for lo, hi in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)):
+                if mixed[b, lo:hi].any():  # the run of positions lo … hi
+                    run = order[b, lo : hi + 1].tolist()
                     value = {r: self.exact(_O9, g, col[r], pattern) for r in run}
-                    order[b, k : end + 1] = sorted(run, key=lambda r: (-value[r], ids[r]))
-                k = end + 1
+                    order[b, lo : hi + 1] = sorted(run, key=lambda r: (-value[r], ids[r]))
         rank = np.empty_like(order)
         np.put_along_axis(rank, order, np.arange(1, len(ids) + 1), axis=-1)
         return rank
