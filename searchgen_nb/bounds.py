@@ -78,7 +78,7 @@ class Work:
              f"({1 + self.n_slices:,} boards × {board:,} groups × {m} models)"),
             ("pairs", MAX_PAIRS, "configure fewer models (or prompts)", "the release would "
              f"read and check {self.pairs:,} prompt × model pairs ({p} prompts × {m} models)"),
-            ("row_prompts", MAX_ROW_PROMPTS, publish, "the release gate would recompute "
+            ("row_prompts", MAX_ROW_PROMPTS, publish, "the aggregation would sum "
              f"{self.row_prompts:,} leaderboard row × prompt cells ({self.rows:,} rows × {p} "
              "prompts)"),
             ("published_bytes", MAX_PUBLISHED_BYTES, publish, "the leaderboards and "
