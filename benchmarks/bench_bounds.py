@@ -187,6 +187,8 @@ def run(config: Path, out: Path, unbounded: bool) -> dict:
         t = json.loads(timings.read_text())
         res["peak_rss_mib"] = t["peak_rss_mb"]
         res["stages"] = {k: v["wall_s"] for k, v in t["stages"].items()}
+        res["stages_cpu"] = {k: v["cpu_s"] for k, v in t["stages"].items()}
+        res["cpu_s"] = round(sum(res["stages_cpu"].values()), 1)
     shutil.rmtree(out, ignore_errors=True)
     return res
 
