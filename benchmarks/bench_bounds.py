@@ -74,7 +74,9 @@ def _copy_models(demo: Path, cfg: dict, k: int, work: Path) -> None:
 def variant(demo: Path, spec: str, work: Path) -> Path:
     """Write the variant's config (and data) into ``work``; return the config path."""
     name, _, rest = spec.partition(":")
-    k_text, _, b_text = rest.partition("/")
+    k_text, slash, b_text = rest.rpartition("/")
+    if not slash or not b_text.isdigit():  # no /B (a path's slashes are no B)
+        k_text, b_text = rest, ""
     work.mkdir(parents=True, exist_ok=True)
     if name == "config":
         cfg = yaml.safe_load(Path(k_text).read_text(encoding="utf-8"))
