@@ -212,11 +212,11 @@ def tested_pairs(n_ranked: int, n_models: int) -> list[tuple[int, int]]:
 def _input_classes(boot: Bootstrap, g: int, models: list[int]) -> np.ndarray:
     """Per model, the first of ``models`` with the same Overall-9 inputs in group g: equal in
     every replicate (a model listed twice)."""
-    cols = boot.groups[g].columns
-    x, inc = (a[cols][:, models] for a in (boot.x["overall_9"], boot.inc["overall_9"]))
-    inputs = np.vstack([x, inc])
-    _, first, inverse = np.unique(inputs.T, axis=0, return_index=True, return_inverse=True)
-    return first[inverse.ravel()]
+    cols, first = boot.groups[g].columns, {}
+    x, inc = (np.ascontiguousarray(a[cols][:, models].T)
+              for a in (boot.x["overall_9"], boot.inc["overall_9"]))
+    return np.array([first.setdefault(x[k].tobytes() + inc[k].tobytes(), k)
+                     for k in range(len(models))])
 
 
 def replicate_ranks(boot: Bootstrap, g: int, models: list[int], ids: list[str]) -> np.ndarray:
