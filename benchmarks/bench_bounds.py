@@ -12,7 +12,9 @@ Variants (``NAME:K``, optionally ``/B`` for n_bootstrap; default the demo's 10,0
 * ``demo``: the demo as it is (751 prompts × 13 models);
 * ``slices:K``: the demo plus K slices, slice i holding the prompts of domain tag i mod 22;
 * ``tags1:K``: one prompt of the demo (its first) carrying K domain tags;
-* ``models:K``: every model K times (model ``{id}_k{c}`` reads copies of its result files).
+* ``models:K``: every model K times (model ``{id}_k{c}`` reads copies of its result files);
+* ``config:PATH``: the release config at PATH as it is (e.g. one ``make_scale.py`` wrote: many
+  prompts, many models), ``/B`` still sets n_bootstrap.
 
 The variant's config drops ``expected`` and the paper table (their counts no longer hold). One
 JSON line per run: the variant, the :class:`searchgen_nb.bounds.Work` figures and whether they
@@ -72,10 +74,22 @@ def _copy_models(demo: Path, cfg: dict, k: int, work: Path) -> None:
 def variant(demo: Path, spec: str, work: Path) -> Path:
     """Write the variant's config (and data) into ``work``; return the config path."""
     name, _, rest = spec.partition(":")
-    k_text, _, b_text = rest.partition("/")
+    k_text, slash, b_text = rest.rpartition("/")
+    if not slash or not b_text.isdigit():  # no /B (a path's slashes are no B)
+        k_text, b_text = rest, ""
+    work.mkdir(parents=True, exist_ok=True)
+    if name == "config":
+        cfg = yaml.safe_load(Path(k_text).read_text(encoding="utf-8"))
+        for key in ("dataset", "results_root", "paper_table"):
+            if key in cfg:
+                cfg[key] = str((Path(k_text).parent / cfg[key]).resolve())
+        if b_text:
+            cfg.setdefault("uncertainty", {})["n_bootstrap"] = int(b_text)
+        path = work / "release.yml"
+        path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
+        return path
     k = int(k_text or 0)
     cfg = _base_config(demo)
-    work.mkdir(parents=True, exist_ok=True)
     if b_text:
         cfg.setdefault("uncertainty", {})["n_bootstrap"] = int(b_text)
     if name == "slices":
@@ -131,6 +145,8 @@ def estimate(config: Path) -> dict:
         "comparisons": w.comparisons,
         "draw_sums": w.draw_sums,
         "rows": w.rows,
+        "pairs": w.pairs,
+        "row_prompts": w.row_prompts,
         "published_bytes": w.published_bytes,
     }
 
@@ -139,7 +155,7 @@ def estimate(config: Path) -> dict:
 _UNBOUNDED = (
     "import sys, searchgen_nb.bounds as b; "
     "b.MAX_VALUES = b.MAX_COMPARISONS = b.MAX_DRAW_SUMS = 10**30; "
-    "b.MAX_ROWS = b.MAX_PUBLISHED_BYTES = 10**30; "
+    "b.MAX_ROWS = b.MAX_PUBLISHED_BYTES = b.MAX_PAIRS = b.MAX_ROW_PROMPTS = 10**30; "
     "from searchgen_nb.cli import main; sys.argv[0] = 'searchgen-nb'; main()"
 )
 
@@ -173,6 +189,8 @@ def run(config: Path, out: Path, unbounded: bool) -> dict:
         t = json.loads(timings.read_text())
         res["peak_rss_mib"] = t["peak_rss_mb"]
         res["stages"] = {k: v["wall_s"] for k, v in t["stages"].items()}
+        res["stages_cpu"] = {k: v["cpu_s"] for k, v in t["stages"].items()}
+        res["cpu_s"] = round(sum(res["stages_cpu"].values()), 1)
     shutil.rmtree(out, ignore_errors=True)
     return res
 
@@ -189,7 +207,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     for spec in args.variants:
-        work = args.work / spec.replace(":", "_").replace("/", "_b")
+        work = args.work / spec.replace(":", "_").replace("/", "_b").replace(".", "_")
         config = variant(args.demo.resolve(), spec, work)
         line = {"variant": spec, "load": round(os.getloadavg()[0], 1), **estimate(config)}
         line.update(run(config, work / "out", args.unbounded))

@@ -5,18 +5,19 @@ contract (§ Release config); ``benchmarks/bench_bounds.py`` measures what they 
 from dataclasses import dataclass, replace
 
 from searchgen_nb.config import ReleaseConfig
-from searchgen_nb.constants import PARTITION_KEYS
+from searchgen_nb.constants import ALL_PAIRS_MAX_MODELS, PARTITION_KEYS
 from searchgen_nb.errors import ConfigError
 
-#: Bounds, each about 45 s of `data` and 1.5 GB on a loaded 2-core machine (benchmarks/README.md).
-MAX_VALUES = 25_000_000
+#: Bounds: a config at every one of them finishes `data` within 5 minutes of CPU and 4 GB on a
+#: 2-core machine (benchmarks/README.md, Bounded work).
+MAX_VALUES = 150_000_000
 MAX_COMPARISONS = 150_000_000
 MAX_DRAW_SUMS = 600_000_000_000
 MAX_ROWS = 60_000
-#: Prompt × model pairs (result files read and checked) and the gate's leaderboard row × prompt
-#: cells (the rows bound at the 751 prompts it was measured with).
-MAX_PAIRS = 250_000
-MAX_ROW_PROMPTS = MAX_ROWS * 751
+#: Prompt × model pairs (result files read and checked) and leaderboard row × prompt cells (the
+#: aggregation's membership products; the gate's recomputation visits fewer).
+MAX_PAIRS = 1_100_000
+MAX_ROW_PROMPTS = 250_000_000
 MAX_PUBLISHED_BYTES = 100 * 2**20
 _GROW_WITH_B = ("values", "comparisons", "draw_sums")
 #: Bytes of the published files per unit (measured on the demo's artifacts, rounded up).
@@ -38,7 +39,7 @@ class Work:
     groups = property(lambda self: 1 + len(PARTITION_KEYS) + self.n_tags + self.n_slices)
     ranked_groups = property(lambda self: 1 + len(PARTITION_KEYS) + self.n_slices)
     values = property(lambda self: self.n_bootstrap * self.groups * self.n_models)
-    comparisons = property(lambda self: self.n_bootstrap * self.ranked_groups * self.n_models**2)
+    comparisons = property(lambda self: self.n_bootstrap * self.ranked_groups * self.tested)
     draw_sums = property(lambda self: self.n_bootstrap * self.n_models
                          * (self.memberships + self.n_prompts * self.groups))
     rows = property(lambda self: (1 + self.n_slices) * (1 + len(PARTITION_KEYS) + self.n_tags)
@@ -47,8 +48,15 @@ class Work:
     row_prompts = property(lambda self: self.rows * self.n_prompts)
 
     @property
+    def tested(self) -> int:
+        """Pairs tested in a ranked group at most: every pair of the models, or above
+        ALL_PAIRS_MAX_MODELS models the neighbours in rank."""
+        m = self.n_models
+        return m - 1 if m > ALL_PAIRS_MAX_MODELS else m * (m - 1) // 2
+
+    @property
     def published_bytes(self) -> int:  # rough size of the leaderboards and uncertainty.json
-        pairs = self.ranked_groups * self.n_models * (self.n_models - 1) // 2
+        pairs = self.ranked_groups * self.tested
         bootstrap = self.groups * self.n_models * _CELL_BYTES + pairs * _PAIR_BYTES
         return self.rows * _ROW_BYTES + (bootstrap if self.n_bootstrap else 0)
 
@@ -62,7 +70,7 @@ class Work:
              f"values ({b} × {g:,} groups × {m} models)"),
             ("comparisons", MAX_COMPARISONS, "fewer models or slices", "the pairwise tests would "
              f"compare {self.comparisons:,} replicate pairs ({b} × {self.ranked_groups:,} ranked "
-             f"groups × {m}² models)"),
+             f"groups × {self.tested:,} pairs of {m} models)"),
             ("draw_sums", MAX_DRAW_SUMS, fewer, f"the bootstrap would sum {self.draw_sums:,} "
              f"prompt draws ({b} × {m} models × {self.memberships + self.n_prompts * g:,} prompt "
              "memberships)"),
@@ -70,19 +78,20 @@ class Work:
              f"({1 + self.n_slices:,} boards × {board:,} groups × {m} models)"),
             ("pairs", MAX_PAIRS, "configure fewer models (or prompts)", "the release would "
              f"read and check {self.pairs:,} prompt × model pairs ({p} prompts × {m} models)"),
-            ("row_prompts", MAX_ROW_PROMPTS, publish, "the release gate would recompute "
+            ("row_prompts", MAX_ROW_PROMPTS, publish, "the aggregation would sum "
              f"{self.row_prompts:,} leaderboard row × prompt cells ({self.rows:,} rows × {p} "
              "prompts)"),
             ("published_bytes", MAX_PUBLISHED_BYTES, publish, "the leaderboards and "
              f"uncertainty.json would take about {self.published_bytes / 2**20:,.0f} MiB"),
         ]  # fmt: skip
-        out = []
+        out, one = [], replace(self, n_bootstrap=1)  # the figures that grow with B: linear in it
+        largest = min(bound // max(getattr(one, name), 1)
+                      for name, bound, _, _ in figures if name in _GROW_WITH_B)
         for name, bound, other, said in figures:  # other: the change besides a smaller B
             if getattr(self, name) > bound:
                 shown = f"{bound / 2**20:,.0f} MiB" if name == "published_bytes" else f"{bound:,}"
-                per_replicate = max(getattr(replace(self, n_bootstrap=1), name), 1)  # linear in B
-                largest = f"set uncertainty.n_bootstrap ≤ {bound // per_replicate:,}"
-                change = f"{largest}, or {other}" if name in _GROW_WITH_B else other
+                smaller = f"set uncertainty.n_bootstrap ≤ {largest:,}"
+                change = f"{smaller}, or {other}" if name in _GROW_WITH_B else other
                 out.append(f"{said}; bound {shown}: {change}")
         return out
 

@@ -55,3 +55,7 @@ DEFAULT_RESULT_PATH = "{release_row}/{lane}/{source_id}/augmented_parsed_result_
 DEFAULT_GENERATION_GLOB = ("*.png", "*.jpg", "*.jpeg", "*.webp")
 TOOLGEN_EXTRACTOR = "paper_materials.recompute_tables:extract_10comp"
 BUILTIN_EXTRACTOR = "searchgen_nb.extract:extract_components"
+
+#: In a release of more than this many configured models, each ranked group tests the pairs of
+#: models adjacent in its rank order, not every pair (data contract, § Uncertainty).
+ALL_PAIRS_MAX_MODELS = 40

@@ -11,12 +11,13 @@ import numpy as np
 
 from searchgen_nb.aggregate import prompt_groups
 from searchgen_nb.config import UncertaintyConfig as Settings
-from searchgen_nb.constants import PARTITION_KEYS
+from searchgen_nb.constants import ALL_PAIRS_MAX_MODELS, PARTITION_KEYS
 from searchgen_nb.table import OVERALL_9, OVERALL_10, SCORED_CODE, ReleaseTable
 
 LEAF_STRATA = ("NoSearch", "VisualSearch", "TextualSearch")  # in draw order
 METHOD = "stratified prompt bootstrap"
 CHUNK_BYTES = 64 * 2**20  # of one chunk of the replicate × prompt count matrix (int64)
+BLOCK_BYTES = 256 * 2**20  # of the replicate values of the groups worked on at once
 _U = 2.0**-53  # unit roundoff of float64
 _NAMES = ("overall_9", "overall_10")
 
@@ -87,10 +88,10 @@ class Bootstrap:
     in group g, NaN where the replicate has no value; models in the table's order."""
 
     def __init__(self, table: ReleaseTable, zero_fill: np.ndarray, groups: list[GroupDef],
-                 settings: Settings) -> None:
+                 settings: Settings, draws: Draws | None = None) -> None:
         self.groups, self.settings = groups, settings
         leaf, ids = ([p[k] for p in table.prompts] for k in ("search_type", "sample_id"))
-        self.draws = Draws(leaf, ids, settings.n_bootstrap, settings.seed)
+        self.draws = draws or Draws(leaf, ids, settings.n_bootstrap, settings.seed)
         scored = table.status == SCORED_CODE
         self.x, self.inc = {}, {}  # (P, M): numerators (0 where not included), inclusion 0/1
         for name, col in zip(_NAMES, (OVERALL_9, OVERALL_10)):
@@ -199,16 +200,79 @@ def _p_value(num: int, den: int) -> float:
     return (2 * num * 10**4 + den) // (2 * den) / 10**4
 
 
-def _ranked(boot: Bootstrap, g: int, models: list[int], decimals: int) -> tuple[dict, list]:
-    """Rank interval of each ranked model of group g (1 + the models above it in a replicate:
-    higher, or equal with a smaller model_id) and every pair (a above b in rank order)."""
+def tested_pairs(n_ranked: int, n_models: int) -> list[tuple[int, int]]:
+    """Positions ``(i, j)``, i above j, of the pairs tested among a group's ``n_ranked`` ranked
+    models: every pair, or in a release of more than :data:`ALL_PAIRS_MAX_MODELS` configured
+    models the models adjacent in rank (data contract, § Uncertainty)."""
+    if n_models > ALL_PAIRS_MAX_MODELS:
+        return [(i, i + 1) for i in range(n_ranked - 1)]
+    return [(i, j) for i in range(n_ranked) for j in range(i + 1, n_ranked)]
+
+
+def _input_classes(boot: Bootstrap, g: int, models: list[int]) -> np.ndarray:
+    """Per model, the first of ``models`` with the same Overall-9 inputs in group g: equal in
+    every replicate (a model listed twice)."""
+    cols, first = boot.groups[g].columns, {}
+    x, inc = (np.ascontiguousarray(a[cols][:, models].T)
+              for a in (boot.x["overall_9"], boot.inc["overall_9"]))
+    return np.array([first.setdefault(x[k].tobytes() + inc[k].tobytes(), k)
+                     for k in range(len(models))])
+
+
+def replicate_ranks(boot: Bootstrap, g: int, models: list[int], ids: list[str]) -> np.ndarray:
+    """int64 (B, R): the rank of each of the ranked ``models`` (ids ``ids``) in every replicate
+    of group g, 1 + the models above it: a higher exact Overall-9, or an equal one with a
+    smaller model_id; no value is below any value. Sorted by the floats; neighbours within
+    their error bounds of each other are settled by :meth:`Bootstrap.exact`."""
+    same = _input_classes(boot, g, models)
+    q = boot.q["overall_9"][g][:, models][:, same]  # equal inputs: the very same floats
+    by_id = np.argsort(np.argsort(np.array(ids, dtype=object)))
+    key = np.where(np.isnan(q), np.inf, -q)
+    order = np.lexsort((np.broadcast_to(by_id, q.shape), key), axis=1)
+    v = np.take_along_axis(q, order, axis=1)
+    t = np.take_along_axis(boot.tolerance(g, np.nan_to_num(q)), order, axis=1)
+    gap = v[:, :-1] - v[:, 1:]  # NaN where either has no value: never close
+    close = gap <= t[:, :-1] + t[:, 1:] + np.abs(gap) * 2 * _U
+    _settle(boot, g, models, ids, order, close, same[order[:, :-1]] != same[order[:, 1:]])
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, len(models) + 1)[None, :], axis=1)
+    return ranks
+
+
+def _settle(boot: Bootstrap, g: int, models: list[int], ids: list[str], order: np.ndarray,
+            close: np.ndarray, differ: np.ndarray) -> None:
+    """Reorder in place, by exact value then model_id, each run of ``order`` (B, R) linked by
+    ``close`` (B, R − 1) that holds a link between models of different inputs (``differ``)."""
+    runs = []  # (replicate, start, end) of every such run of close neighbours
+    for b in np.flatnonzero((close & differ).any(axis=1)).tolist():
+        links = np.flatnonzero(close[b]).tolist()
+        start = prev = links[0]
+        for k in links[1:] + [None]:
+            if k != prev + 1:
+                if differ[b, start : prev + 1].any():
+                    runs.append((b, start, prev + 2))
+                start = k
+            prev = k
+    need: dict[int, list[int]] = {}
+    for b, lo, hi in runs:
+        for k in order[b, lo:hi].tolist():
+            need.setdefault(k, []).append(b)
+    exact = {}
+    for k, reps in need.items():
+        exact.update(zip(((k, b) for b in reps), boot.exact("overall_9", g, models[k], reps)))
+    for b, lo, hi in runs:
+        order[b, lo:hi] = sorted(order[b, lo:hi].tolist(),
+                                 key=lambda k: (-exact[k, b], ids[k]))
+
+
+def _ranked(boot: Bootstrap, g: int, models: list[int], decimals: int,
+            n_models: int) -> tuple[dict, list]:
+    """Rank interval of each ranked model of group g and its tested pairs (a above b in rank
+    order; :func:`tested_pairs` of ``n_models`` configured models)."""
     published, n_boot, alpha = boot.groups[g].ranked, boot.settings.n_bootstrap, boot.settings.alpha
     ids, pairs, p_nums = list(published), [], []
-    ranks = np.ones((n_boot, len(ids)), dtype=np.int64)
-    for i, j in ((i, j) for i in range(len(ids)) for j in range(i + 1, len(ids))):
+    for i, j in tested_pairs(len(ids), n_models):
         sign, d, t = _pair_signs(boot, g, models[i], models[j])
-        ranks[:, i] += (sign < 0) | ((sign == 0) & (ids[j] < ids[i]))
-        ranks[:, j] += (sign > 0) | ((sign == 0) & (ids[i] < ids[j]))
         n_le, n_ge = (int(np.count_nonzero(~np.isnan(d) & c)) for c in (sign <= 0, sign >= 0))
         p_nums.append(min(n_boot + 1, 2 * min(1 + n_le, 1 + n_ge)))
         ci = interval(d, t, alpha, decimals, lambda reps: [x - y for x, y in zip(
@@ -219,7 +283,7 @@ def _ranked(boot: Bootstrap, g: int, models: list[int], decimals: int) -> tuple[
         row.update(p=_p_value(p, n_boot + 1), p_holm=_p_value(adj, n_boot + 1),
                    separable=Fraction(adj, n_boot + 1) <= alpha)
     lo, hi = percentile_positions(n_boot, alpha)
-    ranks.sort(axis=0)
+    ranks = np.sort(replicate_ranks(boot, g, models, ids), axis=0)
     return {m: [int(ranks[lo, k]), int(ranks[hi, k])] for k, m in enumerate(ids)}, pairs
 
 
@@ -250,18 +314,29 @@ def uncertainty(table: ReleaseTable, zero_fill: dict[str, bool], boards: dict,
     if settings.n_bootstrap == 0:
         return head
     groups = bootstrap_groups(table, boards, slices)
-    boot = Bootstrap(table, np.array([zero_fill[m] for m in table.model_ids]), groups, settings)
+    zero = np.array([zero_fill[m] for m in table.model_ids])
     index = {m: k for k, m in enumerate(table.model_ids)}
-    for g, group in enumerate(groups):
-        rank_of = {}
-        if group.ranked:
-            models = [index[m] for m in group.ranked]
-            rank_of, head["pairs"][group.key] = _ranked(boot, g, models, decimals)
-        ends = {name: _intervals(q[g], boot.tolerance(g, np.nan_to_num(q[g])), settings.alpha,
-                                 decimals, lambda k, r, name=name: boot.exact(name, g, k, r))
-                for name, q in boot.q.items()}
-        n_valid = np.count_nonzero(~np.isnan(boot.q["overall_9"][g]), axis=0)
-        head["groups"][group.key] = {
-            m: {**{name: ends[name][k] for name in _NAMES}, "rank": rank_of.get(m),
-                "n_valid": int(n_valid[k])} for m, k in index.items()}
+    per_block = max(1, BLOCK_BYTES // (16 * settings.n_bootstrap * table.n_models))
+    draws = None
+    for start in range(0, len(groups), per_block):  # the replicate values of a block at a time
+        boot = Bootstrap(table, zero, groups[start : start + per_block], settings, draws)
+        draws = boot.draws
+        for g, group in enumerate(boot.groups):
+            head["groups"][group.key] = _group_cells(boot, g, index, decimals, head["pairs"])
     return head
+
+
+def _group_cells(boot: Bootstrap, g: int, index: dict[str, int], decimals: int,
+                 pairs: dict) -> dict:
+    """``groups[key]`` of group g of ``boot`` (``index``: ``{model_id: column}``); a rank group's
+    pairs go into ``pairs``."""
+    group, settings, rank_of = boot.groups[g], boot.settings, {}
+    if group.ranked:
+        models = [index[m] for m in group.ranked]
+        rank_of, pairs[group.key] = _ranked(boot, g, models, decimals, len(index))
+    ends = {name: _intervals(q[g], boot.tolerance(g, np.nan_to_num(q[g])), settings.alpha,
+                             decimals, lambda k, r, name=name: boot.exact(name, g, k, r))
+            for name, q in boot.q.items()}
+    n_valid = np.count_nonzero(~np.isnan(boot.q["overall_9"][g]), axis=0)
+    return {m: {**{name: ends[name][k] for name in _NAMES}, "rank": rank_of.get(m),
+                "n_valid": int(n_valid[k])} for m, k in index.items()}

@@ -9,11 +9,12 @@ from functools import partial
 
 import numpy as np
 
-from searchgen_nb.constants import PARTITION_KEYS
+from searchgen_nb.constants import ALL_PAIRS_MAX_MODELS, PARTITION_KEYS
 from searchgen_nb.validate_columns import half_up, tag_groups
 
 _LEAVES = ("NoSearch", "VisualSearch", "TextualSearch")
 _SLICE_BYTES = 32 * 2**20  # draws of one slice of replicates of one stratum (int64)
+_BLOCK_BYTES = 512 * 2**20  # replicate sums and values of the groups recomputed at once
 _KINDS = (("overall_9", 11), ("overall_10", 10))
 _O9 = "overall_9"
 
@@ -101,22 +102,23 @@ class Recompute:
     def _step(self, k: int) -> int:
         return max(1, _SLICE_BYTES // (8 * len(self.leaves[k])))
 
-    def replicate_values(self) -> dict[str, np.ndarray]:
-        """``{kind: float (G, B, M)}`` public-scale replicate values, NaN where none; saves the
-        generator's state at the start of every slice of every stratum."""
-        m = len(self.models)
+    def replicate_values(self, block: range | None = None) -> dict[str, np.ndarray]:
+        """``{kind: float (len(block), B, M)}`` public-scale replicate values of the groups of
+        ``block`` (default: every group), NaN where none; saves the generator's state at the
+        start of every slice of every stratum."""
+        m, block = len(self.models), range(len(self.groups)) if block is None else block
         yw = np.hstack([self.x[kind].T for kind, _ in _KINDS] + [self.w[k].T for k, _ in _KINDS])
-        sums = np.zeros((len(self.groups), self.n_boot, 4 * m))
+        sums = np.zeros((len(block), self.n_boot, 4 * m))
         rng = np.random.default_rng(self.seed)
         for k, members in enumerate(self.leaves):
-            own = [np.flatnonzero(np.isin(members, inside)) for _, inside, _ in self.groups]
+            own = [np.flatnonzero(np.isin(members, self.groups[g][1])) for g in block]
             for a in range(0, self.n_boot, self._step(k)):
                 self.states[k, a] = rng.bit_generator.state
                 size = (min(self._step(k), self.n_boot - a), len(members))
                 counts = _tally(rng.integers(0, len(members), size=size)).astype(np.float64)
                 for g, pos in enumerate(own):
                     sums[g, a : a + size[0]] += counts[:, pos] @ yw[members[pos]]
-        q = np.empty((len(self.groups), self.n_boot, 2 * m))
+        q = np.empty((len(block), self.n_boot, 2 * m))
         for g, s in enumerate(sums):
             with np.errstate(divide="ignore", invalid="ignore"):
                 q[g] = np.where(s[:, 2 * m :] > 0, s[:, : 2 * m] / s[:, 2 * m :] * 100 / 3, np.nan)
@@ -199,33 +201,45 @@ class Recompute:
                 "groups": {}, "pairs": {}}
         if not self.n_boot:
             return head
-        q = self.replicate_values()
-        for g, (key, _, ranked) in enumerate(self.groups):
-            cells, tol = {}, {kind: self.bounds(g, q[kind][g]) for kind, _ in _KINDS}
-            for k, m in enumerate(self.models):
-                cells[m] = {"rank": None, "n_valid": int(np.sum(~np.isnan(q[_O9][g][:, k])))}
-                for kind, _ in _KINDS:
-                    exact = partial(self.exact, kind, g, k)
-                    cells[m][kind] = self.ends(g, q[kind][g][:, k], tol[kind][k], exact)
-            if ranked:
-                rank, head["pairs"][key] = self.ranked(g, q[_O9][g], ranked)
-                for i, (m, _) in enumerate(ranked):
-                    r = np.sort(rank[:, i])
-                    cells[m]["rank"] = [int(r[_nth(f, len(r))]) for f in self.ends_at]
-            head["groups"][key] = cells
+        per = max(1, _BLOCK_BYTES // (48 * self.n_boot * len(self.models)))
+        for start in range(0, len(self.groups), per):
+            block = range(start, min(start + per, len(self.groups)))
+            values = self.replicate_values(block)
+            for g in block:
+                q = {kind: values[kind][g - start] for kind, _ in _KINDS}
+                head["groups"][self.groups[g][0]] = self.cells(g, q, head["pairs"])
         return head
+
+    def cells(self, g: int, q: dict[str, np.ndarray], pairs: dict) -> dict:
+        """Every model's figures in group g from its replicate values ``q`` ``{kind: (B, M)}``;
+        a rank group's pairs go into ``pairs``."""
+        key, _, ranked = self.groups[g]
+        cells, tol = {}, {kind: self.bounds(g, q[kind]) for kind, _ in _KINDS}
+        for k, m in enumerate(self.models):
+            cells[m] = {"rank": None, "n_valid": int(np.sum(~np.isnan(q[_O9][:, k])))}
+            for kind, _ in _KINDS:
+                exact = partial(self.exact, kind, g, k)
+                cells[m][kind] = self.ends(g, q[kind][:, k], tol[kind][k], exact)
+        if ranked:
+            rank, pairs[key] = self.ranked(g, q[_O9], ranked)
+            for i, (m, _) in enumerate(ranked):
+                r = np.sort(rank[:, i])
+                cells[m]["rank"] = [int(r[_nth(f, len(r))]) for f in self.ends_at]
+        return cells
 
     def ranked(self, g: int, q: np.ndarray, ranked: list) -> tuple[np.ndarray, list[dict]]:
         """Group g's ranked models: their rank (B, R) in every replicate (by exact value, higher
-        first, then model_id) and their pairs."""
+        first, then model_id) and their pairs: every pair, or the neighbours in rank above
+        ALL_PAIRS_MAX_MODELS models."""
         ids, col = [m for m, _ in ranked], [self.models.index(m) for m, _ in ranked]
-        rank = np.ones((self.n_boot, len(ids)), dtype=np.int64)
         rows, raw, tol = [], [], self.bounds(g, q)
-        for a, b in ((a, b) for a in range(len(ids)) for b in range(a + 1, len(ids))):
+        if len(self.models) > ALL_PAIRS_MAX_MODELS:
+            tested = [(a, a + 1) for a in range(len(ids) - 1)]
+        else:
+            tested = [(a, b) for a in range(len(ids)) for b in range(a + 1, len(ids))]
+        for a, b in tested:
             i, j = col[a], col[b]
             sign, d = self.pair(g, q, tol[i] + tol[j], i, j)
-            rank[:, a] += (sign < 0) | ((sign == 0) & (ids[b] < ids[a]))  # b above a
-            rank[:, b] += (sign > 0) | ((sign == 0) & (ids[a] < ids[b]))
             le, ge = (int(np.sum(~np.isnan(d) & s)) for s in (sign <= 0, sign >= 0))
             raw.append(min(Fraction(1), Fraction(2 * min(1 + le, 1 + ge), self.n_boot + 1)))
             ci = self.ends(g, d, tol[i] + tol[j], partial(self.exact_difference, g, i, j))
@@ -236,7 +250,37 @@ class Recompute:
             best = max(best, min(Fraction(1), (len(raw) - i) * raw[t]))
             rows[t].update(p=half_up(raw[t], 4), p_holm=half_up(best, 4),
                            separable=best <= self.alpha)
-        return rank, rows
+        return self.ranks(g, q, col, ids), rows
+
+    def ranks(self, g: int, q: np.ndarray, col: list[int], ids: list[str]) -> np.ndarray:
+        """int (B, R): 1 + how many of the ranked models (columns ``col`` of ``q``, ids ``ids``)
+        stand above each in every replicate; sorted by the floats (no value last, then by
+        model_id), then every run of neighbours within their bounds of each other that holds
+        models of different inputs put in exact order."""
+        inside = self.groups[g][1]
+        first: dict[bytes, int] = {}
+        twin = [first.setdefault(self.x[_O9][c, inside].tobytes()
+                                 + self.w[_O9][c, inside].tobytes(), c) for c in col]
+        v, tol = q[:, twin], self.bounds(g, q)[twin]
+        by_name = {m: k for k, m in enumerate(sorted(ids))}
+        by_id = np.array([by_name[m] for m in ids])
+        order = np.lexsort((np.tile(by_id, (len(v), 1)), -np.nan_to_num(v, nan=0.0),
+                            np.isnan(v)), axis=-1)
+        s_val, s_tol = np.take_along_axis(v, order, -1), tol[order]
+        near = np.abs(s_val[:, 1:] - s_val[:, :-1]) <= s_tol[:, 1:] + s_tol[:, :-1]
+        twins = np.array(twin)[order]
+        mixed = near & (twins[:, 1:] != twins[:, :-1])
+        for b in np.flatnonzero(mixed.any(axis=1)).tolist():
+            pattern = tuple(self.counts(np.array([b]))[0, inside].tolist())
+            edges = np.diff(np.concatenate(([0], near[b].astype(np.int8), [0])))
+            for lo, hi in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)):
+                if mixed[b, lo:hi].any():  # the run of positions lo … hi
+                    run = order[b, lo : hi + 1].tolist()
+                    value = {r: self.exact(_O9, g, col[r], pattern) for r in run}
+                    order[b, lo : hi + 1] = sorted(run, key=lambda r: (-value[r], ids[r]))
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.arange(1, len(ids) + 1), axis=-1)
+        return rank
 
 
 def reconstruct_uncertainty(manifest: dict, cols, boards: dict, slice_prompts) -> dict:

@@ -143,8 +143,9 @@ def _compare_pairs(g: str, w: list | None, h: object, report: Report) -> None:
         first = next((i for i, (x, y) in enumerate(zip(order, expected)) if x != y),
                      min(len(order), len(expected)))
         got_pair, want_pair = (order + ["nothing"])[first], (expected + ["nothing"])[first]
-        report.fail(check, f"{name}: pairs must be every pair of ranked models in published rank"
-                    f" order ({len(expected)} pairs): entry {first + 1} is"
+        report.fail(check, f"{name}: pairs must be the tested pairs of ranked models (data"
+                    " contract, § Uncertainty) in published rank order"
+                    f" ({len(expected)} pairs): entry {first + 1} is"
                     f" {json.dumps(got_pair)}, expected {json.dumps(want_pair)}",
                     file=name, group=g)
         return

@@ -108,7 +108,8 @@ def reference(table, metas, boards, slices, cfg: UncertaintyConfig, dec: int = 1
                 cells[m]["rank"] = rank_ends(ranks[m])
             pairs, ps = [], []
             for i in range(len(ids)):
-                for j in range(i + 1, len(ids)):
+                # above 40 configured models only the neighbours in rank are tested
+                for j in range(i + 1, len(ids) if table.n_models <= 40 else min(i + 2, len(ids))):
                     a, bb = ids[i], ids[j]
                     d = [None if v9[a][b] is None or v9[bb][b] is None else v9[a][b] - v9[bb][b] for b in range(B)]
                     le = sum(1 for x in d if x is not None and x <= 0)
@@ -203,6 +204,28 @@ def test_close_replicates_are_settled_by_their_own_draws():
     pair = ours["pairs"]["all:All"][0]
     assert 0 < pair["p"] < 1  # some close replicates tie exactly (none of the first two drawn), others do not
     assert ours["groups"]["all:All"]["x"]["rank"] == ours["groups"]["all:All"]["y"]["rank"] == [1, 2]
+
+
+def test_above_forty_models_only_rank_neighbours_are_tested():
+    """41 models (twins, float traps, a model without values where a replicate misses its
+    prompt): the pairs are the 40 of models adjacent in rank, Holm across those; the ranks
+    still order every model in every replicate, as the literal contract does; 40 models keep
+    every pair."""
+    base = {"y": [0.1, 0.2, 0.7, 2.0], "x": [0.3, 0.0, 0.7, 2.0], "sparse": [None, None, None, 2.0]}
+    rows = {**base, **{f"m{k:02d}": [k / 13, 0.2, (k % 5) / 4, 1.5] for k in range(30)}}
+    rows.update({f"twin{k}": [0.3, 0.0, 0.7, 2.0] for k in range(8)})
+    table = one_group_table({m: overall9_only(v) for m, v in rows.items()})
+    metas = [ModelMeta(m, m, "Open", "exclude") for m in table.model_ids]
+    cfg = UncertaintyConfig(n_bootstrap=60, seed=4)
+    ours, theirs, boards, members = run_both(table, metas, cfg)
+    assert ours == theirs == reference(table, metas, boards, members, cfg)
+    ranked = [r["model_id"] for r in boards["leaderboard_overall.json"] if r["ranked"]]
+    assert len(ranked) == 41 and [(p["a"], p["b"]) for p in ours["pairs"]["all:All"]] == list(zip(ranked, ranked[1:]))
+    assert {tuple(c["rank"]) for c in ours["groups"]["all:All"].values()} != {None}
+    fewer = one_group_table({m: overall9_only(v) for m, v in list(rows.items())[:40]})
+    metas = [ModelMeta(m, m, "Open", "exclude") for m in fewer.model_ids]
+    ours, theirs, *_ = run_both(fewer, metas, cfg)
+    assert ours == theirs and len(ours["pairs"]["all:All"]) == 40 * 39 // 2
 
 
 def test_validator_ranks_each_replicate_by_its_exact_values():

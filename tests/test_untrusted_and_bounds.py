@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from dataclasses import replace
 
 import pytest
 import numpy as np
@@ -303,19 +304,19 @@ def _sized(
     ("size", "figure"),
     [
         (
-            {"n_prompts": 751, "n_models": 300},
-            "compare 5,400,000,000 replicate pairs (n_bootstrap 10,000 × 6 ranked groups × "
-            "300² models); bound 150,000,000: set uncertainty.n_bootstrap ≤ 277, or fewer models",
-        ),
-        ({"n_prompts": 6, "n_models": 300}, "compare 5,400,000,000 replicate pairs"),
-        (
-            {"n_prompts": 6, "n_models": 1000},
-            "keep 120,000,000 replicate values (n_bootstrap 10,000 × 12 groups × 1,000 models); "
-            "bound 25,000,000: set uncertainty.n_bootstrap ≤ 2,083, or fewer",
+            {"n_prompts": 751, "n_models": 40, "n_slices": 20},
+            "compare 202,800,000 replicate pairs (n_bootstrap 10,000 × 26 ranked groups × "
+            "780 pairs of 40 models); bound 150,000,000: set uncertainty.n_bootstrap ≤ 7,396, "
+            "or fewer models or slices",
         ),
         (
-            {"n_prompts": 1, "n_models": 13, "n_tags": 1000},
-            "keep 130,780,000 replicate values (n_bootstrap 10,000 × 1,006 groups",
+            {"n_prompts": 6, "n_models": 3000},
+            "keep 360,000,000 replicate values (n_bootstrap 10,000 × 12 groups × 3,000 models); "
+            "bound 150,000,000: set uncertainty.n_bootstrap ≤ 4,166, or fewer",
+        ),
+        (
+            {"n_prompts": 1, "n_models": 20, "n_tags": 1000},
+            "keep 201,200,000 replicate values (n_bootstrap 10,000 × 1,006 groups",
         ),
         (
             {"n_prompts": 751, "n_models": 13, "n_slices": 200},
@@ -325,12 +326,12 @@ def _sized(
         (
             {"n_prompts": 751, "n_models": 5901, "b": 0},
             "the release would read and check 4,431,651 prompt × model pairs (751 prompts × "
-            "5,901 models); bound 250,000: configure fewer models (or prompts)",
+            "5,901 models); bound 1,100,000: configure fewer models (or prompts)",
         ),
         (
-            {"n_prompts": 5000, "n_models": 40, "n_slices": 8, "b": 0},
-            "the release gate would recompute 54,000,000 leaderboard row × prompt cells (10,800 "
-            "rows × 5,000 prompts); bound 45,060,000: publish fewer slices, tags or models",
+            {"n_prompts": 26250, "n_models": 40, "n_slices": 8, "b": 0},
+            "the aggregation would sum 283,500,000 leaderboard row × prompt cells (10,800 "
+            "rows × 26,250 prompts); bound 250,000,000: publish fewer slices, tags or models",
         ),
     ],
 )
@@ -352,10 +353,24 @@ def test_work_figures_of_the_demo_are_within_bounds():
         43,
         9,
         5_590_000,
-        15_210_000,
+        7_020_000,  # 10,000 × 9 ranked groups × 78 pairs of 13 models
     )
     assert demo.problems() == [] and demo.values * 4 < MAX_VALUES
     assert demo.pairs * 20 < MAX_PAIRS and demo.row_prompts * 20 < MAX_ROW_PROMPTS
+
+
+def test_sizes_measured_to_finish_are_accepted():
+    """300 models on the demo's prompts and slices at B = 10,000 (the pairs: neighbours in
+    rank), and the demo's prompts 103 times over (1,005,589 pairs, 4 slices)."""
+    roster = Work(751, 300, 34, 4, 7626, 10_000)
+    assert roster.tested == 299 and roster.comparisons == 10_000 * 9 * 299
+    million = Work(77_353, 13, 34, 4, 7626 * 103, 10_000)
+    assert million.pairs == 1_005_589 and roster.problems() == million.problems() == []
+    many = Work(6, 3000, 6, 1, 30, 10_000)  # one largest n_bootstrap for every figure it bounds
+    assert all("n_bootstrap ≤ 4,166," in p for p in many.problems()[:2])
+    def grow_with_b(b):
+        return [p for p in replace(many, n_bootstrap=b).problems() if "n_bootstrap ≤" in p]
+    assert grow_with_b(4_166) == [] and len(grow_with_b(4_167)) == 1
 
 
 def test_work_is_measured_from_the_release(tmp_path):
