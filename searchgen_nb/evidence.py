@@ -4,19 +4,16 @@ checklist, per prompt × model pair the judge's checklist and rubric scores from
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import math
-import os
 import warnings
 from pathlib import Path
 
 from searchgen_nb.artifacts import write_jsonl
 from searchgen_nb.constants import GENERIC_RUBRIC
-from searchgen_nb.files import DATASET_MAX, find_image, read_bytes
+from searchgen_nb.files import DATASET_MAX, read_bytes
 from searchgen_nb.numeric import mean_raw
-from searchgen_nb.table import STATUS_CODE
 from searchgen_nb.untrusted import shown
 
 EVIDENCE = "prompt_evidence.jsonl"
@@ -105,97 +102,69 @@ class ThumbnailError(ValueError):
     """An image that gives no thumbnail within the bounds (the reason names what)."""
 
 
-def thumbnail(data: bytes) -> bytes:
-    """A WebP of at most :data:`THUMB_PX` a side and :data:`THUMB_BYTES` bytes of one image's
-    bytes; :class:`ThumbnailError` for what cannot be read or bounded."""
+#: What each distinct image is made into, in one decode: ``(folder, pixels a side, bytes at
+#: most)``; the first is the pair's thumbnail. The WebP settings, tried in order of quality.
+TARGETS = ((THUMBS, THUMB_PX, THUMB_BYTES),)
+WEBP_QUALITIES, WEBP_METHOD = (75, 50, 25), 4
+
+
+def renditions(data: bytes, sizes=tuple(t[1:] for t in TARGETS)) -> list[bytes]:
+    """One image's bytes decoded once into a WebP per ``(pixels a side, bytes at most)`` of
+    ``sizes``: a JPEG at the smallest scale that covers the largest size (Pillow's ``draft``),
+    then Pillow's ``thumbnail`` per size (it reduces before resampling). Raises
+    :class:`ThumbnailError` for what cannot be read or bounded (data contract, § Prompt evidence
+    and thumbnails)."""
     from PIL import Image
 
+    largest = max(px for px, _ in sizes)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(io.BytesIO(data)) as im:
                 if im.width * im.height > PIXELS_MAX:
                     raise ThumbnailError(f"{im.width}×{im.height} pixels, at most {PIXELS_MAX}")
-                im.draft("RGB", (THUMB_PX, THUMB_PX))
-                small = im.convert("RGB")
-                small.thumbnail((THUMB_PX, THUMB_PX))
+                im.draft("RGB", (largest, largest))
+                rgb = im.convert("RGB")
+            smalls = [rgb if n == len(sizes) - 1 else rgb.copy() for n in range(len(sizes))]
+            for small, (px, _) in zip(smalls, sizes):
+                small.thumbnail((px, px))
     except ThumbnailError:
         raise
     except Exception as exc:  # noqa: BLE001 - Pillow's many ways to refuse a file
         raise ThumbnailError(f"not a readable image ({type(exc).__name__})") from None
-    for quality in (75, 50, 25):
+    return [_webp(small, limit) for small, (_, limit) in zip(smalls, sizes)]
+
+
+def _webp(small, limit: int) -> bytes:
+    for quality in WEBP_QUALITIES:
         buf = io.BytesIO()
-        small.save(buf, "WEBP", quality=quality, method=4)
-        if buf.tell() <= THUMB_BYTES:
+        small.save(buf, "WEBP", quality=quality, method=WEBP_METHOD)
+        if buf.tell() <= limit:
             return buf.getvalue()
-    raise ThumbnailError(f"no WebP within {THUMB_BYTES} bytes")
+    raise ThumbnailError(f"no WebP within {limit} bytes")
 
 
-class Thumbs:
-    """Thumbnails written into ``folder/thumbs``, each named by its content: the first
-    :data:`NAME_HEX` hex digits of its sha256 (one file per distinct thumbnail)."""
-
-    def __init__(self, folder: Path, root: Path, globs) -> None:
-        self.folder, self.root, self.globs = Path(folder), Path(root), list(globs)
-        self.made: dict[bytes, str] = {}  # sha256 of an image -> its thumbnail's path
-        self.files: dict[str, tuple[str, int]] = {}  # path -> (sha256, bytes) of the thumbnail
-        self.warnings: list[dict] = []
-
-    def add(self, result_file: str, where: dict) -> str | None:
-        """The path of the thumbnail of the image beside ``result_file`` (written once)."""
-        image = find_image(self.root / os.path.dirname(result_file), self.globs)
-        if image is None:
-            return None
-        try:
-            data = read_bytes(image, IMAGE_MAX)
-            key = hashlib.sha256(data).digest()
-            if key in self.made:
-                return self.made[key]
-            thumb = thumbnail(data)
-        except (OSError, ThumbnailError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            self.warnings.append({"check": "thumbnail", **where, "file": image.relative_to(
-                self.root).as_posix(), "message": clip(f"image skipped: {why}", 300)})
-            return None
-        digest = hashlib.sha256(thumb).hexdigest()
-        path = f"{THUMBS}/{digest[:NAME_HEX]}.webp"
-        if path not in self.files:
-            (self.folder / THUMBS).mkdir(exist_ok=True)
-            (self.folder / path).write_bytes(thumb)
-            self.files[path] = (digest, len(thumb))
-        if len(self.made) < 256:  # the demo's images repeat: 30% of its `data` (benchmarks)
-            self.made[key] = path
-        return path
-
-    def summary(self, enabled: bool) -> dict:
-        """``manifest.json``'s ``thumbnails``: whether made, count, bytes, sha256 and bounds."""
-        h = hashlib.sha256()
-        for path in sorted(self.files):
-            h.update(f"{self.files[path][0]}  {path}\n".encode())
-        return {"enabled": enabled, "n_files": len(self.files),
-                "bytes": sum(n for _, n in self.files.values()), "sha256": h.hexdigest(),
-                "max_bytes": THUMB_BYTES, "max_px": THUMB_PX}
+def thumbnail(data: bytes) -> bytes:
+    """A WebP of at most :data:`THUMB_PX` a side and :data:`THUMB_BYTES` bytes of one image's
+    bytes; :class:`ThumbnailError` for what cannot be read or bounded."""
+    return renditions(data, ((THUMB_PX, THUMB_BYTES),))[0]
 
 
-def write_evidence(cfg, dataset: Path, table, pairs: dict, folder: Path):
+def write_evidence(dataset: Path, table, pairs: dict, folder: Path, thumbs: dict) -> str:
     """Write ``prompt_evidence.jsonl`` (a line per prompt of ``table``; ``pairs``: ``(model
-    index, prompt index) ->`` :func:`pair_evidence`) and ``thumbs/`` (unless turned off) into
-    ``folder``; return its sha256, the thumbnails' summary and the thumbnail warnings."""
-    on, texts = cfg.evidence.thumbnails, prompt_texts(dataset)
-    thumbs = Thumbs(folder, cfg.results_root_path, cfg.generation_glob)
+    index, prompt index) ->`` :func:`pair_evidence`; ``thumbs``: the same key -> the pair's
+    thumbnail path) into ``folder``; return its sha256."""
+    texts = prompt_texts(dataset)
 
     def lines():
         for i, prompt in enumerate(table.prompts):
             sid, models = prompt["sample_id"], {}
             for k, m in enumerate(table.model_ids):
                 entry = dict(pairs.get((k, i)) or {})
-                if on and table.status[k, i] != STATUS_CODE["missing_generation"]:
-                    thumb = thumbs.add(table.result_files[k][i], {"sample_id": sid, "model_id": m})
-                    entry.update({"thumbnail": thumb} if thumb else {})
+                entry.update({"thumbnail": thumbs[k, i]} if (k, i) in thumbs else {})
                 if entry:
                     models[m] = entry
             text = texts.get(sid, {"text": None, "checklist": []})
             yield {"sample_id": sid, **text, "models": models}
 
-    sha = write_jsonl(Path(folder) / EVIDENCE, lines())
-    return sha, thumbs.summary(on), thumbs.warnings
+    return write_jsonl(Path(folder) / EVIDENCE, lines())

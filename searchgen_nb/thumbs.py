@@ -1,0 +1,264 @@
+"""The thumbnail pass (data contract, § Prompt evidence and thumbnails): every distinct image of a
+release decoded once, on every core, into each of :data:`~searchgen_nb.evidence.TARGETS`; with
+a thumbnail cache (:class:`ThumbCache`), a re-release decodes only the images that changed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import re
+import signal
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from searchgen_nb.errors import ReleaseError
+from searchgen_nb.evidence import (IMAGE_MAX, NAME_HEX, TARGETS, WEBP_METHOD, WEBP_QUALITIES,
+                                   ThumbnailError, clip, renditions)
+from searchgen_nb.files import ARTIFACT_MAX, find_image, read_bytes, read_file
+from searchgen_nb.out_checks import owned_problem
+from searchgen_nb.publish import MARKER, describe, marked
+from searchgen_nb.table import STATUS_CODE
+
+#: The environment variable naming the thumbnail cache (``searchgen-nb release`` sets it to
+#: ``build/thumbs`` below its output root for its notebooks).
+CACHE_ENV = "SEARCHGEN_THUMB_CACHE"
+#: What marks a folder as a thumbnail cache (the text of its ``.searchgen-nb``); its index.
+CACHE_MARK, INDEX = "thumbnail cache", "index.json"
+_ENTRY = re.compile(r"[0-9a-f]{64}\.webp")
+_TMP = re.compile(r"\.tmp-[0-9]+-[0-9a-f]+")
+
+
+def recipe() -> str:
+    """What a thumbnail depends on besides the image: Pillow's version and every target's
+    size, byte bound and WebP settings (a cache entry made otherwise is never used)."""
+    import PIL
+    qualities = "/".join(map(str, WEBP_QUALITIES))
+    return f"Pillow {PIL.__version__}; WebP q{qualities} m{WEBP_METHOD}; " + "; ".join(
+        f"{px} px {limit} B" for _, px, limit in TARGETS)
+
+
+def _identity(st: os.stat_result) -> list[int]:
+    """What says a file is unchanged: device, inode, size, modification and change times (ns)."""
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+class ThumbCache:
+    """A folder of thumbnails keyed by the sha256 of the image's bytes and :func:`recipe`, and
+    an index ``path -> (identity, sha256)`` of the images last read (data contract, § Prompt
+    evidence and thumbnails). The tool's own: marked, never an input; entries a pass did not use
+    are removed when it ends (:meth:`finish`)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder, self.recipe = Path(folder), recipe()
+        self.index: dict[str, list] = {}  # path -> identity + [sha256 hex] of the images read
+        self.used: set[str] = set()
+
+    def open(self) -> ThumbCache:
+        """Make or check the folder (:class:`ReleaseError` when it is not this tool's cache) and
+        read the index (an unreadable one is an empty one)."""
+        if problem := cache_problem(self.folder):
+            raise ReleaseError(problem)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        if not marked(self.folder, CACHE_MARK):
+            (self.folder / MARKER).write_text(CACHE_MARK, encoding="utf-8")
+        try:
+            index = json.loads(read_bytes(self.folder / INDEX, ARTIFACT_MAX))
+            self.index = index["images"] if index.get("recipe") == self.recipe else {}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            self.index = {}
+        return self
+
+    def keys(self, sha: str) -> list[str]:
+        """The entry names of one image (by its bytes' sha256 hex), one per target."""
+        return [hashlib.sha256(f"{sha}\n{self.recipe}\n{n}".encode()).hexdigest() + ".webp"
+                for n in range(len(TARGETS))]
+
+    def get(self, sha: str) -> list[bytes] | None:
+        """The image's renditions when every one is in the cache."""
+        try:
+            made = [read_bytes(self.folder / key, limit)
+                    for key, (_, _, limit) in zip(self.keys(sha), TARGETS)]
+        except OSError:
+            return None
+        return made if all(made) else None
+
+    def put(self, sha: str, made: list[bytes]) -> None:
+        """Store the renditions (each written whole, then renamed; a failure only costs time)."""
+        for key, data in zip(self.keys(sha), made):
+            tmp = self.folder / f".tmp-{os.getpid()}-{os.urandom(4).hex()}"
+            try:
+                tmp.write_bytes(data)
+                os.replace(tmp, self.folder / key)
+            except OSError:
+                tmp.unlink(missing_ok=True)
+
+    def known(self, path: str) -> tuple[list, str] | None:
+        """The identity and sha256 of the image at ``path`` when the index holds that identity."""
+        entry = self.index.get(path)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        same = stat.S_ISREG(st.st_mode) and st.st_size <= IMAGE_MAX and entry is not None
+        return (entry[:-1], entry[-1]) if same and _identity(st) == entry[:-1] else None
+
+    def finish(self, index: dict[str, list]) -> None:
+        """Write the pass's index; remove every entry (and unfinished write) it did not use."""
+        self.used = {key for *_, sha in index.values() for key in self.keys(sha)}
+        for name in os.listdir(self.folder):
+            if (_ENTRY.fullmatch(name) and name not in self.used) or _TMP.fullmatch(name):
+                (self.folder / name).unlink(missing_ok=True)
+        tmp = self.folder / f".tmp-{os.getpid()}-index"
+        try:
+            tmp.write_text(json.dumps({"recipe": self.recipe, "images": index}), encoding="utf-8")
+            os.replace(tmp, self.folder / INDEX)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+
+
+def cache_problem(folder: Path) -> str | None:
+    """Why ``folder`` cannot be the thumbnail cache: something there that is neither an empty
+    folder nor a folder marked as this tool's thumbnail cache."""
+    if not os.path.lexists(folder) or marked(folder, CACHE_MARK):
+        return None
+    if (what := describe(folder)) == "an empty folder":
+        return None
+    return (f"the thumbnail cache {folder} is {what} without this tool's mark {MARKER} "
+            f"(\"{CACHE_MARK}\"): a cache replaces only what it wrote; move it away or name "
+            "another cache folder")
+
+
+def check_cache(folder: Path | None, forbidden: dict[str, Path]) -> None:
+    """:class:`ReleaseError` unless ``folder`` (resolved) may be the thumbnail cache: not in or
+    around ``forbidden`` (name -> resolved path), a published version or a release folder, and
+    absent, empty or this tool's cache."""
+    if folder is not None:
+        problem = owned_problem(folder, forbidden)
+        if problem:
+            raise ReleaseError(f"thumbnail cache {folder} {problem}; nothing was done")
+        if problem := cache_problem(folder):
+            raise ReleaseError(problem)
+
+
+def cache_folder(given: str | os.PathLike | None) -> Path | None:
+    """The thumbnail cache to use: ``given``, else ``$SEARCHGEN_THUMB_CACHE``, else none."""
+    given = given or os.environ.get(CACHE_ENV)
+    return Path(os.path.realpath(given)) if given else None
+
+
+_CACHE: ThumbCache | None = None  # a worker's cache
+_MEMO: dict[str, list[bytes]] = {}  # a worker's renditions by sha256, for repeated images
+
+
+def _start_worker(folder: Path | None) -> None:
+    """A worker leaves Ctrl-C to the command and dies quietly on SIGTERM."""
+    global _CACHE
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _CACHE = ThumbCache(folder) if folder is not None else None
+
+
+def _render(path: str) -> tuple[list | None, str | None, list[bytes] | None, str | None]:
+    """In a worker: the image's identity, sha256, renditions, or why it has none."""
+    try:
+        data, st = read_file(path, IMAGE_MAX)
+    except OSError as exc:
+        return None, None, None, exc.strerror or str(exc)
+    sha = hashlib.sha256(data).hexdigest()
+    made = _MEMO.get(sha) or (_CACHE.get(sha) if _CACHE else None)
+    if made is None:
+        try:
+            made = renditions(data, [t[1:] for t in TARGETS])
+        except ThumbnailError as exc:
+            return _identity(st), sha, None, str(exc)
+        if _CACHE:
+            _CACHE.put(sha, made)
+    if len(_MEMO) < 256:  # the demo's images repeat
+        _MEMO[sha] = made
+    return _identity(st), sha, made, None
+
+
+def render_all(paths: list[str], cache: ThumbCache | None) -> dict[str, tuple]:
+    """``path -> (renditions or None, why none)`` of every image, each read on a worker process
+    per core unless the cache's index knows it; the cache then holds exactly these images."""
+    done, index, todo = {}, {}, []
+    for path in paths:
+        hit = cache.known(path) if cache else None
+        made = cache.get(hit[1]) if hit else None
+        if made:
+            done[path], index[path] = (made, None), [*hit[0], hit[1]]
+        else:
+            todo.append(path)
+    if todo:
+        n = min(len(todo), len(os.sched_getaffinity(0)))
+        chunk = max(1, min(64, len(todo) // (16 * n)))
+        with multiprocessing.get_context("fork").Pool(
+                n, _start_worker, (cache and cache.folder,)) as pool:
+            for path, (ident, sha, made, why) in zip(todo, pool.imap(_render, todo, chunk)):
+                done[path] = (made, why)
+                if made is not None:
+                    index[path] = [*ident, sha]
+    if cache:
+        cache.finish(index)
+    return done
+
+
+@dataclass
+class Thumbnails:
+    """What the pass made: per pair ``(model index, prompt index)`` its thumbnail's path, the
+    files written (path -> (sha256, bytes)) and a warning per pair whose image gave none."""
+    paths: dict[tuple[int, int], str] = field(default_factory=dict)
+    files: dict[str, tuple[str, int]] = field(default_factory=dict)
+    warnings: list[dict] = field(default_factory=list)
+
+    def write(self, folder: Path, target: str, data: bytes) -> str:
+        """Write ``data`` once into ``folder/target``, named by its content; its path there."""
+        digest = hashlib.sha256(data).hexdigest()
+        path = f"{target}/{digest[:NAME_HEX]}.webp"
+        if path not in self.files:
+            (folder / target).mkdir(exist_ok=True)
+            (folder / path).write_bytes(data)
+            self.files[path] = (digest, len(data))
+        return path
+
+    def summary(self, enabled: bool) -> dict:
+        """``manifest.json``'s ``thumbnails``: whether made, count, bytes, sha256 and bounds."""
+        h = hashlib.sha256()
+        for path in sorted(self.files):
+            h.update(f"{self.files[path][0]}  {path}\n".encode())
+        _, px, limit = TARGETS[0]
+        return {"enabled": enabled, "n_files": len(self.files),
+                "bytes": sum(n for _, n in self.files.values()), "sha256": h.hexdigest(),
+                "max_bytes": limit, "max_px": px}
+
+
+def make_thumbnails(cfg, table, folder: Path, cache: Path | None = None) -> Thumbnails:
+    """The thumbnails of every pair of ``table`` with an image (the first file of its folder
+    that ``generation_glob`` matches), written into ``folder`` (data contract, § Prompt evidence
+    and thumbnails); ``cache``: the thumbnail cache folder, or None. An image that gives none is
+    a warning naming its file, never a failure."""
+    root, out = Path(cfg.results_root_path), Thumbnails()
+    images = {}
+    for i in range(table.n_prompts):
+        for k in range(table.n_models):
+            if table.status[k, i] != STATUS_CODE["missing_generation"]:
+                image = find_image(root / os.path.dirname(table.result_files[k][i]),
+                                   cfg.generation_glob)
+                if image is not None:
+                    images[k, i] = image
+    made = render_all(sorted({str(p) for p in images.values()}),
+                      ThumbCache(cache).open() if cache else None)
+    for (k, i), image in images.items():
+        renders, why = made[str(image)]
+        if renders is None:
+            out.warnings.append({
+                "check": "thumbnail", "sample_id": table.prompts[i]["sample_id"],
+                "model_id": table.model_ids[k], "file": image.relative_to(root).as_posix(),
+                "message": clip(f"image skipped: {why}", 300)})
+        else:
+            out.paths[k, i] = [out.write(Path(folder), t[0], r)
+                               for t, r in zip(TARGETS, renders)][0]
+    return out
