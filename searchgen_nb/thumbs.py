@@ -11,6 +11,8 @@ import os
 import re
 import signal
 import stat
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,12 +99,13 @@ class ThumbCache:
 
     def known(self, path: str) -> tuple[list, str] | None:
         """The identity and sha256 of the image at ``path`` when the index holds that identity."""
-        entry = self.index.get(path)
+        if (entry := self.index.get(path)) is None:
+            return None
         try:
             st = os.stat(path)
         except OSError:
             return None
-        same = stat.S_ISREG(st.st_mode) and st.st_size <= IMAGE_MAX and entry is not None
+        same = stat.S_ISREG(st.st_mode) and st.st_size <= IMAGE_MAX
         return (entry[:-1], entry[-1]) if same and _identity(st) == entry[:-1] else None
 
     def finish(self, index: dict[str, list]) -> None:
@@ -150,60 +153,79 @@ def cache_folder(given: str | os.PathLike | None) -> Path | None:
 
 
 _CACHE: ThumbCache | None = None  # a worker's cache
-_MEMO: dict[str, list[bytes]] = {}  # a worker's renditions by sha256, for repeated images
+#: A worker's renditions of the last 256 images it made, by sha256 (the demo's images repeat).
+MEMO: dict[str, list[bytes]] = {}
+_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 def _start_worker(folder: Path | None) -> None:
-    """A worker leaves Ctrl-C to the command and dies quietly on SIGTERM."""
+    """A worker leaves Ctrl-C to the command and dies quietly on SIGTERM (both were blocked
+    from before the fork until here)."""
     global _CACHE
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
     _CACHE = ThumbCache(folder) if folder is not None else None
 
 
-def _render(path: str) -> tuple[list | None, str | None, list[bytes] | None, str | None]:
-    """In a worker: the image's identity, sha256, renditions, or why it has none."""
+def _render(path: str) -> tuple[str, list | None, str | None, list[bytes] | None, str | None]:
+    """In a worker: the path, the image's identity, sha256, renditions, or why it has none."""
     try:
         data, st = read_file(path, IMAGE_MAX)
     except OSError as exc:
-        return None, None, None, exc.strerror or str(exc)
+        return path, None, None, None, exc.strerror or str(exc)
     sha = hashlib.sha256(data).hexdigest()
-    made = _MEMO.get(sha) or (_CACHE.get(sha) if _CACHE else None)
+    made = MEMO.get(sha) or (_CACHE.get(sha) if _CACHE else None)
     if made is None:
         try:
             made = renditions(data, [t[1:] for t in TARGETS])
         except ThumbnailError as exc:
-            return _identity(st), sha, None, str(exc)
+            return path, _identity(st), sha, None, str(exc)
         if _CACHE:
             _CACHE.put(sha, made)
-    if len(_MEMO) < 256:  # the demo's images repeat
-        _MEMO[sha] = made
-    return _identity(st), sha, made, None
+    if len(MEMO) < 256:
+        MEMO[sha] = made
+    return path, _identity(st), sha, made, None
 
 
-def render_all(paths: list[str], cache: ThumbCache | None) -> dict[str, tuple]:
-    """``path -> (renditions or None, why none)`` of every image, each read on a worker process
+def _on_workers(paths: list[str], cache: ThumbCache | None):
+    """:func:`_render` of every path, in order, on a worker process per core (forked with
+    Ctrl-C and SIGTERM blocked; on any exception the work not started is dropped)."""
+    n = min(len(paths), len(os.sched_getaffinity(0)))
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        pool = ProcessPoolExecutor(n, multiprocessing.get_context("fork"), _start_worker,
+                                   (cache and cache.folder,))
+        results = pool.map(_render, paths, chunksize=max(1, min(64, len(paths) // (64 * n))))
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    try:
+        yield from results
+    except BrokenProcessPool:
+        raise ReleaseError("thumbnails: a worker process ended before its images were made "
+                           "(killed, or out of memory?); nothing was published") from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def render_all(paths: list[str], cache: ThumbCache | None):
+    """``(path, renditions or None, why none)`` of every image, each read on a worker process
     per core unless the cache's index knows it; the cache then holds exactly these images."""
-    done, index, todo = {}, {}, []
+    index, todo = {}, []
     for path in paths:
         hit = cache.known(path) if cache else None
         made = cache.get(hit[1]) if hit else None
         if made:
-            done[path], index[path] = (made, None), [*hit[0], hit[1]]
+            index[path] = [*hit[0], hit[1]]
+            yield path, made, None
         else:
             todo.append(path)
-    if todo:
-        n = min(len(todo), len(os.sched_getaffinity(0)))
-        chunk = max(1, min(64, len(todo) // (16 * n)))
-        with multiprocessing.get_context("fork").Pool(
-                n, _start_worker, (cache and cache.folder,)) as pool:
-            for path, (ident, sha, made, why) in zip(todo, pool.imap(_render, todo, chunk)):
-                done[path] = (made, why)
-                if made is not None:
-                    index[path] = [*ident, sha]
+    for path, ident, sha, made, why in _on_workers(todo, cache) if todo else ():
+        if made is not None:
+            index[path] = [*ident, sha]
+        yield path, made, why
     if cache:
         cache.finish(index)
-    return done
 
 
 @dataclass
@@ -249,16 +271,18 @@ def make_thumbnails(cfg, table, folder: Path, cache: Path | None = None) -> Thum
                                    cfg.generation_glob)
                 if image is not None:
                     images[k, i] = image
-    made = render_all(sorted({str(p) for p in images.values()}),
-                      ThumbCache(cache).open() if cache else None)
+    names = {}  # path -> (its thumbnail's name, None) or (None, why it has none)
+    for path, made, why in render_all(sorted({str(p) for p in images.values()}),
+                                      ThumbCache(cache).open() if cache else None):
+        names[path] = (None, why) if made is None else (
+            [out.write(Path(folder), t[0], data) for t, data in zip(TARGETS, made)][0], None)
     for (k, i), image in images.items():
-        renders, why = made[str(image)]
-        if renders is None:
+        name, why = names[str(image)]
+        if name is not None:
+            out.paths[k, i] = name
+        else:
             out.warnings.append({
                 "check": "thumbnail", "sample_id": table.prompts[i]["sample_id"],
                 "model_id": table.model_ids[k], "file": image.relative_to(root).as_posix(),
                 "message": clip(f"image skipped: {why}", 300)})
-        else:
-            out.paths[k, i] = [out.write(Path(folder), t[0], r)
-                               for t, r in zip(TARGETS, renders)][0]
     return out
