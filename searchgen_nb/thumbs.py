@@ -56,7 +56,6 @@ class ThumbCache:
     def __init__(self, folder: Path) -> None:
         self.folder, self.recipe = Path(folder), recipe()
         self.index: dict[str, list] = {}  # path -> identity + [sha256 hex] of the images read
-        self.used: set[str] = set()
 
     def open(self) -> ThumbCache:
         """Make or check the folder (:class:`ReleaseError` when it is not this tool's cache) and
@@ -99,7 +98,7 @@ class ThumbCache:
 
     def known(self, path: str) -> tuple[list, str] | None:
         """The identity and sha256 of the image at ``path`` when the index holds that identity."""
-        if (entry := self.index.get(path)) is None:
+        if not isinstance(entry := self.index.get(path), list) or len(entry) != 6:
             return None
         try:
             st = os.stat(path)
@@ -110,11 +109,11 @@ class ThumbCache:
 
     def finish(self, index: dict[str, list]) -> None:
         """Write the pass's index; remove every entry (and unfinished write) it did not use."""
-        self.used = {key for *_, sha in index.values() for key in self.keys(sha)}
+        used = {key for *_, sha in index.values() for key in self.keys(sha)}
         for name in os.listdir(self.folder):
-            if (_ENTRY.fullmatch(name) and name not in self.used) or _TMP.fullmatch(name):
+            if (_ENTRY.fullmatch(name) and name not in used) or _TMP.fullmatch(name):
                 (self.folder / name).unlink(missing_ok=True)
-        tmp = self.folder / f".tmp-{os.getpid()}-index"
+        tmp = self.folder / f".tmp-{os.getpid()}-{os.urandom(4).hex()}"
         try:
             tmp.write_text(json.dumps({"recipe": self.recipe, "images": index}), encoding="utf-8")
             os.replace(tmp, self.folder / INDEX)

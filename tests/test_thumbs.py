@@ -111,7 +111,8 @@ def test_an_entry_depends_on_the_image_pillow_and_the_targets(monkeypatch, tmp_p
 
 def test_one_decode_makes_every_size():
     data = _image(1, size=(1024, 768))
-    big, small = evidence.renditions(data, ((512, 65_536), (evidence.THUMB_PX, evidence.THUMB_BYTES)))
+    sizes = ((512, 65_536), (evidence.THUMB_PX, evidence.THUMB_BYTES))
+    big, small = evidence.renditions(data, sizes)
     assert Image.open(io.BytesIO(big)).size == (512, 384)
     assert small == evidence.thumbnail(data)
 
