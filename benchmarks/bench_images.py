@@ -4,7 +4,7 @@ ratios. Each round:
 
 1. the decode floor: Pillow's bare decode (``Image.open(path).load()``) of every image, on a
    process per core;
-2. the first release: ``searchgen-nb data release.yml --thumb-cache CACHE`` with the cache
+2. the first release: ``searchgen-nb data release.yml --thumb-cache RUNS/cache`` with the cache
    emptied; its image work is the ``thumbnails`` stage of ``--timings``;
 3. a re-release after ``--changed`` images were replaced by other pictures:
    ``data release-again.yml`` (``previous_release``: the first) with the same cache;
@@ -64,9 +64,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--changed", type=int, default=10)
     args = ap.parse_args()
-    src, runs, cache = args.folder / "src", args.folder / "runs", args.folder / "cache"
-    runs.mkdir(exist_ok=True)
+    src = args.folder / "src"
     cfg = yaml.safe_load((src / "release.yml").read_text(encoding="utf-8"))
+    again = yaml.safe_load((src / "release-again.yml").read_text(encoding="utf-8"))
+    runs = Path(again["previous_release"]).parent  # outside the project: data never writes there
+    runs.mkdir(parents=True, exist_ok=True)
+    cache = runs / "cache"
     paths = image_paths(src, [m["source_id"] for m in cfg["models"].values()])
     step = len(paths) // args.changed
     changed = {p: (p.read_bytes(), distinct(picture(10_000 + n), 10**6 + n))

@@ -12,8 +12,9 @@ pictures made by :func:`picture` (numpy's PCG64 with a fixed seed: sine fields a
 saved by Pillow at its default PNG settings), made distinct file by file by a ``tEXt`` chunk
 naming the file's number, so that every file has its own sha256 and is decoded in full.
 Besides ``release.yml``: ``release-again.yml`` (the same release, ``previous_release`` the
-first release's data in ``OUT/runs/first``) and ``release-off.yml`` (that one with
-``evidence: {thumbnails: false}``). Nothing of the package is imported.
+first release's data in ``RUNS/first``; ``--runs``, outside the project, which ``data`` never
+writes into) and ``release-off.yml`` (that one with ``evidence: {thumbnails: false}``).
+Nothing of the package is imported.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def image_paths(src: Path, source_ids: list[str]) -> list[Path]:
     return sorted(p for p in (src / "results").rglob("image.png") if p.parent.name in source_ids)
 
 
-def make(out: Path, n_models: int, n_bases: int) -> dict:
+def make(out: Path, runs: Path, n_models: int, n_bases: int) -> dict:
     src = out / "src"
     if out.exists():
         shutil.rmtree(out)
@@ -80,7 +81,7 @@ def make(out: Path, n_models: int, n_bases: int) -> dict:
     paper = json.loads((src / "paper_table.json").read_text(encoding="utf-8"))
     (src / "paper_table.json").write_text(json.dumps({m: paper[m] for m in kept}, indent=2))
     (src / "release.yml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
-    again = {**cfg, "previous_release": "../runs/first"}
+    again = {**cfg, "previous_release": str(runs.resolve() / "first")}
     (src / "release-again.yml").write_text(yaml.safe_dump(again, sort_keys=False))
     off = {**again, "evidence": {"thumbnails": False}}
     (src / "release-off.yml").write_text(yaml.safe_dump(off, sort_keys=False))
@@ -97,10 +98,11 @@ def make(out: Path, n_models: int, n_bases: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path("build/bench/images"))
+    ap.add_argument("--runs", type=Path, default=Path("/tmp/sgbench/image-runs"))
     ap.add_argument("--models", type=int, default=3, help="the first N models of the demo")
     ap.add_argument("--bases", type=int, default=64, help="distinct pictures")
     args = ap.parse_args()
-    print(json.dumps(make(args.out, args.models, args.bases)))
+    print(json.dumps(make(args.out, args.runs, args.models, args.bases)))
 
 
 if __name__ == "__main__":
