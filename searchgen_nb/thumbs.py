@@ -152,7 +152,7 @@ def cache_folder(given: str | os.PathLike | None) -> Path | None:
 
 
 _CACHE: ThumbCache | None = None  # a worker's cache
-#: A worker's renditions of the last 256 images it made, by sha256 (the demo's images repeat).
+#: A worker's renditions of the first 256 images it made, by sha256 (the demo's images repeat).
 MEMO: dict[str, list[bytes]] = {}
 _SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
