@@ -1,7 +1,7 @@
 """What the prompt evidence's thumbnails cost (data contract, § Prompt evidence and thumbnails):
-``searchgen-nb data`` on a release with the in-run thumbnail cache (``Thumbs.made``) and without
-it, as processes, interleaved, median of the per-round ratios; then ``thumbnail()`` alone on one
-of the release's images and on 1024×1024 PNGs (the benchmark's size).
+``searchgen-nb data`` on a release with the workers' memory of the images they made (``MEMO``
+of ``searchgen_nb.thumbs``) and without it, as processes, interleaved, median of the per-round
+ratios; then ``thumbnail()`` alone on one of the release's images and on 1024×1024 PNGs.
 
     .venv/bin/python benchmarks/bench_thumbs.py DEMO/release.yml OUT [--rounds 3]
 """
@@ -23,8 +23,8 @@ from PIL import Image
 from searchgen_nb.evidence import thumbnail
 
 RUN = "import sys; from searchgen_nb.cli import main; sys.argv[0] = 'searchgen-nb'; main()"
-NO_CACHE = ("import searchgen_nb.evidence as e\n"
-            "e.Thumbs.made = property(lambda s: {}, lambda s, v: None)\n")  # nothing is kept
+NO_CACHE = ("import searchgen_nb.thumbs as t\n"  # the workers, forked, keep nothing
+            "t.MEMO = type('Forget', (dict,), {'__setitem__': lambda *a: None})()\n")
 
 
 def data_seconds(code: str, config: str, out: str) -> float:

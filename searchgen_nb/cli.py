@@ -61,7 +61,11 @@ def cli() -> None:
               help="Progress bar (default: only on a terminal).")
 @click.option("--timings", "timings_path", type=FILE, default=None,
               help="Write per-stage wall/CPU seconds and peak RSS as JSON here (benchmarks).")
-def data(config: str, out_dir: str, progress: bool | None, timings_path: str | None) -> None:
+@click.option("--thumb-cache", type=FOLDER, default=None,
+              help="Keep the thumbnails in this folder, so that the next run decodes only the "
+              "images that changed (default: $SEARCHGEN_THUMB_CACHE, else no cache).")
+def data(config: str, out_dir: str, progress: bool | None, timings_path: str | None,
+         thumb_cache: str | None) -> None:
     """Extract, aggregate and validate CONFIG's release; write the artifacts to --out."""
     from searchgen_nb.artifacts import source_date_epoch
     from searchgen_nb.config import load_config
@@ -76,7 +80,7 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
         forbidden = {k: v for k, v in inputs(cfg).items() if k != "project"}
         forbidden["--out folder"] = Path(os.path.realpath(out_dir))
         check_output_file(Path(os.path.realpath(timings_path)), "--timings", {"stages"}, forbidden)
-    result = run_data(cfg, out_dir, progress)
+    result = run_data(cfg, out_dir, progress, thumb_cache)
     counts = result.extraction
     if timings_path:  # a failure is said, not fatal: the release is published
         rss = max(resource.getrusage(w).ru_maxrss

@@ -9,15 +9,12 @@ import hashlib
 import io
 import json
 import math
-import os
 import warnings
 from pathlib import Path
 
-from searchgen_nb.artifacts import write_bytes, write_jsonl
+from searchgen_nb.artifacts import write_jsonl
 from searchgen_nb.constants import GENERIC_RUBRIC
-from searchgen_nb.files import find_image, read_bytes
 from searchgen_nb.numeric import mean_raw
-from searchgen_nb.table import STATUS_CODE
 from searchgen_nb.untrusted import shown
 
 EVIDENCE = "prompt_evidence.jsonl"
@@ -143,130 +140,87 @@ class ThumbnailError(ValueError):
     """An image that gives no thumbnail within the bounds (the reason names what)."""
 
 
-def thumbnail(data: bytes) -> bytes:
-    """A WebP of at most :data:`THUMB_PX` a side and :data:`THUMB_BYTES` bytes of one image's
-    bytes; :class:`ThumbnailError` for what cannot be read or bounded."""
-    return _webp(data, THUMB_PX, THUMB_BYTES, (75, 50, 25))
+#: What each distinct image is made into, in one decode: ``(folder, pixels a side, bytes at
+#: most, WebP qualities tried in order)``; the first is the pair's thumbnail, the second its
+#: preview. The WebP method of both.
+WEBP_QUALITIES, PREVIEW_QUALITIES, WEBP_METHOD = (75, 50, 25), (80, 60, 40), 4
+TARGETS = ((THUMBS, THUMB_PX, THUMB_BYTES, WEBP_QUALITIES),
+           (PREVIEWS, PREVIEW_PX, PREVIEW_BYTES, PREVIEW_QUALITIES))
 
 
-def preview(data: bytes) -> bytes:
-    """A WebP of at most :data:`PREVIEW_PX` a side and :data:`PREVIEW_BYTES` bytes of one
-    image's bytes (the size one can judge it at); :class:`ThumbnailError` as :func:`thumbnail`."""
-    return _webp(data, PREVIEW_PX, PREVIEW_BYTES, (80, 60, 40))
-
-
-def _webp(data: bytes, px: int, limit: int, qualities: tuple[int, ...]) -> bytes:
-    """The image of ``data`` as a WebP of at most ``px`` a side and ``limit`` bytes."""
+def renditions(data: bytes, sizes=tuple(t[1:] for t in TARGETS)) -> list[bytes]:
+    """One image's bytes decoded once into a WebP per ``(pixels a side, bytes at most[, WebP
+    qualities])`` of ``sizes`` (qualities: :data:`WEBP_QUALITIES` unless given): a JPEG at the
+    smallest scale that covers each size (Pillow's ``draft``; a decode per distinct scale, so
+    each size's bytes are those it has made alone), then Pillow's ``thumbnail`` per size (it
+    reduces before resampling). Raises :class:`ThumbnailError` for what cannot be read or
+    bounded (data contract, § Prompt evidence and thumbnails)."""
     from PIL import Image
 
+    decoded: dict = {}  # (mode, size, scale) after the draft -> the image decoded in RGB
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as im:
-                if im.width * im.height > PIXELS_MAX:
-                    raise ThumbnailError(f"{im.width}×{im.height} pixels, at most {PIXELS_MAX}")
-                im.draft("RGB", (px, px))
-                small = im.convert("RGB")
+            smalls = [_decoded(data, px, decoded).copy() for px, *_ in sizes]
+            for small, (px, *_) in zip(smalls, sizes):
                 small.thumbnail((px, px))
     except ThumbnailError:
         raise
     except Exception as exc:  # noqa: BLE001 - Pillow's many ways to refuse a file
         raise ThumbnailError(f"not a readable image ({type(exc).__name__})") from None
+    return [_webp(small, limit, *rest) for small, (_, limit, *rest) in zip(smalls, sizes)]
+
+
+def _decoded(data: bytes, px: int, decoded: dict):
+    """The image of ``data`` drafted for ``px`` a side, in RGB: decoded unless ``decoded``
+    holds it at that scale already."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as im:
+        if im.width * im.height > PIXELS_MAX:
+            raise ThumbnailError(f"{im.width}×{im.height} pixels, at most {PIXELS_MAX}")
+        im.draft("RGB", (px, px))
+        key = (im.mode, im.size, getattr(im, "decoderconfig", ()))
+        if key not in decoded:
+            decoded[key] = im.convert("RGB")
+        return decoded[key]
+
+
+def _webp(small, limit: int, qualities: tuple[int, ...] = WEBP_QUALITIES) -> bytes:
     for quality in qualities:
         buf = io.BytesIO()
-        small.save(buf, "WEBP", quality=quality, method=4)
+        small.save(buf, "WEBP", quality=quality, method=WEBP_METHOD)
         if buf.tell() <= limit:
             return buf.getvalue()
     raise ThumbnailError(f"no WebP within {limit} bytes")
 
 
-class Thumbs:
-    """Thumbnails written into ``folder/thumbs`` and previews into ``folder/previews``, each
-    named by its content: the first :data:`NAME_HEX` hex digits of its sha256 (one file per
-    distinct thumbnail or preview)."""
-
-    def __init__(self, folder: Path, root: Path, globs, link: bool = False) -> None:
-        self.folder, self.root, self.globs = Path(folder), Path(root), list(globs)
-        self.link = link  # name each image's path below ``root`` (evidence.image_base_url)
-        self.made: dict[bytes, dict] = {}  # sha256 of an image -> its thumbnail's, preview's path
-        self.files: dict[str, tuple[str, int]] = {}  # path -> (sha256, bytes) of the file
-        self.warnings: list[dict] = []
-
-    def add(self, result_file: str, where: dict) -> dict:
-        """``{"thumbnail", "preview"}``: the paths of the image beside ``result_file`` made
-        small (written once), and with ``link`` ``image``, its path below the results' root;
-        ``{}`` without an image, when it cannot be made or when it links outside
-        ``results_root`` (``root``, resolved)."""
-        image = find_image(self.root / os.path.dirname(result_file), self.globs)
-        if image is None:
-            return {}
-        made = self._made(image, where)
-        rel = image.relative_to(self.root).as_posix()
-        return {**made, "image": clip(rel, PATH_MAX)} if made and self.link else made
-
-    def _made(self, image: Path, where: dict) -> dict:
-        try:
-            if not Path(os.path.realpath(image)).is_relative_to(self.root):
-                raise ThumbnailError("a link to a file outside results_root")
-            data = read_bytes(image, IMAGE_MAX)
-            key = hashlib.sha256(data).digest()
-            if key in self.made:
-                return self.made[key]
-            made = {"thumbnail": (THUMBS, thumbnail(data)), "preview": (PREVIEWS, preview(data))}
-        except (OSError, ThumbnailError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            self.warnings.append({"check": "thumbnail", **where, "file": image.relative_to(
-                self.root).as_posix(), "message": clip(f"image skipped: {why}", 300)})
-            return {}
-        paths = {name: self._write(sub, webp) for name, (sub, webp) in made.items()}
-        if len(self.made) < 256:  # the demo's images repeat: 30% of its `data` (benchmarks)
-            self.made[key] = paths
-        return paths
-
-    def _write(self, sub: str, webp: bytes) -> str:
-        """Write one file into ``sub/`` under its content's name (once); its path."""
-        digest = hashlib.sha256(webp).hexdigest()
-        path = f"{sub}/{digest[:NAME_HEX]}.webp"
-        if path not in self.files:
-            (self.folder / sub).mkdir(exist_ok=True)
-            write_bytes(self.folder / path, webp)
-            self.files[path] = (digest, len(webp))
-        return path
-
-    def summary(self, enabled: bool, sub: str = THUMBS) -> dict:
-        """``manifest.json``'s ``thumbnails`` (``sub`` thumbs/) or ``previews``: whether made,
-        count, bytes, sha256 and bounds."""
-        h, mine = hashlib.sha256(), sorted(p for p in self.files if p.startswith(sub + "/"))
-        for path in mine:
-            h.update(f"{self.files[path][0]}  {path}\n".encode())
-        px, limit = (THUMB_PX, THUMB_BYTES) if sub == THUMBS else (PREVIEW_PX, PREVIEW_BYTES)
-        return {"enabled": enabled, "n_files": len(mine),
-                "bytes": sum(self.files[p][1] for p in mine), "sha256": h.hexdigest(),
-                "max_bytes": limit, "max_px": px}
+def thumbnail(data: bytes) -> bytes:
+    """A WebP of at most :data:`THUMB_PX` a side and :data:`THUMB_BYTES` bytes of one image's
+    bytes; :class:`ThumbnailError` for what cannot be read or bounded."""
+    return renditions(data, (TARGETS[0][1:],))[0]
 
 
-def write_evidence(cfg, texts: dict, table, pairs: dict, folder: Path):
+def preview(data: bytes) -> bytes:
+    """A WebP of at most :data:`PREVIEW_PX` a side and :data:`PREVIEW_BYTES` bytes of one
+    image's bytes (the size one can judge it at); :class:`ThumbnailError` as :func:`thumbnail`."""
+    return renditions(data, (TARGETS[1][1:],))[0]
+
+
+def write_evidence(texts: dict, table, pairs: dict, folder: Path, images: dict) -> str:
     """Write ``prompt_evidence.jsonl`` (a line per prompt of ``table``; ``texts``: ``sample_id
     ->`` :func:`prompt_text`, from the one read of the metadata; ``pairs``: ``(model index,
-    prompt index) ->`` :func:`pair_evidence`), ``thumbs/`` and ``previews/`` (unless turned
-    off) into ``folder``; return its sha256, the thumbnails' and previews' summaries and the
-    image warnings."""
-    on = cfg.evidence.thumbnails
-    link = cfg.evidence.image_base_url is not None
-    thumbs = Thumbs(folder, cfg.results_root_path, cfg.generation_glob, link)
+    prompt index) ->`` :func:`pair_evidence`; ``images``: the same key -> the pair's
+    ``thumbnail``, ``preview`` and ``image`` paths) into ``folder``; return its sha256."""
 
     def lines():
         for i, prompt in enumerate(table.prompts):
             sid, models = prompt["sample_id"], {}
             for k, m in enumerate(table.model_ids):
-                entry = dict(pairs.get((k, i)) or {})
-                if on and table.status[k, i] != STATUS_CODE["missing_generation"]:
-                    entry.update(thumbs.add(table.result_files[k][i],
-                                            {"sample_id": sid, "model_id": m}))
+                entry = {**(pairs.get((k, i)) or {}), **images.get((k, i), {})}
                 if entry:
                     models[m] = entry
             text = texts.get(sid, {"text": None, "checklist": []})
             yield {"sample_id": sid, **text, "models": models}
 
-    sha = write_jsonl(Path(folder) / EVIDENCE, lines())
-    return sha, thumbs.summary(on), thumbs.summary(on, PREVIEWS), thumbs.warnings
+    return write_jsonl(Path(folder) / EVIDENCE, lines())

@@ -24,7 +24,7 @@ from searchgen_nb.config import ReleaseConfig, project_root, work_root
 from searchgen_nb.constants import (ARTIFACTS, CHANGES, MANIFEST, UNCERTAINTY, VALIDATION_REPORT,
                                     ZERO_FILL)
 from searchgen_nb.errors import ReleaseError, ReleaseInterrupted, ValidationFailed
-from searchgen_nb.evidence import EVIDENCE, texts_sha256, write_evidence
+from searchgen_nb.evidence import EVIDENCE, PREVIEWS, texts_sha256, write_evidence
 from searchgen_nb.manifest import build_manifest
 from searchgen_nb.out_checks import check_data_out
 from searchgen_nb.prompts import read_prompts
@@ -33,6 +33,7 @@ from searchgen_nb.records import Extraction, extract_records, read_records
 from searchgen_nb.schemas import schema_dir
 from searchgen_nb.slices import manifest_slices, slice_members, slice_specs
 from searchgen_nb.table import ReleaseTable
+from searchgen_nb.thumbs import Thumbnails, cache_folder, check_cache, make_thumbnails
 from searchgen_nb.uncertainty import uncertainty
 from searchgen_nb.validate import Report, validate_folder
 
@@ -74,11 +75,16 @@ def _stage(timings: dict, name: str):
         timings[name] = {"wall_s": round(wall2 - wall, 4), "cpu_s": round(cpu2 - cpu, 4)}
 
 
-def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None) -> Extraction:
+def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None,
+                  cache: str | Path | None = None, timings: dict | None = None) -> Extraction:
     """Stage 1 (notebook 01): write ``prompt_scores.jsonl``, the evidence, the schemas and the
-    manifest into ``folder``. Raises ``MetadataError`` / ``ConfigError`` / ``ExtractorError``;
-    bad result files become ``invalid_evaluation`` records."""
-    folder = Path(folder)
+    manifest into ``folder``; ``cache``: the thumbnail cache (default ``$SEARCHGEN_THUMB_CACHE``,
+    else none); ``timings``: :class:`DataRelease`'s. Raises ``MetadataError`` / ``ConfigError`` /
+    ``ExtractorError``, ``ReleaseError`` for a cache that is not the tool's; bad result files
+    become ``invalid_evaluation`` records."""
+    folder, timings = Path(folder), {} if timings is None else timings
+    cache = cache_folder(cache)
+    check_cache(cache, {**_read_only(cfg), "staging folder": Path(os.path.realpath(folder))})
     previous_release(cfg)  # a wrong previous_release stops the release before any work
     folder.mkdir(parents=True, exist_ok=True)
     prompt_set = read_prompts(cfg.dataset_path)
@@ -86,14 +92,16 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     extraction = extract_records(cfg, prompt_set, progress)
     table = extraction.table
     sha = {"prompt_scores.jsonl": write_jsonl(folder / "prompt_scores.jsonl", table.records())}
+    with _stage(timings, "thumbnails"):
+        on = cfg.evidence.thumbnails
+        made = make_thumbnails(cfg, table, folder, cache) if on else Thumbnails()
     texts = {p.sample_id: p.texts for p in prompt_set.prompts}  # the metadata read once
-    sha[EVIDENCE], thumbs, previews, skipped = write_evidence(cfg, texts, table,
-                                                              extraction.evidence, folder)
-    extraction.warnings += skipped  # an image without a thumbnail: named, never a failure
+    sha[EVIDENCE] = write_evidence(texts, table, extraction.evidence, folder, made.paths)
+    extraction.warnings += made.warnings  # an image without a thumbnail: named, never a failure
     manifest = build_manifest(cfg, extraction, prompt_set.canonical_sha256, sha)
-    manifest["thumbnails"] = thumbs
+    manifest["thumbnails"] = made.summary(on)
     url = cfg.evidence.image_base_url
-    manifest["previews"] = previews | ({"image_base_url": url} if url else {})
+    manifest["previews"] = made.summary(on, PREVIEWS) | ({"image_base_url": url} if url else {})
     manifest["dataset"]["texts_sha256"] = texts_sha256(
         [{"sample_id": p["sample_id"], **texts[p["sample_id"]]} for p in table.prompts])
     # the schemas are published beside the artifacts (data contract, § Artifacts)
@@ -212,18 +220,26 @@ def inputs(cfg: ReleaseConfig) -> dict[str, Path]:
     return {name: Path(os.path.realpath(path)) for name, path in named.items() if path is not None}
 
 
-def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = None) -> DataRelease:
+def _read_only(cfg: ReleaseConfig) -> dict[str, Path]:
+    """The inputs no thumbnail cache may be in or around (the project may hold ``build/``)."""
+    return {name: path for name, path in inputs(cfg).items() if name != "project"}
+
+
+def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = None,
+             cache: str | Path | None = None) -> DataRelease:
     """Build, validate and publish a release's data into ``out_dir`` (checked first: see
     :func:`out_checks.check_data_out`) through a staging folder beside it, in one step once every
-    check passes; on any failure or interruption ``out_dir`` is left as it was."""
+    check passes; on any failure or interruption ``out_dir`` is left as it was. ``cache``: the
+    thumbnail cache folder (:func:`extract_stage`)."""
     out_dir = Path(os.path.realpath(out_dir))  # a loop of links: named below, no crash
     check_data_out(out_dir, inputs(cfg))
+    check_cache(cache_folder(cache), {**_read_only(cfg), "--out folder": out_dir})
     with step("data, staging"):
         staging = staging_dir(out_dir)
     timings, published = {}, False
     try:
         with _stage(timings, "extract"):
-            extraction = extract_stage(cfg, staging, progress)
+            extraction = extract_stage(cfg, staging, progress, cache, timings)
         aggregate_stage(cfg, staging, extraction.table, timings)
         with _stage(timings, "validate"):
             report = gate(cfg, staging, extraction.table)

@@ -16,9 +16,11 @@ import nbformat
 from searchgen_nb.config import PROJECT_ENV, WORK_ROOT_ENV, project_root
 from searchgen_nb.errors import ReleaseError
 from searchgen_nb.publish import step
+from searchgen_nb.thumbs import CACHE_ENV
 from searchgen_nb.untrusted import no_ansi
 
 NOTEBOOKS = "src/book/notebooks"  # the executed notebooks, relative to the work folder
+THUMB_CACHE = "build/thumbs"  # the release's thumbnail cache, relative to the output root
 VOLATILE_CELL_METADATA = ("execution", "papermill", "collapsed", "scrolled", "ExecuteTime")
 
 
@@ -184,11 +186,13 @@ def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path, kernel
 def run_notebooks(root: Path, out: Path, work: Path, params: dict, log) -> dict[str, float]:
     """Run ``root/notebooks/NN_*.ipynb`` in order into ``work/`` :data:`NOTEBOOKS` on one kernel
     emptied between them, in ``out`` (``$SEARCHGEN_ROOT``; ``$SEARCHGEN_PROJECT``: ``root``), with
-    the work folder's IPython folder; return each notebook's seconds."""
+    the work folder's IPython folder and the thumbnail cache ``out/build/thumbs``; return each
+    notebook's seconds."""
     sources, timings = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")), {}
     if not sources:
         raise ReleaseError(f"no notebooks found in {root / 'notebooks'}")
-    env = {WORK_ROOT_ENV: str(out), PROJECT_ENV: str(root), "IPYTHONDIR": str(work / "ipython")}
+    env = {WORK_ROOT_ENV: str(out), PROJECT_ENV: str(root), "IPYTHONDIR": str(work / "ipython"),
+           CACHE_ENV: str(out / THUMB_CACHE)}
     with (mock.patch.dict(os.environ, env), step("release, notebooks"),
           kernel_stderr_to(work / "kernels.log"), release_kernel(out) as kernel):
         for src in sources:

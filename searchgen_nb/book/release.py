@@ -20,7 +20,7 @@ import yaml
 from searchgen_nb.artifacts import source_date_epoch
 from searchgen_nb.book.cards import FOLDER as CARD_DATA, write_card_assets
 from searchgen_nb.book.downloads import FOLDER as DOWNLOADS, write_downloads
-from searchgen_nb.book.notebooks import NOTEBOOKS, run_notebooks
+from searchgen_nb.book.notebooks import NOTEBOOKS, THUMB_CACHE, run_notebooks
 from searchgen_nb.book.sphinx_ext import check_offline
 from searchgen_nb.config import find_config, load_config, project_root
 from searchgen_nb.errors import ReleaseError, ReleaseInterrupted, SearchGenError
@@ -29,6 +29,7 @@ from searchgen_nb.publish import (
     MARKER, RELEASES, current_version, describe, mark, marked, publication_problems, publish,
     release_lock, step,
 )
+from searchgen_nb.thumbs import cache_problem
 from searchgen_nb.untrusted import excerpt, no_ansi
 
 BUILD = "build/release"  # work folder, relative to the output root
@@ -210,6 +211,8 @@ def output_root_problems(out: Path, cfg) -> list[str]:
                         f"{MARKER} (a release empties it)")
     problems += [f"the {name} {path} lies inside the work folder {work}, which a release empties"
                  for name, path in ins.items() if path.is_relative_to(work)]
+    if problem := cache_problem(out / THUMB_CACHE):
+        problems.append(problem)
     return problems
 
 
