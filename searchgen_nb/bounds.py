@@ -8,8 +8,8 @@ from searchgen_nb.config import ReleaseConfig
 from searchgen_nb.constants import ALL_PAIRS_MAX_MODELS, PARTITION_KEYS
 from searchgen_nb.errors import ConfigError
 
-#: Bounds: a config at every one of them finishes `data` within 5 minutes of CPU and 4 GB on a
-#: 2-core machine (benchmarks/README.md, Bounded work).
+#: Bounds: what a config at each one costs `data` on a 2-core machine is measured in
+#: benchmarks/README.md (Bounded work) and stated in the data contract (§ Release config).
 MAX_VALUES = 150_000_000
 MAX_COMPARISONS = 150_000_000
 MAX_DRAW_SUMS = 600_000_000_000
