@@ -59,3 +59,19 @@ BUILTIN_EXTRACTOR = "searchgen_nb.extract:extract_components"
 #: In a release of more than this many configured models, each ranked group tests the pairs of
 #: models adjacent in its rank order, not every pair (data contract, § Uncertainty).
 ALL_PAIRS_MAX_MODELS = 40
+
+#: Bounds of the work a release asks for (data contract, § Release config, "Bounded work"), read
+#: by ``data``'s preflight and by the gate, each counting with its own code: a config at every one
+#: of them finishes `data` within 5 minutes of CPU and 4 GB on a 2-core machine
+#: (benchmarks/README.md, Bounded work). Prompt × model pairs: result files read and checked;
+#: leaderboard row × prompt cells: the aggregation's membership products.
+MAX_VALUES = 150_000_000
+MAX_COMPARISONS = 150_000_000
+MAX_DRAW_SUMS = 600_000_000_000
+MAX_ROWS = 60_000
+MAX_PAIRS = 1_100_000
+MAX_ROW_PROMPTS = 250_000_000
+MAX_PUBLISHED_BYTES = 100 * 2**20
+#: Bytes of the published files per leaderboard row, bootstrap cell and tested pair (measured on
+#: the demo's artifacts, rounded up).
+ROW_BYTES, CELL_BYTES, PAIR_BYTES = 1_500, 100, 140
