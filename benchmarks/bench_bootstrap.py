@@ -79,9 +79,9 @@ def run_part(folder: Path, k: int, part: str, n_bootstrap: int) -> dict:
         t0, c0 = time.perf_counter(), time.process_time()
         uncertainty(table, zero_fill, boards, members, cfg, decimals)
     else:
-        from searchgen_nb.validate import reconstruct
-        from searchgen_nb.validate_columns import Columns, slice_prompts
-        from searchgen_nb.validate_bootstrap import reconstruct_uncertainty
+        from searchgen_nb.gate.checks import reconstruct
+        from searchgen_nb.gate.columns import Columns, slice_prompts
+        from searchgen_nb.gate.bootstrap import reconstruct_uncertainty
 
         grown = dict(manifest)
         table_prompts = [{k2: v for k2, v in r.items() if k2 != "models"} for r in records]

@@ -151,11 +151,13 @@ def estimate(config: Path) -> dict:
     }
 
 
-#: ``searchgen-nb`` with the bounds lifted (``--unbounded``: to measure beyond them).
+#: ``searchgen-nb`` with the bounds lifted, the pipeline's and the gate's (``--unbounded``: to
+#: measure beyond them).
 _UNBOUNDED = (
-    "import sys, searchgen_nb.bounds as b; "
-    "b.MAX_VALUES = b.MAX_COMPARISONS = b.MAX_DRAW_SUMS = 10**30; "
-    "b.MAX_ROWS = b.MAX_PUBLISHED_BYTES = b.MAX_PAIRS = b.MAX_ROW_PROMPTS = 10**30; "
+    "import sys, searchgen_nb.bounds, searchgen_nb.gate.work\n"
+    "for b in (searchgen_nb.bounds, searchgen_nb.gate.work):\n"
+    "    b.MAX_VALUES = b.MAX_COMPARISONS = b.MAX_DRAW_SUMS = 10**30\n"
+    "    b.MAX_ROWS = b.MAX_PUBLISHED_BYTES = b.MAX_PAIRS = b.MAX_ROW_PROMPTS = 10**30\n"
     "from searchgen_nb.cli import main; sys.argv[0] = 'searchgen-nb'; main()"
 )
 

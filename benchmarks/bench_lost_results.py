@@ -11,7 +11,7 @@ import argparse
 import statistics
 import time
 
-from searchgen_nb.validate import validate_folder
+from searchgen_nb.gate.checks import validate_folder
 
 
 def main() -> None:

@@ -5,24 +5,13 @@ contract (§ Release config); ``benchmarks/bench_bounds.py`` measures what they 
 from dataclasses import dataclass, replace
 
 from searchgen_nb.config import ReleaseConfig
-from searchgen_nb.constants import ALL_PAIRS_MAX_MODELS, PARTITION_KEYS
+from searchgen_nb.constants import (ALL_PAIRS_MAX_MODELS, CELL_BYTES, MAX_COMPARISONS,
+                                    MAX_DRAW_SUMS, MAX_PAIRS, MAX_PUBLISHED_BYTES, MAX_ROW_PROMPTS,
+                                    MAX_ROWS, MAX_VALUES, PAIR_BYTES, PARTITION_KEYS, ROW_BYTES)
 from searchgen_nb.errors import ConfigError
 
-#: Bounds: what a config at each one costs `data` on a 2-core machine is measured in
-#: benchmarks/README.md (Bounded work) and stated in the data contract (§ Release config).
-MAX_VALUES = 150_000_000
-MAX_COMPARISONS = 150_000_000
-MAX_DRAW_SUMS = 600_000_000_000
-MAX_ROWS = 60_000
-#: Prompt × model pairs (result files read and checked) and leaderboard row × prompt cells (the
-#: aggregation's membership products; the gate's recomputation visits fewer).
-MAX_PAIRS = 1_100_000
-MAX_ROW_PROMPTS = 250_000_000
-MAX_PUBLISHED_BYTES = 128 * 2**20
+# The bounds (MAX_*) are those of :mod:`searchgen_nb.constants`, which the gate reads too.
 _GROW_WITH_B = ("values", "comparisons", "draw_sums")
-#: Bytes of the published files per unit, rounded up from the largest measured (a leaderboard
-#: row about 1,700, a tested pair about 200: benchmarks/README.md, Bounded work).
-_ROW_BYTES, _CELL_BYTES, _PAIR_BYTES = 1_800, 100, 220
 
 
 @dataclass(frozen=True)
@@ -58,8 +47,8 @@ class Work:
     @property
     def published_bytes(self) -> int:  # rough size of the leaderboards and uncertainty.json
         pairs = self.ranked_groups * self.tested
-        bootstrap = self.groups * self.n_models * _CELL_BYTES + pairs * _PAIR_BYTES
-        return self.rows * _ROW_BYTES + (bootstrap if self.n_bootstrap else 0)
+        bootstrap = self.groups * self.n_models * CELL_BYTES + pairs * PAIR_BYTES
+        return self.rows * ROW_BYTES + (bootstrap if self.n_bootstrap else 0)
 
     def problems(self) -> list[str]:
         """What exceeds its bound: the figure, how it is made, the bound and what to change."""

@@ -186,7 +186,7 @@ def validate(folder: str, report_path: str | None) -> None:
     """Re-check a published (or staged) artifact FOLDER on its own; exit 1 on any failed check."""
     from searchgen_nb.artifacts import dumps
     from searchgen_nb.out_checks import check_no_dangling_link, check_output_file
-    from searchgen_nb.validate import validate_folder
+    from searchgen_nb.gate.checks import validate_folder
     if report_path:  # checked before the work
         check_no_dangling_link(report_path, "--report")
         check_output_file(Path(os.path.realpath(report_path)), "--report", {"passed", "checks"},

@@ -59,3 +59,19 @@ BUILTIN_EXTRACTOR = "searchgen_nb.extract:extract_components"
 #: In a release of more than this many configured models, each ranked group tests the pairs of
 #: models adjacent in its rank order, not every pair (data contract, § Uncertainty).
 ALL_PAIRS_MAX_MODELS = 40
+
+#: Bounds of the work a release asks for (data contract, § Release config, "Bounded work"), read
+#: by ``data``'s preflight and by the gate, each counting with its own code; what a config at each
+#: one costs on a 2-core machine is measured in benchmarks/README.md (Bounded work) and stated in
+#: the contract. Prompt × model pairs: result files read and checked; leaderboard row × prompt
+#: cells: the aggregation's membership products.
+MAX_VALUES = 150_000_000
+MAX_COMPARISONS = 150_000_000
+MAX_DRAW_SUMS = 600_000_000_000
+MAX_ROWS = 60_000
+MAX_PAIRS = 1_100_000
+MAX_ROW_PROMPTS = 250_000_000
+MAX_PUBLISHED_BYTES = 128 * 2**20
+#: Bytes of the published files per leaderboard row, bootstrap cell and tested pair, rounded up
+#: from the largest measured (a row about 1,700, a tested pair about 200: benchmarks/README.md).
+ROW_BYTES, CELL_BYTES, PAIR_BYTES = 1_800, 100, 220

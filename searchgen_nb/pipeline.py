@@ -35,7 +35,7 @@ from searchgen_nb.slices import manifest_slices, slice_members, slice_specs
 from searchgen_nb.table import ReleaseTable
 from searchgen_nb.thumbs import Thumbnails, cache_folder, check_cache, make_thumbnails
 from searchgen_nb.uncertainty import uncertainty
-from searchgen_nb.validate import Report, validate_folder
+from searchgen_nb.gate.checks import Report, validate_folder
 
 
 def aggregate_table(cfg: ReleaseConfig, table: ReleaseTable) -> dict[str, object]:

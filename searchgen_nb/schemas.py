@@ -22,7 +22,7 @@ from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.untrusted import excerpt, strict_loads
 
 #: Artifact file name → its schema file (``prompt_scores.jsonl`` → the schema of ONE line);
-#: ``prompt_evidence.jsonl`` has its own check (:mod:`searchgen_nb.validate_evidence`).
+#: ``prompt_evidence.jsonl`` has its own check (:mod:`searchgen_nb.gate.evidence`).
 SCHEMA_FILES = {n: n.replace(".jsonl", ".line.json").replace(".json", ".schema.json")
                 for n in (*ARTIFACTS, MANIFEST, VALIDATION_REPORT) if n != "prompt_evidence.jsonl"}
 #: Problems listed per file by :func:`check_folder` (one more entry then gives the rest's count).

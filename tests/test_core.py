@@ -23,8 +23,8 @@ from searchgen_nb.constants import COMPONENTS, STATUSES
 from searchgen_nb.slices import manifest_slices, slice_members, slice_specs
 from searchgen_nb.numeric import public_units
 from searchgen_nb.table import OVERALL_9, OVERALL_10, ReleaseTable
-from searchgen_nb.validate import reconstruct
-from searchgen_nb.validate_records import nearest_double_of_mean
+from searchgen_nb.gate.checks import reconstruct
+from searchgen_nb.gate.records import nearest_double_of_mean
 
 TRAPS = [0.05, 0.7, 1.1, 0.7, 2.9, 0.3, 2.3, 0.1, 2.4375, 1 / 3, 2 / 3, 0.0, 3.0]
 

@@ -21,7 +21,7 @@ from searchgen_nb.errors import ReleaseError
 from searchgen_nb.extract import classify_result, extract_components
 from searchgen_nb.pipeline import run_data
 from searchgen_nb.prompts import read_prompts
-from searchgen_nb.validate import validate_folder
+from searchgen_nb.gate.checks import validate_folder
 
 PARSED = {
     "checklist_scores": [{"item": "a red\u202e kite", "score": 3}, {"item": "b", "score": 1},

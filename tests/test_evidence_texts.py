@@ -20,7 +20,7 @@ from searchgen_nb import evidence, pipeline
 from searchgen_nb.config import load_config
 from searchgen_nb.pipeline import run_data
 from searchgen_nb.untrusted import shown
-from searchgen_nb.validate import validate_folder
+from searchgen_nb.gate.checks import validate_folder
 
 DEEP = "[" * 100_000 + "]" * 100_000
 LONG = "Paint the harbour at dawn.\n" + "w" * 2_500  # a real multi-paragraph prompt's shape

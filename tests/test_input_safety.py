@@ -388,7 +388,7 @@ def test_validate_bounds_the_work_the_manifest_asks_for(
     folder = tmp_path / "data"
     shutil.copytree(published, folder)
     _edit(folder, "manifest.json", lambda m: m["config"]["uncertainty"].update(n_bootstrap=10**5))
-    monkeypatch.setattr(f"searchgen_nb.bounds.{bound}", value)
+    monkeypatch.setattr(f"searchgen_nb.gate.work.{bound}", value)
     start = time.perf_counter()
     code, err = run("validate", folder)
     assert time.perf_counter() - start < 30  # a refusal, not the work (minutes) or a hang
@@ -401,7 +401,7 @@ def test_validate_bounds_the_work_the_manifest_asks_for(
     (signal.SIGTERM, 143, "terminated (SIGTERM)"), (signal.SIGINT, 130, "interrupted"),
 ])  # fmt: skip
 @pytest.mark.parametrize("command, target", [
-    ("validate", "searchgen_nb.validate.validate_folder"),
+    ("validate", "searchgen_nb.gate.checks.validate_folder"),
     ("diff", "searchgen_nb.changes.compare"),
     ("demo", "searchgen_nb.demo.write_demo"),
 ])  # fmt: skip
@@ -424,7 +424,7 @@ def test_ctrl_c_ends_a_command_whatever_handler_the_process_had(published, monke
     swallow = lambda signum, frame: None  # noqa: E731
     previous = signal.signal(signal.SIGINT, swallow)
     try:
-        monkeypatch.setattr("searchgen_nb.validate.validate_folder",
+        monkeypatch.setattr("searchgen_nb.gate.checks.validate_folder",
                             lambda *a, **k: os.kill(os.getpid(), signal.SIGINT) or time.sleep(5))
         got, err = run("validate", published)
         assert signal.getsignal(signal.SIGINT) is swallow

@@ -20,7 +20,7 @@ from searchgen_nb.config import load_config
 from searchgen_nb.errors import ConfigError, ValidationFailed
 from searchgen_nb.pipeline import aggregate_stage, extract_stage, gate, run_data
 from searchgen_nb.schemas import check_document
-from searchgen_nb.validate import validate_folder
+from searchgen_nb.gate.checks import validate_folder
 
 PROMPTS = [prompt("p1"), prompt("p2_texthard"), prompt("p3", subset="NoSearch"), prompt("p4")]
 MODELS = {"a": model("Model A"), "b": model("Model B", "exclude"), "c": model("Model C")}

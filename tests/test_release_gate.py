@@ -17,7 +17,7 @@ import searchgen_nb.pipeline as pipeline
 from searchgen_nb.config import load_config
 from searchgen_nb.errors import ReleaseInterrupted, ValidationFailed
 from searchgen_nb.pipeline import run_data
-from searchgen_nb.validate import CHECKS
+from searchgen_nb.gate.checks import CHECKS
 
 PROMPTS = [
     prompt("p1", domains=["ART"], failure_modes=["EIK"]),

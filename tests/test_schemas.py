@@ -20,13 +20,13 @@ from factory import IMAGE, make_release, model, prompt, result
 from searchgen_nb import schemas
 from searchgen_nb.config import load_config
 from searchgen_nb.pipeline import run_data
-from searchgen_nb.validate import Report
+from searchgen_nb.gate.checks import Report
 
 PUBLISHED = Path(__file__).parent / "fixtures" / "reference" / "published"
 BOARDS = ("leaderboard_overall.json", "leaderboard_by_stratum.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json")
 SCHEMA_FILE_NAMES = {
     "definitions.schema.json",
-    "prompt_evidence.line.schema.json",  # checked by the gate's evidence check (validate_evidence)
+    "prompt_evidence.line.schema.json",  # checked by the gate's evidence check (gate.evidence)
     "prompt_scores.line.schema.json",
     "leaderboard_overall.schema.json",
     "leaderboard_by_stratum.schema.json",

@@ -21,8 +21,8 @@ from searchgen_nb.aggregate import ModelMeta, leaderboards
 from searchgen_nb.config import UncertaintyConfig, config_from_dict
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.slices import slice_members, slice_specs
-from searchgen_nb.validate_bootstrap import reconstruct_uncertainty
-from searchgen_nb.validate_columns import Columns, slice_prompts
+from searchgen_nb.gate.bootstrap import reconstruct_uncertainty
+from searchgen_nb.gate.columns import Columns, slice_prompts
 
 LEAVES = ("NoSearch", "VisualSearch", "TextualSearch")
 
@@ -233,7 +233,7 @@ def test_validator_ranks_each_replicate_by_its_exact_values():
     values (higher first, no value last, then model_id): twins (identical inputs), pairs that
     are exactly apart in only some close replicates, a model with one result (no value where
     a replicate does not draw it)."""
-    import searchgen_nb.validate_bootstrap as vb
+    import searchgen_nb.gate.bootstrap as vb
 
     rows = {"y": [0.1, 0.2, 0.7, 2.0], "x": [0.3, 0.0, 0.7, 2.0], "x_twin": [0.3, 0.0, 0.7, 2.0], "w": [0.2, 0.1, 0.7, 2.0], "sparse": [None, None, None, 2.0]}
     table = one_group_table({m: overall9_only(v) for m, v in rows.items()})
@@ -290,7 +290,7 @@ def test_chunked_draws_equal_one_call_per_stratum():
 def test_chunked_release_equals_one_chunk(monkeypatch):
     """Counts made a few replicates at a time (pipeline and validator) give the figures of one
     chunk."""
-    import searchgen_nb.validate_bootstrap as vb
+    import searchgen_nb.gate.bootstrap as vb
 
     table = one_group_table({"a": overall9_only([0.1, 2.9, 1.5, 3.0]), "b": overall9_only([1.0, 2.0, None, 2.5]),
                              "c": overall9_only([0.3, 2.7, 1.5, 3.0]), "d": overall9_only([0.3, 2.7, 1.5, 3.0])})
@@ -543,7 +543,7 @@ def test_validator_names_bad_bootstrap_settings(tmp_path, edit, fragment):
 
     from searchgen_nb.config import load_config
     from searchgen_nb.pipeline import run_data
-    from searchgen_nb.validate import validate_folder
+    from searchgen_nb.gate.checks import validate_folder
 
     out = tmp_path / "public" / "data"
     run_data(load_config(_small_release(tmp_path)), out, progress=False)
@@ -557,7 +557,7 @@ def test_validator_names_bad_bootstrap_settings(tmp_path, edit, fragment):
 
 def test_strict_json_refuses_overflow_and_keeps_negative_zero_apart():
     from searchgen_nb.untrusted import strict_loads
-    from searchgen_nb.validate_compare import same
+    from searchgen_nb.gate.compare import same
 
     with pytest.raises(ValueError, match="out of range"):
         strict_loads('{"x": 1e999}')

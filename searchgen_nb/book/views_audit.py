@@ -14,7 +14,7 @@ from searchgen_nb.book.views import TAG_KINDS, Release, group_label
 from searchgen_nb.changes_markdown import score_changed, status_text
 from searchgen_nb.constants import INVALID, STATUSES
 from searchgen_nb.numeric import to_public
-from searchgen_nb.validate_report import CHECK_DESCRIPTIONS
+from searchgen_nb.gate.report import CHECK_DESCRIPTIONS
 
 
 def change_group_label(key: str) -> str:

@@ -24,7 +24,7 @@ NAME = "prompt_evidence.jsonl"
 CHECK = "evidence"
 _GENERIC = ("prompt_faithfulness", "image_quality", "text_rendering", "ai_naturalness",
             "composition_and_aesthetics", "physical_plausibility")
-_SCORED, _NO_IMAGE = 0, 3  # status codes of validate_columns
+_SCORED, _NO_IMAGE = 0, 3  # status codes of gate.columns
 #: What only a scored pair carries besides its scores: the judge's reasons.
 _REASONS = ("rubric_reasons", "reference_reasons")
 #: What only a pair with an image carries; the folder of each made file and its manifest key.

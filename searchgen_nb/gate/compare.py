@@ -4,7 +4,7 @@ each difference a failure naming the file, the group, the model (or pair) and th
 import json
 
 from searchgen_nb.constants import ARTIFACTS, UNCERTAINTY
-from searchgen_nb.validate_report import Report
+from searchgen_nb.gate.report import Report
 
 BOARDS = ARTIFACTS[1:6]  # leaderboard_overall.json … leaderboard_by_slice.json
 _SLICE_KINDS = ("overall", "strata", "domains", "failure_modes")

@@ -10,7 +10,7 @@ from functools import partial
 import numpy as np
 
 from searchgen_nb.constants import ALL_PAIRS_MAX_MODELS, PARTITION_KEYS
-from searchgen_nb.validate_columns import half_up, tag_groups
+from searchgen_nb.gate.columns import half_up, tag_groups
 
 _LEAVES = ("NoSearch", "VisualSearch", "TextualSearch")
 _SLICE_BYTES = 32 * 2**20  # draws of one slice of replicates of one stratum (int64)

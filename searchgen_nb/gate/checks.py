@@ -1,10 +1,10 @@
 """Independent release validator (data contract, § The release gate): rebuilds every aggregate
-and ``uncertainty.json`` from the artifacts alone (no import of the aggregation, record or
-exact-arithmetic modules) and compares exactly; checks in :data:`CHECK_DESCRIPTIONS` order."""
+and ``uncertainty.json`` from the artifacts alone (it imports none of the pipeline's scoring
+code; the contract lists what it imports) and compares exactly; checks in
+:data:`CHECK_DESCRIPTIONS` order."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import math
 import os
@@ -14,22 +14,22 @@ from functools import partial
 from pathlib import Path
 from typing import Callable
 
-from searchgen_nb.bounds import Work
 from searchgen_nb.constants import (ARTIFACTS, CHANGES, MANIFEST, PARTITION_KEYS, UNCERTAINTY,
                                     VALIDATION_REPORT)
 from searchgen_nb.files import ARTIFACT_MAX, STREAM_MAX, open_regular, read_bytes
 from searchgen_nb.schemas import check_folder
 from searchgen_nb.untrusted import excerpt, strict_loads
-from searchgen_nb.validate_aggregate import reconstruct, reconstruct_columns
-from searchgen_nb.validate_bootstrap import SettingsError, reconstruct_uncertainty
-from searchgen_nb.validate_columns import Columns, slice_prompts
-from searchgen_nb.validate_compare import BOARDS, check_rows_null_vs_zero, compare_board
-from searchgen_nb.validate_compare import compare_uncertainty
-from searchgen_nb.validate_evidence import check_evidence
-from searchgen_nb.validate_losses import (UNGUARDED, check_coverage_lock, check_lost_results,
-                                          previous_statuses, unguarded_warning)
-from searchgen_nb.validate_records import is_number, scan_records, why
-from searchgen_nb.validate_report import CHECK_DESCRIPTIONS, CHECKS, Report
+from searchgen_nb.gate.aggregate import reconstruct, reconstruct_columns
+from searchgen_nb.gate.bootstrap import SettingsError, reconstruct_uncertainty
+from searchgen_nb.gate.columns import Columns, slice_prompts
+from searchgen_nb.gate.compare import BOARDS, check_rows_null_vs_zero, compare_board
+from searchgen_nb.gate.compare import compare_uncertainty
+from searchgen_nb.gate.evidence import check_evidence
+from searchgen_nb.gate.losses import (UNGUARDED, check_coverage_lock, check_lost_results,
+                                      previous_statuses, unguarded_warning)
+from searchgen_nb.gate.records import is_number, scan_records, why
+from searchgen_nb.gate.report import CHECK_DESCRIPTIONS, CHECKS, Report
+from searchgen_nb.gate.work import count, refusal
 
 __all__ = ["CHECKS", "CHECK_DESCRIPTIONS", "Report", "reconstruct", "validate_folder"]
 _SCORES = ARTIFACTS[0]  # prompt_scores.jsonl
@@ -217,9 +217,9 @@ def _check_release(manifest: dict, boards: dict, folder: Path, aggregate, previo
         report.skip("order_invariance", "records are inconsistent")
         report.skip("uncertainty", "records are inconsistent; intervals not recomputed")
         return
-    work = _work(manifest, cols)
-    if too_much := dataclasses.replace(work, n_bootstrap=0).problems():
-        report.fail("aggregates", _refusal(too_much), file=MANIFEST)
+    work = count(manifest, cols)
+    if too_much := work.without_bootstrap().problems():
+        report.fail("aggregates", refusal(too_much), file=MANIFEST)
         for check in ("order_invariance", "uncertainty"):
             report.skip(check, "the release asks for more work than this version bounds")
         return
@@ -238,7 +238,7 @@ def _check_release(manifest: dict, boards: dict, folder: Path, aggregate, previo
         report.skip("uncertainty",
                     "the leaderboards do not reconstruct; their rankings cannot be trusted")
     elif work.problems():
-        report.fail("uncertainty", _refusal(work.problems()), file=MANIFEST)
+        report.fail("uncertainty", refusal(work.problems()), file=MANIFEST)
     else:
         try:
             want_u = reconstruct_uncertainty(manifest, cols, boards, slice_prompts)
@@ -247,22 +247,3 @@ def _check_release(manifest: dict, boards: dict, folder: Path, aggregate, previo
         else:
             compare_uncertainty(want_u, boards[UNCERTAINTY], report)
 
-
-def _work(manifest: dict, cols: Columns) -> Work:
-    """What recomputing the release costs, counted as ``data`` counts it (data contract,
-    § Release config, "Bounded work")."""
-    named = (manifest.get("evaluation_slices") or {}).get("named") or {}
-    published = [named[s] for s in manifest.get("published_slices") or [] if s in named]
-    tags = {(j, t) for p in cols.prompts for j in (2, 3) for t in p[j]}
-    strata = sum(1 + (p[1] != p[0]) for p in cols.prompts)
-    in_tags = sum(len(set(p[2])) + len(set(p[3])) for p in cols.prompts)
-    in_slices = sum(len(slice_prompts(cols, spec)) for spec in published)
-    b = ((manifest.get("config") or {}).get("uncertainty") or {}).get("n_bootstrap")
-    b = b if isinstance(b, int) and not isinstance(b, bool) else 0  # else: check uncertainty
-    n = len(cols.sample_ids)
-    return Work(n, len(cols.models), len(tags), len(published), n + strata + in_tags + in_slices, b)
-
-
-def _refusal(problems: list[str]) -> str:
-    return (f"{MANIFEST}: the release asks for more work than this version bounds (data contract,"
-            " § Release config; not recomputed): " + "; ".join(problems))

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from searchgen_nb.files import read_lines
 from searchgen_nb.untrusted import excerpt, strict_loads
-from searchgen_nb.validate_columns import SCORED, STATUSES, Columns
-from searchgen_nb.validate_report import Report
+from searchgen_nb.gate.columns import SCORED, STATUSES, Columns
+from searchgen_nb.gate.report import Report
 
 #: How a pair without a result file is described; an invalid one gives its own reason.
 _NO_FILE = {"missing_evaluation": "no result file (the image is there)",

@@ -16,9 +16,9 @@ from searchgen_nb.constants import ARTIFACTS
 from searchgen_nb.files import read_lines
 from searchgen_nb.schemas import check_document
 from searchgen_nb.untrusted import strict_loads
-from searchgen_nb.validate_columns import NAN_ROW, SCORED, STATUS_CODE, UNKNOWN, Columns
-from searchgen_nb.validate_columns import entry_row, exact_numerators, slice_fields
-from searchgen_nb.validate_report import Report
+from searchgen_nb.gate.columns import NAN_ROW, SCORED, STATUS_CODE, UNKNOWN, Columns
+from searchgen_nb.gate.columns import entry_row, exact_numerators, slice_fields
+from searchgen_nb.gate.report import Report
 
 _SCORES = ARTIFACTS[0]  # prompt_scores.jsonl
 

@@ -6,8 +6,8 @@ from collections import Counter
 from fractions import Fraction
 
 from searchgen_nb.constants import ARTIFACTS, STATUSES
-from searchgen_nb.validate_columns import SCORED, Columns, exact_numerators, half_up, slice_prompts
-from searchgen_nb.validate_columns import tag_groups
+from searchgen_nb.gate.columns import SCORED, Columns, exact_numerators, half_up, slice_prompts
+from searchgen_nb.gate.columns import tag_groups
 
 def reconstruct(manifest: dict, records: list[dict]) -> dict[str, object]:
     """Recompute the leaderboard artifacts from records (in memory) and manifest alone."""
