@@ -12,7 +12,7 @@ from searchgen_nb.errors import ConfigError
 from searchgen_nb.numeric import exact_mean
 from searchgen_nb.published import Published, bootstrap_settings, not_compared, shown
 from searchgen_nb.table import OVERALL_9, ReleaseTable
-from searchgen_nb.uncertainty import Bootstrap, GroupDef, _intervals, half_up_signed
+from searchgen_nb.uncertainty import Bootstrap, GroupDef, intervals, half_up_signed
 
 #: Prompt fields that are not metadata (never reported as a metadata change).
 _NOT_METADATA = ("models", "prompt_index")
@@ -168,7 +168,7 @@ def _paired_intervals(table: ReleaseTable, zero_fill: np.ndarray, cfg, decimals:
         new, old = boot.exact("overall_9", 0, n + k, reps), boot.exact("overall_9", 0, k, reps)
         return [a - b for a, b in zip(new, old)]
 
-    return _intervals(d, tol, cfg.alpha, decimals, exact_d)
+    return intervals(d, tol, cfg.alpha, decimals, exact_d)
 
 
 def _overall_9_mean(table: ReleaseTable, row: int, zero_fill: bool) -> float | None:

@@ -161,7 +161,7 @@ def interval(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: int
     return out
 
 
-def _intervals(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: int, exact) -> list:
+def intervals(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: int, exact) -> list:
     """:func:`interval` of every column k of ``values`` (B, K) with ``exact(k, replicates)``."""
     return [interval(values[:, k], tol[:, k], alpha, decimals, lambda r, k=k: exact(k, r))
             for k in range(values.shape[1])]
@@ -334,7 +334,7 @@ def _group_cells(boot: Bootstrap, g: int, index: dict[str, int], decimals: int,
     if group.ranked:
         models = [index[m] for m in group.ranked]
         rank_of, pairs[group.key] = _ranked(boot, g, models, decimals, len(index))
-    ends = {name: _intervals(q[g], boot.tolerance(g, np.nan_to_num(q[g])), settings.alpha,
+    ends = {name: intervals(q[g], boot.tolerance(g, np.nan_to_num(q[g])), settings.alpha,
                              decimals, lambda k, r, name=name: boot.exact(name, g, k, r))
             for name, q in boot.q.items()}
     n_valid = np.count_nonzero(~np.isnan(boot.q["overall_9"][g]), axis=0)

@@ -70,3 +70,20 @@ def test_no_import_cycle():
         if m not in state:
             visit(m, [m])
     assert cycles == []
+
+
+def test_no_module_imports_another_modules_private_name():
+    private = [f"{name}: {node.module}.{alias.name}"
+               for name, (_, tree) in _modules().items() for node in ast.walk(tree)
+               if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("searchgen_nb")
+               for alias in node.names
+               if alias.name.startswith("_") and not alias.name.startswith("__")]
+    assert private == []
+
+
+def test_production_code_does_not_use_unittest_mock():
+    users = [name for name, (_, tree) in _modules().items() for node in ast.walk(tree)
+             if isinstance(node, (ast.Import, ast.ImportFrom))
+             and any("unittest" in n for n in [getattr(node, "module", None) or "",
+                                                 *(a.name for a in node.names)])]
+    assert users == []

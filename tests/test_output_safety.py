@@ -487,7 +487,7 @@ def tiny_demo(monkeypatch):
     from searchgen_nb import demo
 
     prompts = demo.build_prompts()[:2]
-    files = {f"{demo._result_folder(p, m)}/image.png": demo.PNG_BYTES
+    files = {f"{demo.result_folder(p, m)}/image.png": demo.PNG_BYTES
              for p in prompts for m in demo.ROSTER}
     plans = {m["model_id"]: {p.sample_id: "scored" for p in prompts} for m in demo.ROSTER}
     table = {m["model_id"]: 50.0 for m in demo.ROSTER}

@@ -9,7 +9,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from unittest import mock
 
 import nbformat
 
@@ -183,6 +182,21 @@ def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path, kernel
     nbformat.write(normalize(nb, root), dest)
 
 
+@contextlib.contextmanager
+def environ(values: dict[str, str]):
+    """``os.environ`` with ``values`` set inside the block and put back as it was after."""
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def run_notebooks(root: Path, out: Path, work: Path, params: dict, log) -> dict[str, float]:
     """Run ``root/notebooks/NN_*.ipynb`` in order into ``work/`` :data:`NOTEBOOKS` on one kernel
     emptied between them, in ``out`` (``$SEARCHGEN_ROOT``; ``$SEARCHGEN_PROJECT``: ``root``), with
@@ -193,7 +207,7 @@ def run_notebooks(root: Path, out: Path, work: Path, params: dict, log) -> dict[
         raise ReleaseError(f"no notebooks found in {root / 'notebooks'}")
     env = {WORK_ROOT_ENV: str(out), PROJECT_ENV: str(root), "IPYTHONDIR": str(work / "ipython"),
            CACHE_ENV: str(out / THUMB_CACHE)}
-    with (mock.patch.dict(os.environ, env), step("release, notebooks"),
+    with (environ(env), step("release, notebooks"),
           kernel_stderr_to(work / "kernels.log"), release_kernel(out) as kernel):
         for src in sources:
             t = time.perf_counter()

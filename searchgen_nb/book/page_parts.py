@@ -18,7 +18,7 @@ from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 # executed notebook (book/notebooks/NN.html).
 METHODS, EXPLORER, ROOT = "../methods.html", "10_prompts.html", "../../"
 
-_TAG_HEADS = {
+TAG_HEADS = {
     "Overall-9": Head(None, DEFS["overall_9"], f"{METHODS}#overall-9"),
     "Prompts": Head(None, "Prompts carrying this tag (n_total). Tags overlap: a prompt counts in "
                     "every tag it has.", f"{METHODS}#multi-label"),
@@ -31,26 +31,26 @@ _TAG_HEADS = {
 }
 
 
-def _p(html_text: str, cls: str = "sg-slice-note", label: str = "html") -> HTMLFragment:
+def para(html_text: str, cls: str = "sg-slice-note", label: str = "html") -> HTMLFragment:
     return HTMLFragment(f'<p class="{cls}">{html_text}</p>', label)
 
 
-def _a(anchor: str, text: str) -> str:
+def link(anchor: str, text: str) -> str:
     """A link to a section of the Methods page."""
     return f'<a href="{METHODS}#{anchor}">{text}</a>'
 
 
-def _safe_id(model_id: str) -> str:
+def safe_id(model_id: str) -> str:
     clean = re.sub(r"[^A-Za-z0-9_-]", "-", model_id)
     digest = hashlib.sha1(model_id.encode()).hexdigest()[:6]
     return clean if clean == model_id else f"{clean}-{digest}"
 
 
-def _board_file(release: Release, kind: str) -> str:
+def board_file(release: Release, kind: str) -> str:
     return f"leaderboard_by_{kind}.json" if release.is_full else "leaderboard_by_slice.json"
 
 
-def _slice_filter(release: Release) -> dict[str, str]:
+def slice_filter(release: Release) -> dict[str, str]:
     """The explorer's slice filter of a slice view ({} for the full set)."""
     return {} if release.is_full else {"slice": release.slice_name}
 

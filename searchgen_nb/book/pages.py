@@ -11,9 +11,8 @@ from searchgen_nb.book import charts, heatmaps, tables, views, views_audit
 from searchgen_nb.book.cards import TEXTS_SCRIPT, card_href, card_links, prompt_texts
 from searchgen_nb.book.display import HTMLFragment, join
 from searchgen_nb.book.fmt import STATUS_LABELS, esc, format_number
-from searchgen_nb.book.page_parts import _TAG_HEADS, EXPLORER, METHODS, _a, _board_file, _p
-from searchgen_nb.book.page_parts import _safe_id, _slice_filter, downloads, explorer_link
-from searchgen_nb.book.page_parts import with_legend
+from searchgen_nb.book.page_parts import EXPLORER, METHODS, TAG_HEADS, board_file, downloads, link
+from searchgen_nb.book.page_parts import explorer_link, para, safe_id, slice_filter, with_legend
 from searchgen_nb.book.tables import COLUMN_DEFINITIONS as DEFS, Head
 from searchgen_nb.book.views import TAG_KINDS, Release
 from searchgen_nb.constants import OVERALL_9_COMPONENTS, STATUSES
@@ -33,11 +32,11 @@ def slice_note(release: Release) -> HTMLFragment:
     """Which slice the page shows, and what the other slices are (read them below)."""
     names = release.slices
     if len(names) == 1:
-        return _p(f"Every figure on this page covers the slice <code>{esc(names[0])}</code>: "
+        return para(f"Every figure on this page covers the slice <code>{esc(names[0])}</code>: "
                   "every prompt of the release.")
     others = ", ".join(f"<code>{esc(n)}</code>" for n in names[1:])
-    return _p(f"Figures above the slice sections cover <code>{esc(release.output_slice)}</code>, "
-              f"every prompt. The release also publishes the {_a('slices', 'evaluation slices')} "
+    return para(f"Figures above the slice sections cover <code>{esc(release.output_slice)}</code>, "
+              f"every prompt. The release also publishes the {link('slices', 'evaluation slices')} "
               f"{others}; each has its own section at the end of the page, computed inside the "
               "slice with its own coverage and ranks.")
 
@@ -52,7 +51,7 @@ def slice_sections(release: Release, render) -> HTMLFragment:
                      f"<code>{esc(name)}</code> · {len(view.records)} prompts</summary>\n"
                      f"{body.html}\n</details>")
     if not parts:
-        return _p("This release publishes no slice besides the full set.", label="slices")
+        return para("This release publishes no slice besides the full set.", label="slices")
     return HTMLFragment("\n".join(parts), "slices")
 
 
@@ -71,14 +70,14 @@ def leaderboard_view(release: Release, group: str, forest: bool = True) -> HTMLF
         caption=f"{group} · {n} prompts · {sum(r['ranked'] for r in rows)} of {len(rows)} models "
         f"ranked · slice {release.slice_name}", methods_href=METHODS,
         prompts_href=explorer_link(True, **({} if group == "All" else {"stratum": group}),
-                                   **_slice_filter(release)))
-    parts = [table, downloads(_board_file(release, "stratum"))]
+                                   **slice_filter(release)))
+    parts = [table, downloads(board_file(release, "stratum"))]
     if forest and any((c or {}).get("overall_9") for c in intervals.values()):
         chart = charts.forest(rows, intervals, f"forest-{group.lower()}{release.id_suffix}",
                               title=f"Overall-9 with {conf} intervals, {where}", ties=ties,
                               confidence=conf, decimals=release.decimals, group=group)
         parts.append(with_legend(chart, (
-            f"Line: the {_a('uncertainty', f'{conf} bootstrap interval')} — the range of "
+            f"Line: the {link('uncertainty', f'{conf} bootstrap interval')} — the range of "
             "Overall-9 over resampled prompt sets; it says how much the score depends on which "
             "prompts were drawn, not how noisy the judge is. Overlapping lines do not by "
             "themselves mean a tie: the tie groups (≈ T1, …) come from the paired tests on the "
@@ -88,7 +87,7 @@ def leaderboard_view(release: Release, group: str, forest: bool = True) -> HTMLF
 
 def _no_tags(release: Release, kind: str) -> HTMLFragment | None:
     """A sentence instead of an empty chart or table when no prompt carries a tag of ``kind``."""
-    return None if release.boards[kind] else _p(
+    return None if release.boards[kind] else para(
         f"No prompt of this release carries a {kind.replace('_', '-')} tag.", "sg-note", "note")
 
 
@@ -97,7 +96,7 @@ def multilabel_note(release: Release, kind: str) -> HTMLFragment:
     counts, n = views.tag_counts(release, kind), release.manifest["dataset"]["n_prompts"]
     word = kind.replace("_", "-")
     untagged = sum(1 for r in release.records if not r[TAG_KINDS[kind]])
-    return _p(f"<strong>Multi-label.</strong> The {len(counts)} {word} tags carry "
+    return para(f"<strong>Multi-label.</strong> The {len(counts)} {word} tags carry "
               f"{int(counts['Prompts'].sum())} prompt memberships for {n} prompts ({untagged} "
               f"prompts have no {word} tag): a prompt counts once in every tag it has, so the "
               f"per-tag prompt counts overlap and never sum to {n}. Each row shows its own prompt "
@@ -131,12 +130,12 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
         title=f"Overall-9 by {word}, relative to each model's overall score",
         subtitle=f"tag score minus the model's Overall-9 on {base}: blue = a strength, red = a "
         "weak spot", relative=True, **common)
-    tip = (f"its {_a('uncertainty', 'bootstrap interval')}, " if intervals else "")
-    legend = (f"Colour: {_a('overall-9', 'Overall-9')} on the 0–100 scale, models in leaderboard "
+    tip = (f"its {link('uncertainty', 'bootstrap interval')}, " if intervals else "")
+    legend = (f"Colour: {link('overall-9', 'Overall-9')} on the 0–100 scale, models in leaderboard "
               "order. Grey “N/A”: no included prompt of that tag has a value "
-              f"({_a('null', 'not applicable, not 0')}). Tooltip: value, {tip}prompts in the tag "
-              f"and the model's {_a('coverage', 'coverage')} there. Tags overlap "
-              f"({_a('multi-label', 'multi-label')}).")
+              f"({link('null', 'not applicable, not 0')}). Tooltip: value, {tip}prompts in the tag "
+              f"and the model's {link('coverage', 'coverage')} there. Tags overlap "
+              f"({link('multi-label', 'multi-label')}).")
     if width is not None:
         legend += (f" Dashed outline: low confidence, the {release.confidence} interval is wider "
                    f"than {decimal_text(width)} points (a tag with few prompts).")
@@ -147,7 +146,7 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
                   "differences of published values): colour shows where a model does better or "
                   "worse than its average, whatever its rank.")
     return join([with_legend(absolute, legend), with_legend(relative, rel_legend),
-                  downloads(_board_file(release, kind))], f"{kind} heatmap")
+                  downloads(board_file(release, kind))], f"{kind} heatmap")
 
 
 def tag_tables(release: Release, kind: str) -> HTMLFragment:
@@ -158,14 +157,14 @@ def tag_tables(release: Release, kind: str) -> HTMLFragment:
     for r in release.boards["overall"]:
         m = r["model_id"]
         frame = views.model_tag_table(release, kind, m)
-        links = [explorer_link(**{kind: tag.split(" · ")[0]}, **_slice_filter(release), model=m)
+        links = [explorer_link(**{kind: tag.split(" · ")[0]}, **slice_filter(release), model=m)
                  for tag in frame["Tag"]]
         table = tables.data_table(
-            frame, f"tags-{kind.replace('_', '-')}-{_safe_id(m)}{release.id_suffix}",
+            frame, f"tags-{kind.replace('_', '-')}-{safe_id(m)}{release.id_suffix}",
             row_links={"Prompts": links, "Coverage %": [
                 f"{link}&status=not_scored" if s < t else None
                 for link, s, t in zip(links, frame["Scored"], frame["Prompts"])]},
-            decimals={"Coverage %": 2}, heads=_TAG_HEADS, order=[("Overall-9", "desc")])
+            decimals={"Coverage %": 2}, heads=TAG_HEADS, order=[("Overall-9", "desc")])
         rank = f"rank {r['rank']}" if r["ranked"] else "unranked"
         o9 = format_number(r["overall_9"], release.decimals)[0]
         parts.append(f'<details class="sg-model-tags"><summary><strong>{esc(r["display_name"])}'
@@ -185,14 +184,14 @@ def compare(release: Release, group: str, models: list[str] | None) -> list[HTML
             raise
         # a group of the release (else this raises, naming the valid ones) without slice prompts
         named = views.resolve_group(release.for_slice(release.output_slice), group)
-        return [_p(f"No prompt of slice <code>{esc(release.slice_name)}</code> is in group "
+        return [para(f"No prompt of slice <code>{esc(release.slice_name)}</code> is in group "
                    f"<code>{esc(named)}</code>.", label="group")]
     label, rows = views.group_rows(release, group)
     by_id = {r["model_id"]: r for r in rows}
     if missing := [m for m in chosen if m not in by_id]:
         raise KeyError(f"unknown model_id(s) {', '.join(missing)} "
                        f"(valid: {', '.join(release.model_order)})")
-    ids = f"{_safe_id(group)}{release.id_suffix}"
+    ids = f"{safe_id(group)}{release.id_suffix}"
     chart = charts.component_bars([r for r in rows if r["model_id"] in chosen], f"compare-{ids}",
                                   models=chosen, title=f"Nine components, {label}",
                                   decimals=release.decimals, group=group)
@@ -202,9 +201,9 @@ def compare(release: Release, group: str, models: list[str] | None) -> list[HTML
     head = HTMLFragment(f"<p>Group: <strong>{esc(label)}</strong> · "
                         f"{rows[0]['n_total'] if rows else 0} prompts.</p>", "group")
     return [head, with_legend(chart, (
-        f"Bars: each {_a('components', 'component')} on the 0–100 scale, prompt-macro over the "
-        f"group under each model's {_a('missing-policy', 'missing policy')}. “N/A” instead of a "
-        f"bar: the component applies to none of the included prompts ({_a('null', 'not 0')}).")),
+        f"Bars: each {link('components', 'component')} on the 0–100 scale, prompt-macro over the "
+        f"group under each model's {link('missing-policy', 'missing policy')}. “N/A” instead of a "
+        f"bar: the component applies to none of the included prompts ({link('null', 'not 0')}).")),
         table]
 
 
@@ -224,32 +223,32 @@ def compare_picker(release: Release) -> HTMLFragment:
                                     title="Compare any models, in any group")
     return with_legend(chart, "Every group and model of the release is in the page: nothing is "
                        "recomputed when you choose. Values are the published components "
-                       f"({_a('components', '0–100')}).")
+                       f"({link('components', '0–100')}).")
 
 
 def pairwise(release: Release, group: str) -> list[HTMLFragment]:
     """Every pair of ranked models of ``group``: a matrix of Δ Overall-9, a table of Δ and p."""
     if not (u := release.uncertainty) or not u.get("groups"):
-        return [_p("This release has no uncertainty section (<code>n_bootstrap: 0</code>).")]
+        return [para("This release has no uncertainty section (<code>n_bootstrap: 0</code>).")]
     group = views.resolve_group(release, group)
     pairs, lead = views.group_pairs(release, "stratum", group), []
     if not pairs and group != "All":
         where = "All and the strata" if release.is_full else "the whole slice (All)"
-        lead = [_p(f"Pairwise tests are computed for the ranked models of {where}; group "
+        lead = [para(f"Pairwise tests are computed for the ranked models of {where}; group "
                    f"<code>{esc(group)}</code> has none, so this section shows All.")]
         group, pairs = "All", views.group_pairs(release, "stratum", "All")
     if not pairs:
-        return [*lead, _p("Fewer than two ranked models: no pair to test.")]
-    ids, k, b = f"{_safe_id(group)}{release.id_suffix}", len(pairs), u["n_bootstrap"]
+        return [*lead, para("Fewer than two ranked models: no pair to test.")]
+    ids, k, b = f"{safe_id(group)}{release.id_suffix}", len(pairs), u["n_bootstrap"]
     chart = heatmaps.pairwise_heatmap(
         pairs, release.names, f"pairs-{ids}", confidence=release.confidence,
         title=f"Δ Overall-9 between ranked models, {group} · slice {release.slice_name}",
         decimals=release.decimals, group=group)
     alpha = 1 - Decimal(repr(float(u["confidence"])))  # as written: 0.05, not 0.0500000000000000x
     note = (f'<p>{k} pairs; p-values from {b:,} bootstrap replicates (seed {u["seed"]}), '
-            f"{_a('uncertainty', 'Holm-adjusted')} across the {k} pairs of the group; separable = "
-            f"adjusted p ≤ {decimal_text(alpha)}. Not separable does not mean equal: the prompts "
-            "do not tell the two apart at this level.</p>")
+            f"{link('uncertainty', 'Holm-adjusted')} across the {k} pairs of the group; separable"
+            f" = adjusted p ≤ {decimal_text(alpha)}. Not separable does not mean equal: the "
+            "prompts do not tell the two apart at this level.</p>")
     if b < (floor := 2 * k / alpha - 1):
         note += (f'<p class="sg-warning">With {b:,} replicates the smallest possible p is '
                  f"2/(B + 1) = {decimal_text(2 / (b + 1))}: Holm cannot separate every pair of "
@@ -286,8 +285,9 @@ def audit_status(release: Release) -> list[HTMLFragment]:
     chart = charts.coverage_bars(views_audit.status_frame(release), "coverage-status",
                                  min_coverage=release.min_coverage,
                                  title="Status of every prompt × model pair")
-    legend = (f"Segments: the four {_a('status', 'statuses')}; label: {_a('coverage', 'coverage')};"
-              f" dashed line: the coverage needed to be {_a('ranking', 'ranked')}.")
+    legend = (f"Segments: the four {link('status', 'statuses')}; label: "
+              f"{link('coverage', 'coverage')}; dashed line: the coverage needed to be "
+              f"{link('ranking', 'ranked')}.")
     return [with_legend(chart, legend), status_table(release, "status-counts"),
             downloads("prompt_scores.jsonl")]
 
@@ -309,8 +309,8 @@ def audit_warnings(release: Release) -> HTMLFragment:
 def audit_validation(report: dict) -> list[HTMLFragment]:
     """The validation report: verdict line, its named warnings, then one row per check."""
     verdict = "every release check passed" if report["passed"] else "RELEASE CHECKS FAILED"
-    head = _p(f"<strong>Validation: {verdict}.</strong>", "sg-verdict", "verdict")
-    warned = [_p(f"<strong>Warning {esc(w['name'])}:</strong> {esc(w['message'])}",
+    head = para(f"<strong>Validation: {verdict}.</strong>", "sg-verdict", "verdict")
+    warned = [para(f"<strong>Warning {esc(w['name'])}:</strong> {esc(w['message'])}",
                  "sg-warning", "warning") for w in report.get("warnings", [])]
     checks = tables.data_table(views_audit.validation_frame(report), "validation-report")
     return [head, *warned, checks]
@@ -332,7 +332,7 @@ def changes(release: Release) -> list[HTMLFragment]:
     from searchgen_nb.changes_markdown import markdown
     ch, dec = release.changes, release.decimals
     if ch is None or ch.get("first_release"):
-        return [_p("This is the first release: there is no previous release to compare with. A "
+        return [para("This is the first release: there is no previous release to compare with. A "
                    "release config names one with <code>previous_release</code>.",
                    "sg-first-release", "first release")]
     text = markdown(ch, release.names, policies=release.policies).split("\n### ")[0]
@@ -347,12 +347,12 @@ def changes(release: Release) -> list[HTMLFragment]:
          None),
         ("<h3>Score changes</h3><p>Largest first. The interval of a change is computed for All on "
          "the prompts common to both releases "
-         f"({_a('changes', 'paired bootstrap')}).</p>", views_audit.score_changes_frame(release),
+         f"({link('changes', 'paired bootstrap')}).</p>", views_audit.score_changes_frame(release),
          "changes-scores", {"Overall-9 before": dec, "Overall-9 after": dec, "Δ": dec}, 25),
         ("<h3>Prompts behind the changes</h3><p>Every prompt × model whose status or raw (0–3) "
          "Overall-9 changed; raw values to four decimals (exact in <code>changes.json</code>). "
          f"A result without a score counts 0 or is excluded, by the model's "
-         f"{_a('missing-policy', 'missing policy')}.</p>",
+         f"{link('missing-policy', 'missing policy')}.</p>",
          views_audit.status_changes_frame(release), "changes-pairs", None, 25),
     ]
     for head, frame, table_id, decimals, page_length in sections:
@@ -380,11 +380,11 @@ def prompt_explorer(release: Release) -> list[HTMLFragment]:
     legend = (
         "A model without a score on a prompt shows why: <em>no image</em> (missing generation), "
         "<em>no eval</em> (missing evaluation) or <em>invalid</em> (invalid evaluation; the reason "
-        f"on hover).\nBy its {_a('missing-policy', 'missing policy')} it counts "
+        f"on hover).\nBy its {link('missing-policy', 'missing policy')} it counts "
         "<strong>0</strong> (“0 · no image”, <code>zero_fill</code>: sorted as 0) or is "
         "<em>excluded</em> (<code>exclude</code>: left out of its means, sorted last both ways). "
-        f"N/A: scored, but {_a('null', 'not applicable')}.")
-    out = [_p(legend, "sg-note", "legend"),
+        f"N/A: scored, but {link('null', 'not applicable')}.")
+    out = [para(legend, "sg-note", "legend"),
            tables.prompt_table(rows, models, "prompt-explorer", decimals=release.decimals,
                                policies=release.policies),
            HTMLFragment(TEXTS_SCRIPT, "prompt texts"),  # the search covers them (cards.py)

@@ -16,8 +16,8 @@ from pathlib import Path
 from searchgen_nb.artifacts import held_signals, staging_dir, write_bytes
 from searchgen_nb.config import project_root
 from searchgen_nb.demo.generate import (  # noqa: F401 - re-exported
-    PNG_BYTES, PROFILE, PROMPTS, RESULT_FILE, ROSTER, STATUSES, _dump, _result_folder, build_demo,
-    build_prompts, committed_config_text, demo_config_text, lost_in_changed,
+    PNG_BYTES, PROFILE, PROMPTS, RESULT_FILE, ROSTER, STATUSES, build_demo, build_prompts,
+    committed_config_text, demo_config_text, dump_line, lost_in_changed, result_folder,
 )
 from searchgen_nb.errors import ReleaseInterrupted
 from searchgen_nb.out_checks import DEMO_MARKER, DEMO_MARKER_TEXT, is_demo, owned_problem
@@ -128,13 +128,13 @@ def write_demo(out_dir: Path, changed: bool = False, previous: Path | None = Non
     counts = {m: {s: list(by.values()).count(s) for s in STATUSES} for m, by in statuses.items()}
     n_scored = {m: c["scored"] for m, c in counts.items()}
     texts = {
-        "prompts.jsonl": "".join(_dump(p.metadata()) for p in prompts),
+        "prompts.jsonl": "".join(dump_line(p.metadata()) for p in prompts),
         "paper_table.json": json.dumps(paper_table, indent=2, sort_keys=True) + "\n",
         "release.yml": demo_config_text("", rel_config, n_scored, given and Path(given).as_posix(),
                                         lost_in_changed() if changed and given else None),
         DEMO_MARKER: DEMO_MARKER_TEXT,
     }  # fmt: skip
-    known = {f"{_result_folder(p, m)}/{name}" for p in prompts for m in ROSTER
+    known = {f"{result_folder(p, m)}/{name}" for p in prompts for m in ROSTER
              for name in ("image.png", RESULT_FILE)}  # what either demo release may write
     _write_all(out_dir, files, known, texts)
     partition = {k: sum(p.partition == k for p in prompts) for k in PROMPTS["expected_partition"]}

@@ -248,7 +248,7 @@ def _result(model: dict, p: DemoPrompt, scores: dict[str, float], named: bool = 
             "generator_name": model["source_id"], "attached_visual_reference_image_count": 0}
 
 
-def _dump(obj: object) -> str:
+def dump_line(obj: object) -> str:
     """One JSON document on one line, keys sorted."""
     return json.dumps(obj, sort_keys=True) + "\n"
 
@@ -257,15 +257,15 @@ def _broken_result_text(kind: str, good: dict) -> str:
     """The text of a result file that exists but cannot be scored (``results.invalid_kinds``)."""
     sid, first = good["sample_id"], min(good["scores"])  # a checklist item: every answer has one
     if kind == "not_json":
-        return _dump(good)[: len(_dump(good)) // 2]  # a write that was cut off
+        return dump_line(good)[: len(dump_line(good)) // 2]  # a write that was cut off
     if kind in ("json_array", "empty_scores"):
-        return _dump([good] if kind == "json_array" else {**good, "scores": {}})
+        return dump_line([good] if kind == "json_array" else {**good, "scores": {}})
     if kind == "success_false":
         error = "ValueError: checklist_scores[0].score: score must be in [0, 3], got 4.0"
-        return _dump({"success": False, "error": error, "bench_id": sid, "sample_id": sid})
+        return dump_line({"success": False, "error": error, "bench_id": sid, "sample_id": sid})
     bad = {"nan_score": float("nan"), "infinite_score": float("inf"), "string_score": "2.5",
            "boolean_score": True, "out_of_range_score": 4.0}[kind]  # fmt: skip
-    return _dump({**good, "scores": {**good["scores"], first: bad}})  # NaN/Infinity: bare tokens
+    return dump_line({**good, "scores": {**good["scores"], first: bad}})  # NaN, Infinity: bare
 
 
 def _status_plan(prompts: list[DemoPrompt], model: dict, protected: str | None) -> dict:
@@ -371,12 +371,12 @@ def build_demo(changed: bool = False) -> tuple[list[DemoPrompt], dict, dict, dic
             if p.sample_id in lowered and m["model_id"] == lower["model"]:
                 scores = {k: max(0.0, v - lower["by"]) for k, v in scores.items()}
             status = plans[m["model_id"]][p.sample_id]
-            folder = _result_folder(p, m)
+            folder = result_folder(p, m)
             if status != "missing_generation":
                 files[f"{folder}/image.png"] = image_png(hue, label, p.partition[:3].upper())
             if status == "scored":
                 scored.append(scores)
-                files[f"{folder}/{RESULT_FILE}"] = _dump(_result(m, p, scores)).encode("utf-8")
+                files[f"{folder}/{RESULT_FILE}"] = dump_line(_result(m, p, scores)).encode("utf-8")
             elif status == "invalid_evaluation":
                 text = _broken_result_text(next(invalid), _result(m, p, scores, named=False))
                 files[f"{folder}/{RESULT_FILE}"] = text.encode("utf-8")
@@ -385,6 +385,6 @@ def build_demo(changed: bool = False) -> tuple[list[DemoPrompt], dict, dict, dic
     return prompts, files, plans, paper_table
 
 
-def _result_folder(p: DemoPrompt, m: dict) -> str:
+def result_folder(p: DemoPrompt, m: dict) -> str:
     """The folder of one prompt × model pair below ``results/`` (image and result file)."""
     return f"evalset_rows/{p.sample_id}/{LANE}/{m['source_id']}"
