@@ -72,10 +72,20 @@ def test_no_import_cycle():
     assert cycles == []
 
 
+def _source(name: str, path: Path, node: ast.ImportFrom) -> str:
+    """The absolute module an ``import from`` names (a relative one resolved from ``name``)."""
+    if not node.level:
+        return node.module or ""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    base = package[: len(package) - node.level + 1]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
 def test_no_module_imports_another_modules_private_name():
-    private = [f"{name}: {node.module}.{alias.name}"
-               for name, (_, tree) in _modules().items() for node in ast.walk(tree)
-               if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("searchgen_nb")
+    private = [f"{name}: {_source(name, path, node)}.{alias.name}"
+               for name, (path, tree) in _modules().items() for node in ast.walk(tree)
+               if isinstance(node, ast.ImportFrom)
+               and _source(name, path, node).startswith("searchgen_nb")
                for alias in node.names
                if alias.name.startswith("_") and not alias.name.startswith("__")]
     assert private == []

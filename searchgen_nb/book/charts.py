@@ -52,7 +52,7 @@ def _data_id(data_id: str) -> str:
     return "sg-data-" + chart_id(data_id).removeprefix("sg-chart-")
 
 
-def _json(obj: Any, **kw) -> str:
+def chart_json(obj: Any, **kw) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, allow_nan=False, **kw)
 
 
@@ -68,10 +68,11 @@ def dumps_script_json(obj: Any, *, record_lines: bool = False) -> str:
         if not isinstance(node, list):
             return node
         if node and (key == "values" or top) and all(isinstance(r, dict) for r in node):
-            tables.append(",\n".join(_json(r, separators=(", ", ": ")) for r in node))
+            tables.append(",\n".join(chart_json(r, separators=(", ", ": ")) for r in node))
             return f"\u0000sg-records-{len(tables) - 1}\u0000"
         return [lift(v) for v in node]
-    text = _json(lift(obj), indent=1) if record_lines else _json(obj, separators=(",", ":"))
+    text = (chart_json(lift(obj), indent=1) if record_lines
+            else chart_json(obj, separators=(",", ":")))
     for i, body in enumerate(tables):
         text = text.replace(json.dumps(f"\u0000sg-records-{i}\u0000"), f"[\n{body}\n]", 1)
     return text.translate(_SCRIPT_ESCAPES)
@@ -133,14 +134,14 @@ def _with_layer_data(spec: Mapping[str, Any], values: list[dict]) -> dict:
             **({"datasets": datasets} if datasets else {})}
 
 
-def _layered(name, layers, title, subtitle, values=None, params=(), data_id=None, **size):
+def layered_chart(name, layers, title, subtitle, values=None, params=(), data_id=None, **size):
     """The layers as one chart with its title block (``values``, ``data_id``: see embed)."""
     chart = alt.layer(*layers).add_params(*params) if params else alt.layer(*layers)
     title = alt.Title(title, subtitle=subtitle, anchor="start")
     return embed(chart.properties(**size, title=title), name, values=values, data_id=data_id)
 
 
-def _ends(interval: Any, decimals: int) -> dict:
+def interval_ends(interval: Any, decimals: int) -> dict:
     """An interval's ``lo`` and ``hi`` rounded half-up as the book prints them (so
     :func:`num_expr` shows them unchanged); None without an interval."""
     none = is_null(interval)
@@ -148,7 +149,7 @@ def _ends(interval: Any, decimals: int) -> dict:
             for i, k in enumerate(("lo", "hi"))}
 
 
-def _count(value: Any) -> int | None:
+def count_value(value: Any) -> int | None:
     return None if is_null(value) else int(value)
 
 
@@ -167,32 +168,32 @@ def interval_expr(lo: str, hi: str, decimals: int) -> str:
     return f"datum.{lo} === null ? '{NA}' : {ends}"
 
 
-def _label(text: Any) -> str:
+def axis_label(text: Any) -> str:
     """Data text as a chart label: control characters and U+2028/9 become spaces (Vega-Lite
     puts sort labels into expressions, where a raw U+2028 stops the chart)."""
     return _UNSAFE_CHARS.sub(" ", str(text))
 
 
-def _mid(r: Mapping[str, Any]) -> str:
+def row_model(r: Mapping[str, Any]) -> str:
     return str(r.get("model_id", r.get("display_name")))
 
 
-def _records(data: Any) -> list[dict]:
+def chart_records(data: Any) -> list[dict]:
     if hasattr(data, "to_dict") and hasattr(data, "columns"):
         data = data.to_dict(orient="records")
     return [dict(r) for r in data]
 
 
-def _model_labels(records: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+def model_labels(records: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """model_id -> label, in first-seen order; a duplicate display name gets its model_id."""
     names: dict[str, str] = {}
     for r in records:
-        names.setdefault(_mid(r), _label(r.get("display_name", _mid(r))))
+        names.setdefault(row_model(r), axis_label(r.get("display_name", row_model(r))))
     counts = Counter(names.values())
-    return {m: d if counts[d] == 1 else f"{d} ({_label(m)})" for m, d in names.items()}
+    return {m: d if counts[d] == 1 else f"{d} ({axis_label(m)})" for m, d in names.items()}
 
 
-def _tips(*fields: str) -> list:
+def tooltips(*fields: str) -> list:
     """Tooltips from ``"field:type", "Title", …`` pairs."""
     return [alt.Tooltip(f, title=t) for f, t in zip(fields[::2], fields[1::2])]
 
@@ -203,7 +204,7 @@ def component_rows(chart: Any, components: Sequence[str], decimals: int, *counts
     ``v`` (and ``counts``, as ``n_values``), each with its ``value_text``; x: the components in
     order, with ``axis`` settings; y: the score 0–100)."""
     names = [COMPONENT_LABELS.get(c, c) for c in components]
-    chart = chart.transform_calculate(component=_json(names)).transform_flatten(
+    chart = chart.transform_calculate(component=chart_json(names)).transform_flatten(
         ["component", "v", *counts], as_=["component", "value", "n_values"][:2 + len(counts)],
     ).transform_calculate(value_text=num_expr("value", decimals))
     return (chart, alt.X("component:N", title=None, sort=names,
@@ -217,18 +218,19 @@ def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
     """Grouped bars of ``models`` (model_ids, default every row; ValueError for an unknown one)
     on the ``components`` from leaderboard rows: "N/A" instead of a bar for null, a zero-height
     bar for 0.0. A record per model: ``group``, values ``v``, prompt counts ``n``."""
-    by_id = {str(r["model_id"]): r for r in _records(rows)}
+    by_id = {str(r["model_id"]): r for r in chart_records(rows)}
     order = list(models) if models is not None else list(by_id)
     if missing := [m for m in order if m not in by_id]:
         raise ValueError(f"unknown model_ids: {missing}")
-    labels = _model_labels([{**by_id[m], "model_id": m} for m in order])
+    labels = model_labels([{**by_id[m], "model_id": m} for m in order])
     values = [{"model": labels[m], "model_id": m, "group": group,
                "v": [number((by_id[m].get("components") or {}).get(c)) for c in components],
-               "n": [_count((by_id[m].get("component_counts") or {}).get(c)) for c in components]}
+               "n": [count_value((by_id[m].get("component_counts") or {}).get(c))
+                     for c in components]}
               for m in order]
     base, x, y = component_rows(alt.Chart(), components, decimals, "n")  # no data: see embed
     enc = {"x": x, "xOffset": alt.XOffset("model:N", sort=list(labels.values())),
-           "tooltip": _tips("model:N", "Model", "component:N", "Component", "value_tip:N",
+           "tooltip": tooltips("model:N", "Model", "component:N", "Component", "value_tip:N",
                             "Score (0–100)", "n_tip:N", "Prompts with a value")}
     colour = alt.Color("model:N", title="Model", sort=list(labels.values()),
                        legend=alt.Legend(orient="bottom", columns=3))
@@ -245,7 +247,7 @@ def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
             y=y, text="value_text:N", **enc),
     ]
     subtitle = f"{NA} = component not applicable to any included prompt (no bar), not 0"
-    return _layered(name, layers, title or "Components (0–100)", subtitle, values,
+    return layered_chart(name, layers, title or "Components (0–100)", subtitle, values,
                     width=640, height=260)
 
 
@@ -255,7 +257,7 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
     """Per model (``rows`` order) the published Overall-9 as a point and its bootstrap interval
     (``intervals[model_id]["overall_9"]``) as a line; unranked models faint. Tooltip: score,
     interval, rank range, tie group (``ties``). Each record names its ``group``."""
-    ties, labels, values = ties or {}, _model_labels(rows), []
+    ties, labels, values = ties or {}, model_labels(rows), []
     for r in rows:
         m, v = str(r["model_id"]), number(r.get("overall_9"))
         cell = intervals.get(m) or {}
@@ -264,12 +266,12 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
         rk = cell.get("rank")
         rank = "unranked" if not r.get("ranked") else "–" if rk is None else rank_text(rk)
         values.append({"model": labels[m], "group": group, "value": v, "rank_text": rank,
-                       **_ends(cell.get("overall_9"), decimals),
+                       **interval_ends(cell.get("overall_9"), decimals),
                        **({"tie": ties[m]} if m in ties else {})})  # none: "–", in the spec
     y = alt.Y("model:N", title=None, sort=[v["model"] for v in values],
               axis=alt.Axis(labelLimit=130))  # a phone's width keeps room for the plot
     scale = alt.Scale(zero=False, nice=True, padding=8)  # from the data: no figure in the spec
-    tooltip = _tips("model:N", "Model", "value_text:N", "Overall-9",
+    tooltip = tooltips("model:N", "Model", "value_text:N", "Overall-9",
                     "interval_text:N", f"{confidence} interval", "rank_text:N", "Rank range",
                     "tie_text:N", "Tie group")
     base = alt.Chart().transform_calculate(  # no data: embed sets the layers'
@@ -285,7 +287,7 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
     ]
     subtitle = ["point = published Overall-9; faint = unranked",  # short lines: a phone's width
                 f"line = {confidence} bootstrap interval (prompt sampling)"]
-    return _layered(name, layers, title.split(", ", 1), subtitle, values,  # the frame's width
+    return layered_chart(name, layers, title.split(", ", 1), subtitle, values,  # the frame's width
                     width="container", height=max(22 * len(values), 60))
 
 
@@ -294,10 +296,10 @@ def coverage_bars(df: Any, name: str, *, min_coverage: float = 0.9,
     """Per model, its prompts by status as 100 % stacked bars labelled with its coverage
     ("95.7% (719/751)"); a dashed rule at ``min_coverage`` (the ranking threshold). ``df``: per
     model ``model_id``, ``display_name`` and a count per status (ValueError without one)."""
-    recs, values = _records(df), []
-    labels = _model_labels(recs)
+    recs, values = chart_records(df), []
+    labels = model_labels(recs)
     for r in recs:
-        mid = _mid(r)
+        mid = row_model(r)
         if missing := [s for s in STATUSES if s not in r or is_null(r[s])]:
             raise ValueError(f"coverage_bars: model {mid!r} has no count for status {missing[0]!r}")
         c = [int(r[s]) for s in STATUSES]
@@ -321,15 +323,15 @@ def coverage_bars(df: Any, name: str, *, min_coverage: float = 0.9,
             y=y, order=alt.Order("i:Q", sort="ascending"),
             color=alt.Color("status:N", title="Status", sort=names, scale=scale,
                             legend=alt.Legend(orient="bottom")),
-            tooltip=_tips("model:N", "Model", "status:N", "Status", "count:Q", "Prompts",
+            tooltip=tooltips("model:N", "Model", "status:N", "Status", "count:Q", "Prompts",
                           "share_text:N", "Share of prompts", "coverage_text:N",
                           "Coverage (scored)")),
         base.transform_calculate(end="100").mark_text(align="left", dx=4, fontSize=10).encode(
             x=alt.X("end:Q"), y=y, text="coverage_text:N"),
         alt.Chart(threshold).mark_rule(strokeDash=[4, 3], color="#333333").encode(
-            x="threshold:Q", tooltip=_tips("threshold:Q", "Ranking threshold (%)")),
+            x="threshold:Q", tooltip=tooltips("threshold:Q", "Ranking threshold (%)")),
     ]
     subtitle = (f"stacked: {' / '.join(names)}; dashed line = ranking threshold "
                 f"{pct_label(min_coverage)}")
-    return _layered(name, layers, title or "Coverage by model", subtitle,
+    return layered_chart(name, layers, title or "Coverage by model", subtitle,
                     width=480, height=alt.Step(26))

@@ -13,8 +13,9 @@ import altair as alt
 from searchgen_nb.constants import OVERALL_9_COMPONENTS
 from searchgen_nb.numeric import decimal_text
 
-from .charts import NA_COLOR, _count, _ends, _json, _label, _layered, _mid, _model_labels
-from .charts import _records, _tips, component_rows, data_block, interval_expr, num_expr
+from .charts import NA_COLOR, axis_label, chart_json, chart_records, component_rows, count_value
+from .charts import data_block, interval_ends, interval_expr, layered_chart, model_labels
+from .charts import num_expr, row_model, tooltips
 from .display import HTMLFragment
 from .fmt import NA, is_null, number, share_expr
 
@@ -31,23 +32,23 @@ def _lookup(chart: Any, field: str, rows: list[dict], fields: list[str]) -> Any:
 
 def _heat_cell(r: Mapping[str, Any], decimals: int) -> dict:
     """A cell's values from its record (``{}``: N/A); its texts are made in the chart."""
-    return {"value": number(r.get("overall_9")), **_ends(r.get("interval"), decimals),
-            "n_total": _count(r.get("n_total")), "n_scored": _count(r.get("n_scored"))}
+    return {"value": number(r.get("overall_9")), **interval_ends(r.get("interval"), decimals),
+            "n_total": count_value(r.get("n_total")), "n_scored": count_value(r.get("n_scored"))}
 
 
 def _heat_cells(recs, tags, decimals, counts) -> tuple[list[dict], dict, dict]:
     """(cells model-major — a model's cells together: one hunk in a diff —, model labels, tag
     → label with "(n=…)" from ``counts``): ``tags`` first, other tags sorted after them (only
     where a record has them); a model × tag pair without a record is an N/A cell."""
-    labels, cells, names = _model_labels(recs), {}, {}
+    labels, cells, names = model_labels(recs), {}, {}
     for r in recs:
-        m, t = _mid(r), str(r["tag"])
+        m, t = row_model(r), str(r["tag"])
         if (m, t) in cells:
             raise ValueError(f"duplicate heatmap cell: model {m!r}, tag {t!r}")
         names.setdefault(t, None if is_null(r.get("tag_name")) else r["tag_name"])
         cells[m, t] = _heat_cell(r, decimals)
     every = [*tags, *sorted(set(names) - set(tags))]
-    tag_labels = {t: _label((f"{t} · {names[t]}" if names.get(t) else f"{t}")
+    tag_labels = {t: axis_label((f"{t} · {names[t]}" if names.get(t) else f"{t}")
                             + (f" (n={counts[t]})" if counts and t in counts else ""))
                   for t in every}
     out = [{**(cells.get((m, t)) or _heat_cell({}, decimals)), "model": labels[m],
@@ -63,7 +64,8 @@ def _with_links(base: Any, template: str, models: Sequence[str], tags: Sequence[
                        [f"{field}_q"])
     parts = re.split(r"(\{tag\}|\{model_id\})", template)
     return base.transform_calculate(href=" + ".join(
-        f"datum.{p[1:-1]}_q" if p in ("{tag}", "{model_id}") else _json(p) for p in parts if p))
+        f"datum.{p[1:-1]}_q" if p in ("{tag}", "{model_id}") else chart_json(p)
+        for p in parts if p))
 
 
 def _heat_chart(decimals: int, wide: float | None, relative: bool,
@@ -114,7 +116,7 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
     """Model × tag heatmap of Overall-9 (0–100, N/A grey; ValueError for a duplicate cell) from
     records (``model_id``, ``display_name``, ``tag``, ``overall_9``, ``n_total``, ``n_scored``);
     ``relative``: minus ``overall``; ``data_id``: a page data block; ``href``: {tag}, {model_id}."""
-    recs = _records(df)
+    recs = chart_records(df)
     tags = list(tag_order) if tag_order is not None else sorted({str(r["tag"]) for r in recs})
     side = 46 if len(tags) <= 12 else 40 if len(tags) <= 18 else 36  # px: 22 tags fit 960 px
     cells, labels, tag_labels = _heat_cells(recs, tags, decimals, tag_counts)
@@ -124,10 +126,10 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
     x = alt.X("tag_label:N", title=None, sort=list(tag_labels.values()), axis=axis)
     y = alt.Y("model:N", title=None, sort=list(labels.values()),
               axis=alt.Axis(labelLimit=260, labelFontSize=11))
-    tooltip = _tips("model:N", "Model", "tag_label:N", "Tag", "value_text:N", "Overall-9")
+    tooltip = tooltips("model:N", "Model", "tag_label:N", "Tag", "value_text:N", "Overall-9")
     if any(c.get("lo") is not None for c in cells):  # none computed (a slice's tags): no line
-        tooltip += _tips("interval_text:N", f"{confidence} interval")
-    tooltip += _tips("n_text:N", "Prompts (n_total)", "coverage_text:N", "Coverage (scored)")
+        tooltip += tooltips("interval_text:N", f"{confidence} interval")
+    tooltip += tooltips("n_text:N", "Prompts (n_total)", "coverage_text:N", "Coverage (scored)")
     na_tips = list(tooltip)
     if relative:
         tooltip.insert(3, alt.Tooltip("shown_text:N", title="vs the model's overall"))
@@ -149,7 +151,7 @@ def heatmap(df: Any, name: str, *, title: str | None = None, subtitle: str | Non
             filled=False, stroke="#111111", strokeWidth=1.5, strokeDash=[3, 2]).encode(**enc))
     layers.append(base.mark_text(fontSize=11).encode(text=text, color=text_colour, **enc, **link))
     subtitle = subtitle or f"0–100; grey cells labelled {NA} = not applicable (no value), not 0"
-    chart = _layered(name, layers, title or "Overall-9 by model and tag", subtitle,
+    chart = layered_chart(name, layers, title or "Overall-9 by model and tag", subtitle,
                      None if data_id else cells, data_id=data_id,
                      width=max(side * len(tag_labels), 120), height=max(side * len(labels), 60))
     block = "" if data_id is None or relative else data_block(data_id, cells)
@@ -163,7 +165,7 @@ def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[
     Overall-9(b); pairs that cannot be separated (Holm-adjusted p above α) pale with "≈". A
     record per pair of ``uncertainty.json`` (naming the ``group``); the chart mirrors it."""
     order = list(dict.fromkeys(m for p in pairs for m in (p["a"], p["b"])))
-    labels = _model_labels([{"model_id": m, "display_name": display_names.get(m, m)}
+    labels = model_labels([{"model_id": m, "display_name": display_names.get(m, m)}
                             for m in order])
     values = [{"a": labels[p["a"]], "b": labels[p["b"]], "group": group,  # v: Δ, lo, hi
                "v": [float(p["diff"]), *([None] * 2 if p["ci"] is None else map(float, p["ci"]))],
@@ -185,7 +187,7 @@ def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[
         "x": alt.X("col:N", title="minus (column)", sort=sort,
                    axis=alt.Axis(labelAngle=-40, labelLimit=200, orient="top")),
         "y": alt.Y("row:N", title="Model (row)", sort=sort, axis=alt.Axis(labelLimit=220)),
-        "tooltip": _tips("row:N", "Model", "col:N", "minus", "text:N", "Δ Overall-9",
+        "tooltip": tooltips("row:N", "Model", "col:N", "minus", "text:N", "Δ Overall-9",
                          "interval_text:N", f"{confidence} interval of Δ", "p_text:N", "p",
                          "p_holm:N", "Holm-adjusted p", "separable:N", "Separable"),
     }
@@ -201,7 +203,7 @@ def pairwise_heatmap(pairs: Sequence[Mapping[str, Any]], display_names: Mapping[
     ]
     subtitle = ("row minus column, public 0–100 scale; pale with ≈ = not separable "
                 "(Holm-adjusted p above α)")
-    return _layered(name, layers, title, subtitle, values,
+    return layered_chart(name, layers, title, subtitle, values,
                     width=40 * len(order), height=40 * len(order))
 
 
@@ -226,10 +228,10 @@ def compare_picker(rows: Sequence[Mapping[str, Any]], groups: Sequence[str], mod
     bars = bars.mark_bar().encode(
         x=x, xOffset=alt.XOffset("model:N", sort=list(models)), y=y,
         color=colour,  # the picker's legend, the same (two legends' settings would conflict)
-        tooltip=_tips("model:N", "Model", "component:N", "Component", "value_text:N",
+        tooltip=tooltips("model:N", "Model", "component:N", "Component", "value_text:N",
                       "Score (0–100)"),
     )
     subtitle = (f"tap models in the legend and pick a group in the menu below the chart; {NA} "
                 "components draw no bar")
-    return _layered(name, [picker, bars], title, subtitle, params=[group_pick],
+    return layered_chart(name, [picker, bars], title, subtitle, params=[group_pick],
                     width=680, height=280)
