@@ -10,7 +10,7 @@ from pathlib import Path
 from searchgen_nb.files import read_lines
 from searchgen_nb.untrusted import excerpt, strict_loads
 from searchgen_nb.gate.columns import SCORED, STATUSES, Columns
-from searchgen_nb.gate.report import Report
+from searchgen_nb.gate.report import MAX_MESSAGE, Report
 
 #: How a pair without a result file is described; an invalid one gives its own reason.
 _NO_FILE = {"missing_evaluation": "no result file (the image is there)",
@@ -18,7 +18,6 @@ _NO_FILE = {"missing_evaluation": "no result file (the image is there)",
 #: Culprit first: an image without its result file (deleted?), a file that cannot be used,
 #: then neither a file nor an image.
 _RANK = {"missing_evaluation": 0, "invalid_evaluation": 1, "missing_generation": 2}
-_BOUND = 500  # characters of one failure's message (data contract, § The release gate)
 UNGUARDED = "unguarded_results"
 
 
@@ -78,7 +77,7 @@ def listing(head: str, pairs: list[dict]) -> str:
         else:
             item = sid if p["status"] == status else f"{p['status']} {sid}"
         sep = ": " if n == 0 else ", " if item == sid else "; "
-        if n and len(text) + len(sep) + len(item) + len(_more(len(pairs) - n - 1)) > _BOUND:
+        if n and len(text) + len(sep) + len(item) + len(_more(len(pairs) - n - 1)) > MAX_MESSAGE:
             return text + _more(len(pairs) - n)
         text, status = text + sep + item, None if p["lost"] else p["status"]
     return text

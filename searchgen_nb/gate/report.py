@@ -37,7 +37,7 @@ CHECK_DESCRIPTIONS = {
 }
 CHECKS = tuple(CHECK_DESCRIPTIONS)
 _MAX_LISTED = 50  # failures listed per check; the count is always complete
-_MAX_MESSAGE = 500  # characters of one failure's message
+MAX_MESSAGE = 500  # characters of one failure's message
 
 
 class Report:
@@ -55,8 +55,8 @@ class Report:
         entry["passed"] = False
         entry["n_failures"] += 1
         if len(entry["failures"]) < _MAX_LISTED:
-            if len(message) > _MAX_MESSAGE:
-                message = message[: _MAX_MESSAGE - 1] + "…"
+            if len(message) > MAX_MESSAGE:
+                message = message[: MAX_MESSAGE - 1] + "…"
             places = {k: v for k, v in where.items() if v is not None}
             entry["failures"].append({"message": message, **places})
 
