@@ -24,9 +24,15 @@ from PIL import Image, ImageDraw, ImageFilter
 from searchgen_nb.evidence import preview, thumbnail
 
 #: The book's parts: the first folder prefix that matches names a file's part.
-PARTS = (("evidence/previews/", "previews"), ("evidence/thumbs/", "thumbnails"),
-         ("evidence/", "card data (shards, index, texts)"), ("book/", "pages"),
-         ("_static/", "theme and vendored scripts"), ("downloads/", "downloads"), ("", "other"))
+PARTS = (
+    ("evidence/previews/", "previews"),
+    ("evidence/thumbs/", "thumbnails"),
+    ("evidence/", "card data (shards, index, texts)"),
+    ("book/", "pages"),
+    ("_static/", "theme and vendored scripts"),
+    ("downloads/", "downloads"),
+    ("", "other"),
+)
 
 
 def book_parts(html: Path) -> dict[str, int]:
@@ -92,13 +98,17 @@ def main() -> None:
         rows.append((len(png), len(small), t_ms, len(big), p_ms))
     png, thumb, t_ms, prev, p_ms = (statistics.mean(col) for col in zip(*rows))
     print(f"photo-like 1024 px PNG: {png:,.0f} bytes on average ({args.images} images)")
-    print(f"thumbnail: {thumb:,.0f} bytes, {t_ms:.0f} ms; preview: {prev:,.0f} bytes "
-          f"(largest {max(r[3] for r in rows):,}), {p_ms:.0f} ms")
+    print(
+        f"thumbnail: {thumb:,.0f} bytes, {t_ms:.0f} ms; preview: {prev:,.0f} bytes "
+        f"(largest {max(r[3] for r in rows):,}), {p_ms:.0f} ms"
+    )
     fixed = total - parts["previews"] - parts["thumbnails"]
     images = args.pairs * (thumb + prev)
-    print(f"estimate for {args.pairs:,} pairs with distinct real images: the demo's book without "
-          f"its images {fixed / 1e6:.1f} MB + {args.pairs:,} × (thumbnail + preview) "
-          f"{images / 1e6:.0f} MB = {(fixed + images) / 1e6:.0f} MB")
+    print(
+        f"estimate for {args.pairs:,} pairs with distinct real images: the demo's book without "
+        f"its images {fixed / 1e6:.1f} MB + {args.pairs:,} × (thumbnail + preview) "
+        f"{images / 1e6:.0f} MB = {(fixed + images) / 1e6:.0f} MB"
+    )
 
 
 if __name__ == "__main__":

@@ -42,8 +42,10 @@ def _grown_records(folder: Path, k: int) -> list[dict]:
         records = [json.loads(line) for line in f]
     out = list(records)
     for c in range(2, k + 1):
-        out += [{**r, "sample_id": f"{r['sample_id']}-k{c}",
-                 "release_row": f"{r['release_row']}-k{c}"} for r in records]
+        out += [
+            {**r, "sample_id": f"{r['sample_id']}-k{c}", "release_row": f"{r['release_row']}-k{c}"}
+            for r in records
+        ]
     out.sort(key=lambda r: r["sample_id"])
     for i, r in enumerate(out):
         r["prompt_index"] = i
@@ -60,11 +62,15 @@ def run_part(folder: Path, k: int, part: str, n_bootstrap: int) -> dict:
     records = _grown_records(folder, k)
     models, about = manifest["model_order"], manifest["models"]
     named = manifest["evaluation_slices"]["named"]
-    slices = {n: SliceConfig(field=s.get("field", "subset"), include=s["include_tags"],
-                             match=s["match"]) for n, s in named.items()}
+    slices = {
+        n: SliceConfig(field=s.get("field", "subset"), include=s["include_tags"], match=s["match"])
+        for n, s in named.items()
+    }
     cfg = UncertaintyConfig(n_bootstrap=n_bootstrap)
-    metas = [ModelMeta(m, about[m]["display_name"], about[m]["type"], about[m]["missing_policy"])
-             for m in models]
+    metas = [
+        ModelMeta(m, about[m]["display_name"], about[m]["type"], about[m]["missing_policy"])
+        for m in models
+    ]
     decimals = manifest["scoring"]["public_rounding_decimals"]
     if part == "core":
         from searchgen_nb.uncertainty import uncertainty
@@ -79,9 +85,9 @@ def run_part(folder: Path, k: int, part: str, n_bootstrap: int) -> dict:
         t0, c0 = time.perf_counter(), time.process_time()
         uncertainty(table, zero_fill, boards, members, cfg, decimals)
     else:
+        from searchgen_nb.gate.bootstrap import reconstruct_uncertainty
         from searchgen_nb.gate.checks import reconstruct
         from searchgen_nb.gate.columns import Columns, slice_prompts
-        from searchgen_nb.gate.bootstrap import reconstruct_uncertainty
 
         grown = dict(manifest)
         table_prompts = [{k2: v for k2, v in r.items() if k2 != "models"} for r in records]
@@ -95,17 +101,24 @@ def run_part(folder: Path, k: int, part: str, n_bootstrap: int) -> dict:
         before = _rss_mb("VmRSS")
         t0, c0 = time.perf_counter(), time.process_time()
         reconstruct_uncertainty(grown, cols, boards, slice_prompts)
-    return {"part": part, "prompts_x": k, "n_bootstrap": n_bootstrap,
-            "seconds": round(time.perf_counter() - t0, 3),
-            "cpu_s": round(time.process_time() - c0, 3),
-            "rss_before_mb": round(before, 1), "peak_rss_mb": round(_rss_mb("VmHWM"), 1)}
+    return {
+        "part": part,
+        "prompts_x": k,
+        "n_bootstrap": n_bootstrap,
+        "seconds": round(time.perf_counter() - t0, 3),
+        "cpu_s": round(time.process_time() - c0, 3),
+        "rss_before_mb": round(before, 1),
+        "peak_rss_mb": round(_rss_mb("VmHWM"), 1),
+    }
 
 
 def _summary(rows: list[dict]) -> dict:
-    return {"median_s": statistics.median(r["seconds"] for r in rows),
-            "median_cpu_s": statistics.median(r["cpu_s"] for r in rows),
-            "max_peak_rss_mb": max(r["peak_rss_mb"] for r in rows),
-            "median_rss_before_mb": statistics.median(r["rss_before_mb"] for r in rows)}
+    return {
+        "median_s": statistics.median(r["seconds"] for r in rows),
+        "median_cpu_s": statistics.median(r["cpu_s"] for r in rows),
+        "max_peak_rss_mb": max(r["peak_rss_mb"] for r in rows),
+        "median_rss_before_mb": statistics.median(r["rss_before_mb"] for r in rows),
+    }
 
 
 def main() -> None:
@@ -125,8 +138,17 @@ def main() -> None:
     for _ in range(args.rounds):
         for part in ("core", "validator"):  # interleaved
             for who, python in pythons.items():
-                cmd = [python, __file__, str(args.data), "--prompts", str(args.prompts),
-                       "--n-bootstrap", str(args.n_bootstrap), "--part", part]
+                cmd = [
+                    python,
+                    __file__,
+                    str(args.data),
+                    "--prompts",
+                    str(args.prompts),
+                    "--n-bootstrap",
+                    str(args.n_bootstrap),
+                    "--part",
+                    part,
+                ]
                 proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
                 row = {"python": who, **json.loads(proc.stdout.strip().splitlines()[-1])}
                 print(json.dumps(row), flush=True)
@@ -134,10 +156,13 @@ def main() -> None:
     summary = {key: _summary(rows) for key, rows in results.items()}
     for part in ("core", "validator") if args.against else ():
         pairs = list(zip(results[f"this {part}"], results[f"other {part}"]))
-        summary[f"ratio {part}"] = {k: round(statistics.median(a[k] / b[k] for a, b in pairs), 3)
-                                    for k in ("seconds", "cpu_s")}
-    print(json.dumps({"summary": summary, "prompts_x": args.prompts,
-                      "n_bootstrap": args.n_bootstrap}))
+        summary[f"ratio {part}"] = {
+            k: round(statistics.median(a[k] / b[k] for a, b in pairs), 3)
+            for k in ("seconds", "cpu_s")
+        }
+    print(
+        json.dumps({"summary": summary, "prompts_x": args.prompts, "n_bootstrap": args.n_bootstrap})
+    )
 
 
 if __name__ == "__main__":

@@ -51,9 +51,22 @@ def data(config: Path, out: Path, *extra: str) -> dict:
     exe = Path(sys.executable).with_name("searchgen-nb")
     timings = out.with_name(out.name + ".timings.json")
     start = time.perf_counter()
-    subprocess.run([str(exe), "data", str(config), "--out", str(out), "--no-progress",
-                    "--timings", str(timings), *extra], check=True, capture_output=True,
-                   env={**os.environ, "SOURCE_DATE_EPOCH": "1700000000"})
+    subprocess.run(
+        [
+            str(exe),
+            "data",
+            str(config),
+            "--out",
+            str(out),
+            "--no-progress",
+            "--timings",
+            str(timings),
+            *extra,
+        ],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "SOURCE_DATE_EPOCH": "1700000000"},
+    )
     wall = time.perf_counter() - start
     return {"wall": wall, **json.loads(timings.read_text())["stages"]}
 
@@ -72,10 +85,15 @@ def main() -> None:
     cache = runs / "cache"
     paths = image_paths(src, [m["source_id"] for m in cfg["models"].values()])
     step = len(paths) // args.changed
-    changed = {p: (p.read_bytes(), distinct(picture(10_000 + n), 10**6 + n))
-               for n, p in enumerate(paths[::step][:args.changed])}
-    print(f"{len(paths)} images, {sum(p.stat().st_size for p in paths) / 2**30:.2f} GiB; "
-          f"{len(os.sched_getaffinity(0))} cores; load {os.getloadavg()}", flush=True)
+    changed = {
+        p: (p.read_bytes(), distinct(picture(10_000 + n), 10**6 + n))
+        for n, p in enumerate(paths[::step][: args.changed])
+    }
+    print(
+        f"{len(paths)} images, {sum(p.stat().st_size for p in paths) / 2**30:.2f} GiB; "
+        f"{len(os.sched_getaffinity(0))} cores; load {os.getloadavg()}",
+        flush=True,
+    )
     floor(paths)  # the page cache holds the images for every round
     rounds = []
     for r in range(args.rounds):
@@ -89,17 +107,25 @@ def main() -> None:
             path.write_bytes(after)
         again = data(src / "release-again.yml", runs / "again", "--thumb-cache", str(cache))
         off = data(src / "release-off.yml", runs / "off")
-        row = {"load": load, "floor": bare, "first": first["wall"],
-               "first_images": first["thumbnails"]["wall_s"], "again": again["wall"],
-               "again_images": again["thumbnails"]["wall_s"], "off": off["wall"]}
+        row = {
+            "load": load,
+            "floor": bare,
+            "first": first["wall"],
+            "first_images": first["thumbnails"]["wall_s"],
+            "again": again["wall"],
+            "again_images": again["thumbnails"]["wall_s"],
+            "off": off["wall"],
+        }
         row["images/floor"] = row["first_images"] / bare
         row["again/off"] = row["again"] / row["off"]
         rounds.append(row)
         print(f"round {r}: " + ", ".join(f"{k} {v:.2f}" for k, v in row.items()), flush=True)
     for key in ("images/floor", "again/off"):
         values = [row[key] for row in rounds]
-        print(f"median {key}: {statistics.median(values):.3f} "
-              f"({', '.join(f'{v:.3f}' for v in values)})")
+        print(
+            f"median {key}: {statistics.median(values):.3f} "
+            f"({', '.join(f'{v:.3f}' for v in values)})"
+        )
     for path, (before, _) in changed.items():
         path.write_bytes(before)
 

@@ -27,8 +27,10 @@ def main() -> None:
             times.append(time.perf_counter() - t)
             assert report.passed, report.summary()
     ratio = statistics.median(g / p for g, p in zip(guarded, plain))
-    print(f"without previous release: {statistics.median(plain):.2f} s; with: "
-          f"{statistics.median(guarded):.2f} s; median ratio {ratio:.3f}")
+    print(
+        f"without previous release: {statistics.median(plain):.2f} s; with: "
+        f"{statistics.median(guarded):.2f} s; median ratio {ratio:.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -64,7 +64,7 @@ _PATHS: list[str] = []
 def _read_all(span: tuple[int, int]) -> int:
     loads = json.loads
     n = 0
-    for p in _PATHS[span[0]:span[1]]:
+    for p in _PATHS[span[0] : span[1]]:
         with open(p, "rb") as fh:
             data = fh.read()
         try:
@@ -108,23 +108,35 @@ def list_result_files(config: Path, out_list: Path) -> dict:
     cfg = yaml.safe_load(config.read_text(encoding="utf-8"))
     base = config.parent
     root = _resolve(base, cfg["results_root"])
-    template = cfg.get("result_path", "{release_row}/{lane}/{source_id}/augmented_parsed_result_ffjudge_pp.json")
+    template = cfg.get(
+        "result_path", "{release_row}/{lane}/{source_id}/augmented_parsed_result_ffjudge_pp.json"
+    )
     prompts = []
     for raw in _resolve(base, cfg["dataset"]).read_bytes().split(b"\n"):
         if raw.strip():
             row = json.loads(raw)
             sid = row.get("sample_id", row.get("bench_id"))
-            prompts.append((sid, posixpath.normpath(str(row.get("release_row", sid)).replace("\\", "/"))))
+            prompts.append(
+                (sid, posixpath.normpath(str(row.get("release_row", sid)).replace("\\", "/")))
+            )
     models = [(m["source_id"], m.get("lane", "none")) for m in cfg["models"].values()]
     n_files = 0
     with open(out_list, "w", encoding="utf-8") as fh:
         for sid, row in sorted(prompts):
             for source_id, lane in models:
-                path = os.path.join(root, template.format(release_row=row, sample_id=sid, lane=lane, source_id=source_id))
+                path = os.path.join(
+                    root,
+                    template.format(release_row=row, sample_id=sid, lane=lane, source_id=source_id),
+                )
                 if os.path.isfile(path):
                     fh.write(path + "\n")
                     n_files += 1
-    return {"n_prompts": len(prompts), "n_models": len(models), "n_pairs": len(prompts) * len(models), "n_files": n_files}
+    return {
+        "n_prompts": len(prompts),
+        "n_models": len(models),
+        "n_pairs": len(prompts) * len(models),
+        "n_files": n_files,
+    }
 
 
 # ---------------------------------------------------------------------------------------
@@ -183,13 +195,28 @@ def measure_main(result_path: str, argv: list[str]) -> int:
     return 0
 
 
-def run_measured(argv: list[str], env: dict | None, log_dir: Path, tag: str, cwd: Path | None = None) -> dict:
+def run_measured(
+    argv: list[str], env: dict | None, log_dir: Path, tag: str, cwd: Path | None = None
+) -> dict:
     """Run ``argv`` to its end under the ``_measure`` wrapper: wall, CPU (user + sys of the
     whole process tree) and peak RSS (largest process of the tree)."""
-    out_path, err_path, res_path = log_dir / f"{tag}.out", log_dir / f"{tag}.err", log_dir / f"{tag}.json"
-    wrapper = [sys.executable, str(Path(__file__).resolve()), "_measure", str(res_path), "--", *argv]
+    out_path, err_path, res_path = (
+        log_dir / f"{tag}.out",
+        log_dir / f"{tag}.err",
+        log_dir / f"{tag}.json",
+    )
+    wrapper = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "_measure",
+        str(res_path),
+        "--",
+        *argv,
+    ]
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        rc = subprocess.run(wrapper, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=cwd).returncode
+        rc = subprocess.run(
+            wrapper, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=cwd
+        ).returncode
     stderr = err_path.read_text(encoding="utf-8", errors="replace")[-2000:]
     if rc != 0 or not res_path.is_file():
         raise SystemExit(f"bench_scale: the measuring wrapper failed (exit {rc}): {stderr}")
@@ -203,7 +230,9 @@ class Runner:
         self.config, self.work, self.file_list = config, work, file_list
         self.env = dict(os.environ)
         if args.src:
-            self.env["PYTHONPATH"] = str(Path(args.src).resolve()) + (os.pathsep + self.env["PYTHONPATH"] if self.env.get("PYTHONPATH") else "")
+            self.env["PYTHONPATH"] = str(Path(args.src).resolve()) + (
+                os.pathsep + self.env["PYTHONPATH"] if self.env.get("PYTHONPATH") else ""
+            )
             self.data_cmd = [sys.executable, "-m", "searchgen_nb"]
         elif args.searchgen:
             self.data_cmd = shlex.split(args.searchgen)
@@ -213,21 +242,44 @@ class Runner:
         # Run from the work folder: `python -m` puts the cwd first on sys.path, and from the
         # checkout that would import its work tree instead of --src / --rev.
         self.cwd = work
-        probe = [sys.executable, "-c", "import searchgen_nb, sys; sys.stdout.write(searchgen_nb.__file__)"]
-        if self.data_cmd[:3] == [sys.executable, "-m", "searchgen_nb"] or Path(self.data_cmd[0]).name == "searchgen-nb":
-            self.package = subprocess.run(probe, env=self.env, cwd=work, capture_output=True, text=True).stdout.strip()
+        probe = [
+            sys.executable,
+            "-c",
+            "import searchgen_nb, sys; sys.stdout.write(searchgen_nb.__file__)",
+        ]
+        if (
+            self.data_cmd[:3] == [sys.executable, "-m", "searchgen_nb"]
+            or Path(self.data_cmd[0]).name == "searchgen-nb"
+        ):
+            self.package = subprocess.run(
+                probe, env=self.env, cwd=work, capture_output=True, text=True
+            ).stdout.strip()
         else:
             self.package = None
         if args.src and self.package and not self.package.startswith(str(Path(args.src).resolve())):
-            raise SystemExit(f"bench_scale: --src/--rev given, but searchgen_nb is imported from {self.package}")
-        help_text = subprocess.run([*self.data_cmd, "data", "--help"], env=self.env, cwd=work, capture_output=True, text=True).stdout
+            raise SystemExit(
+                f"bench_scale: --src/--rev given, but searchgen_nb is imported from {self.package}"
+            )
+        help_text = subprocess.run(
+            [*self.data_cmd, "data", "--help"],
+            env=self.env,
+            cwd=work,
+            capture_output=True,
+            text=True,
+        ).stdout
         self.timings = "--timings" in help_text
         self.no_progress = ["--no-progress"] if "--no-progress" in help_text else []
         self.n = 0
 
     def floor(self, procs: int) -> dict:
         self.n += 1
-        argv = [sys.executable, str(Path(__file__).resolve()), "_floor", str(self.file_list), str(procs)]
+        argv = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "_floor",
+            str(self.file_list),
+            str(procs),
+        ]
         r = run_measured(argv, None, self.work, f"{self.n:03d}-floor{procs}", self.cwd)
         if r["rc"] != 0:
             raise SystemExit(f"bench_scale: the floor failed (exit {r['rc']}): {r['stderr']}")
@@ -238,7 +290,13 @@ class Runner:
         out = self.work / f"out-{self.n:03d}"
         timings = self.work / f"timings-{self.n:03d}.json"
         base = [*self.data_cmd, "data", str(self.config), "--out", str(out), *self.no_progress]
-        r = run_measured(base + (["--timings", str(timings)] if self.timings else []), self.env, self.work, f"{self.n:03d}-data", self.cwd)
+        r = run_measured(
+            base + (["--timings", str(timings)] if self.timings else []),
+            self.env,
+            self.work,
+            f"{self.n:03d}-data",
+            self.cwd,
+        )
         if self.timings and r["rc"] == 2 and any(s in r["stderr"].lower() for s in UNKNOWN_OPTION):
             print("bench_scale: `data` does not know --timings (yet): totals only", file=sys.stderr)
             self.timings = False
@@ -259,7 +317,15 @@ class Runner:
 # ---------------------------------------------------------------------------------------
 def _git_head(folder: Path) -> str | None:
     try:
-        return subprocess.run(["git", "-C", str(folder), "log", "-1", "--format=%h"], capture_output=True, text=True, check=True).stdout.strip() or None
+        return (
+            subprocess.run(
+                ["git", "-C", str(folder), "log", "-1", "--format=%h"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+            or None
+        )
     except (OSError, subprocess.CalledProcessError):
         return None
 
@@ -267,7 +333,12 @@ def _git_head(folder: Path) -> str | None:
 def snapshot(rev: str, dest: Path) -> tuple[str, str]:
     """Unpack ``git archive REV`` of this checkout into ``dest``; return (dest, short commit)."""
     here = Path(__file__).resolve().parent.parent
-    commit = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", rev], capture_output=True, text=True, check=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(here), "rev-parse", "--short", rev],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     dest.mkdir(parents=True)
     archive = subprocess.Popen(["git", "-C", str(here), "archive", commit], stdout=subprocess.PIPE)
     subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout, check=True)
@@ -286,8 +357,16 @@ def _commit(src: str | None, src_commit: str | None = None) -> str:
         return f"{src_commit} (git archive of that commit)"
     if src:
         own = _git_head(Path(src)) if (Path(src) / ".git").exists() else None
-        return f"{own} (checkout {src})" if own else f"unknown (code from {src}; this checkout is at {head})"
-    dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--", "searchgen_nb"], capture_output=True, text=True).stdout.strip()
+        return (
+            f"{own} (checkout {src})"
+            if own
+            else f"unknown (code from {src}; this checkout is at {head})"
+        )
+    dirty = subprocess.run(
+        ["git", "-C", str(here), "status", "--porcelain", "--", "searchgen_nb"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     return head + (" (searchgen_nb/ modified in the work tree)" if dirty else "")
 
 
@@ -310,8 +389,11 @@ def bench(args: argparse.Namespace) -> dict:
         file_list = work / f"files-{key}.txt"
         t = time.perf_counter()
         sizes = list_result_files(config, file_list)
-        print(f"bench_scale: {config}: {sizes['n_prompts']} prompts × {sizes['n_models']} models = {sizes['n_pairs']} pairs, "
-              f"{sizes['n_files']} result files (listed in {time.perf_counter() - t:.1f} s)", file=sys.stderr)
+        print(
+            f"bench_scale: {config}: {sizes['n_prompts']} prompts × {sizes['n_models']} models = {sizes['n_pairs']} pairs, "
+            f"{sizes['n_files']} result files (listed in {time.perf_counter() - t:.1f} s)",
+            file=sys.stderr,
+        )
         runner = Runner(args, config, work, file_list)
         runner.floor(1)  # untimed: warms the page cache (and the interpreter's files)
         rounds = []
@@ -330,7 +412,9 @@ def bench(args: argparse.Namespace) -> dict:
             floor_wall = min(f1["wall_s"], f2["wall_s"])
             rnd = {
                 "round": i + 1,
-                "order": " → ".join("data" if s == "data" else f"floor{procs[0]}+{procs[1]}" for s in steps),
+                "order": " → ".join(
+                    "data" if s == "data" else f"floor{procs[0]}+{procs[1]}" for s in steps
+                ),
                 "loadavg_1min": load,
                 "floor1": f1,
                 "floor2": f2,
@@ -340,8 +424,15 @@ def bench(args: argparse.Namespace) -> dict:
                 "ratio": d["wall_s"] / floor_wall if d["rc"] == 0 else None,
             }
             rounds.append(rnd)
-            status = f"ratio {rnd['ratio']:.2f}" if rnd["ratio"] is not None else f"data FAILED (exit {d['rc']})"
-            print(f"bench_scale: round {i + 1}/{args.rounds}: floor {floor_wall:.2f} s, data {d['wall_s']:.2f} s, {status}", file=sys.stderr)
+            status = (
+                f"ratio {rnd['ratio']:.2f}"
+                if rnd["ratio"] is not None
+                else f"data FAILED (exit {d['rc']})"
+            )
+            print(
+                f"bench_scale: round {i + 1}/{args.rounds}: floor {floor_wall:.2f} s, data {d['wall_s']:.2f} s, {status}",
+                file=sys.stderr,
+            )
             if d["rc"] != 0:
                 print(d["stderr"], file=sys.stderr)
         res = summarise(args, config, sizes, rounds, runner.timings, runner.data_cmd)
@@ -357,7 +448,14 @@ def _med(xs):
     return statistics.median(xs) if xs else None
 
 
-def summarise(args, config: Path, sizes: dict, rounds: list[dict], timings_supported: bool, data_cmd: list[str]) -> dict:
+def summarise(
+    args,
+    config: Path,
+    sizes: dict,
+    rounds: list[dict],
+    timings_supported: bool,
+    data_cmd: list[str],
+) -> dict:
     ok = [r for r in rounds if r["data"]["rc"] == 0]
     n_pairs = sizes["n_pairs"]
     stages: dict[str, dict] = {}
@@ -369,25 +467,33 @@ def summarise(args, config: Path, sizes: dict, rounds: list[dict], timings_suppo
             s = stages.setdefault(name, {"wall_s": [], "cpu_s": []})
             s["wall_s"].append(v.get("wall_s"))
             s["cpu_s"].append(v.get("cpu_s"))
-    stage_med = {k: {"wall_s": _med(v["wall_s"]), "cpu_s": _med(v["cpu_s"])} for k, v in stages.items()}
+    stage_med = {
+        k: {"wall_s": _med(v["wall_s"]), "cpu_s": _med(v["cpu_s"])} for k, v in stages.items()
+    }
     agg_val = [k for k in stage_med if "aggreg" in k.lower() or "valid" in k.lower()]
     agg_val_s = None
     if agg_val:
         per_round = []
         for r in ok:
             st = (r["data"].get("timings") or {}).get("stages") or {}
-            per_round.append(sum(st[k]["wall_s"] for k in agg_val if k in st and st[k].get("wall_s") is not None))
+            per_round.append(
+                sum(st[k]["wall_s"] for k in agg_val if k in st and st[k].get("wall_s") is not None)
+            )
         agg_val_s = _med(per_round)
     summary = {
         "median_ratio": _med([r["ratio"] for r in rounds]),
         "ratios": [r["ratio"] for r in rounds],
         "floor_wall_s": _med([r["floor_wall_s"] for r in rounds]),
-        "floor1_cpu_us_per_file": _med([r["floor1"]["cpu_s"] / max(sizes["n_files"], 1) * 1e6 for r in rounds]),
+        "floor1_cpu_us_per_file": _med(
+            [r["floor1"]["cpu_s"] / max(sizes["n_files"], 1) * 1e6 for r in rounds]
+        ),
         "data_wall_s": _med([r["data"]["wall_s"] for r in ok]),
         "data_cpu_s": _med([r["data"]["cpu_s"] for r in ok]),
         "data_cpu_us_per_pair": _med([r["data"]["cpu_s"] / n_pairs * 1e6 for r in ok]),
         "data_peak_rss_mb": max((r["data"]["peak_rss_mb"] for r in ok), default=None),
-        "data_peak_rss_mb_reported": _med([(r["data"].get("timings") or {}).get("peak_rss_mb") for r in ok]),
+        "data_peak_rss_mb_reported": _med(
+            [(r["data"].get("timings") or {}).get("peak_rss_mb") for r in ok]
+        ),
         "stages": stage_med,
         "aggregate_validate_stages": agg_val,
         "aggregate_validate_wall_s": agg_val_s,
@@ -396,11 +502,24 @@ def summarise(args, config: Path, sizes: dict, rounds: list[dict], timings_suppo
     return {
         "config": str(config),
         "commit": _commit(args.src, getattr(args, "src_commit", None)),
-        "data_command": " ".join(data_cmd) + (f"  (PYTHONPATH={'<git archive ' + args.src_commit + '>' if args.src_commit else args.src})" if args.src else ""),
+        "data_command": " ".join(data_cmd)
+        + (
+            f"  (PYTHONPATH={'<git archive ' + args.src_commit + '>' if args.src_commit else args.src})"
+            if args.src
+            else ""
+        ),
         "timings_supported": timings_supported,
         "cpus": os.cpu_count(),
         "sizes": sizes,
-        "rounds": [{**r, "floor1": _strip(r["floor1"]), "floor2": _strip(r["floor2"]), "data": _strip(r["data"])} for r in rounds],
+        "rounds": [
+            {
+                **r,
+                "floor1": _strip(r["floor1"]),
+                "floor2": _strip(r["floor2"]),
+                "data": _strip(r["data"]),
+            }
+            for r in rounds
+        ],
         "summary": summary,
     }
 
@@ -463,20 +582,36 @@ def markdown(res: dict) -> str:
         f"| aggregation + validation wall ({', '.join(s['aggregate_validate_stages']) or 'no such stages'}) | {_f(agg, '.2f', ' s')} | ≤ 10 s at 1M — {_verdict((agg <= AGG_VAL_TARGET_S) if big and agg is not None else None)} |",
     ]
     if s["stages"]:
-        lines += ["", "| stage (from --timings, median) | wall | CPU | CPU per pair |", "|---|---:|---:|---:|"]
+        lines += [
+            "",
+            "| stage (from --timings, median) | wall | CPU | CPU per pair |",
+            "|---|---:|---:|---:|",
+        ]
         for name, v in s["stages"].items():
             per = None if v["cpu_s"] is None else v["cpu_s"] / n * 1e6
-            lines.append(f"| {name} | {_f(v['wall_s'], '.3f', ' s')} | {_f(v['cpu_s'], '.3f', ' s')} | {_f(per, '.1f', ' µs')} |")
+            lines.append(
+                f"| {name} | {_f(v['wall_s'], '.3f', ' s')} | {_f(v['cpu_s'], '.3f', ' s')} | {_f(per, '.1f', ' µs')} |"
+            )
     if s["failed_rounds"]:
-        lines += ["", f"**{s['failed_rounds']} round(s) failed** (exit code of `data` non-zero); see the JSON for the error."]
+        lines += [
+            "",
+            f"**{s['failed_rounds']} round(s) failed** (exit code of `data` non-zero); see the JSON for the error.",
+        ]
     return "\n".join(lines) + "\n"
 
 
 def compare(paths: list[str]) -> str:
     """Scaling across several ``--json`` results: CPU per pair flat ±20%, extra memory per pair ≤ 2 KB."""
-    res = sorted((json.loads(Path(p).read_text(encoding="utf-8")) for p in paths), key=lambda r: r["sizes"]["n_pairs"])
+    res = sorted(
+        (json.loads(Path(p).read_text(encoding="utf-8")) for p in paths),
+        key=lambda r: r["sizes"]["n_pairs"],
+    )
     base = res[0]
-    b_cpu, b_rss, b_n = base["summary"]["data_cpu_us_per_pair"], base["summary"]["data_peak_rss_mb"], base["sizes"]["n_pairs"]
+    b_cpu, b_rss, b_n = (
+        base["summary"]["data_cpu_us_per_pair"],
+        base["summary"]["data_peak_rss_mb"],
+        base["sizes"]["n_pairs"],
+    )
     lines = [
         "| pairs | rounds | data / floor (median) | data wall | CPU per pair | vs smallest (target ±20%) | peak RSS | extra memory per extra pair (target ≤ 2 KB) | agg + val | commit |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
@@ -489,7 +624,11 @@ def compare(paths: list[str]) -> str:
         extra = None
         if r is not base and s["data_peak_rss_mb"] is not None and b_rss is not None and n > b_n:
             extra = (s["data_peak_rss_mb"] - b_rss) * 1024 * 1024 / (n - b_n)
-        extra_cell = "—" if extra is None else f"{extra / 1024:.2f} KB {_verdict(extra <= EXTRA_BYTES_PER_PAIR)}"
+        extra_cell = (
+            "—"
+            if extra is None
+            else f"{extra / 1024:.2f} KB {_verdict(extra <= EXTRA_BYTES_PER_PAIR)}"
+        )
         lines.append(
             f"| {n:,} | {len(r['rounds'])} | {_f(s['median_ratio'], '.2f', '×')} | {_f(s['data_wall_s'], '.1f', ' s')} | "
             f"{_f(cpu, '.1f', ' µs')} | {dev_cell} | {_f(s['data_peak_rss_mb'], '.0f', ' MB')} | {extra_cell} | "
@@ -504,17 +643,41 @@ def main(argv: list[str] | None = None) -> int:
         return floor_main(argv[1], int(argv[2]))
     if argv[:1] == ["_measure"] and argv[2:3] == ["--"]:
         return measure_main(argv[1], argv[3:])
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("config", nargs="?", help="the release's YAML (e.g. one written by make_scale.py)")
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "config", nargs="?", help="the release's YAML (e.g. one written by make_scale.py)"
+    )
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     ap.add_argument("--json", dest="json_out", help="also write every figure as JSON here")
-    ap.add_argument("--workdir", default="/tmp/sgbench/runs", help="parent of the temporary output/timings/file-list folder")
-    ap.add_argument("--src", help="run `python -m searchgen_nb` with PYTHONPATH=SRC (e.g. a `git archive` of a commit) instead of the console script")
-    ap.add_argument("--rev", help="run the code of this git revision of the checkout (`git archive REV` unpacked into the work folder, "
-                    "then as --src): measures exactly one commit while the work tree changes")
-    ap.add_argument("--searchgen", help="the searchgen-nb command line to run (shell-quoted), instead of the console script")
-    ap.add_argument("--keep", action="store_true", help="keep the work folder (logs of every process)")
-    ap.add_argument("--compare", nargs="+", metavar="JSON", help="summarise several --json results (scaling targets)")
+    ap.add_argument(
+        "--workdir",
+        default="/tmp/sgbench/runs",
+        help="parent of the temporary output/timings/file-list folder",
+    )
+    ap.add_argument(
+        "--src",
+        help="run `python -m searchgen_nb` with PYTHONPATH=SRC (e.g. a `git archive` of a commit) instead of the console script",
+    )
+    ap.add_argument(
+        "--rev",
+        help="run the code of this git revision of the checkout (`git archive REV` unpacked into the work folder, "
+        "then as --src): measures exactly one commit while the work tree changes",
+    )
+    ap.add_argument(
+        "--searchgen",
+        help="the searchgen-nb command line to run (shell-quoted), instead of the console script",
+    )
+    ap.add_argument(
+        "--keep", action="store_true", help="keep the work folder (logs of every process)"
+    )
+    ap.add_argument(
+        "--compare",
+        nargs="+",
+        metavar="JSON",
+        help="summarise several --json results (scaling targets)",
+    )
     args = ap.parse_args(argv)
     if args.compare:
         sys.stdout.write(compare(args.compare))

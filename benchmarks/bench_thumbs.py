@@ -23,14 +23,19 @@ from PIL import Image
 from searchgen_nb.evidence import thumbnail
 
 RUN = "import sys; from searchgen_nb.cli import main; sys.argv[0] = 'searchgen-nb'; main()"
-NO_CACHE = ("import searchgen_nb.thumbs as t\n"  # the workers, forked, keep nothing
-            "t.MEMO = type('Forget', (dict,), {'__setitem__': lambda *a: None})()\n")
+NO_CACHE = (
+    "import searchgen_nb.thumbs as t\n"  # the workers, forked, keep nothing
+    "t.MEMO = type('Forget', (dict,), {'__setitem__': lambda *a: None})()\n"
+)
 
 
 def data_seconds(code: str, config: str, out: str) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code, "data", config, "--out", out, "--no-progress"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-c", code, "data", config, "--out", out, "--no-progress"],
+        check=True,
+        capture_output=True,
+    )
     return time.perf_counter() - start
 
 
@@ -49,8 +54,12 @@ def images(config: str) -> dict[str, bytes]:
     textured = np.clip(smooth + rng.normal(0, 12, smooth.shape), 0, 255).astype(np.uint8)
     noise = rng.integers(0, 256, (1024, 1024, 3), dtype=np.uint8)
     first = sorted(glob.glob(f"{Path(config).parent}/**/*.png", recursive=True))[0]
-    return {"release image": Path(first).read_bytes(), "1024 smooth": png(smooth),
-            "1024 textured": png(textured), "1024 noise": png(noise)}
+    return {
+        "release image": Path(first).read_bytes(),
+        "1024 smooth": png(smooth),
+        "1024 textured": png(textured),
+        "1024 noise": png(noise),
+    }
 
 
 def main() -> None:

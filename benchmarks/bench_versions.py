@@ -54,8 +54,10 @@ def main() -> int:
     env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", "PYTHONDONTWRITEBYTECODE": "1"}
     work = Path(tempfile.mkdtemp(prefix="bench-versions-"))
     try:
-        srcs = {rev: Path(snapshot(rev, work / f"src{i}")[0])
-                for i, rev in enumerate((args.old, args.new))}
+        srcs = {
+            rev: Path(snapshot(rev, work / f"src{i}")[0])
+            for i, rev in enumerate((args.old, args.new))
+        }
         out = work / "out"
         if args.command == "data":
             config = str(Path(args.config).resolve())

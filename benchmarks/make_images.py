@@ -46,8 +46,11 @@ def picture(seed: int) -> bytes:
         f = rng.uniform(0.003, 0.03, 3).astype(np.float32)
         phase = rng.uniform(0, 6.28, 2).astype(np.float32)
         centre = rng.uniform(0, SIZE, 2).astype(np.float32)
-        channels.append(128 + 70 * np.sin(f[0] * x + phase[0]) * np.cos(f[1] * y + phase[1])
-                        + 40 * np.sin(f[2] * np.hypot(x - centre[0], y - centre[1])))
+        channels.append(
+            128
+            + 70 * np.sin(f[0] * x + phase[0]) * np.cos(f[1] * y + phase[1])
+            + 40 * np.sin(f[2] * np.hypot(x - centre[0], y - centre[1]))
+        )
     pixels = np.stack(channels, -1) + rng.normal(0, 3.5, (SIZE, SIZE, 3)).astype(np.float32)
     buf = io.BytesIO()
     Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8)).save(buf, "PNG")
@@ -91,8 +94,13 @@ def make(out: Path, runs: Path, n_models: int, n_bases: int) -> dict:
     for n, path in enumerate(paths):
         path.write_bytes(distinct(bases[n % n_bases], n))
     sizes = [p.stat().st_size for p in paths]
-    return {"images": len(paths), "models": kept, "bytes": sum(sizes),
-            "min_bytes": min(sizes), "max_bytes": max(sizes)}
+    return {
+        "images": len(paths),
+        "models": kept,
+        "bytes": sum(sizes),
+        "min_bytes": min(sizes),
+        "max_bytes": max(sizes),
+    }
 
 
 def main() -> None:

@@ -86,7 +86,10 @@ class Demo:
         self.config_text = (folder / "release.yml").read_text(encoding="utf-8")
         self.config = yaml.safe_load(self.config_text)
         cfg = self.config
-        self.template: str = cfg.get("result_path", "{release_row}/{lane}/{source_id}/augmented_parsed_result_ffjudge_pp.json")
+        self.template: str = cfg.get(
+            "result_path",
+            "{release_row}/{lane}/{source_id}/augmented_parsed_result_ffjudge_pp.json",
+        )
         self.results_root = (folder / cfg["results_root"]).resolve()
         lines = (folder / cfg["dataset"]).read_bytes().split(b"\n")
         self.line_order: list[dict] = [json.loads(raw) for raw in lines if raw.strip()]
@@ -131,7 +134,10 @@ class Demo:
 
     def result_rel(self, release_row: str, sample_id: str, model: dict) -> str:
         return self.template.format(
-            release_row=release_row, sample_id=sample_id, lane=model.get("lane", "none"), source_id=model["source_id"]
+            release_row=release_row,
+            sample_id=sample_id,
+            lane=model.get("lane", "none"),
+            source_id=model["source_id"],
         )
 
 
@@ -150,12 +156,18 @@ class Plan:
         self.demo, self.kp, self.km, self.kt = demo, k_prompts, k_models, k_tags
         n = len(demo.prompts)
         # Prompts in sample_id order of the grown set decide the tag variant (i % K).
-        ids = [(p["sample_id"] + copy_suffix(c, "-"), c, j) for c in range(k_prompts) for j, p in enumerate(demo.prompts)]
+        ids = [
+            (p["sample_id"] + copy_suffix(c, "-"), c, j)
+            for c in range(k_prompts)
+            for j, p in enumerate(demo.prompts)
+        ]
         ids.sort()
         self.position = {(c, j): i for i, (_, c, j) in enumerate(ids)}
         self.n_prompts = n * k_prompts
         # Models: copy-major, the demo's order inside each copy (display order for ties).
-        self.models: list[tuple[str, dict, int, int]] = []  # (model_id, config, demo model index, copy)
+        self.models: list[
+            tuple[str, dict, int, int]
+        ] = []  # (model_id, config, demo model index, copy)
         for c in range(k_models):
             for j, (mid, m) in enumerate(demo.models):
                 cfg = json.loads(json.dumps(m))  # a deep, alias-free copy (YAML dump)
@@ -222,7 +234,9 @@ def _token(key: str, value: str) -> bytes:
     return f'"{key}": {json.dumps(value)}'.encode()
 
 
-def write_prompts_range(out: Path, plan: Plan, copies: list[int], worker: int, images: str) -> tuple[int, int]:
+def write_prompts_range(
+    out: Path, plan: Plan, copies: list[int], worker: int, images: str
+) -> tuple[int, int]:
     """Write the results of prompt copies ``copies`` (all models); return (result files, folders)."""
     demo = plan.demo
     root = str(out / "results")
@@ -269,8 +283,16 @@ def write_prompts_range(out: Path, plan: Plan, copies: list[int], worker: int, i
             return
         n_dirs += 1
 
-    models = [(m, j, c, _token("generator_name", demo.models[j][1]["source_id"]), _token("generator_name", m["source_id"]))
-              for _, m, j, c in plan.models]
+    models = [
+        (
+            m,
+            j,
+            c,
+            _token("generator_name", demo.models[j][1]["source_id"]),
+            _token("generator_name", m["source_id"]),
+        )
+        for _, m, j, c in plan.models
+    ]
     for c in copies:
         for j, dp in enumerate(demo.prompts):
             p = plan.prompt(c, j)
@@ -308,7 +330,9 @@ def _worker(args: tuple) -> tuple[int, int]:
 _PLAN: dict = {}
 
 
-def make_release(out: Path, k_prompts: int, k_models: int, k_tags: int, cache: Path, images: str, jobs: int) -> dict:
+def make_release(
+    out: Path, k_prompts: int, k_models: int, k_tags: int, cache: Path, images: str, jobs: int
+) -> dict:
     t0 = time.perf_counter()
     demo = Demo(ensure_demo(cache))
     plan = Plan(demo, k_prompts, k_models, k_tags)
@@ -327,20 +351,30 @@ def make_release(out: Path, k_prompts: int, k_models: int, k_tags: int, cache: P
         _PLAN["plan"] = plan
         chunks = [copies[w::jobs] for w in range(jobs)]
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            done = pool.map(_worker, [(str(out), ch, w, images) for w, ch in enumerate(chunks) if ch])
+            done = pool.map(
+                _worker, [(str(out), ch, w, images) for w, ch in enumerate(chunks) if ch]
+            )
         _PLAN.clear()
     else:
         done = [write_prompts_range(out, plan, copies, 0, images)]
     n_files = sum(d[0] for d in done)
     has_table = demo.paper_table is not None
     if has_table:
-        table = {mid: demo.paper_table[demo.models[j][0]] for mid, _, j, _ in plan.models if demo.models[j][0] in demo.paper_table}
-        (out / "paper_table.json").write_text(json.dumps(table, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        table = {
+            mid: demo.paper_table[demo.models[j][0]]
+            for mid, _, j, _ in plan.models
+            if demo.models[j][0] in demo.paper_table
+        }
+        (out / "paper_table.json").write_text(
+            json.dumps(table, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
     header = (
         f"# Scale release written by benchmarks/make_scale.py from the synthetic demo: prompts ×{k_prompts}, "
         f"models ×{k_models}, tags ×{k_tags}.\n# Every model name and score in it is invented. Regenerate, do not edit.\n"
     )
-    text = yaml.dump(plan.config(has_table), Dumper=_NoAliases, sort_keys=False, allow_unicode=True, width=200)
+    text = yaml.dump(
+        plan.config(has_table), Dumper=_NoAliases, sort_keys=False, allow_unicode=True, width=200
+    )
     (out / "release.yml").write_text(header + text, encoding="utf-8")
     summary = {
         "prompts_x": k_prompts,
@@ -360,16 +394,48 @@ def make_release(out: Path, k_prompts: int, k_models: int, k_tags: int, cache: P
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True, type=Path, help="release folder to write (must not exist; see --force)")
-    ap.add_argument("--prompts", type=int, default=1, metavar="K", help="demo prompts ×K (new sample_ids)")
-    ap.add_argument("--models", type=int, default=1, metavar="K", help="demo models ×K (new model ids / source_ids)")
-    ap.add_argument("--tags", type=int, default=1, metavar="K", help="every tag split into K variants")
-    ap.add_argument("--demo-cache", type=Path, default=Path(DEFAULT_CACHE), help=f"where the demo is written once (default {DEFAULT_CACHE})")
-    ap.add_argument("--images", choices=("link", "copy", "needed"), default="link",
-                    help="images beside results: hard links into a pool (default), one file each, or only where no result is")
-    ap.add_argument("--jobs", type=int, default=1, help="processes writing files (split by prompt copy)")
-    ap.add_argument("--force", action="store_true", help=f"replace --out if it holds a previous scale release ({MARKER})")
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        help="release folder to write (must not exist; see --force)",
+    )
+    ap.add_argument(
+        "--prompts", type=int, default=1, metavar="K", help="demo prompts ×K (new sample_ids)"
+    )
+    ap.add_argument(
+        "--models",
+        type=int,
+        default=1,
+        metavar="K",
+        help="demo models ×K (new model ids / source_ids)",
+    )
+    ap.add_argument(
+        "--tags", type=int, default=1, metavar="K", help="every tag split into K variants"
+    )
+    ap.add_argument(
+        "--demo-cache",
+        type=Path,
+        default=Path(DEFAULT_CACHE),
+        help=f"where the demo is written once (default {DEFAULT_CACHE})",
+    )
+    ap.add_argument(
+        "--images",
+        choices=("link", "copy", "needed"),
+        default="link",
+        help="images beside results: hard links into a pool (default), one file each, or only where no result is",
+    )
+    ap.add_argument(
+        "--jobs", type=int, default=1, help="processes writing files (split by prompt copy)"
+    )
+    ap.add_argument(
+        "--force",
+        action="store_true",
+        help=f"replace --out if it holds a previous scale release ({MARKER})",
+    )
     args = ap.parse_args(argv)
     if min(args.prompts, args.models, args.tags, args.jobs) < 1:
         ap.error("every factor and --jobs must be ≥ 1")
@@ -381,7 +447,9 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"{out} exists and holds no scale release; refusing to delete it")
         print(f"make_scale: removing {out}", file=sys.stderr)
         shutil.rmtree(out)
-    summary = make_release(out, args.prompts, args.models, args.tags, args.demo_cache.resolve(), args.images, args.jobs)
+    summary = make_release(
+        out, args.prompts, args.models, args.tags, args.demo_cache.resolve(), args.images, args.jobs
+    )
     print(
         f"make_scale: {out}: {summary['n_prompts']} prompts × {summary['n_models']} models = {summary['n_pairs']} pairs, "
         f"{summary['n_result_files']} result files, in {summary['seconds']} s (config: {out / 'release.yml'})"

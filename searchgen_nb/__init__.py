@@ -7,11 +7,13 @@ def _version() -> str:
     """The version written once, in pyproject.toml: from the installed metadata, or (a source
     tree that was never installed) from the pyproject.toml beside the package."""
     from importlib import metadata
+
     try:
         return metadata.version("searchgen-nb")
     except metadata.PackageNotFoundError:
         import tomllib
         from pathlib import Path
+
         try:
             with open(Path(__file__).resolve().parent.parent / "pyproject.toml", "rb") as f:
                 return tomllib.load(f)["project"]["version"]

@@ -8,10 +8,21 @@ from fractions import Fraction
 
 import numpy as np
 
-from searchgen_nb.constants import ARTIFACTS, COMPONENTS, EXCLUDE, PARTITION_KEYS, STATUSES
-from searchgen_nb.constants import ZERO_FILL
-from searchgen_nb.numeric import (coverage_values, exact_mean, half_up_units, public_units,
-                                  public_values)
+from searchgen_nb.constants import (
+    ARTIFACTS,
+    COMPONENTS,
+    EXCLUDE,
+    PARTITION_KEYS,
+    STATUSES,
+    ZERO_FILL,
+)
+from searchgen_nb.numeric import (
+    coverage_values,
+    exact_mean,
+    half_up_units,
+    public_units,
+    public_values,
+)
 from searchgen_nb.table import OVERALL_9, OVERALL_10, SCORED_CODE, ReleaseTable
 
 
@@ -38,8 +49,10 @@ def prompt_groups(prompts: list[dict]) -> dict[str, dict[str, np.ndarray]]:
             for t in dict.fromkeys(r[f"{kind}s"]):
                 groups.setdefault(t, []).append(i)
     out = {"stratum": strata, **{kind: dict(sorted(by.items())) for kind, by in tags.items()}}
-    return {kind: {g: np.asarray(idx, dtype=np.int64) for g, idx in groups.items()}
-            for kind, groups in out.items()}
+    return {
+        kind: {g: np.asarray(idx, dtype=np.int64) for g, idx in groups.items()}
+        for kind, groups in out.items()
+    }
 
 
 GROUP_BLOCK = 64  # groups per block of the membership matrix (block × n_prompts × 8 bytes)
@@ -65,8 +78,9 @@ def group_stats(table: ReleaseTable, members: list[np.ndarray]) -> tuple[np.ndar
     return tuple(o.reshape(len(members), n_models, -1) for o in out)
 
 
-def group_rows(table: ReleaseTable, models: list[ModelMeta], members: list[np.ndarray],
-               decimals: int) -> list[list[dict]]:
+def group_rows(
+    table: ReleaseTable, models: list[ModelMeta], members: list[np.ndarray], decimals: int
+) -> list[list[dict]]:
     """Unranked leaderboard rows ``rows[g][m]`` (public 0–100) of every model (in the table's
     order) in every group (data contract, § Aggregation over a group of prompts; § Artifacts)."""
     sums, present, status = group_stats(table, members)
@@ -90,13 +104,22 @@ def group_rows(table: ReleaseTable, models: list[ModelMeta], members: list[np.nd
         pub, st = [None if v != v else v for v in public[g][k]], status_int[g][k]
         nt, ns = sum(st), st[SCORED_CODE]
         return {
-            "model_id": model.model_id, "display_name": model.display_name, "type": model.type,
-            "missing_policy": model.missing_policy, "n_total": nt, "n_scored": ns,
+            "model_id": model.model_id,
+            "display_name": model.display_name,
+            "type": model.type,
+            "missing_policy": model.missing_policy,
+            "n_total": nt,
+            "n_scored": ns,
             "n_included": ns if model.missing_policy == EXCLUDE else nt,
-            "coverage": coverage[g][k], "overall_9": pub[OVERALL_9], "overall_10": pub[OVERALL_10],
+            "coverage": coverage[g][k],
+            "overall_9": pub[OVERALL_9],
+            "overall_10": pub[OVERALL_10],
             "components": dict(zip(COMPONENTS, pub[:OVERALL_10])),
             "component_counts": dict(zip(COMPONENTS, counts_int[g][k][:OVERALL_10])),
-            "status_counts": dict(zip(STATUSES, st)), "rank": None, "ranked": False}
+            "status_counts": dict(zip(STATUSES, st)),
+            "rank": None,
+            "ranked": False,
+        }
 
     return [[row(g, k, model) for k, model in enumerate(models)] for g in range(len(members))]
 
@@ -108,25 +131,43 @@ def _covered(row: dict, min_ranking_coverage: Decimal) -> bool:
     return row["n_total"] > 0 and Fraction(row["n_scored"], row["n_total"]) >= threshold
 
 
-def rank_rows(rows: list[dict], model_order: list[str], min_ranking_coverage: Decimal,
-              pending: frozenset[str] = frozenset()) -> list[dict]:
+def rank_rows(
+    rows: list[dict],
+    model_order: list[str],
+    min_ranking_coverage: Decimal,
+    pending: frozenset[str] = frozenset(),
+) -> list[dict]:
     """Rank and sort (§ Coverage and ranking): ranked rows by Overall-9 descending, ties by
     model_id; then the unranked, N/A last, ties in config order."""
     pos = {m: i for i, m in enumerate(model_order)}
-    ranked = sorted((r for r in rows if r["overall_9"] is not None and r["model_id"] not in pending
-                     and _covered(r, min_ranking_coverage)),
-                    key=lambda r: (-r["overall_9"], r["model_id"]))
+    ranked = sorted(
+        (
+            r
+            for r in rows
+            if r["overall_9"] is not None
+            and r["model_id"] not in pending
+            and _covered(r, min_ranking_coverage)
+        ),
+        key=lambda r: (-r["overall_9"], r["model_id"]),
+    )
     ranked_ids = {r["model_id"] for r in ranked}
-    unranked = sorted((r for r in rows if r["model_id"] not in ranked_ids), key=lambda r: (
-        r["overall_9"] is None, -(r["overall_9"] or 0.0), pos[r["model_id"]]))
+    unranked = sorted(
+        (r for r in rows if r["model_id"] not in ranked_ids),
+        key=lambda r: (r["overall_9"] is None, -(r["overall_9"] or 0.0), pos[r["model_id"]]),
+    )
     for i, r in enumerate(ranked + unranked, start=1):
         r["rank"], r["ranked"] = (i, True) if i <= len(ranked) else (None, False)
     return ranked + unranked
 
 
-def leaderboards(table: ReleaseTable, models: list[ModelMeta], min_ranking_coverage: Decimal,
-                 decimals: int, config_order: list[str] | None = None,
-                 slices: dict[str, np.ndarray] | None = None) -> dict[str, object]:
+def leaderboards(
+    table: ReleaseTable,
+    models: list[ModelMeta],
+    min_ranking_coverage: Decimal,
+    decimals: int,
+    config_order: list[str] | None = None,
+    slices: dict[str, np.ndarray] | None = None,
+) -> dict[str, object]:
     """The leaderboard artifacts by file name (§ Artifacts; § Named evaluation slices): every
     board of every slice (``{name: prompt indices}``, default ``full_<n>``), the v1.0 files of
     the slice of every prompt; ``config_order``: the order of unranked ties."""
@@ -149,8 +190,9 @@ def leaderboards(table: ReleaseTable, models: list[ModelMeta], min_ranking_cover
                 names.append((name, kind, g))
                 members.append(idx[local])
     rows = group_rows(table, models, members, decimals)
-    by_slice = {name: {"overall": None, "strata": {}, "domains": {}, "failure_modes": {}}
-                for name in slices}
+    by_slice = {
+        name: {"overall": None, "strata": {}, "domains": {}, "failure_modes": {}} for name in slices
+    }
     key = {"stratum": "strata", "domain": "domains", "failure_mode": "failure_modes"}
     for (name, kind, g), group in zip(names, rows):
         ranked = rank_rows([group[k] for k in order], config_order, min_ranking_coverage, pending)

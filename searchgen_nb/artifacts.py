@@ -32,8 +32,9 @@ def dumps(obj: object) -> str:
             return {k: plain(v) for k, v in o.items()}
         return [plain(v) for v in o] if isinstance(o, (list, tuple)) else o
 
-    return json.dumps(plain(obj), sort_keys=True, indent=2, ensure_ascii=False,
-                      allow_nan=False) + "\n"
+    return (
+        json.dumps(plain(obj), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    )
 
 
 @contextlib.contextmanager
@@ -54,8 +55,12 @@ def write_jsonl(path: Path, rows) -> str:
     h = hashlib.sha256()
     with writing(path), open(path, "wb") as fh:
         for r in rows:
-            data = json.dumps(r, allow_nan=False, separators=(",", ":"), sort_keys=True,
-                              ensure_ascii=False).encode("utf-8") + b"\n"
+            data = (
+                json.dumps(
+                    r, allow_nan=False, separators=(",", ":"), sort_keys=True, ensure_ascii=False
+                ).encode("utf-8")
+                + b"\n"
+            )
             h.update(data)
             fh.write(data)
     return h.hexdigest()
@@ -80,8 +85,10 @@ def source_date_epoch() -> int | None:
     if not raw:
         return None
     if not (raw.isascii() and raw.isdigit()) or int(raw) > 253402300799:
-        raise ConfigError(f"environment: SOURCE_DATE_EPOCH={excerpt(raw, 40)!s} is not a Unix "
-                          "timestamp (whole seconds since 1970, at most year 9999)")
+        raise ConfigError(
+            f"environment: SOURCE_DATE_EPOCH={excerpt(raw, 40)!s} is not a Unix "
+            "timestamp (whole seconds since 1970, at most year 9999)"
+        )
     return int(raw)
 
 
@@ -89,8 +96,8 @@ def generated_at() -> str:
     """ISO-8601 UTC timestamp: ``SOURCE_DATE_EPOCH`` when set (reproducible builds), else now."""
     epoch = source_date_epoch()
     if epoch is None:
-        return dt.datetime.now(tz=dt.timezone.utc).replace(microsecond=0).isoformat()
-    return dt.datetime.fromtimestamp(epoch, tz=dt.timezone.utc).isoformat()
+        return dt.datetime.now(tz=dt.UTC).replace(microsecond=0).isoformat()
+    return dt.datetime.fromtimestamp(epoch, tz=dt.UTC).isoformat()
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -141,8 +148,10 @@ def held_signals():
         yield
         return
     caught: list[int] = []
-    saved = {s: signal.signal(s, lambda signum, frame: caught.append(signum))
-             for s in (signal.SIGINT, signal.SIGTERM)}
+    saved = {
+        s: signal.signal(s, lambda signum, frame: caught.append(signum))
+        for s in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         yield
     finally:

@@ -5,9 +5,20 @@ contract (§ Release config); ``benchmarks/bench_bounds.py`` measures what they 
 from dataclasses import dataclass, replace
 
 from searchgen_nb.config import ReleaseConfig
-from searchgen_nb.constants import (ALL_PAIRS_MAX_MODELS, CELL_BYTES, MAX_COMPARISONS,
-                                    MAX_DRAW_SUMS, MAX_PAIRS, MAX_PUBLISHED_BYTES, MAX_ROW_PROMPTS,
-                                    MAX_ROWS, MAX_VALUES, PAIR_BYTES, PARTITION_KEYS, ROW_BYTES)
+from searchgen_nb.constants import (
+    ALL_PAIRS_MAX_MODELS,
+    CELL_BYTES,
+    MAX_COMPARISONS,
+    MAX_DRAW_SUMS,
+    MAX_PAIRS,
+    MAX_PUBLISHED_BYTES,
+    MAX_ROW_PROMPTS,
+    MAX_ROWS,
+    MAX_VALUES,
+    PAIR_BYTES,
+    PARTITION_KEYS,
+    ROW_BYTES,
+)
 from searchgen_nb.errors import ConfigError
 
 # The bounds (MAX_*) are those of :mod:`searchgen_nb.constants`, which the gate reads too.
@@ -17,6 +28,7 @@ _GROW_WITH_B = ("values", "comparisons", "draw_sums")
 @dataclass(frozen=True)
 class Work:
     """The size of a release: prompts, models, tags, slices and bootstrap replicates."""
+
     n_prompts: int
     n_models: int
     n_tags: int  # distinct domain and failure-mode tags: one group each
@@ -30,10 +42,14 @@ class Work:
     ranked_groups = property(lambda self: 1 + len(PARTITION_KEYS) + self.n_slices)
     values = property(lambda self: self.n_bootstrap * self.groups * self.n_models)
     comparisons = property(lambda self: self.n_bootstrap * self.ranked_groups * self.tested)
-    draw_sums = property(lambda self: self.n_bootstrap * self.n_models
-                         * (self.memberships + self.n_prompts * self.groups))
-    rows = property(lambda self: (1 + self.n_slices) * (1 + len(PARTITION_KEYS) + self.n_tags)
-                    * self.n_models)
+    draw_sums = property(
+        lambda self: (
+            self.n_bootstrap * self.n_models * (self.memberships + self.n_prompts * self.groups)
+        )
+    )
+    rows = property(
+        lambda self: (1 + self.n_slices) * (1 + len(PARTITION_KEYS) + self.n_tags) * self.n_models
+    )
     pairs = property(lambda self: self.n_prompts * self.n_models)
     row_prompts = property(lambda self: self.rows * self.n_prompts)
 
@@ -75,8 +91,11 @@ class Work:
              f"uncertainty.json would take about {self.published_bytes / 2**20:,.0f} MiB"),
         ]  # fmt: skip
         out, one = [], replace(self, n_bootstrap=1)  # the figures that grow with B: linear in it
-        largest = min(bound // max(getattr(one, name), 1)
-                      for name, bound, _, _ in figures if name in _GROW_WITH_B)
+        largest = min(
+            bound // max(getattr(one, name), 1)
+            for name, bound, _, _ in figures
+            if name in _GROW_WITH_B
+        )
         for name, bound, other, said in figures:  # other: the change besides a smaller B
             if getattr(self, name) > bound:
                 shown = f"{bound / 2**20:,.0f} MiB" if name == "published_bytes" else f"{bound:,}"
@@ -89,11 +108,18 @@ class Work:
 def measure(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
     """The :class:`Work` of a release's prompt records and ``{slice: prompt indices}``."""
     from searchgen_nb.aggregate import prompt_groups
+
     groups = prompt_groups(prompts)
     n_tags = len(groups["domain"]) + len(groups["failure_mode"])
     in_groups = [len(idx) for kind in (*groups.values(), members) for idx in kind.values()]
-    return Work(len(prompts), len(cfg.models), n_tags, len(members), sum(in_groups),
-                cfg.uncertainty.n_bootstrap)
+    return Work(
+        len(prompts),
+        len(cfg.models),
+        n_tags,
+        len(members),
+        sum(in_groups),
+        cfg.uncertainty.n_bootstrap,
+    )
 
 
 def preflight(cfg: ReleaseConfig, prompt_set) -> Work:
@@ -102,13 +128,15 @@ def preflight(cfg: ReleaseConfig, prompt_set) -> Work:
     (:func:`searchgen_nb.slices.refuse_empty`; each figure named, with the setting to change)."""
     from searchgen_nb.records import prompt_record
     from searchgen_nb.slices import refuse_empty, slice_members, slice_specs
+
     prompts = [prompt_record(p, i) for i, p in enumerate(prompt_set.prompts)]
     specs = slice_specs(cfg.slices, len(prompts))
     members = slice_members(prompts, specs)
     refuse_empty(specs, members, cfg.config_path)
     work = measure(cfg, prompts, members)
     if work.problems():
-        raise ConfigError(f"config {cfg.config_path}: the release asks for more work than this "
-                          "version bounds (data contract, § Release config): "
-                          + "; ".join(work.problems()))
+        raise ConfigError(
+            f"config {cfg.config_path}: the release asks for more work than this "
+            "version bounds (data contract, § Release config): " + "; ".join(work.problems())
+        )
     return work

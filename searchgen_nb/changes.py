@@ -12,7 +12,7 @@ from searchgen_nb.errors import ConfigError
 from searchgen_nb.numeric import exact_mean
 from searchgen_nb.published import Published, bootstrap_settings, not_compared, shown
 from searchgen_nb.table import OVERALL_9, ReleaseTable
-from searchgen_nb.uncertainty import Bootstrap, GroupDef, intervals, half_up_signed
+from searchgen_nb.uncertainty import Bootstrap, GroupDef, half_up_signed, intervals
 
 #: Prompt fields that are not metadata (never reported as a metadata change).
 _NOT_METADATA = ("models", "prompt_index")
@@ -33,24 +33,32 @@ def _delta(after: float | None, before: float | None, decimals: tuple[int, int])
 
 def first_release() -> dict:
     """``changes.json`` of a release without ``previous_release``."""
-    return {"first_release": True, "previous": None, "groups": {}, "pairs": [],
-            "models": {"added": [], "removed": [], "changed": []},
-            "prompts": {"added": [], "removed": [], "metadata_changed": []},
-            "paired_bootstrap": None}
+    return {
+        "first_release": True,
+        "previous": None,
+        "groups": {},
+        "pairs": [],
+        "models": {"added": [], "removed": [], "changed": []},
+        "prompts": {"added": [], "removed": [], "metadata_changed": []},
+        "paired_bootstrap": None,
+    }
 
 
 def compare(old_folder: Path | Published, new_folder: Path | Published) -> dict:
     """``changes.json`` from a previous release's folder to a new one. :class:`ConfigError` for
     releases of two benchmarks or data origins; ``KeyError``/``ValueError`` only for folders
     that :func:`check_previous` refuses."""
-    old, new = (r if isinstance(r, Published) else Published(Path(r))
-                for r in (old_folder, new_folder))
+    old, new = (
+        r if isinstance(r, Published) else Published(Path(r)) for r in (old_folder, new_folder)
+    )
     om, nm = old.manifest, new.manifest
     for key in ("benchmark", "data_origin"):
         if om.get(key) != nm.get(key):
             a, b = shown(om.get(key)), shown(nm.get(key))
-            raise ConfigError(f"{old.folder} is a release of {key} {a}, {new.folder} of {key} {b}: "
-                              + not_compared(key))
+            raise ConfigError(
+                f"{old.folder} is a release of {key} {a}, {new.folder} of {key} {b}: "
+                + not_compared(key)
+            )
     old_models, new_models = om["model_order"], nm["model_order"]
     common = [m for m in new_models if m in old_models]
     orec, nrec = ({r["sample_id"]: r for r in x.records} for x in (old, new))
@@ -101,17 +109,24 @@ def _pair_changes(orec: dict, nrec: dict, models: list[str], shared: list[str]) 
         for sid in shared:
             a, b = orec[sid]["models"][m], nrec[sid]["models"][m]
             if a["status"] != b["status"] or a["overall_9_raw"] != b["overall_9_raw"]:
-                out.append({"model_id": m, "sample_id": sid,
-                            "status_before": a["status"], "status_after": b["status"],
-                            "overall_9_before": a["overall_9_raw"],
-                            "overall_9_after": b["overall_9_raw"]})
+                out.append(
+                    {
+                        "model_id": m,
+                        "sample_id": sid,
+                        "status_before": a["status"],
+                        "status_after": b["status"],
+                        "overall_9_before": a["overall_9_raw"],
+                        "overall_9_after": b["overall_9_raw"],
+                    }
+                )
     return out
 
 
 def _group_changes(old: Published, new: Published, models: list[str]) -> dict[str, dict]:
     """``{group: {model: cell}}`` for every group of either release."""
-    decimals = tuple(r.manifest.get("scoring", {}).get("public_rounding_decimals")
-                     for r in (old, new))
+    decimals = tuple(
+        r.manifest.get("scoring", {}).get("public_rounding_decimals") for r in (old, new)
+    )
     groups: dict[str, dict] = {}
     for key in sorted(set(old.groups) | set(new.groups)):
         before = {r["model_id"]: r for r in old.groups.get(key, [])}
@@ -133,20 +148,32 @@ def paired_bootstrap(old: Published, new: Published, models: list[str], shared: 
     release's settings (data contract, § Uncertainty: the stratified prompt bootstrap)."""
     cfg = bootstrap_settings(new.manifest)
     decimals = new.manifest["scoring"]["public_rounding_decimals"]
-    head = {"n_bootstrap": cfg.n_bootstrap, "seed": cfg.seed, "confidence": float(cfg.confidence),
-            "n_common_prompts": len(shared), "models": {}}
+    head = {
+        "n_bootstrap": cfg.n_bootstrap,
+        "seed": cfg.seed,
+        "confidence": float(cfg.confidence),
+        "n_common_prompts": len(shared),
+        "models": {},
+    }
     if not models or not shared:
         return head
     # both releases' columns of the common prompts side by side: models m\0old, then m\0new
-    sides = [("old", old, {x["sample_id"]: x for x in old.records}),
-             ("new", new, {x["sample_id"]: x for x in new.records})]
+    sides = [
+        ("old", old, {x["sample_id"]: x for x in old.records}),
+        ("new", new, {x["sample_id"]: x for x in new.records}),
+    ]
     ids = [f"{m}\u0000{side}" for side, _, _ in sides for m in models]
     rows = [{**sides[1][2][s], "models": {f"{m}\u0000{side}": rec[s]["models"][m]
                                           for side, _, rec in sides for m in models}}
             for s in shared]  # fmt: skip
     table = ReleaseTable.from_records(rows, ids)
-    zero_fill = np.array([r.manifest["models"][m]["missing_policy"] == "zero_fill"
-                          for _, r, _ in sides for m in models])
+    zero_fill = np.array(
+        [
+            r.manifest["models"][m]["missing_policy"] == "zero_fill"
+            for _, r, _ in sides
+            for m in models
+        ]
+    )
     cis = _paired_intervals(table, zero_fill, cfg, decimals) if cfg.n_bootstrap else None
     for k, m in enumerate(models):
         means = [_overall_9_mean(table, row, zero_fill[row]) for row in (k, len(models) + k)]
@@ -161,8 +188,11 @@ def _paired_intervals(table: ReleaseTable, zero_fill: np.ndarray, cfg, decimals:
     boot = Bootstrap(table, zero_fill, [GroupDef("all:All", np.arange(table.n_prompts))], cfg)
     q, n = boot.q["overall_9"][0], table.n_models // 2
     d = q[:, n:] - q[:, :n]
-    tol = (boot.tolerance(0, np.nan_to_num(q[:, n:])) + boot.tolerance(0, np.nan_to_num(q[:, :n]))
-           + np.abs(np.nan_to_num(d)) * 2.0**-52)
+    tol = (
+        boot.tolerance(0, np.nan_to_num(q[:, n:]))
+        + boot.tolerance(0, np.nan_to_num(q[:, :n]))
+        + np.abs(np.nan_to_num(d)) * 2.0**-52
+    )
 
     def exact_d(k, reps):
         new, old = boot.exact("overall_9", 0, n + k, reps), boot.exact("overall_9", 0, k, reps)

@@ -9,8 +9,12 @@ from searchgen_nb.numeric import decimal_text
 from searchgen_nb.untrusted import md_code, md_text
 
 TITLE = "## What changed"
-_KIND_LABEL = {"stratum": "", "domain": "domain ", "failure_mode": "failure mode ",
-               "slice": "slice "}
+_KIND_LABEL = {
+    "stratum": "",
+    "domain": "domain ",
+    "failure_mode": "failure mode ",
+    "slice": "slice ",
+}
 #: At most this many groups of a model, prompts of a fact, are named (then "and N more").
 MAX_GROUPS, MAX_PROMPTS = 8, 10
 
@@ -93,8 +97,12 @@ def markdown(ch: dict, names: dict | None = None, policies: dict | None = None) 
         for m, c in cells.items():
             if key in both and score_changed(c):
                 changed.setdefault(m, []).append((key, c))
-    facts = [*_roster_facts(ch, who), *_score_facts(ch, changed, who),
-             *_rank_facts(ch, both, changed, who), *_pair_facts(ch, who, policies or {})]
+    facts = [
+        *_roster_facts(ch, who),
+        *_score_facts(ch, changed, who),
+        *_rank_facts(ch, both, changed, who),
+        *_pair_facts(ch, who, policies or {}),
+    ]
     nothing = ["- Nothing changed: same models, prompts, statuses and scores."]
     return "\n".join([TITLE, "", *(facts or nothing), *_tables(ch, changed, names)]) + "\n"
 
@@ -156,8 +164,10 @@ def _rank_facts(ch: dict, both: set, changed: dict, who) -> list[str]:
         if named:
             named.sort(key=lambda mc: mc[1]["rank_after"] or 1e9)
             shown = ", ".join(f"{who(m)} {_arrow(c)}" for m, c in named)
-            others = sorted((mc for mc in moves if mc not in named),
-                            key=lambda mc: (mc[1]["rank_after"] or 1e9, mc[0]))
+            others = sorted(
+                (mc for mc in moves if mc not in named),
+                key=lambda mc: (mc[1]["rank_after"] or 1e9, mc[0]),
+            )
             more = "; moved with it: " + ", ".join(f"{who(m)} {_arrow(c)}" for m, c in others)
             more = more if others else ""
             lines.append(f"- Rank change in {_group_label(key)}: {shown}{more}")
@@ -204,8 +214,15 @@ def _tables(ch: dict, changed: dict, names: dict) -> list[str]:
     """The tables of score changes and of prompt × model changes."""
     lines = []
     if changed:
-        head = ("group", "model", "Overall-9 before (0–100)", "after (0–100)", "Δ (0–100)",
-                "rank before", "rank after")
+        head = (
+            "group",
+            "model",
+            "Overall-9 before (0–100)",
+            "after (0–100)",
+            "Δ (0–100)",
+            "rank before",
+            "rank after",
+        )
         lines += ["", "### Score changes", "", _row(*head), "|---|---|---:|---:|---:|---:|---:|"]
         for m in sorted(changed):
             for key, c in sorted(changed[m], key=lambda kc: (kc[0] != "all:All", *_by_size(kc))):
@@ -215,8 +232,14 @@ def _tables(ch: dict, changed: dict, names: dict) -> list[str]:
                 group, name = _group_label(key, True), md_text(names.get(m, m), True)
                 lines.append(_row(group, name, *values, _fmt(c["delta"], True), *ranks))
     if ch["pairs"]:
-        head = ("model", "sample_id", "status before", "status after",
-                "raw Overall-9 before (0–3)", "after (0–3)")
+        head = (
+            "model",
+            "sample_id",
+            "status before",
+            "status after",
+            "raw Overall-9 before (0–3)",
+            "after (0–3)",
+        )
         lines += ["", "### Prompt × model changes", "", _row(*head), "|---|---|---|---|---:|---:|"]
         for p in ch["pairs"]:
             name = names.get(p["model_id"], p["model_id"])

@@ -19,8 +19,11 @@ FILE = click.Path(dir_okay=False)
 FOLDER = click.Path(file_okay=False)
 EXISTING_FOLDER = click.Path(file_okay=False, exists=True)
 #: What a command interrupted leaves behind (default: nothing was written).
-_LEFT = {"data": "nothing was published", "release": "nothing was published",
-         "demo": "the demo folder may be incomplete"}
+_LEFT = {
+    "data": "nothing was published",
+    "release": "nothing was published",
+    "demo": "the demo folder may be incomplete",
+}
 
 
 def _fail(step: str, why: object, code: int = 1) -> None:
@@ -54,23 +57,44 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("config", type=FILE)
-@click.option("--out", "out_dir", required=True, type=FOLDER,
-              help="Folder that receives the artifacts (replaced atomically; only an empty "
-              "folder or one that data wrote is replaced).")
-@click.option("--progress/--no-progress", default=None,
-              help="Progress bar (default: only on a terminal).")
-@click.option("--timings", "timings_path", type=FILE, default=None,
-              help="Write per-stage wall/CPU seconds and peak RSS as JSON here (benchmarks).")
-@click.option("--thumb-cache", type=FOLDER, default=None,
-              help="Keep the thumbnails in this folder, so that the next run decodes only the "
-              "images that changed (default: $SEARCHGEN_THUMB_CACHE, else no cache).")
-def data(config: str, out_dir: str, progress: bool | None, timings_path: str | None,
-         thumb_cache: str | None) -> None:
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=FOLDER,
+    help="Folder that receives the artifacts (replaced atomically; only an empty "
+    "folder or one that data wrote is replaced).",
+)
+@click.option(
+    "--progress/--no-progress", default=None, help="Progress bar (default: only on a terminal)."
+)
+@click.option(
+    "--timings",
+    "timings_path",
+    type=FILE,
+    default=None,
+    help="Write per-stage wall/CPU seconds and peak RSS as JSON here (benchmarks).",
+)
+@click.option(
+    "--thumb-cache",
+    type=FOLDER,
+    default=None,
+    help="Keep the thumbnails in this folder, so that the next run decodes only the "
+    "images that changed (default: $SEARCHGEN_THUMB_CACHE, else no cache).",
+)
+def data(
+    config: str,
+    out_dir: str,
+    progress: bool | None,
+    timings_path: str | None,
+    thumb_cache: str | None,
+) -> None:
     """Extract, aggregate and validate CONFIG's release; write the artifacts to --out."""
     from searchgen_nb.artifacts import source_date_epoch
     from searchgen_nb.config import load_config
-    from searchgen_nb.pipeline import inputs, run_data
     from searchgen_nb.out_checks import check_no_dangling_link, check_output_file
+    from searchgen_nb.pipeline import inputs, run_data
+
     check_no_dangling_link(out_dir, "--out")
     if timings_path:
         check_no_dangling_link(timings_path, "--timings")
@@ -83,31 +107,53 @@ def data(config: str, out_dir: str, progress: bool | None, timings_path: str | N
     result = run_data(cfg, out_dir, progress, thumb_cache)
     counts = result.extraction
     if timings_path:  # a failure is said, not fatal: the release is published
-        rss = max(resource.getrusage(w).ru_maxrss
-                  for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-        stats = {"n_pairs": counts.table.n_prompts * counts.table.n_models,
-                 "stages": result.timings, "peak_rss_mb": round(rss / 1024, 1)}
+        rss = max(
+            resource.getrusage(w).ru_maxrss
+            for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        )
+        stats = {
+            "n_pairs": counts.table.n_prompts * counts.table.n_models,
+            "stages": result.timings,
+            "peak_rss_mb": round(rss / 1024, 1),
+        }
         try:
             Path(timings_path).write_text(json.dumps(stats, indent=1) + "\n")
         except OSError as exc:
-            click.echo(f"searchgen-nb data: published {result.out_dir}, but --timings "
-                       f"{Path(timings_path)} could not be written: {exc.strerror or exc}",
-                       err=True)
-    click.echo(f"searchgen-nb data: wrote {counts.table.n_prompts} prompts × {len(cfg.models)} "
-               f"models to {result.out_dir} ({counts.n_files_read} result files read, "
-               f"{len(counts.warnings)} warnings); all release checks passed")
+            click.echo(
+                f"searchgen-nb data: published {result.out_dir}, but --timings "
+                f"{Path(timings_path)} could not be written: {exc.strerror or exc}",
+                err=True,
+            )
+    click.echo(
+        f"searchgen-nb data: wrote {counts.table.n_prompts} prompts × {len(cfg.models)} "
+        f"models to {result.out_dir} ({counts.n_files_read} result files read, "
+        f"{len(counts.warnings)} warnings); all release checks passed"
+    )
     for line in result.report.warning_lines():
         click.echo(f"searchgen-nb data: {line}")
 
 
 @cli.command()
 @click.option("--out", "out_dir", type=FOLDER, help="Folder for the synthetic release.")
-@click.option("--print-config", is_flag=True, help="Print the text releases/demo.yml must hold "
-              "(the demo's config reading from data/demo) and exit.")
-@click.option("--changed", is_flag=True, help="Write the second, changed release instead (one "
-              "model lower on 5 prompts of one domain, 2 results of another model lost).")
-@click.option("--previous", type=EXISTING_FOLDER, default=None, help="With --changed: the first "
-              "release's published data folder, written into release.yml as previous_release.")
+@click.option(
+    "--print-config",
+    is_flag=True,
+    help="Print the text releases/demo.yml must hold "
+    "(the demo's config reading from data/demo) and exit.",
+)
+@click.option(
+    "--changed",
+    is_flag=True,
+    help="Write the second, changed release instead (one "
+    "model lower on 5 prompts of one domain, 2 results of another model lost).",
+)
+@click.option(
+    "--previous",
+    type=EXISTING_FOLDER,
+    default=None,
+    help="With --changed: the first "
+    "release's published data folder, written into release.yml as previous_release.",
+)
 def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str | None) -> None:
     """Write the deterministic synthetic demo release (prompts, results, release.yml,
     paper_table.json)."""
@@ -115,6 +161,7 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
     from searchgen_nb.out_checks import check_no_dangling_link
     from searchgen_nb.publish import os_failure
     from searchgen_nb.published import check_previous
+
     if print_config:
         click.echo(committed_config_text(), nl=False)
         return
@@ -127,22 +174,26 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
         except SearchGenError as exc:
             _fail("demo", exc, 2)
         if not changed:
-            _fail("demo", "--previous goes with --changed (the first release has no previous "
-                  "one)", 2)
+            _fail(
+                "demo", "--previous goes with --changed (the first release has no previous one)", 2
+            )
     try:
         summary = write_demo(Path(out_dir), changed=changed, previous=previous and Path(previous))
     except OSError as exc:  # a refusal says it all; a system error: where and why
         _fail("demo", os_failure("demo, write", exc) if exc.errno is not None else exc)
     config = Path(out_dir) / "release.yml"
-    click.echo(f"searchgen-nb demo: wrote {summary.get('n_prompts')} prompts and results to "
-               f"{out_dir} (config: {config})")
+    click.echo(
+        f"searchgen-nb demo: wrote {summary.get('n_prompts')} prompts and results to "
+        f"{out_dir} (config: {config})"
+    )
 
 
 @cli.command()
 @click.argument("old_dir", type=EXISTING_FOLDER)
 @click.argument("new_dir", type=EXISTING_FOLDER)
-@click.option("--json", "as_json", is_flag=True,
-              help="Print changes.json instead of the Markdown summary.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print changes.json instead of the Markdown summary."
+)
 def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
     """What changed from the release published in OLD_DIR to the one in NEW_DIR: Markdown for a
     pull-request description (headline facts, then tables), or changes.json with --json."""
@@ -150,13 +201,16 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
     from searchgen_nb.changes import compare
     from searchgen_nb.changes_markdown import markdown
     from searchgen_nb.published import check_previous
+
     old = check_previous(Path(old_dir), "OLD_DIR")
     new = check_previous(Path(new_dir), "NEW_DIR")
     try:
         ch = compare(old, new)
     except (KeyError, ValueError, TypeError) as exc:
-        _fail("diff", "the folders are not releases this version can read: "
-              f"{type(exc).__name__}: {exc}")
+        _fail(
+            "diff",
+            f"the folders are not releases this version can read: {type(exc).__name__}: {exc}",
+        )
     if as_json:
         click.echo(dumps(ch), nl=False)
         return
@@ -173,6 +227,7 @@ def textconv(file: str) -> None:
     prompt × model pair of prompt_scores.jsonl per line), for `git diff` (README, Review a
     change)."""
     from searchgen_nb.textconv import textconv as lines
+
     out = click.get_text_stream("stdout")
     for line in lines(file):
         out.write(line + "\n")
@@ -180,17 +235,23 @@ def textconv(file: str) -> None:
 
 @cli.command()
 @click.argument("folder", type=EXISTING_FOLDER)
-@click.option("--report", "report_path", type=FILE, default=None,
-              help="Also write the report as JSON here.")
+@click.option(
+    "--report", "report_path", type=FILE, default=None, help="Also write the report as JSON here."
+)
 def validate(folder: str, report_path: str | None) -> None:
     """Re-check a published (or staged) artifact FOLDER on its own; exit 1 on any failed check."""
     from searchgen_nb.artifacts import dumps
-    from searchgen_nb.out_checks import check_no_dangling_link, check_output_file
     from searchgen_nb.gate.checks import validate_folder
+    from searchgen_nb.out_checks import check_no_dangling_link, check_output_file
+
     if report_path:  # checked before the work
         check_no_dangling_link(report_path, "--report")
-        check_output_file(Path(os.path.realpath(report_path)), "--report", {"passed", "checks"},
-                          {"FOLDER": Path(os.path.realpath(folder))})
+        check_output_file(
+            Path(os.path.realpath(report_path)),
+            "--report",
+            {"passed", "checks"},
+            {"FOLDER": Path(os.path.realpath(folder))},
+        )
     report = validate_folder(folder)
     if report_path:
         try:
@@ -206,25 +267,41 @@ def validate(folder: str, report_path: str | None) -> None:
 
 @cli.command()
 @click.argument("config", type=FILE)
-@click.option("--output-root", type=FOLDER, default=None,
-              help="Publish below this folder instead of the project folder.")
-@click.option("--project", type=EXISTING_FOLDER, default=None, help="Folder with notebooks/, "
-              "book/, _config.yml, _toc.yml (default: this checkout, or the cwd).")
+@click.option(
+    "--output-root",
+    type=FOLDER,
+    default=None,
+    help="Publish below this folder instead of the project folder.",
+)
+@click.option(
+    "--project",
+    type=EXISTING_FOLDER,
+    default=None,
+    help="Folder with notebooks/, "
+    "book/, _config.yml, _toc.yml (default: this checkout, or the cwd).",
+)
 def release(config: str, output_root: str | None, project: str | None) -> None:
     """Run every notebook with papermill, build the book, then publish public/data, _build/html
     and book/notebooks. Nothing is published unless every notebook, the validation and the book
     build succeed."""
     from searchgen_nb.book.release import run_release
     from searchgen_nb.out_checks import check_no_dangling_link
+
     if output_root:
         check_no_dangling_link(output_root, "--output-root")
-    outcome = run_release(config, output_root=output_root, project=project,
-                          log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True))
+    outcome = run_release(
+        config,
+        output_root=output_root,
+        project=project,
+        log=lambda msg: click.echo(f"searchgen-nb release: {msg}", err=True),
+    )
     t = outcome.timings
     nb_time = sum(v for k, v in t.items() if k.endswith(".ipynb"))
-    click.echo(f"searchgen-nb release: published {outcome.public_data} and "
-               f"{outcome.html / 'index.html'} (notebooks {nb_time:.1f} s, book {t['book']:.1f} s,"
-               f" total {t['total']:.1f} s)")
+    click.echo(
+        f"searchgen-nb release: published {outcome.public_data} and "
+        f"{outcome.html / 'index.html'} (notebooks {nb_time:.1f} s, book {t['book']:.1f} s,"
+        f" total {t['total']:.1f} s)"
+    )
 
 
 def main() -> None:
@@ -250,8 +327,11 @@ def main() -> None:
         if os.environ.get("SEARCHGEN_DEBUG"):
             raise
         step = sys.argv[1] if len(sys.argv) > 1 else "command"
-        click.echo(f"searchgen-nb {step}: FAILED with an internal error: {type(exc).__name__}: "
-                   f"{exc} (rerun with SEARCHGEN_DEBUG=1 for the traceback)", err=True)
+        click.echo(
+            f"searchgen-nb {step}: FAILED with an internal error: {type(exc).__name__}: "
+            f"{exc} (rerun with SEARCHGEN_DEBUG=1 for the traceback)",
+            err=True,
+        )
         sys.exit(2)
     finally:
         for s, handler in saved.items():

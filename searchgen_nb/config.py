@@ -14,15 +14,17 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
-                      field_validator)
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from searchgen_nb.constants import (DEFAULT_GENERATION_GLOB, DEFAULT_RESULT_PATH,
-                                   PARTITION_KEYS, TOOLGEN_EXTRACTOR)
+from searchgen_nb.constants import (
+    DEFAULT_GENERATION_GLOB,
+    DEFAULT_RESULT_PATH,
+    PARTITION_KEYS,
+    TOOLGEN_EXTRACTOR,
+)
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import CONFIG_MAX, read_bytes
-from searchgen_nb.untrusted import (ConfigLoader, excerpt, hidden_char, js_reserved, strings,
-                                    twins)
+from searchgen_nb.untrusted import ConfigLoader, excerpt, hidden_char, js_reserved, strings, twins
 
 _VARIABLE = re.compile(r"\$\{(\w+)\}")
 _SLICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -68,6 +70,7 @@ class _Strict(BaseModel):
 
 class ModelConfig(_Strict):
     """One configured model (``models``)."""
+
     display_name: str = Field(min_length=1)
     type: Literal["Open", "Commercial"]
     source_id: str = Field(min_length=1)
@@ -79,6 +82,7 @@ class ModelConfig(_Strict):
 
 class ScoringConfig(_Strict):
     """``scoring``; the coverage is compared exactly (data contract, § Coverage and ranking)."""
+
     missing_policy_default: Policy = "zero_fill"
     min_ranking_coverage: Annotated[Decimal, BeforeValidator(exact_decimal)] = Decimal("0.9")
     rounding_decimals: int = Field(default=1, ge=0, le=6)
@@ -86,6 +90,7 @@ class ScoringConfig(_Strict):
 
 class ExpectedConfig(_Strict):
     """``expected``: checked by the release gate (data contract, § The release gate)."""
+
     n_prompts: int | None = Field(default=None, ge=0)
     partition: dict[Literal[PARTITION_KEYS], int] | None = None  # type: ignore[valid-type]
     n_scored: dict[str, int] | None = None
@@ -96,6 +101,7 @@ class ExpectedConfig(_Strict):
 class UncertaintyConfig(_Strict):
     """``uncertainty`` (data contract, § Uncertainty: the stratified prompt bootstrap);
     ``low_confidence_width`` (public points) marks wide cells in the book."""
+
     n_bootstrap: int = Field(default=10_000, ge=0, le=100_000)  # capped: replicates are kept
     seed: int = Field(default=0, ge=0, le=2**63 - 1)
     confidence: Annotated[Decimal, BeforeValidator(_confidence)] = Decimal("0.95")
@@ -107,19 +113,29 @@ class UncertaintyConfig(_Strict):
 
 
 #: Prompt fields a slice can select on: the record fields that hold a string or a list.
-SLICE_FIELDS = ("subset", "eval_slices", "domains", "failure_modes", "difficulty", "language",
-                "generation_task_type")
+SLICE_FIELDS = (
+    "subset",
+    "eval_slices",
+    "domains",
+    "failure_modes",
+    "difficulty",
+    "language",
+    "generation_task_type",
+)
 
 
 class EvidenceConfig(_Strict):
     """``evidence`` (data contract, § Prompt evidence and thumbnails)."""
+
     thumbnails: bool = True
-    image_base_url: str | None = Field(default=None, pattern=r"^https?://[^\s\"'<>]+/$",
-                                       max_length=1024)
+    image_base_url: str | None = Field(
+        default=None, pattern=r"^https?://[^\s\"'<>]+/$", max_length=1024
+    )
 
 
 class SliceConfig(_Strict):
     """One named evaluation slice (data contract, § Named evaluation slices)."""
+
     field: Literal[SLICE_FIELDS] = "subset"  # type: ignore[valid-type]
     include: list[str] = Field(default_factory=list)
     match: Literal["any", "all"] = "any"
@@ -128,13 +144,15 @@ class SliceConfig(_Strict):
 
 class ReleaseConfig(_Strict):
     """A release config; ``config_path`` is the YAML file, which paths are relative to."""
+
     benchmark: str = Field(min_length=1)
     dataset: str
     results_root: str
     result_path: str = DEFAULT_RESULT_PATH
     #: bounded: each pattern is tried on every file name of every pair's folder
     generation_glob: list[Annotated[str, Field(max_length=256)]] = Field(
-        default_factory=lambda: list(DEFAULT_GENERATION_GLOB), max_length=64)
+        default_factory=lambda: list(DEFAULT_GENERATION_GLOB), max_length=64
+    )
     models: dict[str, ModelConfig] = Field(min_length=1)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     extractor: str | None = None
@@ -167,8 +185,10 @@ class ReleaseConfig(_Strict):
             raise ValueError("names no slice (leave the block out for one slice of every prompt)")
         for name in v or ():
             if not _SLICE_NAME.fullmatch(name):
-                raise ValueError(f"slice name {excerpt(name, 40)!r}: letters, digits, '_', '.', "
-                                 "'-' (at most 64, first a letter or digit)")
+                raise ValueError(
+                    f"slice name {excerpt(name, 40)!r}: letters, digits, '_', '.', "
+                    "'-' (at most 64, first a letter or digit)"
+                )
         return v
 
     @field_validator("extractor")
@@ -182,17 +202,21 @@ class ReleaseConfig(_Strict):
         """A config path made absolute against the config's folder (never the cwd), ``${VAR}``
         taken from the environment (any other ``$`` is a character of the path)."""
         if missing := sorted({v for v in _VARIABLE.findall(rel) if v not in os.environ}):
-            raise ConfigError(f"config {self.config_path}: path {rel!r} uses "
-                              f"${{{', '.join(missing)}}}, which is not set in the environment")
+            raise ConfigError(
+                f"config {self.config_path}: path {rel!r} uses "
+                f"${{{', '.join(missing)}}}, which is not set in the environment"
+            )
         expanded = _VARIABLE.sub(lambda m: os.environ[m.group(1)], rel)
         return Path(os.path.realpath(Path(self.config_path).parent / expanded))  # loops: no crash
 
     dataset_path = property(lambda self: self.resolve(self.dataset))
     results_root_path = property(lambda self: self.resolve(self.results_root))
     previous_release_path = property(  # min_length=1: None or a path
-        lambda self: self.previous_release and self.resolve(self.previous_release))
+        lambda self: self.previous_release and self.resolve(self.previous_release)
+    )
     paper_table_path = property(
-        lambda self: self.resolve(self.paper_table) if self.paper_table else None)
+        lambda self: self.resolve(self.paper_table) if self.paper_table else None
+    )
 
     def policy(self, model_id: str) -> str:
         return self.models[model_id].missing_policy or self.scoring.missing_policy_default
@@ -230,18 +254,25 @@ def _reserved_names(raw: dict, models: dict) -> list[str]:
     """Model ids, display names and slice names the book cannot show (:func:`js_reserved`)."""
     slices = raw.get("slices") if isinstance(raw.get("slices"), dict) else {}
     named = [(f"models.{m}", m) for m in models]
-    named += [(f"models.{excerpt(m, 40)}.display_name", v.get("display_name"))
-              for m, v in models.items() if isinstance(v, dict)]
+    named += [
+        (f"models.{excerpt(m, 40)}.display_name", v.get("display_name"))
+        for m, v in models.items()
+        if isinstance(v, dict)
+    ]
     named += [(f"slices.{n}", n) for n in slices]
-    return [f"`{where}`: {why}" for where, s in named
-            if isinstance(s, str) and (why := js_reserved(s))]
+    return [
+        f"`{where}`: {why}" for where, s in named if isinstance(s, str) and (why := js_reserved(s))
+    ]
 
 
 def _twin_problems(models: dict) -> list[str]:
     """Model ids, or display names, that look the same (:func:`twins`)."""
     ids = [m for m in models if isinstance(m, str)]
-    names = [v["display_name"] for v in models.values()
-             if isinstance(v, dict) and isinstance(v.get("display_name"), str)]
+    names = [
+        v["display_name"]
+        for v in models.values()
+        if isinstance(v, dict) and isinstance(v.get("display_name"), str)
+    ]
 
     def ascii_(s: str) -> str:  # each twin written so that their difference shows
         return excerpt(s.encode("ascii", "backslashreplace").decode("ascii"), 60)
@@ -297,8 +328,7 @@ def config_from_dict(raw: object, config_path: Path) -> ReleaseConfig:
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: top level must be a mapping, got {type(raw).__name__}")
     models = raw.get("models") if isinstance(raw.get("models"), dict) else {}
-    problems = (_twin_problems(models) + _string_problems(raw, models)
-                + _reserved_names(raw, models))
+    problems = _twin_problems(models) + _string_problems(raw, models) + _reserved_names(raw, models)
     if problems:
         raise ConfigError(f"{where}: " + "; ".join(problems[:5]))
     try:
@@ -319,8 +349,10 @@ def _lost_results_problem(cfg: ReleaseConfig) -> str | None:
     (there is nothing to lose against), or one pair named twice."""
     lost = cfg.expected and cfg.expected.lost_results
     if lost and not cfg.previous_release:
-        return ("acknowledges results lost since the previous release, but `previous_release` is"
-                " not set")
+        return (
+            "acknowledges results lost since the previous release, but `previous_release` is"
+            " not set"
+        )
     for m, sample_ids in (lost or {}).items():
         if twice := sorted(s for s, n in Counter(sample_ids).items() if n > 1):
             return f"model {excerpt(m, 60)} names sample_id {excerpt(twice[0], 60)} twice"
@@ -351,5 +383,6 @@ def find_config(release_config: str | os.PathLike) -> Path:
     for base in dict.fromkeys((work_root(), project_root())):
         if (base / p).exists():
             return (base / p).resolve()
-    raise ConfigError(f"config: file not found: {release_config} (looked in the cwd and in "
-                      f"{work_root()})")
+    raise ConfigError(
+        f"config: file not found: {release_config} (looked in the cwd and in {work_root()})"
+    )

@@ -5,9 +5,16 @@ SCHEMA_VERSION = "1.1.0"
 #: The ten components in the contract's order (data contract, § The ten components, Overall-9
 #: and Overall-10); Overall-10 uses all of them.
 COMPONENTS = (
-    "checklist", "rubric_adaptive", "prompt_faithfulness", "image_quality", "text_rendering",
-    "ai_naturalness", "composition_and_aesthetics", "physical_plausibility",
-    "visual_reference_evaluation", "text_reference_evaluation",
+    "checklist",
+    "rubric_adaptive",
+    "prompt_faithfulness",
+    "image_quality",
+    "text_rendering",
+    "ai_naturalness",
+    "composition_and_aesthetics",
+    "physical_plausibility",
+    "visual_reference_evaluation",
+    "text_reference_evaluation",
 )
 #: Excluded from Overall-9 only ("text fidelity" = text reference, never text rendering).
 EXCLUDED_PUBLIC_COMPONENT = "text_reference_evaluation"
@@ -17,11 +24,23 @@ OVERALL_9_COMPONENTS = tuple(c for c in COMPONENTS if c != EXCLUDED_PUBLIC_COMPO
 #: The six generic rubric dimensions; every other ``rubric:*`` key is adaptive.
 GENERIC_RUBRIC = COMPONENTS[2:8]
 
-COMPONENT_LABELS = dict(zip(COMPONENTS, (
-    "Checklist", "Rubric Adaptive", "Prompt Faithfulness", "Image Quality", "Text Rendering",
-    "AI Naturalness", "Composition & Aesthetics", "Physical Plausibility", "Visual Reference",
-    "Text Reference",
-)))
+COMPONENT_LABELS = dict(
+    zip(
+        COMPONENTS,
+        (
+            "Checklist",
+            "Rubric Adaptive",
+            "Prompt Faithfulness",
+            "Image Quality",
+            "Text Rendering",
+            "AI Naturalness",
+            "Composition & Aesthetics",
+            "Physical Plausibility",
+            "Visual Reference",
+            "Text Reference",
+        ),
+    )
+)
 
 #: Status of a prompt × model pair (data contract, § Status of a prompt × model pair).
 SCORED = "scored"
@@ -42,9 +61,15 @@ SCALE_RAW = (0, 3)
 SCALE_PUBLIC = (0, 100)
 
 ARTIFACTS = (
-    "prompt_scores.jsonl", "leaderboard_overall.json", "leaderboard_by_stratum.json",
-    "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json", "leaderboard_by_slice.json",
-    "uncertainty.json", "changes.json", "prompt_evidence.jsonl",
+    "prompt_scores.jsonl",
+    "leaderboard_overall.json",
+    "leaderboard_by_stratum.json",
+    "leaderboard_by_domain.json",
+    "leaderboard_by_failure_mode.json",
+    "leaderboard_by_slice.json",
+    "uncertainty.json",
+    "changes.json",
+    "prompt_evidence.jsonl",
 )
 MANIFEST = "manifest.json"
 UNCERTAINTY = "uncertainty.json"

@@ -96,8 +96,11 @@ def pair_evidence(result: dict) -> dict | None:
     if isinstance(rubric := parsed.get("rubric_scores"), dict):
         out["rubric"] = {clip(k, NAME_MAX): _score(v.get("score") if isinstance(v, dict) else v)
                          for k, v in list(rubric.items())[:ITEMS_MAX]}  # fmt: skip
-        said = {clip(k, NAME_MAX): _reason(v)["reason"]
-                for k, v in list(rubric.items())[:ITEMS_MAX] if _reason(v)}
+        said = {
+            clip(k, NAME_MAX): _reason(v)["reason"]
+            for k, v in list(rubric.items())[:ITEMS_MAX]
+            if _reason(v)
+        }
         out.update({"rubric_reasons": said} if said else {})
     said = {r: _reason(parsed[r])["reason"] for r in REFERENCES if _reason(parsed.get(r))}
     out.update({"reference_reasons": said} if said else {})
@@ -112,8 +115,10 @@ def agrees(evidence: dict, components: dict) -> bool:
         if mean_raw(scores) != components["checklist"]:
             return False
     rubric = evidence.get("rubric", {})
-    return all(rubric.get(d) is None or components.get(d) is None or rubric[d] == components[d]
-               for d in GENERIC_RUBRIC)
+    return all(
+        rubric.get(d) is None or components.get(d) is None or rubric[d] == components[d]
+        for d in GENERIC_RUBRIC
+    )
 
 
 def prompt_text(row: dict) -> dict:
@@ -144,8 +149,10 @@ class ThumbnailError(ValueError):
 #: most, WebP qualities tried in order)``; the first is the pair's thumbnail, the second its
 #: preview. The WebP method of both.
 WEBP_QUALITIES, PREVIEW_QUALITIES, WEBP_METHOD = (75, 50, 25), (80, 60, 40), 4
-TARGETS = ((THUMBS, THUMB_PX, THUMB_BYTES, WEBP_QUALITIES),
-           (PREVIEWS, PREVIEW_PX, PREVIEW_BYTES, PREVIEW_QUALITIES))
+TARGETS = (
+    (THUMBS, THUMB_PX, THUMB_BYTES, WEBP_QUALITIES),
+    (PREVIEWS, PREVIEW_PX, PREVIEW_BYTES, PREVIEW_QUALITIES),
+)
 
 
 def renditions(data: bytes, sizes=tuple(t[1:] for t in TARGETS)) -> list[bytes]:

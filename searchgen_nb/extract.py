@@ -13,9 +13,16 @@ import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from searchgen_nb.constants import (BUILTIN_EXTRACTOR, COMPONENTS, GENERIC_RUBRIC, INVALID,
-                                   MISSING_EVALUATION, MISSING_GENERATION, SCORED,
-                                   TOOLGEN_EXTRACTOR)
+from searchgen_nb.constants import (
+    BUILTIN_EXTRACTOR,
+    COMPONENTS,
+    GENERIC_RUBRIC,
+    INVALID,
+    MISSING_EVALUATION,
+    MISSING_GENERATION,
+    SCORED,
+    TOOLGEN_EXTRACTOR,
+)
 from searchgen_nb.errors import ExtractorError
 from searchgen_nb.evidence import agrees, pair_evidence
 from searchgen_nb.files import RESULT_MAX, find_image, read_file
@@ -60,8 +67,11 @@ def _shown(v: object) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-_COPIED = {"visual_reference_evaluation", "text_reference_evaluation",
-           *(f"rubric:{c}" for c in GENERIC_RUBRIC)}
+_COPIED = {
+    "visual_reference_evaluation",
+    "text_reference_evaluation",
+    *(f"rubric:{c}" for c in GENERIC_RUBRIC),
+}
 
 
 def _components_and_unknown(scores: object) -> tuple[Components, list[str]]:
@@ -90,8 +100,12 @@ def extract_components(result: dict) -> Components:
     return _components_and_unknown(result.get("scores"))[0]
 
 
-_ALIASES = {"visual_reference": "visual_reference_evaluation", "rubric": "rubric_adaptive",
-            "text_reference": "text_reference_evaluation", "adaptive_rubric": "rubric_adaptive"}
+_ALIASES = {
+    "visual_reference": "visual_reference_evaluation",
+    "rubric": "rubric_adaptive",
+    "text_reference": "text_reference_evaluation",
+    "adaptive_rubric": "rubric_adaptive",
+}
 
 
 def adapt_components(out: object) -> Components:
@@ -149,6 +163,7 @@ def load_extractor(spec: str | None) -> tuple[str, Extractor]:
 class PairResult:
     """One pair's status, components, reason, warnings; the sha256 and ``(st_dev, st_ino)`` of
     the file read, and how its own ``sample_id`` / ``generator_name`` contradicts the pair."""
+
     status: str
     components: Components = field(default_factory=lambda: dict.fromkeys(COMPONENTS))
     error: str | None = None
@@ -193,8 +208,12 @@ def _identity(result: dict, identity: tuple[Collection[str], Collection[str]] | 
     return None
 
 
-def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[str],
-                    identity: tuple[Collection[str], Collection[str]] | None = None) -> PairResult:
+def classify_result(
+    path: str,
+    extractor: Extractor,
+    generation_glob: Sequence[str],
+    identity: tuple[Collection[str], Collection[str]] | None = None,
+) -> PairResult:
     """One pair from its result file (data contract, § Status of a prompt × model pair);
     ``identity``: ``(sample ids, generator names)`` accepted. A bad file is
     ``invalid_evaluation`` with its reason, never an exception."""
@@ -245,4 +264,3 @@ def classify_result(path: str, extractor: Extractor, generation_glob: Sequence[s
         warnings.append("the judge's parsed answer disagrees with its scores: not shown")
         evidence = None
     return PairResult(SCORED, comps, None, warnings, evidence=evidence, **read)
-

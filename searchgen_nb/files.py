@@ -15,9 +15,13 @@ MiB = 1 << 20
 CONFIG_MAX, RESULT_MAX, DATASET_MAX, ARTIFACT_MAX = 16 * MiB, 16 * MiB, 256 * MiB, 1024 * MiB
 STREAM_MAX, LINE_MAX = 64 * 1024 * MiB, 64 * MiB
 
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"))
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 class UnreadableFile(OSError):
@@ -69,8 +73,9 @@ def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
     return read_file(path, limit)[0]
 
 
-def read_lines(path: str | os.PathLike, limit: int = STREAM_MAX,
-               line_limit: int = LINE_MAX) -> Iterator[bytes]:
+def read_lines(
+    path: str | os.PathLike, limit: int = STREAM_MAX, line_limit: int = LINE_MAX
+) -> Iterator[bytes]:
     """The lines of a regular file (with ``\\n``), streamed: ``line_limit`` bytes each at most,
     ``limit`` in all."""
     with open_regular(path, limit) as fh:
@@ -94,5 +99,7 @@ def find_image(folder: str | Path, globs) -> Path | None:
     except OSError:
         return None
     pats = [g.lower() for g in globs]
-    return next((Path(folder) / n for n in names
-                 if any(fnmatch.fnmatchcase(n.lower(), p) for p in pats)), None)
+    return next(
+        (Path(folder) / n for n in names if any(fnmatch.fnmatchcase(n.lower(), p) for p in pats)),
+        None,
+    )

@@ -22,6 +22,7 @@ def main() -> None:
         if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
             signal.signal(signal.SIGINT, signal.default_int_handler)
         from searchgen_nb.cli import main as command
+
         command()
         code = 0
     except SystemExit as exc:

@@ -2,9 +2,9 @@
 and the text of every number the book shows. Means are exact over the stored doubles, only the
 result is rounded (data contract, § Public scale and rounding)."""
 
+from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
-from typing import Iterable
 
 import numpy as np
 

@@ -20,8 +20,9 @@ from searchgen_nb.untrusted import excerpt
 #: What ``searchgen-nb data`` writes into its output folder (``schemas/`` holds ``*.schema.json``,
 #: ``thumbs/`` and ``previews/`` the thumbnails and previews ``<first 32 hex digits of their
 #: sha256>.webp``), and the change summary a release publishes beside it.
-DATA_NAMES = frozenset({*ARTIFACTS, MANIFEST, VALIDATION_REPORT, "schemas", THUMBS, PREVIEWS,
-                        "CHANGES.md"})
+DATA_NAMES = frozenset(
+    {*ARTIFACTS, MANIFEST, VALIDATION_REPORT, "schemas", THUMBS, PREVIEWS, "CHANGES.md"}
+)
 _THUMB = re.compile(r"[0-9a-f]{32}\.webp")
 #: Keys every ``manifest.json`` that ``data`` writes holds.
 MANIFEST_KEYS = frozenset({"artifact_sha256", "artifacts", "schema_version"})
@@ -56,9 +57,11 @@ def check_no_dangling_link(path: str | os.PathLike, option: str) -> None:
     given = Path(os.path.abspath(path))
     for link in (*reversed(given.parents), given):
         if link.is_symlink() and not link.exists():
-            raise ReleaseError(f"{option} {path}: {link} is a link to "
-                               f"{excerpt(os.readlink(link), 120)}, which does not exist; an "
-                               "output is never written through a dangling link; nothing was done")
+            raise ReleaseError(
+                f"{option} {path}: {link} is a link to "
+                f"{excerpt(os.readlink(link), 120)}, which does not exist; an "
+                "output is never written through a dangling link; nothing was done"
+            )
 
 
 def owned_problem(path: Path, inputs: dict[str, Path]) -> str | None:
@@ -68,12 +71,21 @@ def owned_problem(path: Path, inputs: dict[str, Path]) -> str | None:
     version = published_version(path)
     if version is not None:
         root = version.parent.parent if version.name != RELEASES else version.parent
-        return (f"lies inside the published release {version.name} ({version}): a published "
-                "version is never changed; publish a new release with `searchgen-nb release "
-                f"CONFIG --output-root {root}`")
+        return (
+            f"lies inside the published release {version.name} ({version}): a published "
+            "version is never changed; publish a new release with `searchgen-nb release "
+            f"CONFIG --output-root {root}`"
+        )
     for name, other in inputs.items():
-        relation = ("is" if path == other else "contains" if other.is_relative_to(path)
-                    else "lies inside" if path.is_relative_to(other) else None)
+        relation = (
+            "is"
+            if path == other
+            else "contains"
+            if other.is_relative_to(path)
+            else "lies inside"
+            if path.is_relative_to(other)
+            else None
+        )
         if relation:
             return f"{relation} the {name} {other}: inputs are never written"
     for folder in path.parents:
@@ -97,8 +109,11 @@ def _foreign_entries(path: Path, names: list[str]) -> list[str]:
         if sub in names and ((path / sub).is_symlink() or not (path / sub).is_dir()):
             foreign.append(sub)
         elif sub in names:
-            foreign += [f"{sub}/{n}" for n in sorted(os.listdir(path / sub))
-                        if not (own(n) and _regular(path / sub / n))]
+            foreign += [
+                f"{sub}/{n}"
+                for n in sorted(os.listdir(path / sub))
+                if not (own(n) and _regular(path / sub / n))
+            ]
     return foreign
 
 
@@ -127,11 +142,14 @@ def check_data_out(out: Path, inputs: dict[str, Path], again: bool = False) -> N
     elif os.path.ismount(out):
         problem = "is a mount point, which cannot be replaced; give --out a folder inside it"
     elif problem := _data_folder_problem(out):
-        problem += (": data replaces only an empty folder or a data release it wrote; give --out "
-                    "a new folder")
+        problem += (
+            ": data replaces only an empty folder or a data release it wrote; give --out "
+            "a new folder"
+        )
     if problem and again:
-        raise ReleaseError(f"--out {out} changed while data ran and now {problem}; "
-                           "nothing was published")
+        raise ReleaseError(
+            f"--out {out} changed while data ran and now {problem}; nothing was published"
+        )
     if problem:
         raise ReleaseError(f"--out {out} {problem}")
 
@@ -154,8 +172,9 @@ def check_output_file(path: Path, option: str, keys: set, forbidden: dict[str, P
 
 
 def _file_problem(path: Path, keys: set) -> str | None:
-    if os.path.lexists(path) and (path.is_symlink() or not path.is_file()
-                                  or not keys <= _json_keys(path)):
+    if os.path.lexists(path) and (
+        path.is_symlink() or not path.is_file() or not keys <= _json_keys(path)
+    ):
         return f"is {describe(path)} this command did not write"
     if not path.parent.is_dir():
         return f"cannot be written: there is no folder {path.parent}"

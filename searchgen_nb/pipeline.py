@@ -15,41 +15,64 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from searchgen_nb.aggregate import ModelMeta, leaderboards
-from searchgen_nb.artifacts import (dumps, held_signals, promote, staging_dir, write_jsonl,
-                                    write_text)
+from searchgen_nb.artifacts import (
+    dumps,
+    held_signals,
+    promote,
+    staging_dir,
+    write_jsonl,
+    write_text,
+)
 from searchgen_nb.bounds import preflight
 from searchgen_nb.changes import compare, first_release
-from searchgen_nb.published import Published, check_previous
 from searchgen_nb.config import ReleaseConfig, project_root, work_root
-from searchgen_nb.constants import (ARTIFACTS, CHANGES, MANIFEST, UNCERTAINTY, VALIDATION_REPORT,
-                                    ZERO_FILL)
+from searchgen_nb.constants import (
+    ARTIFACTS,
+    CHANGES,
+    MANIFEST,
+    UNCERTAINTY,
+    VALIDATION_REPORT,
+    ZERO_FILL,
+)
 from searchgen_nb.errors import ReleaseError, ReleaseInterrupted, ValidationFailed
 from searchgen_nb.evidence import EVIDENCE, PREVIEWS, texts_sha256, write_evidence
+from searchgen_nb.gate.checks import Report, validate_folder
 from searchgen_nb.manifest import build_manifest
 from searchgen_nb.out_checks import check_data_out
 from searchgen_nb.prompts import read_prompts
 from searchgen_nb.publish import step
+from searchgen_nb.published import Published, check_previous
 from searchgen_nb.records import Extraction, extract_records, read_records
 from searchgen_nb.schemas import schema_dir
 from searchgen_nb.slices import manifest_slices, slice_members, slice_specs
 from searchgen_nb.table import ReleaseTable
 from searchgen_nb.thumbs import Thumbnails, cache_folder, check_cache, make_thumbnails
 from searchgen_nb.uncertainty import uncertainty
-from searchgen_nb.gate.checks import Report, validate_folder
 
 
 def aggregate_table(cfg: ReleaseConfig, table: ReleaseTable) -> dict[str, object]:
     """The four leaderboard artifacts of a release table (its models in any order)."""
-    metas = [ModelMeta(m, cfg.models[m].display_name, cfg.models[m].type, cfg.policy(m),
-                       cfg.models[m].pending) for m in table.model_ids]
+    metas = [
+        ModelMeta(
+            m, cfg.models[m].display_name, cfg.models[m].type, cfg.policy(m), cfg.models[m].pending
+        )
+        for m in table.model_ids
+    ]
     members = slice_members(table.prompts, slice_specs(cfg.slices, table.n_prompts))
-    return leaderboards(table, metas, cfg.scoring.min_ranking_coverage,
-                        cfg.scoring.rounding_decimals, list(cfg.model_ids), members)
+    return leaderboards(
+        table,
+        metas,
+        cfg.scoring.min_ranking_coverage,
+        cfg.scoring.rounding_decimals,
+        list(cfg.model_ids),
+        members,
+    )
 
 
 @dataclass
 class DataRelease:
     """What :func:`run_data` produced; ``timings``: ``{stage: {"wall_s", "cpu_s"}}``."""
+
     out_dir: Path
     report: Report
     extraction: Extraction
@@ -75,8 +98,13 @@ def _stage(timings: dict, name: str):
         timings[name] = {"wall_s": round(wall2 - wall, 4), "cpu_s": round(cpu2 - cpu, 4)}
 
 
-def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None,
-                  cache: str | Path | None = None, timings: dict | None = None) -> Extraction:
+def extract_stage(
+    cfg: ReleaseConfig,
+    folder: Path,
+    progress: bool | None = None,
+    cache: str | Path | None = None,
+    timings: dict | None = None,
+) -> Extraction:
     """Stage 1 (notebook 01): write ``prompt_scores.jsonl``, the evidence, the schemas and the
     manifest into ``folder``; ``cache``: the thumbnail cache (default ``$SEARCHGEN_THUMB_CACHE``,
     else none); ``timings``: :class:`DataRelease`'s. Raises ``MetadataError`` / ``ConfigError`` /
@@ -103,7 +131,8 @@ def extract_stage(cfg: ReleaseConfig, folder: Path, progress: bool | None = None
     url = cfg.evidence.image_base_url
     manifest["previews"] = made.summary(on, PREVIEWS) | ({"image_base_url": url} if url else {})
     manifest["dataset"]["texts_sha256"] = texts_sha256(
-        [{"sample_id": p["sample_id"], **texts[p["sample_id"]]} for p in table.prompts])
+        [{"sample_id": p["sample_id"], **texts[p["sample_id"]]} for p in table.prompts]
+    )
     # the schemas are published beside the artifacts (data contract, § Artifacts)
     (folder / "schemas").mkdir(exist_ok=True)
     for src in sorted(schema_dir().glob("*.schema.json")):
@@ -119,8 +148,9 @@ def read_table(cfg: ReleaseConfig, folder: Path) -> ReleaseTable:
     return ReleaseTable.from_records(read_records(folder), list(cfg.model_ids))
 
 
-def aggregate_stage(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None,
-                    timings: dict | None = None) -> dict[str, object]:
+def aggregate_stage(
+    cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None, timings: dict | None = None
+) -> dict[str, object]:
     """Stage 2 (notebook 02): write the leaderboards, ``uncertainty.json`` (data contract,
     § Uncertainty) and ``changes.json``, their sha256 in the manifest; returns the boards.
     ``table``: the extraction's, else the staged records'; ``timings``: :class:`DataRelease`'s."""
@@ -135,8 +165,9 @@ def aggregate_stage(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None
     with _stage(timings, "uncertainty"):
         members = slice_members(table.prompts, slice_specs(cfg.slices, table.n_prompts))
         zero_fill = {m: cfg.policy(m) == ZERO_FILL for m in cfg.model_ids}
-        doc = uncertainty(table, zero_fill, boards, members, cfg.uncertainty,
-                          cfg.scoring.rounding_decimals)
+        doc = uncertainty(
+            table, zero_fill, boards, members, cfg.uncertainty, cfg.scoring.rounding_decimals
+        )
         sha[UNCERTAINTY] = write_text(folder / UNCERTAINTY, dumps(doc))
     with _stage(timings, "changes"):
         prev = previous_release(cfg)
@@ -169,8 +200,9 @@ def gate(cfg: ReleaseConfig, folder: Path, table: ReleaseTable | None = None) ->
         rng.shuffle(models)
         return aggregate_table(cfg, t.permuted(prompts, models))
 
-    report = validate_folder(folder, aggregate=permuted_aggregate,
-                             previous=cfg.previous_release_path, staged=True)
+    report = validate_folder(
+        folder, aggregate=permuted_aggregate, previous=cfg.previous_release_path, staged=True
+    )
     write_text(folder / VALIDATION_REPORT, dumps(report.as_dict()))
     if not report.passed:
         raise ValidationFailed("release checks failed:\n" + report.summary())
@@ -186,8 +218,10 @@ def resolve_work_path(path: str | Path) -> Path:
 #: The stages in run order, each with the notebook that runs it and the files it stages.
 STAGES = {
     "extract": ("01_extract.ipynb", ("prompt_scores.jsonl", EVIDENCE, MANIFEST)),
-    "aggregate": ("02_aggregate.ipynb",
-                  tuple(a for a in ARTIFACTS if a not in ("prompt_scores.jsonl", EVIDENCE))),
+    "aggregate": (
+        "02_aggregate.ipynb",
+        tuple(a for a in ARTIFACTS if a not in ("prompt_scores.jsonl", EVIDENCE)),
+    ),
     "validate": ("03_validate.ipynb", (VALIDATION_REPORT,)),
 }
 
@@ -196,27 +230,37 @@ def ensure_staged(cfg: ReleaseConfig, staging: str | Path, upto: str = "aggregat
     """The staging folder (:func:`resolve_work_path`) once it holds what the stages up to
     ``upto`` wrote for ``cfg``; else :class:`ReleaseError` naming the notebook to run first."""
     folder = resolve_work_path(staging)
-    how = ("with the same release_config and staging, or give `staging` a folder that "
-           "`searchgen-nb data CONFIG --out DIR` wrote")
+    how = (
+        "with the same release_config and staging, or give `staging` a folder that "
+        "`searchgen-nb data CONFIG --out DIR` wrote"
+    )
     for name, (notebook, files) in STAGES.items():
         missing = next((f for f in files if not (folder / f).is_file()), None)
         if missing:
-            raise ReleaseError(f"staging folder {folder} holds no {missing}: run {notebook} "
-                               f"first {how}")
+            raise ReleaseError(
+                f"staging folder {folder} holds no {missing}: run {notebook} first {how}"
+            )
         if name == upto:
             break
     made_from = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("config")
     if made_from != cfg.public_dict():
-        raise ReleaseError(f"staging folder {folder} was made from another config than "
-                           f"{cfg.config_path}: run {STAGES['extract'][0]} first {how}")
+        raise ReleaseError(
+            f"staging folder {folder} was made from another config than "
+            f"{cfg.config_path}: run {STAGES['extract'][0]} first {how}"
+        )
     return folder
 
 
 def inputs(cfg: ReleaseConfig) -> dict[str, Path]:
     """What a release reads and never writes, by name, resolved (data contract, § Publication)."""
-    named = {"config": Path(cfg.config_path), "dataset": cfg.dataset_path,
-             "results_root": cfg.results_root_path, "previous_release": cfg.previous_release_path,
-             "paper_table": cfg.paper_table_path, "project": project_root()}
+    named = {
+        "config": Path(cfg.config_path),
+        "dataset": cfg.dataset_path,
+        "results_root": cfg.results_root_path,
+        "previous_release": cfg.previous_release_path,
+        "paper_table": cfg.paper_table_path,
+        "project": project_root(),
+    }
     return {name: Path(os.path.realpath(path)) for name, path in named.items() if path is not None}
 
 
@@ -225,8 +269,12 @@ def _read_only(cfg: ReleaseConfig) -> dict[str, Path]:
     return {name: path for name, path in inputs(cfg).items() if name != "project"}
 
 
-def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = None,
-             cache: str | Path | None = None) -> DataRelease:
+def run_data(
+    cfg: ReleaseConfig,
+    out_dir: str | Path,
+    progress: bool | None = None,
+    cache: str | Path | None = None,
+) -> DataRelease:
     """Build, validate and publish a release's data into ``out_dir`` (checked first: see
     :func:`out_checks.check_data_out`) through a staging folder beside it, in one step once every
     check passes; on any failure or interruption ``out_dir`` is left as it was. ``cache``: the
@@ -251,7 +299,10 @@ def run_data(cfg: ReleaseConfig, out_dir: str | Path, progress: bool | None = No
         shutil.rmtree(staging, ignore_errors=True)
         if not isinstance(exc, KeyboardInterrupt):
             raise
-        left = (f" after {out_dir} was published" if published
-                else f"; nothing was published, {out_dir} is as it was")
+        left = (
+            f" after {out_dir} was published"
+            if published
+            else f"; nothing was published, {out_dir} is as it was"
+        )
         raise ReleaseInterrupted(f"interrupted{left}") from None
     return DataRelease(out_dir, report, extraction, timings)

@@ -13,8 +13,14 @@ from searchgen_nb.errors import MetadataError
 from searchgen_nb.evidence import prompt_text
 from searchgen_nb.files import DATASET_MAX, read_bytes
 from searchgen_nb.partition import partition
-from searchgen_nb.untrusted import (excerpt, hidden_char, js_reserved, no_duplicate_keys,
-                                    printable, strings)
+from searchgen_nb.untrusted import (
+    excerpt,
+    hidden_char,
+    js_reserved,
+    no_duplicate_keys,
+    printable,
+    strings,
+)
 
 TAG_FIELDS = ("domains", "failure_modes")
 #: Bounds (data contract, § Prompt metadata and the partition): the longest sample_id and
@@ -73,10 +79,14 @@ def _release_row(value: object, fail) -> str:
         why = "climbs out of results_root ('..')"
     elif norm in ("", "."):
         why = "is empty"
-    elif (max(len(name.encode("utf-8")) for name in norm.split("/")) > NAME_MAX
-          or len(norm.encode("utf-8")) > 1024):
-        why = (f"is too long for a path below results_root (at most {NAME_MAX} bytes of UTF-8 "
-               "per folder name, 1024 in all)")
+    elif (
+        max(len(name.encode("utf-8")) for name in norm.split("/")) > NAME_MAX
+        or len(norm.encode("utf-8")) > 1024
+    ):
+        why = (
+            f"is too long for a path below results_root (at most {NAME_MAX} bytes of UTF-8 "
+            "per folder name, 1024 in all)"
+        )
     else:
         return norm
     raise fail(f"release_row {value!r} {why}")
@@ -139,12 +149,21 @@ def _prompt(row: dict, path: Path, lineno: int, seen: dict, warnings: list) -> P
     for name, value in tags.items():
         if dups := sorted(t for t, n in Counter(value).items() if n > 1):
             said = f"{name}: duplicate tag(s) {excerpt(', '.join(dups), 200)} dropped"
-            warnings.append({"check": "duplicate_tag", "sample_id": sid, "line": lineno,
-                             "message": said})
+            warnings.append(
+                {"check": "duplicate_tag", "sample_id": sid, "line": lineno, "message": said}
+            )
     stratum, search_type = partition(subset, sid)
-    return Prompt(sid, release_row, subset, stratum, search_type,
-                  *(tuple(dict.fromkeys(tags[name])) for name in TAG_FIELDS),
-                  optional=_optional(row, fail), line=lineno, texts=prompt_text(row))
+    return Prompt(
+        sid,
+        release_row,
+        subset,
+        stratum,
+        search_type,
+        *(tuple(dict.fromkeys(tags[name])) for name in TAG_FIELDS),
+        optional=_optional(row, fail),
+        line=lineno,
+        texts=prompt_text(row),
+    )
 
 
 def _strings(value: object) -> bool:
@@ -165,8 +184,10 @@ def _sample_id(row: dict, path: Path, lineno: int, seen: dict) -> str:
     elif any(not c.isprintable() for c in sid):
         why = "sample_id holds a control or other non-printable character"
     elif (n := len(sid.encode("utf-8"))) > NAME_MAX:
-        why = (f"sample_id is {n} bytes long in UTF-8, at most {NAME_MAX} (it names result"
-               " folders and files)")
+        why = (
+            f"sample_id is {n} bytes long in UTF-8, at most {NAME_MAX} (it names result"
+            " folders and files)"
+        )
     elif reserved := js_reserved(sid):
         why = f"sample_id {reserved}"
     elif sid in seen:
@@ -203,8 +224,10 @@ def _kind(value: object) -> str:
 def _text(value: object, name: str, fail) -> None:
     """A text field: a string of at most :data:`TEXT_MAX` characters."""
     if not isinstance(value, str) or len(value) > TEXT_MAX:
-        raise fail(f"{name} must be a string of at most {TEXT_MAX} characters, a list of such "
-                   f"strings or null, got {_kind(value)}")
+        raise fail(
+            f"{name} must be a string of at most {TEXT_MAX} characters, a list of such "
+            f"strings or null, got {_kind(value)}"
+        )
 
 
 def _tags(value: object, name: str, fail, strict: bool = True) -> list[str]:

@@ -138,21 +138,30 @@ def _stale_tmp(child: Path) -> bool:
     if not (name.startswith(".") and name.endswith(".tmp")):
         return False
     return marked(child, name[1:-4]) or (
-        not child.is_symlink() and child.is_dir() and not any(child.iterdir()))
+        not child.is_symlink() and child.is_dir() and not any(child.iterdir())
+    )
 
 
-def publish(out: Path, sources: dict[str, Path], version: str, log=lambda msg: None,
-            inputs: dict[str, Path] | None = None) -> Path:
+def publish(
+    out: Path,
+    sources: dict[str, Path],
+    version: str,
+    log=lambda msg: None,
+    inputs: dict[str, Path] | None = None,
+) -> Path:
     """Publish ``sources`` (``{published path: folder}``) as one release, checked first, copied
     into ``OUT/.releases/<version>`` (marked), ``current`` switched in one ``rename``; returns the
     version folder. Older versions are removed as :func:`_remove_old_versions` says."""
     out = Path(out)
     problems = publication_problems(out)
     if problems:
-        raise ReleaseError(f"cannot publish below {out}: " + "; ".join(problems[:6])
-                           + ". A release publishes only through the links it makes: move what is "
-                           "there elsewhere (for instance `mv public/data public/data.old`), then "
-                           "run again; nothing was changed")
+        raise ReleaseError(
+            f"cannot publish below {out}: "
+            + "; ".join(problems[:6])
+            + ". A release publishes only through the links it makes: move what is "
+            "there elsewhere (for instance `mv public/data public/data.old`), then "
+            "run again; nothing was changed"
+        )
     releases = out / RELEASES
     releases.mkdir(parents=True, exist_ok=True)
     for child in list(releases.iterdir()):
@@ -191,8 +200,14 @@ def _remove_old_versions(releases: Path, keep: set, log, inputs: dict[str, Path]
         if child.name in keep:
             continue
         folder = Path(os.path.realpath(child))
-        held = next((f"the {name} {excerpt(str(path), 200)}" for name, path in inputs.items()
-                     if path.is_relative_to(folder)), None)
+        held = next(
+            (
+                f"the {name} {excerpt(str(path), 200)}"
+                for name, path in inputs.items()
+                if path.is_relative_to(folder)
+            ),
+            None,
+        )
         if marked(child) and held:
             log(f"kept {excerpt(child.name, 60)} in {releases}: it holds {held} of this run")
         elif marked(child):
@@ -234,15 +249,18 @@ def release_lock(out: Path, what: str):
         if not locked:
             holder = holder if isinstance(holder, dict) else {}
             pid, started, config = (holder.get(k, "?") for k in ("pid", "started", "config"))
-            raise ReleaseError(f"another release is running into {out} (pid {pid}, started "
-                               f"{started}, config {config}); wait for it to finish or stop it, "
-                               "then run again")
+            raise ReleaseError(
+                f"another release is running into {out} (pid {pid}, started "
+                f"{started}, config {config}); wait for it to finish or stop it, "
+                "then run again"
+            )
         if not isinstance(holder, dict):
-            raise ReleaseError(f"{path} holds something this tool did not write; move it "
-                               "elsewhere and run again")
+            raise ReleaseError(
+                f"{path} holds something this tool did not write; move it elsewhere and run again"
+            )
         fh.seek(0)
         fh.truncate()
-        started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         fh.write(json.dumps({"pid": os.getpid(), "started": started, "config": what}))
         fh.flush()
         yield

@@ -18,15 +18,21 @@ from searchgen_nb.schemas import check_document
 from searchgen_nb.untrusted import excerpt, strict_loads
 
 #: Files a previous release's folder must hold.
-NEEDED = ("manifest.json", "prompt_scores.jsonl", "leaderboard_overall.json",
-          "leaderboard_by_stratum.json", "leaderboard_by_domain.json",
-          "leaderboard_by_failure_mode.json")
+NEEDED = (
+    "manifest.json",
+    "prompt_scores.jsonl",
+    "leaderboard_overall.json",
+    "leaderboard_by_stratum.json",
+    "leaderboard_by_domain.json",
+    "leaderboard_by_failure_mode.json",
+)
 
 
 @dataclass
 class Published:
     """A published (or staged) release folder, read lazily; ``parsed``: JSON files already
     read (by :func:`check_previous`), by name, None = absent."""
+
     folder: Path
     parsed: dict = field(default_factory=dict)
 
@@ -37,8 +43,11 @@ class Published:
     def board(self, name: str):
         if name not in self.parsed:
             p = self.folder / name
-            self.parsed[name] = (strict_loads(read_bytes(p, ARTIFACT_MAX).decode("utf-8"))
-                                 if os.path.lexists(p) else None)
+            self.parsed[name] = (
+                strict_loads(read_bytes(p, ARTIFACT_MAX).decode("utf-8"))
+                if os.path.lexists(p)
+                else None
+            )
         return self.parsed[name]
 
     @cached_property
@@ -61,8 +70,9 @@ class Published:
         return out
 
 
-def check_previous(folder: Path, where: str, benchmark: str | None = None,
-                   data_origin: str | None = None) -> Published:
+def check_previous(
+    folder: Path, where: str, benchmark: str | None = None, data_origin: str | None = None
+) -> Published:
     """The release in ``folder``, read and checked once (data contract, § Changes between
     releases); :class:`ConfigError` naming ``where``, the folder, the file and the line or pointer
     when it is not a release of this schema version, benchmark and data origin."""
@@ -141,8 +151,9 @@ class _ReleaseReader:
             problems = [f"{name}{at}: nested too deeply to check"]
         if problems:
             more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-            raise ConfigError(f"{self.where}/{'; '.join(problems[:3])}{more}: not a release this "
-                              "version reads")
+            raise ConfigError(
+                f"{self.where}/{'; '.join(problems[:3])}{more}: not a release this version reads"
+            )
 
     def same_kind(self, manifest: object, benchmark: str | None, data_origin: str | None) -> None:
         """Refuse another format, benchmark or data origin by name (before the schema)."""
@@ -162,8 +173,9 @@ class _ReleaseReader:
         ``config.uncertainty`` holds settings the paired bootstrap can use."""
         if lacking := [m for m in manifest["model_order"] if m not in manifest["models"]]:
             m = excerpt(lacking[0], 60)
-            raise self.fail("manifest.json", f"/model_order names model {m}, which /models does "
-                            "not describe")
+            raise self.fail(
+                "manifest.json", f"/model_order names model {m}, which /models does not describe"
+            )
         try:
             bootstrap_settings(manifest)
         except (ValueError, TypeError, ArithmeticError) as exc:

@@ -13,8 +13,12 @@ from pathlib import Path
 from tqdm import tqdm
 
 from searchgen_nb.config import ReleaseConfig
-from searchgen_nb.constants import (COMPONENTS, EXCLUDED_PUBLIC_COMPONENT, OVERALL_9_COMPONENTS,
-                                   SCORED)
+from searchgen_nb.constants import (
+    COMPONENTS,
+    EXCLUDED_PUBLIC_COMPONENT,
+    OVERALL_9_COMPONENTS,
+    SCORED,
+)
 from searchgen_nb.errors import ConfigError, ResultIdentityError
 from searchgen_nb.extract import PairResult, classify_result, load_extractor
 from searchgen_nb.files import read_lines
@@ -48,6 +52,7 @@ def prompt_record(prompt: Prompt, index: int) -> dict:
 @dataclass
 class Extraction:
     """What extraction produced: the release table, warnings, input hash, extractor."""
+
     table: ReleaseTable
     warnings: list[dict]
     input_sha256: str
@@ -65,21 +70,31 @@ def result_paths(cfg: ReleaseConfig, prompts: list[Prompt]) -> dict[str, list[st
     clashes = []
     for model_id, m in cfg.models.items():
         for prompt in prompts:
-            rel = cfg.result_path.format(release_row=prompt.release_row, lane=m.lane,
-                                         sample_id=prompt.sample_id, source_id=m.source_id)
+            rel = cfg.result_path.format(
+                release_row=prompt.release_row,
+                lane=m.lane,
+                sample_id=prompt.sample_id,
+                source_id=m.source_id,
+            )
             norm = os.path.normpath(rel).replace(os.sep, "/")
             if os.path.isabs(norm) or norm == ".." or norm.startswith("../"):
-                raise ConfigError(f"config {cfg.config_path}: result_path gives {rel!r} for model "
-                                  f"{model_id}, sample_id {prompt.sample_id}: outside results_root")
+                raise ConfigError(
+                    f"config {cfg.config_path}: result_path gives {rel!r} for model "
+                    f"{model_id}, sample_id {prompt.sample_id}: outside results_root"
+                )
             paths[model_id].append(norm)
             first = owner.setdefault(norm, (prompt.sample_id, model_id))
             if first != (prompt.sample_id, model_id) and len(clashes) < 10:
-                clashes.append(f"{norm} is the result file of sample_id {first[0]} / model "
-                               f"{first[1]} and of sample_id {prompt.sample_id} / model {model_id}")
+                clashes.append(
+                    f"{norm} is the result file of sample_id {first[0]} / model "
+                    f"{first[1]} and of sample_id {prompt.sample_id} / model {model_id}"
+                )
     if clashes:
-        raise ConfigError(f"config {cfg.config_path}: two prompt × model pairs would read one "
-                          "result file (same release_row, or two models with the same source_id "
-                          "and lane): " + "; ".join(clashes))
+        raise ConfigError(
+            f"config {cfg.config_path}: two prompt × model pairs would read one "
+            "result file (same release_row, or two models with the same source_id "
+            "and lane): " + "; ".join(clashes)
+        )
     return paths
 
 
@@ -120,10 +135,12 @@ class _Collected:
         """One message per pair whose file (by st_dev, st_ino) an earlier pair (model-major
         order) already read: a symlink or hard link would count one result twice."""
         first: dict[tuple[int, int], tuple[int, int]] = {}
-        return [f"{self._pair(*pair)} is the same file as {self._pair(*first[file_id])}: a "
-                "symlink or hard link would count one result twice"
-                for pair, (_, file_id) in self.read.items()
-                if first.setdefault(file_id, pair) != pair]
+        return [
+            f"{self._pair(*pair)} is the same file as {self._pair(*first[file_id])}: a "
+            "symlink or hard link would count one result twice"
+            for pair, (_, file_id) in self.read.items()
+            if first.setdefault(file_id, pair) != pair
+        ]
 
     def input_sha256(self) -> str:
         """sha256 over ``<file sha256>  <path>`` lines of every file read, sorted by path."""
@@ -138,27 +155,38 @@ def _refuse(cfg: ReleaseConfig, got: _Collected) -> None:
     problems = sorted(got.problems + got.same_file_problems())
     if problems:
         more = f" … and {len(problems) - 20} more" if len(problems) > 20 else ""
-        raise ResultIdentityError(f"results_root {cfg.results_root}: {len(problems)} result "
-                                  "file(s) cannot be counted for the pair they were read for:\n"
-                                  "  - " + "\n  - ".join(problems[:20]) + more)
+        raise ResultIdentityError(
+            f"results_root {cfg.results_root}: {len(problems)} result "
+            "file(s) cannot be counted for the pair they were read for:\n"
+            "  - " + "\n  - ".join(problems[:20]) + more
+        )
     n_read = Counter(k for k, _ in got.read)
     where = f"config {cfg.config_path}"
     if not got.read:
         example = got.paths[0][0] if got.prompts else "—"
-        raise ConfigError(f"{where}: results_root {cfg.results_root} holds no result file for "
-                          f"any model (looked for result_path {cfg.result_path!r}, e.g. {example})")
-    absent = [(m, k) for k, m in enumerate(cfg.model_ids)
-              if n_read[k] == 0 and not cfg.models[m].pending]
+        raise ConfigError(
+            f"{where}: results_root {cfg.results_root} holds no result file for "
+            f"any model (looked for result_path {cfg.result_path!r}, e.g. {example})"
+        )
+    absent = [
+        (m, k) for k, m in enumerate(cfg.model_ids) if n_read[k] == 0 and not cfg.models[m].pending
+    ]
     if absent:
-        named = ", ".join(f"{m} (source_id {cfg.models[m].source_id}, lane {cfg.models[m].lane}; "
-                          f"e.g. {got.paths[k][0]})" for m, k in absent)
-        raise ConfigError(f"{where}: no result file at all for model(s) {named}: a wrong "
-                          "source_id or lane? Mark a model whose results are not in yet with "
-                          "`pending: true`.")
+        named = ", ".join(
+            f"{m} (source_id {cfg.models[m].source_id}, lane {cfg.models[m].lane}; "
+            f"e.g. {got.paths[k][0]})"
+            for m, k in absent
+        )
+        raise ConfigError(
+            f"{where}: no result file at all for model(s) {named}: a wrong "
+            "source_id or lane? Mark a model whose results are not in yet with "
+            "`pending: true`."
+        )
 
 
-def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet,
-                    progress: bool | None = None) -> Extraction:
+def extract_records(
+    cfg: ReleaseConfig, prompt_set: PromptSet, progress: bool | None = None
+) -> Extraction:
     """Every configured model's result for every prompt (data contract, § Status of a prompt ×
     model pair); ``progress`` None: a bar only on a terminal. :class:`ConfigError`,
     ``ExtractorError``, :class:`ResultIdentityError`; a bad file is an ``invalid_evaluation``."""
@@ -185,7 +213,7 @@ def extract_records(cfg: ReleaseConfig, prompt_set: PromptSet,
                 got.add(k, i, classify_result(path, extractor, globs, identity))
             bar.update(len(prompts))
     _refuse(cfg, got)
-    got.warnings.sort(key=lambda w: (w.get("sample_id", ""), w.get("model_id", ""), w["check"],
-                                     w["message"]))
-    return Extraction(table, got.warnings, got.input_sha256(), len(got.read), spec,
-                      got.evidence)
+    got.warnings.sort(
+        key=lambda w: (w.get("sample_id", ""), w.get("model_id", ""), w["check"], w["message"])
+    )
+    return Extraction(table, got.warnings, got.input_sha256(), len(got.read), spec, got.evidence)

@@ -16,15 +16,22 @@ import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
 
-from searchgen_nb.constants import ARTIFACTS, MANIFEST, VALIDATION_REPORT
-from searchgen_nb.constants import SCHEMA_VERSION  # noqa: F401 - re-exported
+from searchgen_nb.constants import (
+    ARTIFACTS,
+    MANIFEST,
+    SCHEMA_VERSION,  # noqa: F401 - re-exported
+    VALIDATION_REPORT,
+)
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.untrusted import excerpt, strict_loads
 
 #: Artifact file name → its schema file (``prompt_scores.jsonl`` → the schema of ONE line);
 #: ``prompt_evidence.jsonl`` has its own check (:mod:`searchgen_nb.gate.evidence`).
-SCHEMA_FILES = {n: n.replace(".jsonl", ".line.json").replace(".json", ".schema.json")
-                for n in (*ARTIFACTS, MANIFEST, VALIDATION_REPORT) if n != "prompt_evidence.jsonl"}
+SCHEMA_FILES = {
+    n: n.replace(".jsonl", ".line.json").replace(".json", ".schema.json")
+    for n in (*ARTIFACTS, MANIFEST, VALIDATION_REPORT)
+    if n != "prompt_evidence.jsonl"
+}
 #: Problems listed per file by :func:`check_folder` (one more entry then gives the rest's count).
 MAX_LISTED = 50
 
@@ -95,8 +102,10 @@ def error_text(error: jsonschema.ValidationError) -> str:
     if unit is None or not isinstance(error.instance, (str, list, dict)):
         return error.message
     key = "a key " if "propertyNames" in error.relative_schema_path else ""
-    return (f"{key}too long: {len(error.instance):,} {unit}, at most {error.validator_value:,}"
-            f" ({excerpt(error.instance, 60)})")
+    return (
+        f"{key}too long: {len(error.instance):,} {unit}, at most {error.validator_value:,}"
+        f" ({excerpt(error.instance, 60)})"
+    )
 
 
 def _leaf(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
@@ -136,10 +145,14 @@ def check_document(artifact_name: str, doc: object, line: int | None = None) -> 
     :func:`check_folder` words them; ``[]`` when it conforms."""
     if fast_validator_for(artifact_name).is_valid(doc):
         return []
-    errors = sorted(validator_for(artifact_name).iter_errors(doc),
-                    key=lambda e: (json_pointer(e.absolute_path), e.message))
-    found = [_problem(artifact_name, line, json_pointer(leaf.absolute_path), error_text(leaf))
-             for leaf in map(_leaf, errors)]
+    errors = sorted(
+        validator_for(artifact_name).iter_errors(doc),
+        key=lambda e: (json_pointer(e.absolute_path), e.message),
+    )
+    found = [
+        _problem(artifact_name, line, json_pointer(leaf.absolute_path), error_text(leaf))
+        for leaf in map(_leaf, errors)
+    ]
     why = "jsonschema-rs rejects this document, jsonschema accepts it: report this disagreement"
     return found or [_problem(artifact_name, line, "", why)]
 
@@ -150,8 +163,11 @@ def _check_file(path: Path, name: str) -> list[dict]:
         docs = ((n, *_parse(raw, "empty line")) for n, raw in enumerate(read_lines(path), start=1))
     else:
         docs = iter([(None, *_parse(read_bytes(path, ARTIFACT_MAX)))])
-    found = (p for line, doc, why in docs
-             for p in ([_problem(name, line, "", why)] if why else check_document(name, doc, line)))
+    found = (
+        p
+        for line, doc, why in docs
+        for p in ([_problem(name, line, "", why)] if why else check_document(name, doc, line))
+    )
     listed = list(islice(found, MAX_LISTED))
     n = len(listed) + sum(1 for _ in found)
     if n > len(listed):

@@ -42,38 +42,67 @@ def slice_specs(slices: dict[str, SliceConfig] | None, n_prompts: int) -> dict[s
 
 def slice_members(prompts: list[dict], specs: dict[str, SliceConfig]) -> dict[str, np.ndarray]:
     """``{slice: sorted prompt indices}`` for the prompts of a release table."""
-    return {name: np.array([i for i, p in enumerate(prompts)
-                            if not spec.include or in_slice(field_values(p, spec.field), spec)],
-                           dtype=np.int64) for name, spec in specs.items()}
+    return {
+        name: np.array(
+            [
+                i
+                for i, p in enumerate(prompts)
+                if not spec.include or in_slice(field_values(p, spec.field), spec)
+            ],
+            dtype=np.int64,
+        )
+        for name, spec in specs.items()
+    }
 
 
-def manifest_slices(specs: dict[str, SliceConfig], members: dict[str, np.ndarray],
-                    prompts: list[dict]) -> dict:
+def manifest_slices(
+    specs: dict[str, SliceConfig], members: dict[str, np.ndarray], prompts: list[dict]
+) -> dict:
     """The manifest's slice keys: ``evaluation_slices`` (``subset_field``: the one field of the
     value-selecting slices, else null), ``published_slices``, ``slice_partitions`` and
     ``output_slice`` (the v1.0-shaped files' slice: the first that holds every prompt)."""
     fields = {spec.field for spec in specs.values() if spec.include}
-    named = {name: {"deduplicate_by": "release_row", "expected_rows": spec.expected_rows,
-                    "field": spec.field, "include_tags": list(spec.include), "match": spec.match}
-             for name, spec in specs.items()}
+    named = {
+        name: {
+            "deduplicate_by": "release_row",
+            "expected_rows": spec.expected_rows,
+            "field": spec.field,
+            "include_tags": list(spec.include),
+            "match": spec.match,
+        }
+        for name, spec in specs.items()
+    }
     return {
-        "evaluation_slices": {"named": named,
-                              "subset_field": fields.pop() if len(fields) == 1 else None},
+        "evaluation_slices": {
+            "named": named,
+            "subset_field": fields.pop() if len(fields) == 1 else None,
+        },
         "output_slice": next(name for name, spec in specs.items() if not spec.include),
         "published_slices": list(specs),
-        "slice_partitions": {name: partition_counts(prompts[i] for i in idx.tolist())
-                             for name, idx in members.items()},
+        "slice_partitions": {
+            name: partition_counts(prompts[i] for i in idx.tolist())
+            for name, idx in members.items()
+        },
     }
 
 
-def refuse_empty(specs: dict[str, SliceConfig], members: dict[str, np.ndarray],
-                 config_path: str) -> None:
+def refuse_empty(
+    specs: dict[str, SliceConfig], members: dict[str, np.ndarray], config_path: str
+) -> None:
     """:class:`ConfigError` naming the config and every slice whose ``include`` selects no
     prompt, unless its ``expected_rows`` is 0."""
-    empty = [name for name, spec in specs.items()
-             if len(members[name]) == 0 and spec.include and spec.expected_rows != 0]
+    empty = [
+        name
+        for name, spec in specs.items()
+        if len(members[name]) == 0 and spec.include and spec.expected_rows != 0
+    ]
     if empty:
-        said = "; ".join(f"slice {name}: field {specs[name].field} holds none of "
-                         f"{excerpt(specs[name].include, 80)}" for name in empty[:5])
-        raise ConfigError(f"config {config_path}: `slices`: no prompt is in {len(empty)} slice(s): "
-                          f"{said} (set expected_rows: 0 for a slice meant to be empty)")
+        said = "; ".join(
+            f"slice {name}: field {specs[name].field} holds none of "
+            f"{excerpt(specs[name].include, 80)}"
+            for name in empty[:5]
+        )
+        raise ConfigError(
+            f"config {config_path}: `slices`: no prompt is in {len(empty)} slice(s): "
+            f"{said} (set expected_rows: 0 for a slice meant to be empty)"
+        )

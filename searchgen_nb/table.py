@@ -41,27 +41,46 @@ class ReleaseTable:
         return len(self.model_ids)
 
     @classmethod
-    def empty(cls, prompts: list[dict], model_ids: list[str], lanes: list[str],
-              source_ids: list[str], result_files: list[list[str]]) -> "ReleaseTable":
+    def empty(
+        cls,
+        prompts: list[dict],
+        model_ids: list[str],
+        lanes: list[str],
+        source_ids: list[str],
+        result_files: list[list[str]],
+    ) -> "ReleaseTable":
         """A table with every pair ``missing_generation`` and every value null, to be filled."""
         shape = (len(model_ids), len(prompts))
-        return cls(prompts, list(model_ids), list(lanes), list(source_ids),
-                   np.full(shape, STATUS_CODE["missing_generation"], dtype=np.int8),
-                   np.full((*shape, len(VALUE_COLUMNS)), np.nan), result_files)
+        return cls(
+            prompts,
+            list(model_ids),
+            list(lanes),
+            list(source_ids),
+            np.full(shape, STATUS_CODE["missing_generation"], dtype=np.int8),
+            np.full((*shape, len(VALUE_COLUMNS)), np.nan),
+            result_files,
+        )
 
     def status_counts(self) -> dict[str, dict[str, int]]:
         """``{model_id: {status: count}}`` over all prompts, every status present (0 when none)."""
-        return {m: {s: int(np.count_nonzero(self.status[k] == i)) for i, s in enumerate(STATUSES)}
-                for k, m in enumerate(self.model_ids)}
+        return {
+            m: {s: int(np.count_nonzero(self.status[k] == i)) for i, s in enumerate(STATUSES)}
+            for k, m in enumerate(self.model_ids)
+        }
 
     def entry(self, k: int, p: int) -> dict:
         """The ``models[model_id]`` part of record ``p`` for model index ``k``."""
         nulls = [None if v != v else v for v in self.values[k, p].tolist()]  # NaN → null
-        return {"status": STATUSES[self.status[k, p]], "lane": self.lanes[k],
-                "source_id": self.source_ids[k], "result_file": self.result_files[k][p],
-                "error": self.errors.get((k, p)),
-                "components_raw_0to3": dict(zip(COMPONENTS, nulls[:OVERALL_10])),
-                "overall_10_raw": nulls[OVERALL_10], "overall_9_raw": nulls[OVERALL_9]}
+        return {
+            "status": STATUSES[self.status[k, p]],
+            "lane": self.lanes[k],
+            "source_id": self.source_ids[k],
+            "result_file": self.result_files[k][p],
+            "error": self.errors.get((k, p)),
+            "components_raw_0to3": dict(zip(COMPONENTS, nulls[:OVERALL_10])),
+            "overall_10_raw": nulls[OVERALL_10],
+            "overall_9_raw": nulls[OVERALL_9],
+        }
 
     def records(self):
         """The records of ``prompt_scores.jsonl`` (§ Artifacts), models in config order."""
@@ -91,11 +110,15 @@ class ReleaseTable:
     def permuted(self, prompt_order: np.ndarray, model_order: np.ndarray) -> "ReleaseTable":
         """The same pairs with prompts and models in another order (the gate's order check)."""
         new_p, new_m = np.argsort(prompt_order), np.argsort(model_order)  # old index → new index
-        by_model = ([x[k] for k in model_order] for x in (self.model_ids, self.lanes,
-                                                          self.source_ids))
+        by_model = (
+            [x[k] for k in model_order] for x in (self.model_ids, self.lanes, self.source_ids)
+        )
         cells = np.ix_(model_order, prompt_order)
         return ReleaseTable(
-            [self.prompts[p] for p in prompt_order], *by_model,
-            self.status[cells], self.values[cells],
+            [self.prompts[p] for p in prompt_order],
+            *by_model,
+            self.status[cells],
+            self.values[cells],
             [[self.result_files[k][p] for p in prompt_order] for k in model_order],
-            {(int(new_m[k]), int(new_p[p])): reason for (k, p), reason in self.errors.items()})
+            {(int(new_m[k]), int(new_p[p])): reason for (k, p), reason in self.errors.items()},
+        )

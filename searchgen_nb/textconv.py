@@ -42,7 +42,7 @@ def _wrap(head: str, body: str) -> Iterator[str]:
     step = WIDTH - len(name) - 16
     yield line[:WIDTH]
     for at in range(WIDTH, len(line), step):
-        yield f"{name} …[{at}:] {line[at:at + step]}"
+        yield f"{name} …[{at}:] {line[at : at + step]}"
 
 
 def _label(i: int, value: object) -> str:
@@ -77,12 +77,18 @@ def pair_line(sid: str, model: str, pair: dict) -> Iterator[str]:
     every other field by name (``source_id`` and ``lane`` only when the result file's path does
     not show them, ``error`` when not null)."""
     comps = pair.get("components_raw_0to3") or {}
-    values = [pair.get("overall_9_raw"), pair.get("overall_10_raw"),
-              *(comps.get(c) for c in COMPONENTS)]
+    values = [
+        pair.get("overall_9_raw"),
+        pair.get("overall_10_raw"),
+        *(comps.get(c) for c in COMPONENTS),
+    ]
     shown_ = [pair.get("status")]
     if any(v is not None for v in values):  # a pair without a score shows no nulls
-        shown_ += [f"o9={_number(values[0])}", f"o10={_number(values[1])}",
-                   "[" + " ".join(map(_number, values[2:])) + "]"]
+        shown_ += [
+            f"o9={_number(values[0])}",
+            f"o10={_number(values[1])}",
+            "[" + " ".join(map(_number, values[2:])) + "]",
+        ]
     file = pair.get("result_file")
     rest = [f"file={file}"] if file is not None else []
     for k in sorted(set(pair) - set(_PAIR_SHOWN)):
@@ -106,7 +112,8 @@ def _record_lines(n: int, doc: object) -> Iterator[str]:
     name = sid if isinstance(sid, str) else f"line {n}"
     models = doc.get("models")
     scores = isinstance(models, dict) and all(
-        isinstance(p, dict) and "components_raw_0to3" in p for p in models.values())
+        isinstance(p, dict) and "components_raw_0to3" in p for p in models.values()
+    )
     if not scores:
         yield from flatten(name, doc)
         return

@@ -18,8 +18,17 @@ from pathlib import Path
 
 from searchgen_nb.artifacts import write_bytes
 from searchgen_nb.errors import ReleaseError
-from searchgen_nb.evidence import (IMAGE_MAX, NAME_HEX, PATH_MAX, TARGETS, THUMBS, WEBP_METHOD,
-                                   ThumbnailError, clip, renditions)
+from searchgen_nb.evidence import (
+    IMAGE_MAX,
+    NAME_HEX,
+    PATH_MAX,
+    TARGETS,
+    THUMBS,
+    WEBP_METHOD,
+    ThumbnailError,
+    clip,
+    renditions,
+)
 from searchgen_nb.files import ARTIFACT_MAX, find_image, read_bytes, read_file
 from searchgen_nb.out_checks import owned_problem
 from searchgen_nb.publish import MARKER, describe, marked
@@ -38,8 +47,10 @@ def recipe() -> str:
     """What a thumbnail depends on besides the image: Pillow's version and every target's
     size, byte bound and WebP settings (a cache entry made otherwise is never used)."""
     import PIL
+
     return f"Pillow {PIL.__version__}; WebP m{WEBP_METHOD}; " + "; ".join(
-        f"{px} px {limit} B q{'/'.join(map(str, qs))}" for _, px, limit, qs in TARGETS)
+        f"{px} px {limit} B q{'/'.join(map(str, qs))}" for _, px, limit, qs in TARGETS
+    )
 
 
 def _identity(st: os.stat_result) -> list[int]:
@@ -74,14 +85,18 @@ class ThumbCache:
 
     def keys(self, sha: str) -> list[str]:
         """The entry names of one image (by its bytes' sha256 hex), one per target."""
-        return [hashlib.sha256(f"{sha}\n{self.recipe}\n{n}".encode()).hexdigest() + ".webp"
-                for n in range(len(TARGETS))]
+        return [
+            hashlib.sha256(f"{sha}\n{self.recipe}\n{n}".encode()).hexdigest() + ".webp"
+            for n in range(len(TARGETS))
+        ]
 
     def get(self, sha: str) -> list[bytes] | None:
         """The image's renditions when every one is in the cache."""
         try:
-            made = [read_bytes(self.folder / key, limit)
-                    for key, (_, _, limit, _) in zip(self.keys(sha), TARGETS)]
+            made = [
+                read_bytes(self.folder / key, limit)
+                for key, (_, _, limit, _) in zip(self.keys(sha), TARGETS)
+            ]
         except OSError:
             return None
         return made if all(made) else None
@@ -128,9 +143,11 @@ def cache_problem(folder: Path) -> str | None:
         return None
     if (what := describe(folder)) == "an empty folder":
         return None
-    return (f"the thumbnail cache {folder} is {what} without this tool's mark {MARKER} "
-            f"(\"{CACHE_MARK}\"): a cache replaces only what it wrote; move it away or name "
-            "another cache folder")
+    return (
+        f"the thumbnail cache {folder} is {what} without this tool's mark {MARKER} "
+        f'("{CACHE_MARK}"): a cache replaces only what it wrote; move it away or name '
+        "another cache folder"
+    )
 
 
 def check_cache(folder: Path | None, forbidden: dict[str, Path]) -> None:
@@ -193,16 +210,19 @@ def _on_workers(paths: list[str], cache: ThumbCache | None):
     n = min(len(paths), len(os.sched_getaffinity(0)))
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
     try:
-        pool = ProcessPoolExecutor(n, multiprocessing.get_context("fork"), _start_worker,
-                                   (cache and cache.folder,))
+        pool = ProcessPoolExecutor(
+            n, multiprocessing.get_context("fork"), _start_worker, (cache and cache.folder,)
+        )
         results = pool.map(_render, paths, chunksize=max(1, min(64, len(paths) // (64 * n))))
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     try:
         yield from results
     except BrokenProcessPool:
-        raise ReleaseError("thumbnails: a worker process ended before its images were made "
-                           "(killed, or out of memory?); nothing was published") from None
+        raise ReleaseError(
+            "thumbnails: a worker process ended before its images were made "
+            "(killed, or out of memory?); nothing was published"
+        ) from None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -232,6 +252,7 @@ class Thumbnails:
     """What the pass made: per pair ``(model index, prompt index)`` its ``thumbnail`` and
     ``preview`` paths (and ``image``, its path below the results' root, when linked), the files
     written (path -> (sha256, bytes)) and a warning per pair whose image gave none."""
+
     paths: dict[tuple[int, int], dict] = field(default_factory=dict)
     files: dict[str, tuple[str, int]] = field(default_factory=dict)
     warnings: list[dict] = field(default_factory=list)
@@ -253,9 +274,14 @@ class Thumbnails:
         for path in mine:
             h.update(f"{self.files[path][0]}  {path}\n".encode())
         _, px, limit, _ = next(t for t in TARGETS if t[0] == target)
-        return {"enabled": enabled, "n_files": len(mine),
-                "bytes": sum(self.files[p][1] for p in mine), "sha256": h.hexdigest(),
-                "max_bytes": limit, "max_px": px}
+        return {
+            "enabled": enabled,
+            "n_files": len(mine),
+            "bytes": sum(self.files[p][1] for p in mine),
+            "sha256": h.hexdigest(),
+            "max_bytes": limit,
+            "max_px": px,
+        }
 
 
 def _images(cfg, table) -> dict[tuple[int, int], Path]:
@@ -265,8 +291,9 @@ def _images(cfg, table) -> dict[tuple[int, int], Path]:
     for i in range(table.n_prompts):
         for k in range(table.n_models):
             if table.status[k, i] != STATUS_CODE["missing_generation"]:
-                image = find_image(root / os.path.dirname(table.result_files[k][i]),
-                                   cfg.generation_glob)
+                image = find_image(
+                    root / os.path.dirname(table.result_files[k][i]), cfg.generation_glob
+                )
                 if image is not None:
                     images[k, i] = image
     return images
@@ -287,17 +314,30 @@ def make_thumbnails(cfg, table, folder: Path, cache: Path | None = None) -> Thum
         else:
             names[path] = None, "a link to a file outside results_root"
     for path, made, why in render_all(sorted(inside), ThumbCache(cache).open() if cache else None):
-        names[path] = (None, why) if made is None else ({
-            name: out.write(Path(folder), t[0], data)
-            for name, t, data in zip(("thumbnail", "preview"), TARGETS, made)}, None)
+        names[path] = (
+            (None, why)
+            if made is None
+            else (
+                {
+                    name: out.write(Path(folder), t[0], data)
+                    for name, t, data in zip(("thumbnail", "preview"), TARGETS, made)
+                },
+                None,
+            )
+        )
     for (k, i), image in images.items():
         made, why = names[str(image)]
         rel = image.relative_to(root).as_posix()
         if made is not None:
             out.paths[k, i] = {**made, "image": clip(rel, PATH_MAX)} if link else made
         else:
-            out.warnings.append({
-                "check": "thumbnail", "sample_id": table.prompts[i]["sample_id"],
-                "model_id": table.model_ids[k], "file": rel,
-                "message": clip(f"image skipped: {why}", 300)})
+            out.warnings.append(
+                {
+                    "check": "thumbnail",
+                    "sample_id": table.prompts[i]["sample_id"],
+                    "model_id": table.model_ids[k],
+                    "file": rel,
+                    "message": clip(f"image skipped: {why}", 300),
+                }
+            )
     return out

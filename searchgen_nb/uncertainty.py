@@ -26,8 +26,14 @@ class Draws:
     """The replicates as chunks of a replicate × prompt count matrix (prompts in the order
     given); ``strata``: each non-empty leaf stratum's prompts in sample_id order."""
 
-    def __init__(self, leaf: list[str], sample_ids: list[str], n_bootstrap: int, seed: int,
-                 chunk_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        leaf: list[str],
+        sample_ids: list[str],
+        n_bootstrap: int,
+        seed: int,
+        chunk_bytes: int | None = None,
+    ) -> None:
         if unknown := sorted(set(leaf) - set(LEAF_STRATA)):
             raise ValueError(f"bootstrap: unknown leaf strata {unknown}")
         self.n_prompts = len(leaf)
@@ -87,8 +93,14 @@ class Bootstrap:
     """``q[name][g]``: float64 (B, M) replicate values ``mean × 100 / 3`` of Overall-9 / -10
     in group g, NaN where the replicate has no value; models in the table's order."""
 
-    def __init__(self, table: ReleaseTable, zero_fill: np.ndarray, groups: list[GroupDef],
-                 settings: Settings, draws: Draws | None = None) -> None:
+    def __init__(
+        self,
+        table: ReleaseTable,
+        zero_fill: np.ndarray,
+        groups: list[GroupDef],
+        settings: Settings,
+        draws: Draws | None = None,
+    ) -> None:
         self.groups, self.settings = groups, settings
         leaf, ids = ([p[k] for p in table.prompts] for k in ("search_type", "sample_id"))
         self.draws = draws or Draws(leaf, ids, settings.n_bootstrap, settings.seed)
@@ -163,8 +175,10 @@ def interval(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: int
 
 def intervals(values: np.ndarray, tol: np.ndarray, alpha: Fraction, decimals: int, exact) -> list:
     """:func:`interval` of every column k of ``values`` (B, K) with ``exact(k, replicates)``."""
-    return [interval(values[:, k], tol[:, k], alpha, decimals, lambda r, k=k: exact(k, r))
-            for k in range(values.shape[1])]
+    return [
+        interval(values[:, k], tol[:, k], alpha, decimals, lambda r, k=k: exact(k, r))
+        for k in range(values.shape[1])
+    ]
 
 
 def _pair_signs(boot: Bootstrap, g: int, i: int, j: int) -> tuple[np.ndarray, ...]:
@@ -213,10 +227,13 @@ def _input_classes(boot: Bootstrap, g: int, models: list[int]) -> np.ndarray:
     """Per model, the first of ``models`` with the same Overall-9 inputs in group g: equal in
     every replicate (a model listed twice)."""
     cols, first = boot.groups[g].columns, {}
-    x, inc = (np.ascontiguousarray(a[cols][:, models].T)
-              for a in (boot.x["overall_9"], boot.inc["overall_9"]))
-    return np.array([first.setdefault(x[k].tobytes() + inc[k].tobytes(), k)
-                     for k in range(len(models))])
+    x, inc = (
+        np.ascontiguousarray(a[cols][:, models].T)
+        for a in (boot.x["overall_9"], boot.inc["overall_9"])
+    )
+    return np.array(
+        [first.setdefault(x[k].tobytes() + inc[k].tobytes(), k) for k in range(len(models))]
+    )
 
 
 def replicate_ranks(boot: Bootstrap, g: int, models: list[int], ids: list[str]) -> np.ndarray:
@@ -239,8 +256,15 @@ def replicate_ranks(boot: Bootstrap, g: int, models: list[int], ids: list[str]) 
     return ranks
 
 
-def _settle(boot: Bootstrap, g: int, models: list[int], ids: list[str], order: np.ndarray,
-            close: np.ndarray, differ: np.ndarray) -> None:
+def _settle(
+    boot: Bootstrap,
+    g: int,
+    models: list[int],
+    ids: list[str],
+    order: np.ndarray,
+    close: np.ndarray,
+    differ: np.ndarray,
+) -> None:
     """Reorder in place, by exact value then model_id, each run of ``order`` (B, R) linked by
     ``close`` (B, R − 1) that holds a link between models of different inputs (``differ``)."""
     runs = []  # (replicate, start, end) of every such run of close neighbours
@@ -261,12 +285,12 @@ def _settle(boot: Bootstrap, g: int, models: list[int], ids: list[str], order: n
     for k, reps in need.items():
         exact.update(zip(((k, b) for b in reps), boot.exact("overall_9", g, models[k], reps)))
     for b, lo, hi in runs:
-        order[b, lo:hi] = sorted(order[b, lo:hi].tolist(),
-                                 key=lambda k: (-exact[k, b], ids[k]))
+        order[b, lo:hi] = sorted(order[b, lo:hi].tolist(), key=lambda k: (-exact[k, b], ids[k]))
 
 
-def _ranked(boot: Bootstrap, g: int, models: list[int], decimals: int,
-            n_models: int) -> tuple[dict, list]:
+def _ranked(
+    boot: Bootstrap, g: int, models: list[int], decimals: int, n_models: int
+) -> tuple[dict, list]:
     """Rank interval of each ranked model of group g and its tested pairs (a above b in rank
     order; :func:`tested_pairs` of ``n_models`` configured models)."""
     published, n_boot, alpha = boot.groups[g].ranked, boot.settings.n_bootstrap, boot.settings.alpha
@@ -275,13 +299,24 @@ def _ranked(boot: Bootstrap, g: int, models: list[int], decimals: int,
         sign, d, t = _pair_signs(boot, g, models[i], models[j])
         n_le, n_ge = (int(np.count_nonzero(~np.isnan(d) & c)) for c in (sign <= 0, sign >= 0))
         p_nums.append(min(n_boot + 1, 2 * min(1 + n_le, 1 + n_ge)))
-        ci = interval(d, t, alpha, decimals, lambda reps: [x - y for x, y in zip(
-            *(boot.exact("overall_9", g, models[k], reps) for k in (i, j)))])
+        ci = interval(
+            d,
+            t,
+            alpha,
+            decimals,
+            lambda reps: [
+                x - y
+                for x, y in zip(*(boot.exact("overall_9", g, models[k], reps) for k in (i, j)))
+            ],
+        )
         diff = Decimal(repr(published[ids[i]])) - Decimal(repr(published[ids[j]]))
         pairs.append({"a": ids[i], "b": ids[j], "diff": float(diff), "ci": ci})
     for row, p, adj in zip(pairs, p_nums, _holm(p_nums, n_boot + 1)):
-        row.update(p=_p_value(p, n_boot + 1), p_holm=_p_value(adj, n_boot + 1),
-                   separable=Fraction(adj, n_boot + 1) <= alpha)
+        row.update(
+            p=_p_value(p, n_boot + 1),
+            p_holm=_p_value(adj, n_boot + 1),
+            separable=Fraction(adj, n_boot + 1) <= alpha,
+        )
     lo, hi = percentile_positions(n_boot, alpha)
     ranks = np.sort(replicate_ranks(boot, g, models, ids), axis=0)
     return {m: [int(ranks[lo, k]), int(ranks[hi, k])] for k, m in enumerate(ids)}, pairs
@@ -291,26 +326,45 @@ def bootstrap_groups(table: ReleaseTable, boards: dict, slices: dict) -> list[Gr
     """Every group with its prompts and, for ``all``, strata and slices, the published ranking
     (from the leaderboard artifacts ``boards``)."""
     groups = prompt_groups(table.prompts)
+
     def group(key: str, idx, rows: list[dict] | None = None) -> GroupDef:
         top = None if rows is None else {r["model_id"]: r["overall_9"] for r in rows if r["ranked"]}
         return GroupDef(key, np.asarray(idx, dtype=np.int64), top)
+
     by_stratum = boards["leaderboard_by_stratum.json"]
     by_slice = boards["leaderboard_by_slice.json"]
-    return [group("all:All", groups["stratum"]["All"], boards["leaderboard_overall.json"]),
-            *(group(f"stratum:{s}", groups["stratum"][s], by_stratum[s]) for s in PARTITION_KEYS),
-            *(group(f"{kind}:{tag}", idx) for kind in ("domain", "failure_mode")
-              for tag, idx in groups[kind].items()),
-            *(group(f"slice:{s}", idx, by_slice[s]["overall"]) for s, idx in slices.items())]
+    return [
+        group("all:All", groups["stratum"]["All"], boards["leaderboard_overall.json"]),
+        *(group(f"stratum:{s}", groups["stratum"][s], by_stratum[s]) for s in PARTITION_KEYS),
+        *(
+            group(f"{kind}:{tag}", idx)
+            for kind in ("domain", "failure_mode")
+            for tag, idx in groups[kind].items()
+        ),
+        *(group(f"slice:{s}", idx, by_slice[s]["overall"]) for s, idx in slices.items()),
+    ]
 
 
-def uncertainty(table: ReleaseTable, zero_fill: dict[str, bool], boards: dict,
-                slices: dict[str, np.ndarray], settings: Settings, decimals: int) -> dict:
+def uncertainty(
+    table: ReleaseTable,
+    zero_fill: dict[str, bool],
+    boards: dict,
+    slices: dict[str, np.ndarray],
+    settings: Settings,
+    decimals: int,
+) -> dict:
     """``uncertainty.json`` of a release table and its leaderboard artifacts ``boards``;
     ``zero_fill``: ``{model_id: policy is zero_fill}``, ``slices``: ``{name: prompt indices}``.
     Intervals half-up to ``decimals``; ``n_bootstrap`` 0: the header, no groups."""
-    head = {"method": METHOD, "n_bootstrap": settings.n_bootstrap, "seed": settings.seed,
-            "confidence": float(settings.confidence), "strata_order": list(LEAF_STRATA),
-            "groups": {}, "pairs": {}}
+    head = {
+        "method": METHOD,
+        "n_bootstrap": settings.n_bootstrap,
+        "seed": settings.seed,
+        "confidence": float(settings.confidence),
+        "strata_order": list(LEAF_STRATA),
+        "groups": {},
+        "pairs": {},
+    }
     if settings.n_bootstrap == 0:
         return head
     groups = bootstrap_groups(table, boards, slices)
@@ -326,17 +380,31 @@ def uncertainty(table: ReleaseTable, zero_fill: dict[str, bool], boards: dict,
     return head
 
 
-def _group_cells(boot: Bootstrap, g: int, index: dict[str, int], decimals: int,
-                 pairs: dict) -> dict:
+def _group_cells(
+    boot: Bootstrap, g: int, index: dict[str, int], decimals: int, pairs: dict
+) -> dict:
     """``groups[key]`` of group g of ``boot`` (``index``: ``{model_id: column}``); a rank group's
     pairs go into ``pairs``."""
     group, settings, rank_of = boot.groups[g], boot.settings, {}
     if group.ranked:
         models = [index[m] for m in group.ranked]
         rank_of, pairs[group.key] = _ranked(boot, g, models, decimals, len(index))
-    ends = {name: intervals(q[g], boot.tolerance(g, np.nan_to_num(q[g])), settings.alpha,
-                             decimals, lambda k, r, name=name: boot.exact(name, g, k, r))
-            for name, q in boot.q.items()}
+    ends = {
+        name: intervals(
+            q[g],
+            boot.tolerance(g, np.nan_to_num(q[g])),
+            settings.alpha,
+            decimals,
+            lambda k, r, name=name: boot.exact(name, g, k, r),
+        )
+        for name, q in boot.q.items()
+    }
     n_valid = np.count_nonzero(~np.isnan(boot.q["overall_9"][g]), axis=0)
-    return {m: {**{name: ends[name][k] for name in _NAMES}, "rank": rank_of.get(m),
-                "n_valid": int(n_valid[k])} for m, k in index.items()}
+    return {
+        m: {
+            **{name: ends[name][k] for name in _NAMES},
+            "rank": rank_of.get(m),
+            "n_valid": int(n_valid[k]),
+        }
+        for m, k in index.items()
+    }

@@ -14,8 +14,12 @@ import yaml
 def shown(text: object, newlines: bool = False) -> str:
     """``text`` on one line in visible characters: every other one escaped (``\\n``, ``\\u200b``),
     line breaks kept with ``newlines``."""
-    return "".join(c if c.isprintable() or (newlines and c == "\n")
-                   else c.encode("unicode_escape").decode("ascii") for c in str(text))
+    return "".join(
+        c
+        if c.isprintable() or (newlines and c == "\n")
+        else c.encode("unicode_escape").decode("ascii")
+        for c in str(text)
+    )
 
 
 def excerpt(value: object, limit: int = 80, newlines: bool = False) -> str:
@@ -79,8 +83,9 @@ def _finite(token: str) -> float:
 def strict_loads(text: str | bytes) -> object:
     """:func:`json.loads` refusing NaN/Infinity, numbers that overflow to Infinity and a repeated
     key; raises ``ValueError`` (``DuplicateKey`` for a repeated key)."""
-    return json.loads(text, parse_constant=_constant, parse_float=_finite,
-                      object_pairs_hook=no_duplicate_keys)
+    return json.loads(
+        text, parse_constant=_constant, parse_float=_finite, object_pairs_hook=no_duplicate_keys
+    )
 
 
 class ConfigLoader(yaml.SafeLoader):
@@ -120,8 +125,12 @@ ConfigLoader.add_constructor("tag:yaml.org,2002:float", ConfigLoader.construct_y
 #: Bidirectional embeddings, overrides and isolates: they reorder the text around them.
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 #: Unicode categories that never show as themselves on one line, and what they are.
-_HIDDEN = {"Cc": "a control character", "Zl": "a line separator", "Zp": "a paragraph separator",
-           "Cs": "a lone surrogate"}
+_HIDDEN = {
+    "Cc": "a control character",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+    "Cs": "a lone surrogate",
+}
 
 
 def hidden_char(text: str, strict: bool = False) -> str | None:
@@ -140,17 +149,31 @@ def hidden_char(text: str, strict: bool = False) -> str | None:
 #: The names every JavaScript object already has (``Object.prototype``'s): as a model id, a
 #: display name, a ``sample_id``, a tag or a slice name the book's scripts and charts would read
 #: the object's own member instead of the data (data contract, § Release config).
-JS_RESERVED = frozenset({
-    "__proto__", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__",
-    "constructor", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable", "toLocaleString",
-    "toString", "valueOf"})
+JS_RESERVED = frozenset(
+    {
+        "__proto__",
+        "__defineGetter__",
+        "__defineSetter__",
+        "__lookupGetter__",
+        "__lookupSetter__",
+        "constructor",
+        "hasOwnProperty",
+        "isPrototypeOf",
+        "propertyIsEnumerable",
+        "toLocaleString",
+        "toString",
+        "valueOf",
+    }
+)
 
 
 def js_reserved(text: str) -> str | None:
     """Why ``text`` cannot name anything the book shows (one of :data:`JS_RESERVED`), or None."""
     if text in JS_RESERVED:
-        return (f"is {text!r}, a name every JavaScript object already has (the book's scripts "
-                "would read it as their own)")
+        return (
+            f"is {text!r}, a name every JavaScript object already has (the book's scripts "
+            "would read it as their own)"
+        )
     return None
 
 
@@ -179,8 +202,9 @@ def md_text(text: object, table: bool = False) -> str:
     markup characters escaped (``_`` not between two letters or digits, ``$`` and ``:`` too), a
     word GitHub would link (mention, reference, URL, commit) as a code span."""
     words = re.split(r"(\s+)", str(text))
-    return "".join(md_code(w, table) if _LINKY.search(w) or _COMMIT.search(w) else _md_prose(w)
-                   for w in words)
+    return "".join(
+        md_code(w, table) if _LINKY.search(w) or _COMMIT.search(w) else _md_prose(w) for w in words
+    )
 
 
 def _md_prose(text: str) -> str:

@@ -15,11 +15,18 @@ PROMPTS = [
 MODELS = {
     "good": model("Good Model", type_="Commercial"),
     "evil": model(EVIL, source_id="evil"),
-    "empty": model("Empty Model", "exclude", pending=True),  # no results yet (pending): every value N/A
+    "empty": model(
+        "Empty Model", "exclude", pending=True
+    ),  # no results yet (pending): every value N/A
 }
 # no result has text_rendering → that component is N/A for every model
 RESULTS = {
-    **{("good", p["sample_id"]): result({"checklist:0": 3, "rubric:image_quality": 2.5, "visual_reference_evaluation": 2}) for p in PROMPTS},
+    **{
+        ("good", p["sample_id"]): result(
+            {"checklist:0": 3, "rubric:image_quality": 2.5, "visual_reference_evaluation": 2}
+        )
+        for p in PROMPTS
+    },
     ("evil", "f01"): result({"checklist:0": 0, "rubric:image_quality": 0}),  # real zeros
     ("evil", "f02_texthard"): result({"checklist:0": 1.5}),
     ("evil", "f03"): IMAGE,
@@ -31,6 +38,12 @@ RESULTS = {
 # releases): Evil's f03 was scored (now only an image: scored → missing_evaluation) and Evil
 # led Good (a rank swap).
 PREVIOUS_RESULTS = {
-    **{("good", p["sample_id"]): result({"checklist:0": 1, "rubric:image_quality": 1}) for p in PROMPTS},
-    **{("evil", p["sample_id"]): result({"checklist:0": 3, "rubric:image_quality": 3}) for p in PROMPTS},
+    **{
+        ("good", p["sample_id"]): result({"checklist:0": 1, "rubric:image_quality": 1})
+        for p in PROMPTS
+    },
+    **{
+        ("evil", p["sample_id"]): result({"checklist:0": 3, "rubric:image_quality": 3})
+        for p in PROMPTS
+    },
 }

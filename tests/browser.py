@@ -29,13 +29,17 @@ FLAGS = [
 def launch(p):
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):
-            raise RuntimeError("chromium-headless-shell is not installed (apt-get install -y chromium-headless-shell; make browser)")
+            raise RuntimeError(
+                "chromium-headless-shell is not installed (apt-get install -y chromium-headless-shell; make browser)"
+            )
         pytest.skip("chromium-headless-shell not installed (make browser)")
     return p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
 
 
 #: True once every chart container of the page holds its drawn SVG.
-CHARTS_DRAWN = "() => [...document.querySelectorAll('.sg-chart')].every(d => d.querySelector('svg'))"
+CHARTS_DRAWN = (
+    "() => [...document.querySelectorAll('.sg-chart')].every(d => d.querySelector('svg'))"
+)
 #: The window of every page a test opens with :class:`Page`.
 VIEWPORT = {"width": 1400, "height": 1000}
 #: One tab per launched browser, reused by every :class:`Page`: a new context and tab per page
@@ -51,7 +55,14 @@ class Page:
     media (screen) before loading, so a test may change them on its page (print media, a phone
     width) without affecting the next. The tab belongs to the next Page once that one is opened."""
 
-    def __init__(self, browser, path: Path, query: str = "", viewport: dict | None = None, color_scheme: str = "light"):
+    def __init__(
+        self,
+        browser,
+        path: Path,
+        query: str = "",
+        viewport: dict | None = None,
+        color_scheme: str = "light",
+    ):
         self.external: list[str] = []
         self.dialogs: list[str] = []
         self.errors: list[str] = []
@@ -60,11 +71,27 @@ class Page:
             tab = _TABS[browser] = browser.new_page()
             tab.sg_current = self
             # each page starts with empty storage, as in a new context (the theme keeps its mode there)
-            tab.add_init_script("try { localStorage.clear(); sessionStorage.clear(); } catch (e) {}")
-            tab.on("request", lambda r: None if r.url.startswith(("file:", "data:", "blob:", "about:")) else tab.sg_current.external.append(r.url))
+            tab.add_init_script(
+                "try { localStorage.clear(); sessionStorage.clear(); } catch (e) {}"
+            )
+            tab.on(
+                "request",
+                lambda r: (
+                    None
+                    if r.url.startswith(("file:", "data:", "blob:", "about:"))
+                    else tab.sg_current.external.append(r.url)
+                ),
+            )
             tab.on("dialog", lambda d: (tab.sg_current.dialogs.append(d.message), d.dismiss()))
             tab.on("pageerror", lambda e: tab.sg_current.errors.append(str(e)))
-            tab.on("console", lambda m: tab.sg_current.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+            tab.on(
+                "console",
+                lambda m: (
+                    tab.sg_current.errors.append(f"console.{m.type}: {m.text}")
+                    if m.type == "error"
+                    else None
+                ),
+            )
         tab.goto("about:blank")  # the previous page's late events go to the previous Page
         tab.sg_current = self
         tab.set_viewport_size(viewport or VIEWPORT)
@@ -75,7 +102,9 @@ class Page:
 
     def open_slices(self) -> None:
         """Open every collapsed slice section (``details.sg-slice``) so its charts are drawn."""
-        self.page.evaluate("document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)")
+        self.page.evaluate(
+            "document.querySelectorAll('details.sg-slice').forEach(d => d.open = true)"
+        )
 
     def wait_for_charts(self) -> int:
         """Wait until every chart container holds an SVG; return the number of charts."""

@@ -11,13 +11,15 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import yaml
 
 IMAGE = object()  # a generated image but no evaluation file → missing_evaluation
 CANONICAL = "{release_row}/{lane}/{source_id}/augmented_parsed_result_ffjudge_pp.json"
 EVALUATOR = "{source_id}/{sample_id}/augmented_parsed_result_evaluation_protocol.json"
-PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000" "1f15c4890000000d49444154789c63f8cfc0f01f00050001ff89993d1d0000000049454e44ae426082")  # 1×1, readable
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c63f8cfc0f01f00050001ff89993d1d0000000049454e44ae426082"
+)  # 1×1, readable
 
 
 def result(scores: dict, **extra) -> dict:
@@ -25,7 +27,9 @@ def result(scores: dict, **extra) -> dict:
     return {"success": True, "error": None, "parsed": {}, "scores": scores, **extra}
 
 
-def prompt(sample_id: str, subset: str = "SearchIntensive", domains=None, failure_modes=None, **extra) -> dict:
+def prompt(
+    sample_id: str, subset: str = "SearchIntensive", domains=None, failure_modes=None, **extra
+) -> dict:
     return {
         "sample_id": sample_id,
         "release_row": f"rows/{sample_id}",
@@ -36,8 +40,19 @@ def prompt(sample_id: str, subset: str = "SearchIntensive", domains=None, failur
     }
 
 
-def model(display_name: str, policy: str | None = None, type_: str = "Open", source_id: str | None = None, **extra) -> dict:
-    m = {"display_name": display_name, "type": type_, "source_id": source_id or display_name.lower().replace(" ", "-"), **extra}
+def model(
+    display_name: str,
+    policy: str | None = None,
+    type_: str = "Open",
+    source_id: str | None = None,
+    **extra,
+) -> dict:
+    m = {
+        "display_name": display_name,
+        "type": type_,
+        "source_id": source_id or display_name.lower().replace(" ", "-"),
+        **extra,
+    }
     if policy:
         m["missing_policy"] = policy
     return m
@@ -68,7 +83,10 @@ def make_release(
         p = by_id[sid]
         m = models[model_id]
         rel = layout.format(
-            release_row=p.get("release_row", sid), sample_id=sid, lane=m.get("lane", "none"), source_id=m["source_id"]
+            release_row=p.get("release_row", sid),
+            sample_id=sid,
+            lane=m.get("lane", "none"),
+            source_id=m["source_id"],
         )
         path = root / "results" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,7 +111,11 @@ def make_release(
 def read_artifacts(folder: Path) -> dict[str, bytes]:
     """Every file of an artifact folder (``schemas/`` included) as bytes, by relative path."""
     folder = Path(folder)
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def row(board: list[dict], model_id: str) -> dict:

@@ -98,7 +98,11 @@ def components(scores: dict) -> dict[str, Fraction | None]:
     """The 10 components of a scored result (data contract, § The ten components, Overall-9 and
     Overall-10)."""
     checklist = [Fraction(v) for k, v in scores.items() if k.startswith("checklist:")]
-    adaptive = [Fraction(v) for k, v in scores.items() if k.startswith("rubric:") and k[len("rubric:"):] not in GENERIC]
+    adaptive = [
+        Fraction(v)
+        for k, v in scores.items()
+        if k.startswith("rubric:") and k[len("rubric:") :] not in GENERIC
+    ]
     out: dict[str, Fraction | None] = {
         "checklist": sum(checklist) / len(checklist) if checklist else None,
         "rubric_adaptive": sum(adaptive) / len(adaptive) if adaptive else None,
@@ -132,7 +136,13 @@ def release(demo_tree):
     models = config["models"].items()
     results = {model_id: {p["sample_id"]: pair(p, m) for p in prompts} for model_id, m in models}
     summary = demo_tree.summary
-    return {"out": out, "summary": summary, "config": config, "prompts": prompts, "results": results}
+    return {
+        "out": out,
+        "summary": summary,
+        "config": config,
+        "prompts": prompts,
+        "results": results,
+    }
 
 
 # ---------------------------------------------------------------------------------------
@@ -142,9 +152,20 @@ def release(demo_tree):
 def test_prompt_lines_have_the_metadata_fields(release):
     prompts = release["prompts"]
     assert len(prompts) == 751
-    keys = {"sample_id", "release_row", "subset", "domains", "failure_modes", "difficulty", "language",
-            "generation_task_type", "is_miniset", "eval_slices",
-            "user_prompt", "checklist"}  # fmt: skip  (the last two: the prompt evidence)
+    keys = {
+        "sample_id",
+        "release_row",
+        "subset",
+        "domains",
+        "failure_modes",
+        "difficulty",
+        "language",
+        "generation_task_type",
+        "is_miniset",
+        "eval_slices",
+        "user_prompt",
+        "checklist",
+    }  # fmt: skip  (the last two: the prompt evidence)
     assert all(set(p) == keys for p in prompts)
     assert all(p["user_prompt"].startswith("[synthetic demo] ") and p["checklist"] for p in prompts)
     ids = [p["sample_id"] for p in prompts]
@@ -171,7 +192,9 @@ def test_partition_through_the_rule(release):
     assert release["summary"]["partition"] == PARTITION
     assert release["config"]["expected"]["partition"] == PARTITION
     # Ids that contain "texthard" but are NoSearch must stay NoSearch; both textual stems occur.
-    nosearch_texthard = [p for p in release["prompts"] if p["subset"] == "NoSearch" and "texthard" in p["sample_id"]]
+    nosearch_texthard = [
+        p for p in release["prompts"] if p["subset"] == "NoSearch" and "texthard" in p["sample_id"]
+    ]
     assert nosearch_texthard and all(partition_of(p) == "NoSearch" for p in nosearch_texthard)
     textual = [p["sample_id"] for p in release["prompts"] if partition_of(p) == "TextualSearch"]
     assert any("text_rendering" in s for s in textual) and any("texthard" in s for s in textual)
@@ -231,8 +254,20 @@ def test_no_real_model_names(release):
     assert len(published_models) == 13
     for model_id, m in published_models.items():
         for text in (model_id, m["display_name"], m["source_id"]):
-            names |= {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) >= 3} - GENERIC_NAME_WORDS
-    assert {"gemini", "banana", "seedream", "klein", "qwen", "grok", "xai", "bagel", "jimeng"} <= names
+            names |= {
+                w for w in re.findall(r"[a-z]+", text.lower()) if len(w) >= 3
+            } - GENERIC_NAME_WORDS
+    assert {
+        "gemini",
+        "banana",
+        "seedream",
+        "klein",
+        "qwen",
+        "grok",
+        "xai",
+        "bagel",
+        "jimeng",
+    } <= names
     for model_id, m in release["config"]["models"].items():
         for text in (model_id, m["display_name"], m["source_id"]):
             hits = [n for n in names if n in text.lower()]
@@ -248,7 +283,8 @@ def test_roster_policies_types_and_coverage(release):
     assert {m["type"] for m in models.values()} == {"Open", "Commercial"}
     assert len({m["source_id"] for m in models.values()}) == 13
     coverage = {
-        mid: sum(s[0] == "scored" for s in by_prompt.values()) / 751 for mid, by_prompt in release["results"].items()
+        mid: sum(s[0] == "scored" for s in by_prompt.values()) / 751
+        for mid, by_prompt in release["results"].items()
     }
     assert sum(c == 1 for c in coverage.values()) >= 3
     assert sum(0.95 <= c < 1 for c in coverage.values()) >= 6
@@ -258,14 +294,25 @@ def test_roster_policies_types_and_coverage(release):
 
 @pytest.mark.slow
 def test_every_status_and_every_broken_file_kind(release):
-    statuses = Counter(s[0] for by_prompt in release["results"].values() for s in by_prompt.values())
-    assert set(statuses) == {"scored", "invalid_evaluation", "missing_evaluation", "missing_generation"}
-    reasons = {s[1] for by_prompt in release["results"].values() for s in by_prompt.values() if s[1]}
+    statuses = Counter(
+        s[0] for by_prompt in release["results"].values() for s in by_prompt.values()
+    )
+    assert set(statuses) == {
+        "scored",
+        "invalid_evaluation",
+        "missing_evaluation",
+        "missing_generation",
+    }
+    reasons = {
+        s[1] for by_prompt in release["results"].values() for s in by_prompt.values() if s[1]
+    }
     assert reasons == {"not_json", "not_object", "success_not_true", "no_scores", "boolean", "non_numeric", "nan",
                        "infinite", "out_of_range"}  # fmt: skip
     # NaN and Infinity are written as the bare JSON-extension tokens.
     texts = [p.read_text(encoding="utf-8") for p in (release["out"] / "results").rglob(RESULT_FILE)]
-    assert any(re.search(r": NaN[,}]", t) for t in texts) and any(re.search(r": Infinity[,}]", t) for t in texts)
+    assert any(re.search(r": NaN[,}]", t) for t in texts) and any(
+        re.search(r": Infinity[,}]", t) for t in texts
+    )
     failed = [json.loads(t) for t in texts if t.startswith('{"') and '"success": false' in t]
     assert failed and all(isinstance(f["error"], str) and f["error"] for f in failed)
 
@@ -292,7 +339,9 @@ def test_scored_results_have_the_evaluator_format(release):
         for sid, (status, _, scores) in list(by_prompt.items())[:60]:
             if status != "scored":
                 continue
-            obj = json.loads((out / "results" / "evalset_rows" / sid / "none" / source / RESULT_FILE).read_text())
+            obj = json.loads(
+                (out / "results" / "evalset_rows" / sid / "none" / source / RESULT_FILE).read_text()
+            )
             assert obj["success"] is True and obj["skipped"] is False and obj["error"] is None
             assert obj["sample_id"] == sid and obj["generator_name"] == source
             parsed = obj["parsed"]
@@ -314,7 +363,9 @@ def test_scores_are_half_steps_and_applicability_is_realistic(release):
             if status == "scored":
                 assert all(v * 2 == int(v * 2) and 0 <= v <= 3 for v in scores.values())
     # Applicability is a property of the prompt: judge it on a complete model.
-    complete = next(m for m, bp in release["results"].items() if all(s[0] == "scored" for s in bp.values()))
+    complete = next(
+        m for m, bp in release["results"].items() if all(s[0] == "scored" for s in bp.values())
+    )
     sc = {sid: s[2] for sid, s in release["results"][complete].items()}
     share = {key: sum(key in s for s in sc.values()) / 751 for key in
              ("rubric:text_rendering", "rubric:physical_plausibility", *REFS)}  # fmt: skip
@@ -329,12 +380,18 @@ def test_scores_are_half_steps_and_applicability_is_realistic(release):
 
     assert text_ref_share("TextualSearch") > text_ref_share("VisualSearch")
     # Every scored result has one or two adaptive rubric dimensions (except the text-only one).
-    adaptive = Counter(sum(k.startswith("rubric:") and k[7:] not in GENERIC for k in s) for s in sc.values())
+    adaptive = Counter(
+        sum(k.startswith("rubric:") and k[7:] not in GENERIC for k in s) for s in sc.values()
+    )
     assert set(adaptive) <= {0, 1, 2} and adaptive[0] <= 1
     # Component applicability agrees across models for almost every prompt.
     for sid in list(prompts)[:100]:
         seen = {
-            frozenset(k for k in s[2] if k in ("rubric:text_rendering", "rubric:physical_plausibility", *REFS))
+            frozenset(
+                k
+                for k in s[2]
+                if k in ("rubric:text_rendering", "rubric:physical_plausibility", *REFS)
+            )
             for by_prompt in release["results"].values()
             if (s := by_prompt[sid])[0] == "scored" and len(s[2]) > 1
         }
@@ -354,7 +411,9 @@ def test_one_result_has_only_the_text_reference(release):
 
 @pytest.mark.slow
 def test_coverage_lock_equals_the_scored_files(release):
-    counted = {m: sum(s[0] == "scored" for s in bp.values()) for m, bp in release["results"].items()}
+    counted = {
+        m: sum(s[0] == "scored" for s in bp.values()) for m, bp in release["results"].items()
+    }
     assert release["config"]["expected"]["n_scored"] == counted
     assert release["config"]["expected"]["n_prompts"] == 751
     for model_id, s in release["summary"]["models"].items():
@@ -385,7 +444,12 @@ def test_paper_table_recomputed(release):
 # ---------------------------------------------------------------------------------------
 # Model profiles: components and tags must not all tell the same story
 # ---------------------------------------------------------------------------------------
-PUBLIC = ("checklist", "rubric_adaptive", *GENERIC, "visual_reference_evaluation")  # Overall-9's nine
+PUBLIC = (
+    "checklist",
+    "rubric_adaptive",
+    *GENERIC,
+    "visual_reference_evaluation",
+)  # Overall-9's nine
 KNOWLEDGE_TAGS = ("CS", "EIK", "FHA", "TK-C", "TK-R")
 TEXT_TAGS = ("THG", "TXT", "DVZ")
 MIN_TAG_PROMPTS = 20  # smaller tags are left out of the spread checks: their means are noisy
@@ -397,7 +461,9 @@ def group_means(release, model_id: str, sample_ids) -> dict[str, float | None]:
     out; a null value is left out)."""
     zero_fill = release["config"]["models"][model_id]["missing_policy"] == "zero_fill"
     by_prompt = release["results"][model_id]
-    known = release.setdefault("components", {})  # a prompt's components and Overall-9, made once per process
+    known = release.setdefault(
+        "components", {}
+    )  # a prompt's components and Overall-9, made once per process
     values: dict[str, list[Fraction]] = {k: [] for k in ("overall_9", *PUBLIC)}
     n_zero = 0
     for sid in sample_ids:
@@ -415,7 +481,10 @@ def group_means(release, model_id: str, sample_ids) -> dict[str, float | None]:
         for c in PUBLIC:
             if comps[c] is not None:
                 values[c].append(comps[c])
-    return {k: float(sum(v) / (len(v) + n_zero) * 100 / 3) if v or n_zero else None for k, v in values.items()}
+    return {
+        k: float(sum(v) / (len(v) + n_zero) * 100 / 3) if v or n_zero else None
+        for k, v in values.items()
+    }
 
 
 def order_of(values: dict[str, float]) -> list[str]:
@@ -466,12 +535,22 @@ def test_components_rank_the_models_differently(overall):
     # Strengths are per model, not one lucky model: most models stand two or more places
     # away from their Overall-9 rank on some component.
     o9_rank = {m: i for i, m in enumerate(order_of(o9))}
-    ranks = {c: {m: i for i, m in enumerate(order_of({m: v[c] for m, v in overall.items()}))} for c in PUBLIC}
+    ranks = {
+        c: {m: i for i, m in enumerate(order_of({m: v[c] for m, v in overall.items()}))}
+        for c in PUBLIC
+    }
     moved = [m for m in o9 if max(abs(ranks[c][m] - o9_rank[m]) for c in PUBLIC) >= 2]
     assert len(moved) >= 8, moved
     # And the gaps are sizeable: some component is ≥ 10 points above the field's mean for it.
-    for c in ("text_rendering", "composition_and_aesthetics", "ai_naturalness", "visual_reference_evaluation"):
-        values = {m: v[c] - v["overall_9"] for m, v in overall.items()}  # component relative to the model
+    for c in (
+        "text_rendering",
+        "composition_and_aesthetics",
+        "ai_naturalness",
+        "visual_reference_evaluation",
+    ):
+        values = {
+            m: v[c] - v["overall_9"] for m, v in overall.items()
+        }  # component relative to the model
         assert max(values.values()) - min(values.values()) >= 15, (c, values)
 
 
@@ -527,7 +606,10 @@ def test_tag_effects_depend_on_the_model(overall, by_tag):
     # Text tags relative to the model's own level rise with its text rendering.
     models = sorted(overall)
     fm, dom = by_tag["failure_modes"], by_tag["domains"]
-    text_gain = {m: (fm[m]["THG"] + fm[m]["DVZ"] + dom[m]["TXT"]) / 3 - overall[m]["overall_9"] for m in models}
+    text_gain = {
+        m: (fm[m]["THG"] + fm[m]["DVZ"] + dom[m]["TXT"]) / 3 - overall[m]["overall_9"]
+        for m in models
+    }
     tr_rel = {m: overall[m]["text_rendering"] - overall[m]["overall_9"] for m in models}
     assert spearman(text_gain, tr_rel) >= 0.7, (text_gain, tr_rel)
     # The knowledge gap (other failure modes minus knowledge ones) differs between models.
@@ -549,7 +631,10 @@ def test_release_config_validates(release):
     assert cfg.data_origin == "synthetic-demo"
     assert cfg.dataset_path == out.resolve() / "prompts.jsonl"
     assert cfg.results_root_path.is_dir() and cfg.paper_table_path.is_file()
-    assert cfg.result_path == "{release_row}/{lane}/{source_id}/augmented_parsed_result_ffjudge_pp.json"
+    assert (
+        cfg.result_path
+        == "{release_row}/{lane}/{source_id}/augmented_parsed_result_ffjudge_pp.json"
+    )
     assert [m for m in cfg.models if cfg.policy(m) == "exclude"] == [
         m for m, v in release["config"]["models"].items() if v["missing_policy"] == "exclude"
     ]
@@ -591,9 +676,13 @@ def test_regenerating_in_place_syncs_the_result_tree(tmp_path):
     os.utime(tmp_path / "row" / "same.json", (0, 0))
     files = {"row/same.json": b"1", "row/changed.json": b"2", "new/none/image.png": b"3"}
     known = {*files, f"gone/none/{RESULT_FILE}"}
+
     def tree():
-        return {p.relative_to(tmp_path).as_posix(): p.read_bytes()
-                for p in tmp_path.rglob("*") if p.is_file()}
+        return {
+            p.relative_to(tmp_path).as_posix(): p.read_bytes()
+            for p in tmp_path.rglob("*")
+            if p.is_file()
+        }
 
     before = tree()
     with pytest.raises(FileExistsError, match=r"1 file\(s\) the demo does not write, such as row/"):

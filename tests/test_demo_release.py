@@ -39,8 +39,13 @@ def demo(demo_tree, demo_data):
 
 def _walk(ref, ours, path, problems):
     """Every key of ``ref`` must exist in ``ours`` with a value of the same JSON type."""
+
     def jtype(v):
-        return "number" if isinstance(v, (int, float)) and not isinstance(v, bool) else type(v).__name__
+        return (
+            "number"
+            if isinstance(v, (int, float)) and not isinstance(v, bool)
+            else type(v).__name__
+        )
 
     if ref is None:
         return  # published null: any type is acceptable (e.g. source_commit)
@@ -60,7 +65,13 @@ def _walk(ref, ours, path, problems):
 
 @pytest.mark.parametrize(
     "name",
-    ["manifest.json", "leaderboard_overall.json", "leaderboard_by_stratum.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json"],
+    [
+        "manifest.json",
+        "leaderboard_overall.json",
+        "leaderboard_by_stratum.json",
+        "leaderboard_by_domain.json",
+        "leaderboard_by_failure_mode.json",
+    ],
 )
 def test_published_v1_0_keys_and_types(demo, name):
     ref = json.loads((PUBLISHED / name).read_text())
@@ -83,16 +94,28 @@ def test_demo_sizes_and_statuses(demo):
     m = json.loads((demo.out / "manifest.json").read_text())
     assert m["data_origin"] == "synthetic-demo"
     assert m["dataset"]["n_prompts"] == 751
-    assert m["partition"] == {"NoSearch": 100, "SearchIntensive": 651, "TextualSearch": 264, "VisualSearch": 387}
-    totals = {s: sum(c[s] for c in m["extraction"]["status_counts"].values()) for s in ("scored", "invalid_evaluation", "missing_evaluation", "missing_generation")}
+    assert m["partition"] == {
+        "NoSearch": 100,
+        "SearchIntensive": 651,
+        "TextualSearch": 264,
+        "VisualSearch": 387,
+    }
+    totals = {
+        s: sum(c[s] for c in m["extraction"]["status_counts"].values())
+        for s in ("scored", "invalid_evaluation", "missing_evaluation", "missing_generation")
+    }
     assert all(v > 0 for v in totals.values()), totals
     board = json.loads((demo.out / "leaderboard_overall.json").read_text())
     assert len(board) == 13
     assert sorted(r["missing_policy"] for r in board).count("exclude") == 2
-    assert [r["rank"] for r in board if r["ranked"]] == list(range(1, sum(r["ranked"] for r in board) + 1))
+    assert [r["rank"] for r in board if r["ranked"]] == list(
+        range(1, sum(r["ranked"] for r in board) + 1)
+    )
     report = json.loads((demo.out / "validation_report.json").read_text())
     skipped = {c["name"]: c["skipped"] for c in report["checks"] if c["skipped"]}
-    assert report["passed"] and skipped == {"lost_results": "no previous_release configured"}  # paper table and lock applied
+    assert report["passed"] and skipped == {
+        "lost_results": "no previous_release configured"
+    }  # paper table and lock applied
 
 
 def test_deleting_one_scored_result_fails_and_names_it(demo, tmp_path):
@@ -101,9 +124,14 @@ def test_deleting_one_scored_result_fails_and_names_it(demo, tmp_path):
     shutil.copytree(demo.out, out)
     before = read_artifacts(out)
     rec = next(json.loads(l) for l in (demo.out / "prompt_scores.jsonl").read_text().splitlines())
-    model_id, entry = next((m, e) for m, e in sorted(rec["models"].items()) if e["status"] == "scored")
+    model_id, entry = next(
+        (m, e) for m, e in sorted(rec["models"].items()) if e["status"] == "scored"
+    )
     _copy_without(demo.src, src, demo.src / "results" / entry["result_file"])
-    assert not (src / "results" / entry["result_file"]).exists() and (demo.src / "results" / entry["result_file"]).exists()
+    assert (
+        not (src / "results" / entry["result_file"]).exists()
+        and (demo.src / "results" / entry["result_file"]).exists()
+    )
     # intervals off: the coverage lock does not depend on them, and the run gets to it sooner
     with open(src / "release.yml", "a", encoding="utf-8") as cfg:
         cfg.write("uncertainty:\n  n_bootstrap: 0\n")
@@ -119,8 +147,11 @@ def _without_one_result(demo, tmp_path, model_id: str, sample_id: str, *config: 
     """The demo's sources in ``tmp/src`` without one pair's result file (its image stays), the
     config given ``config`` lines (intervals off: no check here depends on them); returns the
     pair's ``result_file`` and the published copy of the demo ``tmp/public/data``."""
-    rec = next(r for r in map(json.loads, (demo.out / "prompt_scores.jsonl").open())
-               if r["sample_id"] == sample_id)
+    rec = next(
+        r
+        for r in map(json.loads, (demo.out / "prompt_scores.jsonl").open())
+        if r["sample_id"] == sample_id
+    )
     entry = rec["models"][model_id]
     assert entry["status"] == "scored"
     _copy_without(demo.src, tmp_path / "src", demo.src / "results" / entry["result_file"])
@@ -132,17 +163,22 @@ def _without_one_result(demo, tmp_path, model_id: str, sample_id: str, *config: 
 
 
 def test_a_deleted_result_under_previous_release_is_named_with_its_file(demo, tmp_path):
-    result_file, out = _without_one_result(demo, tmp_path, "quillmark_ultra", "sgb_vis_0624",
-                                           f"previous_release: {demo.out}")
+    result_file, out = _without_one_result(
+        demo, tmp_path, "quillmark_ultra", "sgb_vis_0624", f"previous_release: {demo.out}"
+    )
     before = read_artifacts(out)
     with pytest.raises(ValidationFailed) as info:
         run_data(load_config(tmp_path / "src" / "release.yml"), out, progress=False)
     msg = str(info.value)
-    lost = (f"sgb_vis_0624 missing_evaluation, no result file (the image is there)"
-            f" (results_root/{result_file})")
-    assert ("check lost_results failed (1 problem(s)):\n  - model quillmark_ultra: 1 result(s)"
-            " the previous release scored are not scored now (not acknowledged in"
-            f" expected.lost_results): {lost} [model_id quillmark_ultra]") in msg, msg
+    lost = (
+        f"sgb_vis_0624 missing_evaluation, no result file (the image is there)"
+        f" (results_root/{result_file})"
+    )
+    assert (
+        "check lost_results failed (1 problem(s)):\n  - model quillmark_ultra: 1 result(s)"
+        " the previous release scored are not scored now (not acknowledged in"
+        f" expected.lost_results): {lost} [model_id quillmark_ultra]"
+    ) in msg, msg
     assert f"not scored (31): {lost}; missing_evaluation " in msg  # the lock: the culprit first
     assert read_artifacts(out) == before
 
@@ -159,7 +195,7 @@ def test_a_deleted_result_without_any_guard_publishes_with_the_warning(demo, tmp
     _, out = _without_one_result(demo, tmp_path, "quillmark_ultra", "sgb_vis_0624")
     cfg = tmp_path / "src" / "release.yml"
     text = cfg.read_text(encoding="utf-8")
-    text = text[: text.index("  n_scored:")] + text[text.index("uncertainty:"):]
+    text = text[: text.index("  n_scored:")] + text[text.index("uncertainty:") :]
     cfg.write_text(text.replace("paper_table: paper_table.json\n", ""))  # it would catch it too
     report = run_data(load_config(cfg), out, progress=False).report
     assert report.passed and [w["name"] for w in report.warnings] == ["unguarded_results"]
@@ -205,10 +241,23 @@ def test_byte_identical_under_shuffle_hashseed_and_cwd(demo, tmp_path):
     assert (src / "prompts.jsonl").read_bytes() != (demo.src / "prompts.jsonl").read_bytes()
     env = {**os.environ, "PYTHONHASHSEED": "12345", "SOURCE_DATE_EPOCH": TEST_EPOCH}
     proc = subprocess.run(
-        [sys.executable, "-m", "searchgen_nb", "data", str(src / "release.yml"), "--out", str(tmp_path / "out")],
-        cwd=ROOT, env=env, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "searchgen_nb",
+            "data",
+            str(src / "release.yml"),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stderr
     out = read_artifacts(tmp_path / "out")
-    assert out == {k: v for k, v in read_artifacts(demo.out).items() if k != "CHANGES.md"}  # (release's)
+    assert out == {
+        k: v for k, v in read_artifacts(demo.out).items() if k != "CHANGES.md"
+    }  # (release's)
     assert json.loads(out["manifest.json"])["generated_at"] == "2026-05-28T20:26:40+00:00"

@@ -19,40 +19,65 @@ from searchgen_nb import evidence
 from searchgen_nb.config import load_config
 from searchgen_nb.errors import ReleaseError
 from searchgen_nb.extract import classify_result, extract_components
+from searchgen_nb.gate.checks import validate_folder
 from searchgen_nb.pipeline import run_data
 from searchgen_nb.prompts import read_prompts
-from searchgen_nb.gate.checks import validate_folder
 
 PARSED = {
-    "checklist_scores": [{"item": "a red\u202e kite", "score": 3}, {"item": "b", "score": 1},
-                         "c as text", {"item": "x" * 400, "score": "N/A"}],
-    "rubric_scores": {"image_quality": {"score": 2.5}, "text_rendering": {"score": ""},
-                      "landmark_accuracy": {"score": 1}},
+    "checklist_scores": [
+        {"item": "a red\u202e kite", "score": 3},
+        {"item": "b", "score": 1},
+        "c as text",
+        {"item": "x" * 400, "score": "N/A"},
+    ],
+    "rubric_scores": {
+        "image_quality": {"score": 2.5},
+        "text_rendering": {"score": ""},
+        "landmark_accuracy": {"score": 1},
+    },
 }
-SCORES = {"checklist:0": 3, "checklist:1": 1, "rubric:image_quality": 2.5,
-          "rubric:landmark_accuracy": 1}
+SCORES = {
+    "checklist:0": 3,
+    "checklist:1": 1,
+    "rubric:image_quality": 2.5,
+    "rubric:landmark_accuracy": 1,
+}
 
 
 def test_pair_evidence_reads_the_judges_parsed_answer():
     got = evidence.pair_evidence({"parsed": PARSED})
-    assert got["checklist"][:3] == [{"item": "a red\\u202e kite", "score": 3.0},
-                                    {"item": "b", "score": 1.0}, {"item": "c as text", "score": None}]
-    assert len(got["checklist"][3]["item"]) == evidence.ITEM_MAX and got["checklist"][3]["score"] is None
+    assert got["checklist"][:3] == [
+        {"item": "a red\\u202e kite", "score": 3.0},
+        {"item": "b", "score": 1.0},
+        {"item": "c as text", "score": None},
+    ]
+    assert (
+        len(got["checklist"][3]["item"]) == evidence.ITEM_MAX
+        and got["checklist"][3]["score"] is None
+    )
     assert got["rubric"] == {"image_quality": 2.5, "text_rendering": None, "landmark_accuracy": 1.0}
     assert evidence.pair_evidence({"scores": {}}) is None
     assert evidence.pair_evidence({"parsed": "not an object"}) is None
 
 
 def test_the_judges_reasons_are_kept_bounded_in_their_escaped_form():
-    parsed = {"checklist_scores": [{"item": "a", "score": 2, "reason": "half\nof it"},
-                                   {"item": "b", "score": 1, "reason": 7}],
-              "rubric_scores": {"image_quality": {"score": 2.5, "reason": "\x1b" * 600},
-                                "text_rendering": {"score": ""}},
-              "visual_reference_evaluation": {"score": 1, "reason": "no tower"},
-              "text_reference_evaluation": "not an object"}
+    parsed = {
+        "checklist_scores": [
+            {"item": "a", "score": 2, "reason": "half\nof it"},
+            {"item": "b", "score": 1, "reason": 7},
+        ],
+        "rubric_scores": {
+            "image_quality": {"score": 2.5, "reason": "\x1b" * 600},
+            "text_rendering": {"score": ""},
+        },
+        "visual_reference_evaluation": {"score": 1, "reason": "no tower"},
+        "text_reference_evaluation": "not an object",
+    }
     got = evidence.pair_evidence({"parsed": parsed})
-    assert got["checklist"] == [{"item": "a", "score": 2.0, "reason": "half\\nof it"},
-                                {"item": "b", "score": 1.0}]  # a reason that is no string: none
+    assert got["checklist"] == [
+        {"item": "a", "score": 2.0, "reason": "half\\nof it"},
+        {"item": "b", "score": 1.0},
+    ]  # a reason that is no string: none
     long = got["rubric_reasons"]["image_quality"]  # 600 ESC, 2,400 characters escaped
     assert long == "\\x1b" * 249 + "…"  # whole escapes within REASON_MAX (1,000), never cut
     assert set(got["rubric_reasons"]) == {"image_quality"}
@@ -60,8 +85,9 @@ def test_the_judges_reasons_are_kept_bounded_in_their_escaped_form():
     assert evidence.clip("ab\u200bcd", 5) == "ab…" and evidence.clip("abcd", 4) == "abcd"
 
 
-@pytest.mark.parametrize("parsed,kept", [(PARSED, True),
-                                         ({**PARSED, "rubric_scores": {"image_quality": 1}}, False)])
+@pytest.mark.parametrize(
+    "parsed,kept", [(PARSED, True), ({**PARSED, "rubric_scores": {"image_quality": 1}}, False)]
+)
 def test_a_judges_answer_that_contradicts_the_scores_is_a_warning(tmp_path, parsed, kept):
     path = tmp_path / "r.json"
     parsed = {**parsed, "checklist_scores": PARSED["checklist_scores"][:2]}  # mean 2.0 = checklist
@@ -73,9 +99,16 @@ def test_a_judges_answer_that_contradicts_the_scores_is_a_warning(tmp_path, pars
 
 
 def test_prompt_text_from_user_prompt_or_prompt(tmp_path):
-    lines = [{"sample_id": "a", "user_prompt": "Draw\nit", "prompt": "ignored",
-              "checklist": ["one", {"question": "two"}, 3]},
-             {"bench_id": "b", "prompt": "p" * 3000}, {"sample_id": "c", "user_prompt": 7}]
+    lines = [
+        {
+            "sample_id": "a",
+            "user_prompt": "Draw\nit",
+            "prompt": "ignored",
+            "checklist": ["one", {"question": "two"}, 3],
+        },
+        {"bench_id": "b", "prompt": "p" * 3000},
+        {"sample_id": "c", "user_prompt": 7},
+    ]
     (tmp_path / "m.jsonl").write_text("\n".join(map(json.dumps, lines)) + "\n")
     got = {p.sample_id: p.texts for p in read_prompts(tmp_path / "m.jsonl").prompts}
     assert got["a"] == {"text": "Draw\\nit", "checklist": ["one", "two", ""]}
@@ -87,8 +120,12 @@ def _png(size, noise=False) -> bytes:
     im = Image.new("RGB", size, (200, 40, 40))
     if noise:
         rng = random.Random(1)
-        im.putdata([(rng.randrange(256), rng.randrange(256), rng.randrange(256))
-                    for _ in range(size[0] * size[1])])
+        im.putdata(
+            [
+                (rng.randrange(256), rng.randrange(256), rng.randrange(256))
+                for _ in range(size[0] * size[1])
+            ]
+        )
     buf = io.BytesIO()
     im.save(buf, "PNG")
     return buf.getvalue()
@@ -110,8 +147,10 @@ def test_thumbnail_is_bounded_and_a_bad_image_is_refused():
         assert im.format == "WEBP" and max(im.size) == evidence.THUMB_PX
     bomb = io.BytesIO()
     Image.new("1", (10_000, 6_000)).save(bomb, "PNG")  # 60 M pixels, a few KB
-    for data, why in ((b"\x89PNG\r\n\x1a\nbroken", "not a readable image"),
-                      (bomb.getvalue(), "pixels, at most")):
+    for data, why in (
+        (b"\x89PNG\r\n\x1a\nbroken", "not a readable image"),
+        (bomb.getvalue(), "pixels, at most"),
+    ):
         with pytest.raises(evidence.ThumbnailError, match=why):
             evidence.thumbnail(data)
 
@@ -119,11 +158,22 @@ def test_thumbnail_is_bounded_and_a_bad_image_is_refused():
 def _release(tmp_path: Path, added: bool = False, **config) -> Path:
     """Two prompts × two models: b has nothing on p1, and its image on p2 is broken; ``added``:
     a third model c, scored on p1 with an image of its own."""
-    prompts = [prompt("p1", user_prompt="A kite", checklist=["a red kite", "b"]),
-               prompt("p2", prompt="Old field")]
+    prompts = [
+        prompt("p1", user_prompt="A kite", checklist=["a red kite", "b"]),
+        prompt("p2", prompt="Old field"),
+    ]
     good = result(SCORES, parsed={**PARSED, "checklist_scores": PARSED["checklist_scores"][:2]})
-    models = {"a": model("Model A"), "b": model("Model B"), **({"c": model("Model C")} if added else {})}
-    pairs = {("a", "p1"): good, ("a", "p2"): good, ("b", "p2"): good, **({("c", "p1"): good} if added else {})}
+    models = {
+        "a": model("Model A"),
+        "b": model("Model B"),
+        **({"c": model("Model C")} if added else {}),
+    }
+    pairs = {
+        ("a", "p1"): good,
+        ("a", "p2"): good,
+        ("b", "p2"): good,
+        **({("c", "p1"): good} if added else {}),
+    }
     cfg = make_release(tmp_path / "src", prompts, models, pairs, **config)
     root = tmp_path / "src" / "results" / "rows"
     (root / "p1" / "none" / "model-a" / "image.png").write_bytes(_png((400, 300)))
@@ -151,20 +201,29 @@ def test_release_publishes_evidence_and_thumbnails(tmp_path):
     assert p1["models"]["a"]["thumbnail"] == f"thumbs/{hashlib.sha256(thumb).hexdigest()[:32]}.webp"
     assert len(thumb) <= evidence.THUMB_BYTES and "thumbnail" not in p2["models"]["b"]
     preview = (out / p1["models"]["a"]["preview"]).read_bytes()
-    assert p1["models"]["a"]["preview"] == f"previews/{hashlib.sha256(preview).hexdigest()[:32]}.webp"
+    assert (
+        p1["models"]["a"]["preview"] == f"previews/{hashlib.sha256(preview).hexdigest()[:32]}.webp"
+    )
     with Image.open(io.BytesIO(preview)) as im:
         assert im.size == (400, 300)  # within 512 px: as it is
     assert "preview" not in p2["models"]["b"] and "image" not in p1["models"]["a"]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["thumbnails"]["n_files"] == 2 and manifest["thumbnails"]["enabled"] is True
     sizes = [f.stat().st_size for f in (out / "previews").iterdir()]
-    assert manifest["previews"] == {"enabled": True, "n_files": 2, "bytes": sum(sizes),
-                                    "sha256": manifest["previews"]["sha256"], "max_bytes": 131_072,
-                                    "max_px": 512}
-    warning, = [w for w in manifest["extraction"]["warnings"] if w["check"] == "thumbnail"]
+    assert manifest["previews"] == {
+        "enabled": True,
+        "n_files": 2,
+        "bytes": sum(sizes),
+        "sha256": manifest["previews"]["sha256"],
+        "max_bytes": 131_072,
+        "max_px": 512,
+    }
+    (warning,) = [w for w in manifest["extraction"]["warnings"] if w["check"] == "thumbnail"]
     assert warning["file"] == "rows/p2/none/model-b/image.png" and warning["model_id"] == "b"
     assert warning["message"] == "image skipped: not a readable image (UnidentifiedImageError)"
-    again = run_data(load_config(tmp_path / "src/release.yml"), out, progress=False)  # ours: replaced
+    again = run_data(
+        load_config(tmp_path / "src/release.yml"), out, progress=False
+    )  # ours: replaced
     assert again.report.passed
     (out / "thumbs" / "notes.txt").write_text("mine")
     with pytest.raises(ReleaseError, match="thumbs/notes.txt"):
@@ -183,10 +242,14 @@ def test_an_image_linked_outside_results_root_gets_no_thumbnail(tmp_path):
     private = hashlib.sha256(evidence.thumbnail((tmp_path / "private.png").read_bytes()))
     assert f"{private.hexdigest()[:32]}.webp" not in _thumbs(out)
     manifest = json.loads((out / "manifest.json").read_text())
-    said = {w["file"]: w["message"] for w in manifest["extraction"]["warnings"]
-            if w["check"] == "thumbnail"}
+    said = {
+        w["file"]: w["message"]
+        for w in manifest["extraction"]["warnings"]
+        if w["check"] == "thumbnail"
+    }
     assert said["rows/p1/none/model-a/image.png"] == (
-        "image skipped: a link to a file outside results_root")
+        "image skipped: a link to a file outside results_root"
+    )
 
 
 def test_an_added_model_renames_no_thumbnail(tmp_path):
@@ -196,13 +259,17 @@ def test_an_added_model_renames_no_thumbnail(tmp_path):
     cfg = load_config(_release(tmp_path / "2", added=True))
     second = run_data(cfg, tmp_path / "d2", progress=False).out_dir
     assert len(_thumbs(first)) == 2 and set(_thumbs(first)) < set(_thumbs(second))
-    assert [{**p, "models": {m: e for m, e in p["models"].items() if m != "c"}}
-            for p in _lines(second)] == _lines(first)
+    assert [
+        {**p, "models": {m: e for m, e in p["models"].items() if m != "c"}} for p in _lines(second)
+    ] == _lines(first)
 
 
 def test_thumbnails_can_be_turned_off(tmp_path):
-    out = run_data(load_config(_release(tmp_path, evidence={"thumbnails": False})), tmp_path / "d",
-                   progress=False).out_dir
+    out = run_data(
+        load_config(_release(tmp_path, evidence={"thumbnails": False})),
+        tmp_path / "d",
+        progress=False,
+    ).out_dir
     thumbs = json.loads((out / "manifest.json").read_text())["thumbnails"]
     assert thumbs["enabled"] is False and thumbs["n_files"] == 0
     assert not (out / "thumbs").exists() and not (out / "previews").exists()
@@ -212,11 +279,15 @@ def test_thumbnails_can_be_turned_off(tmp_path):
 
 def test_image_base_url_names_each_image_below_the_results(tmp_path):
     url = "https://images.example.org/searchgen/"
-    out = run_data(load_config(_release(tmp_path, evidence={"image_base_url": url})),
-                   tmp_path / "d", progress=False).out_dir
+    out = run_data(
+        load_config(_release(tmp_path, evidence={"image_base_url": url})),
+        tmp_path / "d",
+        progress=False,
+    ).out_dir
     assert _lines(out)[0]["models"]["a"]["image"] == "rows/p1/none/model-a/image.png"
     assert json.loads((out / "manifest.json").read_text())["previews"]["image_base_url"] == url
     from searchgen_nb.errors import ConfigError
+
     with pytest.raises(ConfigError, match="image_base_url"):
         load_config(_release(tmp_path / "bad", evidence={"image_base_url": "javascript:alert(1)"}))
 
@@ -227,27 +298,62 @@ def _edit(out: Path, change) -> None:
     path = out / "prompt_evidence.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     manifest = json.loads((out / "manifest.json").read_text())
-    manifest["artifact_sha256"]["prompt_evidence.jsonl"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest["artifact_sha256"]["prompt_evidence.jsonl"] = hashlib.sha256(
+        path.read_bytes()
+    ).hexdigest()
     (out / "manifest.json").write_text(json.dumps(manifest))
 
 
 ZERO = "thumbs/" + "0" * 32 + ".webp"
 
 
-@pytest.mark.parametrize("change,said", [
-    (lambda d, _: d[0]["models"]["a"]["checklist"][1].update(score=3), "line 1: sample_id p1, model a: checklist items average 3.0"),
-    (lambda d, _: d[0]["models"]["a"]["checklist"][1].update(score=7), "line 1, sample_id p1, model a /models/a/checklist/1/score: 7 is greater than"),
-    (lambda d, _: d[0]["models"].update(b={"rubric": {}}), "line 1: sample_id p1, model b: the judge's scores of a pair that is not scored"),
-    (lambda d, _: d[0]["models"].update(b={"rubric_reasons": {"x": "y"}}), "line 1: sample_id p1, model b: the judge's reasons of a pair that is not scored"),
-    (lambda d, _: d[0]["models"]["a"].pop("preview"), "line 1: sample_id p1, model a: a thumbnail without its preview"),
-    (lambda d, _: d[0]["models"]["a"]["checklist"][0].update(reason="r" * 1001), "/models/a/checklist/0/reason"),
-    (lambda d, out: (out / d[0]["models"]["a"]["preview"]).write_bytes(b"x"), "preview previews/"),
-    (lambda d, _: d.pop(), "1 lines, prompt_scores.jsonl has 2 prompts"),
-    (lambda d, _: d.reverse(), "line 1: sample_id p2 is not prompt 1 of prompt_scores.jsonl"),
-    (lambda d, _: d[1]["models"]["a"].update(thumbnail=ZERO), f"thumbnail {ZERO}: No such file"),
-    (lambda d, out: (out / ZERO).write_bytes(b"x"), f"thumbs/ holds 1 file(s) prompt_evidence.jsonl does not name, e.g. {ZERO}"),
-    (lambda d, out: (out / d[0]["models"]["a"]["thumbnail"]).write_bytes(b"x"), "its name is not its sha256's first 32 hex digits"),
-])
+@pytest.mark.parametrize(
+    "change,said",
+    [
+        (
+            lambda d, _: d[0]["models"]["a"]["checklist"][1].update(score=3),
+            "line 1: sample_id p1, model a: checklist items average 3.0",
+        ),
+        (
+            lambda d, _: d[0]["models"]["a"]["checklist"][1].update(score=7),
+            "line 1, sample_id p1, model a /models/a/checklist/1/score: 7 is greater than",
+        ),
+        (
+            lambda d, _: d[0]["models"].update(b={"rubric": {}}),
+            "line 1: sample_id p1, model b: the judge's scores of a pair that is not scored",
+        ),
+        (
+            lambda d, _: d[0]["models"].update(b={"rubric_reasons": {"x": "y"}}),
+            "line 1: sample_id p1, model b: the judge's reasons of a pair that is not scored",
+        ),
+        (
+            lambda d, _: d[0]["models"]["a"].pop("preview"),
+            "line 1: sample_id p1, model a: a thumbnail without its preview",
+        ),
+        (
+            lambda d, _: d[0]["models"]["a"]["checklist"][0].update(reason="r" * 1001),
+            "/models/a/checklist/0/reason",
+        ),
+        (
+            lambda d, out: (out / d[0]["models"]["a"]["preview"]).write_bytes(b"x"),
+            "preview previews/",
+        ),
+        (lambda d, _: d.pop(), "1 lines, prompt_scores.jsonl has 2 prompts"),
+        (lambda d, _: d.reverse(), "line 1: sample_id p2 is not prompt 1 of prompt_scores.jsonl"),
+        (
+            lambda d, _: d[1]["models"]["a"].update(thumbnail=ZERO),
+            f"thumbnail {ZERO}: No such file",
+        ),
+        (
+            lambda d, out: (out / ZERO).write_bytes(b"x"),
+            f"thumbs/ holds 1 file(s) prompt_evidence.jsonl does not name, e.g. {ZERO}",
+        ),
+        (
+            lambda d, out: (out / d[0]["models"]["a"]["thumbnail"]).write_bytes(b"x"),
+            "its name is not its sha256's first 32 hex digits",
+        ),
+    ],
+)
 def test_gate_refuses_an_edited_evidence_file(tmp_path, change, said):
     out = run_data(load_config(_release(tmp_path)), tmp_path / "data", progress=False).out_dir
     _edit(out, change)
@@ -259,8 +365,12 @@ def test_gate_refuses_an_edited_evidence_file(tmp_path, change, said):
 
 @pytest.mark.slow
 def test_a_release_that_adds_nothing_publishes_the_same_evidence(demo_tree, demo_data, tmp_path):
-    again = run_data(load_config(demo_tree.path / "release.yml"), tmp_path / "d", progress=False).out_dir
-    assert (again / "prompt_evidence.jsonl").read_bytes() == (demo_data / "prompt_evidence.jsonl").read_bytes()
+    again = run_data(
+        load_config(demo_tree.path / "release.yml"), tmp_path / "d", progress=False
+    ).out_dir
+    assert (again / "prompt_evidence.jsonl").read_bytes() == (
+        demo_data / "prompt_evidence.jsonl"
+    ).read_bytes()
     assert _thumbs(again) == _thumbs(demo_data) and len(_thumbs(again)) == 39  # distinct images
 
 
@@ -281,7 +391,9 @@ def test_a_changed_score_changes_exactly_the_lines_of_its_prompt(demo_data, chan
 def _card(browser, html: Path, query: str, width: int = 1400):
     from browser import Page
 
-    pg = Page(browser, html / "book" / "prompt_card.html", query, viewport={"width": width, "height": 900})
+    pg = Page(
+        browser, html / "book" / "prompt_card.html", query, viewport={"width": width, "height": 900}
+    )
     warnings: list[str] = []
     pg.page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
     pg.page.wait_for_selector(".sg-card-models", timeout=15000)
@@ -292,10 +404,17 @@ def _card(browser, html: Path, query: str, width: int = 1400):
 @pytest.mark.browser
 def test_prompt_card_in_browser(browser, demo_release):
     html = demo_release / "_build" / "html"
-    records = {r["sample_id"]: r for r in map(json.loads, (demo_release / "public/data/prompt_scores.jsonl").open())}
+    records = {
+        r["sample_id"]: r
+        for r in map(json.loads, (demo_release / "public/data/prompt_scores.jsonl").open())
+    }
     prompts = _lines(demo_release / "public/data")
-    ev = next(p for p in prompts if '"' in p["text"]
-              and all(m["status"] == "scored" for m in records[p["sample_id"]]["models"].values()))
+    ev = next(
+        p
+        for p in prompts
+        if '"' in p["text"]
+        and all(m["status"] == "scored" for m in records[p["sample_id"]]["models"].values())
+    )
     rec, word = records[ev["sample_id"]], ev["text"].split('"')[1]  # an invented word
     pg, warnings = _card(browser, html, f"id={rec['sample_id']}")
     card = pg.page.locator("#sg-card")
@@ -305,10 +424,21 @@ def test_prompt_card_in_browser(browser, demo_release):
     assert cells[0] == ev["checklist"][0] and len(cells) == 1 + len(rec["models"])
     assert all(re.fullmatch(r"[0-3]\.[05]", c) for c in cells[1:]), cells
     heads = pg.page.locator("table.sg-card-models thead th").all_inner_texts()
-    assert heads[5:] == ["Checklist", "Rubric Adaptive", "Prompt Faithfulness", "Image Quality",
-                         "Text Rendering", "AI Naturalness", "Composition & Aesthetics",
-                         "Physical Plausibility", "Visual Reference", "Text Reference"]
-    assert pg.page.evaluate("() => [...document.querySelectorAll('.sg-card-thumb img')].every(i => i.complete && i.naturalWidth > 0)")
+    assert heads[5:] == [
+        "Checklist",
+        "Rubric Adaptive",
+        "Prompt Faithfulness",
+        "Image Quality",
+        "Text Rendering",
+        "AI Naturalness",
+        "Composition & Aesthetics",
+        "Physical Plausibility",
+        "Visual Reference",
+        "Text Reference",
+    ]
+    assert pg.page.evaluate(
+        "() => [...document.querySelectorAll('.sg-card-thumb img')].every(i => i.complete && i.naturalWidth > 0)"
+    )
     assert pg.page.locator(".sg-card-thumb img").count() == len(rec["models"])
     thumbs = json.loads((demo_release / "public/data/manifest.json").read_text())["thumbnails"]
     said = f"{thumbs['n_files']} files, {-(-thumbs['bytes'] // 1000)} KB in all"  # the demo's: 39, 21 KB
@@ -316,10 +446,15 @@ def test_prompt_card_in_browser(browser, demo_release):
     # each model's preview, side by side, and the judge's reasons beside its scores
     figures = pg.page.locator(".sg-card-gallery figure")
     assert figures.count() == len(rec["models"])
-    assert pg.page.evaluate("() => [...document.querySelectorAll('.sg-card-figure img')].every(i => i.complete && i.naturalWidth > 0)")
+    assert pg.page.evaluate(
+        "() => [...document.querySelectorAll('.sg-card-figure img')].every(i => i.complete && i.naturalWidth > 0)"
+    )
     first = next(iter(pg.page.evaluate("() => window.SGEvidence.index.models")))[0]
     item = ev["models"][first]["checklist"][0]
-    assert item["reason"] == f"[synthetic demo] {'Fully' if item['score'] == 3 else 'Mostly' if item['score'] >= 2 else 'Partly' if item['score'] >= 1 else 'Not'} met ({item['score']:g}/3): {item['item']}."
+    assert (
+        item["reason"]
+        == f"[synthetic demo] {'Fully' if item['score'] == 3 else 'Mostly' if item['score'] >= 2 else 'Partly' if item['score'] >= 1 else 'Not'} met ({item['score']:g}/3): {item['item']}."
+    )
     pg.page.locator(".sg-card-thumb a").first.click()  # the thumbnail opens the model's figure
     reasons = figures.first.locator("details.sg-card-reasons")
     assert reasons.get_attribute("open") is not None
@@ -327,13 +462,21 @@ def test_prompt_card_in_browser(browser, demo_release):
     assert row == [item["item"], f"{item['score']:.1f}", item["reason"]]
     assert pg.errors == [] and pg.external == [] and warnings == []
     # a pair without a score names its status and how it counts, in every cell (zero_fill)
-    lost = next(r for r in records.values() if r["models"]["dimlight_mini"]["status"] == "missing_generation")
+    lost = next(
+        r
+        for r in records.values()
+        if r["models"]["dimlight_mini"]["status"] == "missing_generation"
+    )
     pg, _ = _card(browser, html, f"id={lost['sample_id']}")
     cells = pg.page.locator("table.sg-card-models tbody tr").last.locator("td").all_inner_texts()
     assert "counts 0 (missing policy zero_fill)" in cells[2] and "missing" in cells[2], cells
     assert cells[3:] == ["0 · no image"] * 12 and "N/A" not in cells
     # … and under exclude
-    out = next(r for r in records.values() if r["models"]["glintframe_pro"]["status"] == "invalid_evaluation")
+    out = next(
+        r
+        for r in records.values()
+        if r["models"]["glintframe_pro"]["status"] == "invalid_evaluation"
+    )
     pg, _ = _card(browser, html, f"id={out['sample_id']}")
     names = pg.page.locator("table.sg-card-models tbody tr td:first-child").all_inner_texts()
     row = pg.page.locator("table.sg-card-models tbody tr").nth(names.index("Glintframe Pro"))
@@ -358,7 +501,9 @@ def test_prompt_card_in_browser(browser, demo_release):
     assert head[:2] == ["sample_id", "Prompt"]
     top = other.page.locator("#prompt-explorer tbody tr").first.locator("td").all_inner_texts()
     text = next(p["text"] for p in prompts if p["sample_id"] == top[0])
-    assert top[1] == (text if len(text) <= 60 else text[:59] + "…") and top[1].startswith("[synthetic demo] ")
+    assert top[1] == (text if len(text) <= 60 else text[:59] + "…") and top[1].startswith(
+        "[synthetic demo] "
+    )
     other.page.locator("#prompt-explorer_wrapper .dt-search input").fill(word)
     other.page.wait_for_timeout(300)
     assert rec["sample_id"] in other.page.locator("#prompt-explorer tbody").inner_text()
@@ -386,7 +531,10 @@ def test_search_from_disk_opens_a_prompts_card(browser, demo_release):
 def test_the_demo_judges_reasons_agree_with_its_scores():
     from searchgen_nb.demo.evidence import judge_reason
 
-    assert judge_reason(3.0, "The text is spelled as given") == "[synthetic demo] Fully met (3/3): The text is spelled as given."
+    assert (
+        judge_reason(3.0, "The text is spelled as given")
+        == "[synthetic demo] Fully met (3/3): The text is spelled as given."
+    )
     assert judge_reason(1.5, "x").startswith("[synthetic demo] Partly met (1.5/3)")
     assert judge_reason(0.5, "x").startswith("[synthetic demo] Not met (0.5/3)")
     assert judge_reason(None, "text rendering").startswith("[synthetic demo] Not applicable")

@@ -18,9 +18,9 @@ from factory import make_release, model, prompt, result
 
 from searchgen_nb import evidence, pipeline
 from searchgen_nb.config import load_config
+from searchgen_nb.gate.checks import validate_folder
 from searchgen_nb.pipeline import run_data
 from searchgen_nb.untrusted import shown
-from searchgen_nb.gate.checks import validate_folder
 
 DEEP = "[" * 100_000 + "]" * 100_000
 LONG = "Paint the harbour at dawn.\n" + "w" * 2_500  # a real multi-paragraph prompt's shape
@@ -47,13 +47,21 @@ def _manifest(out: Path) -> dict:
 
 def _cli(*args) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "SEARCHGEN_DEBUG"}
-    return subprocess.run([sys.executable, "-m", "searchgen_nb", *map(str, args)],
-                          capture_output=True, text=True, timeout=120, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "searchgen_nb", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 # ---- clipped as stored -------------------------------------------------------------------
@@ -84,10 +92,13 @@ def test_long_escaped_texts_publish_within_their_bounds(tmp_path):
     """A 2,500-character prompt with a line break, 1,000 zero-width spaces, a 320-character
     checklist item with a tab and a 64-character rubric name with zero-width spaces publish."""
     prompts = [prompt("p1", user_prompt=LONG, checklist=[ITEM]), prompt("p2", prompt=ZW)]
-    parsed = {"checklist_scores": [{"item": ITEM, "score": 2}],
-              "rubric_scores": {RUBRIC: {"score": 1}, "image_quality": {"score": 2}}}
-    out = run_data(load_config(_release(tmp_path, prompts, parsed)), tmp_path / "d",
-                   progress=False).out_dir
+    parsed = {
+        "checklist_scores": [{"item": ITEM, "score": 2}],
+        "rubric_scores": {RUBRIC: {"score": 1}, "image_quality": {"score": 2}},
+    }
+    out = run_data(
+        load_config(_release(tmp_path, prompts, parsed)), tmp_path / "d", progress=False
+    ).out_dir
     p1, p2 = _lines(out)
     assert len(p1["text"]) == 2000 and p1["text"].startswith("Paint the harbour at dawn.\\nwww")
     assert p1["text"].endswith("w…")
@@ -110,18 +121,30 @@ def _edit_evidence(out: Path, change) -> None:
     (out / "manifest.json").write_text(json.dumps(manifest))
 
 
-@pytest.mark.parametrize("change,said", [
-    (lambda d: d[0].update(text="t" * 2001),
-     "line 1, sample_id p1 /text: too long: 2,001 characters, at most 2,000"),
-    (lambda d: d[0].update(checklist=["c" * 301]),
-     "line 1, sample_id p1 /checklist/0: too long: 301 characters, at most 300"),
-    (lambda d: d[0]["models"]["a"].update(rubric={"r" * 65: 1}),
-     "line 1, sample_id p1, model a /models/a/rubric: a key too long: 65 characters, at most 64"),
-    (lambda d: d[0].update(checklist=["c"] * 65), "/checklist: too long: 65 items, at most 64"),
-])
+@pytest.mark.parametrize(
+    "change,said",
+    [
+        (
+            lambda d: d[0].update(text="t" * 2001),
+            "line 1, sample_id p1 /text: too long: 2,001 characters, at most 2,000",
+        ),
+        (
+            lambda d: d[0].update(checklist=["c" * 301]),
+            "line 1, sample_id p1 /checklist/0: too long: 301 characters, at most 300",
+        ),
+        (
+            lambda d: d[0]["models"]["a"].update(rubric={"r" * 65: 1}),
+            "line 1, sample_id p1, model a /models/a/rubric: a key too long: 65 characters, at most 64",
+        ),
+        (lambda d: d[0].update(checklist=["c"] * 65), "/checklist: too long: 65 items, at most 64"),
+    ],
+)
 def test_the_gate_says_too_long_with_the_limit(tmp_path, change, said):
-    out = run_data(load_config(_release(tmp_path, [prompt("p1", user_prompt="short")])),
-                   tmp_path / "d", progress=False).out_dir
+    out = run_data(
+        load_config(_release(tmp_path, [prompt("p1", user_prompt="short")])),
+        tmp_path / "d",
+        progress=False,
+    ).out_dir
     _edit_evidence(out, change)
     check = validate_folder(out).checks["evidence"]
     assert not check["passed"] and said in check["failures"][0]["message"], check
@@ -136,15 +159,19 @@ def _two(root: Path, text: str = "Old text", order=(0, 1)) -> Path:
 
 
 @pytest.mark.parametrize("replacement", ["new", "truncated", "deep"])
-def test_the_metadata_replaced_during_a_run_changes_nothing_published(tmp_path, monkeypatch,
-                                                                      replacement):
+def test_the_metadata_replaced_during_a_run_changes_nothing_published(
+    tmp_path, monkeypatch, replacement
+):
     """The metadata is read once: replacing it (``mv``) once the results are being read
     publishes the texts, scores and hash of what was read, whatever the new file holds."""
     cfg = load_config(_two(tmp_path / "src"))
     dataset = cfg.dataset_path
     first = dataset.read_bytes()
-    new = {"new": first.replace(b"Old text", b"New text").replace(b"old item", b"new item"),
-           "truncated": first[:40], "deep": DEEP.encode() + b"\n"}[replacement]
+    new = {
+        "new": first.replace(b"Old text", b"New text").replace(b"old item", b"new item"),
+        "truncated": first[:40],
+        "deep": DEEP.encode() + b"\n",
+    }[replacement]
     real = pipeline.extract_records
 
     def replaced_then_extract(*args, **kwargs):
@@ -168,8 +195,9 @@ def test_the_metadata_replaced_during_a_run_changes_nothing_published(tmp_path, 
 
 def test_the_dataset_hash_covers_every_field_read_but_not_line_order(tmp_path):
     def dataset(name: str, **kwargs) -> dict:
-        out = run_data(load_config(_two(tmp_path / name, **kwargs)), tmp_path / f"{name}-out",
-                       progress=False).out_dir
+        out = run_data(
+            load_config(_two(tmp_path / name, **kwargs)), tmp_path / f"{name}-out", progress=False
+        ).out_dir
         return _manifest(out)["dataset"]
 
     base, reordered = dataset("base"), dataset("reordered", order=(1, 0))
@@ -182,11 +210,14 @@ def test_the_dataset_hash_covers_every_field_read_but_not_line_order(tmp_path):
     assert base["sha256"] == want
 
 
-@pytest.mark.parametrize("where,said", [
-    ("config", "release.yml: not a valid release config YAML: nested too deeply"),
-    ("paper_table", "paper_table paper.json is not valid JSON: nested too deeply"),
-    ("dataset", "metadata prompts.jsonl line 3: not valid JSON (nested too deeply)"),
-])
+@pytest.mark.parametrize(
+    "where,said",
+    [
+        ("config", "release.yml: not a valid release config YAML: nested too deeply"),
+        ("paper_table", "paper_table paper.json is not valid JSON: nested too deeply"),
+        ("dataset", "metadata prompts.jsonl line 3: not valid JSON (nested too deeply)"),
+    ],
+)
 def test_an_input_nested_too_deeply_is_refused_by_name(tmp_path, where, said):
     path = _two(tmp_path)
     if where == "config":
@@ -221,8 +252,10 @@ def test_validate_refuses_a_hand_edited_text_rehashed_in_the_manifest(tmp_path):
     before = _tree(out)
     proc = _cli("validate", out)
     assert proc.returncode == 1, proc.stderr
-    assert ("prompt_evidence.jsonl: its prompt texts and checklists are not the ones the metadata"
-            " gave (their sha256 differs from manifest.json /dataset/texts_sha256)") in proc.stderr
+    assert (
+        "prompt_evidence.jsonl: its prompt texts and checklists are not the ones the metadata"
+        " gave (their sha256 differs from manifest.json /dataset/texts_sha256)"
+    ) in proc.stderr
     assert "check evidence failed (1 problem(s))" in proc.stderr and _tree(out) == before
 
 
@@ -239,9 +272,11 @@ def test_validate_refuses_a_report_that_did_not_pass(tmp_path, edit):
     proc = _cli("validate", out)
     failed = "expected_counts" if edit == "check" else "none named"
     assert proc.returncode == 1, proc.stderr
-    assert (f"validation_report.json says the release did not pass (passed: "
-            f"{'False' if edit == 'passed' else 'True'}; failed checks: {failed}); a published "
-            "release passed every check") in proc.stderr
+    assert (
+        f"validation_report.json says the release did not pass (passed: "
+        f"{'False' if edit == 'passed' else 'True'}; failed checks: {failed}); a published "
+        "release passed every check"
+    ) in proc.stderr
     assert json.loads(path.read_text()) == report
 
 
@@ -249,7 +284,6 @@ def test_a_folder_without_a_report_is_still_checked(tmp_path):
     out = run_data(load_config(_two(tmp_path)), tmp_path / "d", progress=False).out_dir
     (out / "validation_report.json").unlink()
     assert validate_folder(out).passed
-
 
 
 def test_the_gate_rewrites_a_staged_report_that_did_not_pass(tmp_path):

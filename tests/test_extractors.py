@@ -33,7 +33,10 @@ def evaluator_release(tmp_path):
 
 
 def _records(out: Path) -> dict:
-    return {json.loads(l)["sample_id"]: json.loads(l) for l in (out / "prompt_scores.jsonl").read_text().splitlines()}
+    return {
+        json.loads(l)["sample_id"]: json.loads(l)
+        for l in (out / "prompt_scores.jsonl").read_text().splitlines()
+    }
 
 
 def test_real_evaluator_files(evaluator_release, tmp_path):
@@ -44,7 +47,10 @@ def test_real_evaluator_files(evaluator_release, tmp_path):
     # is "" in `parsed` and absent from `scores` → not applicable
     assert a["checklist"] == 1.25 and a["rubric_adaptive"] == 2.0 and a["text_rendering"] is None
     assert a["visual_reference_evaluation"] == 2.0 and a["text_reference_evaluation"] == 2.0
-    assert rec["bench_0001"]["models"]["model_a"]["overall_9_raw"] == (1.25 + 2 + 1.5 + 3 + 1.5 + 2.5 + 0.5 + 2) / 8
+    assert (
+        rec["bench_0001"]["models"]["model_a"]["overall_9_raw"]
+        == (1.25 + 2 + 1.5 + 3 + 1.5 + 2.5 + 0.5 + 2) / 8
+    )
     b7 = rec["bench_0007"]["models"]["model_b"]
     assert b7["status"] == "invalid_evaluation"
     assert "score must be in [0, 3], got 4.0" in b7["error"]
@@ -58,11 +64,21 @@ def test_configured_extractor_sequence_and_errors(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(TESTS))
     prompts = [prompt("p1"), prompt("p2")]
     results = {("m", "p1"): result({"checklist:0": 1.0}), ("m", "p2"): result({"checklist:0": 2.5})}
-    cfg = make_release(tmp_path, prompts, {"m": model("M")}, results, extractor="stub_extractors.seq:first_checklist_only")
+    cfg = make_release(
+        tmp_path,
+        prompts,
+        {"m": model("M")},
+        results,
+        extractor="stub_extractors.seq:first_checklist_only",
+    )
     run_data(load_config(cfg), tmp_path / "out", progress=False)
     rec = _records(tmp_path / "out")
     c = rec["p1"]["models"]["m"]["components_raw_0to3"]
-    assert c["checklist"] == 1.0 and c["text_reference_evaluation"] == 1.0 and c["image_quality"] is None
+    assert (
+        c["checklist"] == 1.0
+        and c["text_reference_evaluation"] == 1.0
+        and c["image_quality"] is None
+    )
     p2 = rec["p2"]["models"]["m"]
     assert p2["status"] == "invalid_evaluation" and p2["error"] == "refusing 2.5 on purpose"
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
@@ -71,15 +87,25 @@ def test_configured_extractor_sequence_and_errors(tmp_path, monkeypatch):
 
 def test_extractor_value_out_of_range_is_invalid(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(TESTS))
-    cfg = make_release(tmp_path, [prompt("p1")], {"m": model("M")}, {("m", "p1"): result({"checklist:0": 1.0})}, extractor="stub_extractors.seq:out_of_range")
+    cfg = make_release(
+        tmp_path,
+        [prompt("p1")],
+        {"m": model("M")},
+        {("m", "p1"): result({"checklist:0": 1.0})},
+        extractor="stub_extractors.seq:out_of_range",
+    )
     run_data(load_config(cfg), tmp_path / "out", progress=False)
     e = _records(tmp_path / "out")["p1"]["models"]["m"]
     assert e["status"] == "invalid_evaluation" and "outside 0–3" in e["error"]
 
 
 def test_unimportable_extractor_is_a_clear_error(tmp_path):
-    cfg = make_release(tmp_path, [prompt("p1")], {"m": model("M")}, {}, extractor="no_such_module:f")
-    with pytest.raises(ExtractorError, match="extractor no_such_module:f: cannot import no_such_module"):
+    cfg = make_release(
+        tmp_path, [prompt("p1")], {"m": model("M")}, {}, extractor="no_such_module:f"
+    )
+    with pytest.raises(
+        ExtractorError, match="extractor no_such_module:f: cannot import no_such_module"
+    ):
         run_data(load_config(cfg), tmp_path / "out", progress=False)
     assert not (tmp_path / "out").exists()
 
@@ -88,7 +114,14 @@ def test_toolgen_root_extractor_adapter(tmp_path, monkeypatch):
     monkeypatch.setenv("TOOLGEN_ROOT", str(TESTS / "toolgen_stub"))
     prompts = [prompt("p1"), prompt("p2")]
     results = {
-        ("m", "p1"): result({"checklist:0": 1.0, "checklist:1": 2.0, "visual_reference_evaluation": 1.0, "text_reference_evaluation": 0.0}),
+        ("m", "p1"): result(
+            {
+                "checklist:0": 1.0,
+                "checklist:1": 2.0,
+                "visual_reference_evaluation": 1.0,
+                "text_reference_evaluation": 0.0,
+            }
+        ),
         ("m", "p2"): result({"boom": 1.0}),
     }
     cfg = make_release(tmp_path, prompts, {"m": model("M")}, results)
@@ -97,10 +130,14 @@ def test_toolgen_root_extractor_adapter(tmp_path, monkeypatch):
     c = rec["p1"]["models"]["m"]["components_raw_0to3"]
     assert c["checklist"] == 1.5
     assert c["visual_reference_evaluation"] == 2.0  # the stand-in's doubling: ToolGen's code ran
-    assert c["text_reference_evaluation"] == 0.0 and c["image_quality"] is None  # NaN → null, 0 stays 0
+    assert (
+        c["text_reference_evaluation"] == 0.0 and c["image_quality"] is None
+    )  # NaN → null, 0 stays 0
     assert rec["p1"]["models"]["m"]["overall_9_raw"] == 1.75
     p2 = rec["p2"]["models"]["m"]
-    assert p2["status"] == "invalid_evaluation" and p2["error"] == "extractor raised KeyError: 'boom'"
+    assert (
+        p2["status"] == "invalid_evaluation" and p2["error"] == "extractor raised KeyError: 'boom'"
+    )
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["extraction"]["extractor"] == "paper_materials.recompute_tables:extract_10comp"
 

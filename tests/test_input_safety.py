@@ -74,8 +74,13 @@ def run(*args, own_process: bool = False) -> tuple[int, str]:
     argv = [str(a) for a in args]
     env = {k: v for k, v in os.environ.items() if k != "SEARCHGEN_DEBUG"}
     if own_process:
-        proc = subprocess.run([sys.executable, "-m", "searchgen_nb", *argv], capture_output=True,
-                              text=True, timeout=TIMEOUT, env=env)
+        proc = subprocess.run(
+            [sys.executable, "-m", "searchgen_nb", *argv],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            env=env,
+        )
         return proc.returncode, proc.stderr
     ran = run_cli(*argv)
     return ran.returncode, ran.stderr
@@ -117,8 +122,12 @@ def published(tmp_path_factory) -> Path:
 def test_a_result_file_that_is_not_a_regular_file_is_an_invalid_pair(tmp_path):
     src = tmp_path / "src"
     cfg = _release(src)
-    kinds = {("p1", "a"): "fifo", ("p2", "a"): "dev_zero",
-             ("p1", "b"): "folder", ("p2", "b"): "loop"}
+    kinds = {
+        ("p1", "a"): "fifo",
+        ("p2", "a"): "dev_zero",
+        ("p1", "b"): "folder",
+        ("p2", "b"): "loop",
+    }
     for (sid, m), kind in kinds.items():
         plant(_result(src, sid, m), kind)
     before = snapshot(src)
@@ -157,8 +166,11 @@ def test_a_setup_file_not_a_regular_file_stops_the_command_naming_it(tmp_path, t
     if (target, kind) == ("config", "folder"):  # the command line itself refuses it
         assert code == 2 and f"Invalid value for 'CONFIG': File '{cfg}' is a directory" in err, err
     else:
-        where = {"config": "FAILED: config ", "dataset": "FAILED: metadata ",
-                 "paper_table": "paper_table paper.json: "}[target]
+        where = {
+            "config": "FAILED: config ",
+            "dataset": "FAILED: metadata ",
+            "paper_table": "paper_table paper.json: ",
+        }[target]
         assert code == 1 and where in err and f"cannot read: {REASONS[kind]}" in err, err
     assert "internal error" not in err
     assert snapshot(src) == before and not (tmp_path / "out").exists() and _no_staging(tmp_path)
@@ -202,16 +214,24 @@ LONG = r"line 2 \(sample_id 'xxx.*…\): sample_id is 300 bytes long in UTF-8, a
 ROW = r"line 2 \(sample_id 'p2'\): release_row 'rows/rrr.* is too long for a path below results"
 
 
-@pytest.mark.parametrize("sample_id, release_row, message", [
-    ("x" * 300, None, LONG),
-    ("é" * 65, None, r"sample_id is 130 bytes long in UTF-8, at most 128"),
-    ("p2", "rows/" + "r" * 129, ROW),
-])
+@pytest.mark.parametrize(
+    "sample_id, release_row, message",
+    [
+        ("x" * 300, None, LONG),
+        ("é" * 65, None, r"sample_id is 130 bytes long in UTF-8, at most 128"),
+        ("p2", "rows/" + "r" * 129, ROW),
+    ],
+)
 def test_a_sample_id_too_long_for_a_file_name_is_refused(tmp_path, sample_id, release_row, message):
     line = {"sample_id": sample_id, **({"release_row": release_row} if release_row else {})}
     lines = [json.dumps(prompt("p1")), json.dumps(line)]
-    cfg = make_release(tmp_path, [prompt("p1")], {"a": model("A")},
-                       {("a", "p1"): result({"checklist:0": 1})}, prompt_lines=lines)
+    cfg = make_release(
+        tmp_path,
+        [prompt("p1")],
+        {"a": model("A")},
+        {("a", "p1"): result({"checklist:0": 1})},
+        prompt_lines=lines,
+    )
     code, err = run("data", cfg, "--out", tmp_path / "out")
     assert code == 1 and "FAILED: metadata prompts.jsonl" in err and re.search(message, err), err
     assert len(err) < 500
@@ -269,19 +289,30 @@ DAMAGES = {
     "dev_zero": _planting("uncertainty.json", "dev_zero"),
     "folder_board": _planting("leaderboard_by_stratum.json", "folder"),
     "loop_board": _planting("leaderboard_overall.json", "loop"),
-    "hashes_removed": _manifest(lambda m: m.pop("artifact_sha256"),
-                                " (top level): 'artifact_sha256' is a required property"),
-    "retyped_and_rehashed": (_retype_and_rehash, "leaderboard_overall.json /0/overall_9: '57.5' "
-                             "is not of type 'number', 'null'"),
-    "deep_manifest": (lambda d: (d / "manifest.json").write_text("[" * 100_000 + "]" * 100_000),
-                      "manifest.json: is not strict JSON (nested too deeply)"),
-    "schema_version": _manifest(lambda m: m.update(schema_version="2.0.0"),
-                                ': /schema_version is "2.0.0": this version of searchgen-nb reads '
-                                "releases of schema_version 1.1.0"),
-    "undescribed_model": _manifest(lambda m: m["models"].pop("b"),
-                                   ": /model_order names model b, which /models does not describe"),
-    "bootstrap_settings": _manifest(lambda m: m["config"].update(uncertainty={"seed": "x"}),
-                                    ": /config/uncertainty holds no bootstrap settings"),
+    "hashes_removed": _manifest(
+        lambda m: m.pop("artifact_sha256"), " (top level): 'artifact_sha256' is a required property"
+    ),
+    "retyped_and_rehashed": (
+        _retype_and_rehash,
+        "leaderboard_overall.json /0/overall_9: '57.5' is not of type 'number', 'null'",
+    ),
+    "deep_manifest": (
+        lambda d: (d / "manifest.json").write_text("[" * 100_000 + "]" * 100_000),
+        "manifest.json: is not strict JSON (nested too deeply)",
+    ),
+    "schema_version": _manifest(
+        lambda m: m.update(schema_version="2.0.0"),
+        ': /schema_version is "2.0.0": this version of searchgen-nb reads '
+        "releases of schema_version 1.1.0",
+    ),
+    "undescribed_model": _manifest(
+        lambda m: m["models"].pop("b"),
+        ": /model_order names model b, which /models does not describe",
+    ),
+    "bootstrap_settings": _manifest(
+        lambda m: m["config"].update(uncertainty={"seed": "x"}),
+        ": /config/uncertainty holds no bootstrap settings",
+    ),
 }
 
 
@@ -353,14 +384,18 @@ def test_a_valid_release_still_compares_and_validates(published):
 
 #: damage of manifest.json → what ``validate`` says of it (a named check, never an internal error)
 DAMAGED_MANIFESTS = {
-    "hashes": (lambda m: m.update(artifact_sha256=5),
-               "manifest.json /artifact_sha256: 5 is not of type 'object'"),
-    "decimals": (lambda m: m["scoring"].update(public_rounding_decimals=10**6),
-                 "manifest.json /scoring/public_rounding_decimals: 1000000 is greater than the "
-                 "maximum of 6"),
-    "n_prompts": (lambda m: m["dataset"].update(n_prompts=10**300),
-                  "manifest dataset.n_prompts = 1" + "0" * 38 + "…, "
-                  "records give 3"),
+    "hashes": (
+        lambda m: m.update(artifact_sha256=5),
+        "manifest.json /artifact_sha256: 5 is not of type 'object'",
+    ),
+    "decimals": (
+        lambda m: m["scoring"].update(public_rounding_decimals=10**6),
+        "manifest.json /scoring/public_rounding_decimals: 1000000 is greater than the maximum of 6",
+    ),
+    "n_prompts": (
+        lambda m: m["dataset"].update(n_prompts=10**300),
+        "manifest dataset.n_prompts = 1" + "0" * 38 + "…, records give 3",
+    ),
 }
 
 
@@ -424,8 +459,10 @@ def test_ctrl_c_ends_a_command_whatever_handler_the_process_had(published, monke
     swallow = lambda signum, frame: None  # noqa: E731
     previous = signal.signal(signal.SIGINT, swallow)
     try:
-        monkeypatch.setattr("searchgen_nb.gate.checks.validate_folder",
-                            lambda *a, **k: os.kill(os.getpid(), signal.SIGINT) or time.sleep(5))
+        monkeypatch.setattr(
+            "searchgen_nb.gate.checks.validate_folder",
+            lambda *a, **k: os.kill(os.getpid(), signal.SIGINT) or time.sleep(5),
+        )
         got, err = run("validate", published)
         assert signal.getsignal(signal.SIGINT) is swallow
     finally:
@@ -479,10 +516,13 @@ def test_a_signal_while_a_notebook_runs_is_one_line(tmp_path, sig, code, said):
     """Ctrl-C (sent to the process group, as a terminal does: the kernel gets it too) or SIGTERM
     while a notebook runs: the one line, and no report of the dead kernel's task after it."""
     cfg, site = _release(tmp_path / "src"), tmp_path / "site"
-    proc = subprocess.Popen([sys.executable, "-m", "searchgen_nb", "release", str(cfg),
-                             "--output-root", str(site)], stderr=subprocess.PIPE, text=True,
-                            start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "searchgen_nb", "release", str(cfg), "--output-root", str(site)],
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     done = site / "build" / "release" / "src" / "book" / "notebooks" / "03_validate.ipynb"
     deadline = time.monotonic() + TIMEOUT * 4
     while not done.exists() and proc.poll() is None and time.monotonic() < deadline:

@@ -28,7 +28,13 @@ from searchgen_nb.book.release import fresh_work_folder, output_root_problems
 from searchgen_nb.config import load_config, project_root
 from searchgen_nb.errors import ReleaseError
 from searchgen_nb.publish import (
-    MARKER, PUBLISHED, current_version, os_failure, publish, release_lock, step,
+    MARKER,
+    PUBLISHED,
+    current_version,
+    os_failure,
+    publish,
+    release_lock,
+    step,
 )
 
 
@@ -78,8 +84,15 @@ def _fake_sources(base: Path) -> dict[str, Path]:
 
 # ---- 1. data --out and release --output-root against every input and foreign folder -------
 
-TARGETS = ("input folder", "results_root", "parent", "project", "HOME", "foreign",
-           "previous_release")
+TARGETS = (
+    "input folder",
+    "results_root",
+    "parent",
+    "project",
+    "HOME",
+    "foreign",
+    "previous_release",
+)
 
 
 def _target(name: str, work: Path, tmp_path: Path) -> Path:
@@ -89,9 +102,15 @@ def _target(name: str, work: Path, tmp_path: Path) -> Path:
     foreign = tmp_path / "foreign"
     foreign.mkdir(exist_ok=True)
     (foreign / "thesis.tex").write_text("mine\n")
-    return {"input folder": work / "in", "results_root": work / "in" / "results", "parent": work,
-            "project": project_root(), "HOME": home, "foreign": foreign,
-            "previous_release": tmp_path / "prev"}[name]
+    return {
+        "input folder": work / "in",
+        "results_root": work / "in" / "results",
+        "parent": work,
+        "project": project_root(),
+        "HOME": home,
+        "foreign": foreign,
+        "previous_release": tmp_path / "prev",
+    }[name]
 
 
 def _with_previous(work: Path, tmp_path: Path) -> Path:
@@ -167,8 +186,9 @@ def test_publish_leaves_what_it_did_not_make_in_a_shared_releases_folder(tmp_pat
         publish(tmp_path / "site", _fake_sources(tmp_path / v), v, log=said.append)
     assert sorted(os.listdir(shared)) == ["current", "previous", "team-archive", "v2", "v3"]
     assert (shared / "team-archive" / "2025.tar").read_bytes() == b"\0" * 10
-    assert said and all("team-archive" in s and "not a release version this tool made" in s
-                        for s in said)
+    assert said and all(
+        "team-archive" in s and "not a release version this tool made" in s for s in said
+    )
 
 
 def test_publish_keeps_an_older_version_that_is_an_input_of_the_run(tmp_path):
@@ -181,15 +201,18 @@ def test_publish_keeps_an_older_version_that_is_an_input_of_the_run(tmp_path):
     publish(site, _fake_sources(tmp_path / "v3"), "v3", log=said.append, inputs=ins)
     assert sorted(os.listdir(site / ".releases")) == ["current", "previous", "v1", "v2", "v3"]
     assert snapshot(site / ".releases" / "v1") == before
-    assert said == [f"kept v1 in {site / '.releases'}: it holds the previous_release "
-                    f"{previous.resolve()} of this run"]
+    assert said == [
+        f"kept v1 in {site / '.releases'}: it holds the previous_release "
+        f"{previous.resolve()} of this run"
+    ]
 
 
 # ---- 3. a published version is never written into ------------------------------------------
 
 
-@pytest.mark.parametrize("target", ["public/data", ".releases/current/public/data", ".releases",
-                                    "public/data/sub"])
+@pytest.mark.parametrize(
+    "target", ["public/data", ".releases/current/public/data", ".releases", "public/data/sub"]
+)
 def test_data_refuses_to_write_into_a_published_version(target, work, tmp_path):
     cfg = work / "in" / "release.yml"
     assert cli("data", cfg, "--out", tmp_path / "d")[0] == 0
@@ -233,13 +256,16 @@ def _current_is_folder(site):
     (site / ".releases" / "current" / "keep.txt").write_text("mine\n")
 
 
-@pytest.mark.parametrize("make, where, what", [
-    (_file, "public/data", "is a file"),
-    (_folder, "_build/html", "is a folder holding 1 entry (index.html)"),
-    (_foreign_link, "book/notebooks", "is a link to"),
-    (_parent_is_file, "public", "is a file, not a folder"),
-    (_current_is_folder, ".releases/current", "is a folder holding 1 entry (keep.txt)"),
-])
+@pytest.mark.parametrize(
+    "make, where, what",
+    [
+        (_file, "public/data", "is a file"),
+        (_folder, "_build/html", "is a folder holding 1 entry (index.html)"),
+        (_foreign_link, "book/notebooks", "is a link to"),
+        (_parent_is_file, "public", "is a file, not a folder"),
+        (_current_is_folder, ".releases/current", "is a folder holding 1 entry (keep.txt)"),
+    ],
+)
 def test_publication_refuses_what_it_did_not_make_and_changes_nothing(make, where, what, tmp_path):
     site = tmp_path / "site"
     make(site)
@@ -267,8 +293,10 @@ def test_release_refuses_a_work_folder_it_did_not_mark(work, tmp_path):
     (tmp_path / "build" / "release").mkdir(parents=True)
     (tmp_path / "build" / "release" / "mine.txt").write_text("mine\n")
     [problem] = output_root_problems(tmp_path, cfg)
-    assert f"the work folder {tmp_path / 'build' / 'release'} is a folder holding 1 entry " \
-           "(mine.txt)" in problem
+    assert (
+        f"the work folder {tmp_path / 'build' / 'release'} is a folder holding 1 entry "
+        "(mine.txt)" in problem
+    )
     (tmp_path / "build" / "release" / MARKER).write_text("release")
     assert output_root_problems(tmp_path, cfg) == []  # marked: its own, emptied on the next run
 
@@ -284,13 +312,20 @@ def _read_only(dest):
     raise OSError(errno.EROFS, "Read-only file system", str(dest))
 
 
-@pytest.mark.parametrize("target, expect", [
-    ("write_jsonl", r"data, stage extract: .*\.out\.staging-.*prompt_scores\.jsonl: No space left"),
-    ("staging_dir", r"data, staging: .*out: Read-only file system"),
-    ("ismount", r"--out .*out is a mount point"),
-])
-def test_data_names_the_step_and_path_of_a_file_system_failure(target, expect, work, tmp_path,
-                                                                 monkeypatch):
+@pytest.mark.parametrize(
+    "target, expect",
+    [
+        (
+            "write_jsonl",
+            r"data, stage extract: .*\.out\.staging-.*prompt_scores\.jsonl: No space left",
+        ),
+        ("staging_dir", r"data, staging: .*out: Read-only file system"),
+        ("ismount", r"--out .*out is a mount point"),
+    ],
+)
+def test_data_names_the_step_and_path_of_a_file_system_failure(
+    target, expect, work, tmp_path, monkeypatch
+):
     if target == "write_jsonl":  # disk full
         monkeypatch.setattr(pipeline, "write_jsonl", _no_space)
     elif target == "staging_dir":
@@ -306,14 +341,16 @@ def test_data_names_the_step_and_path_of_a_file_system_failure(target, expect, w
     assert snapshot(tmp_path) == before  # the staging folder went too
 
 
-def test_a_copy_failure_while_publishing_is_bounded_and_leaves_no_temporary_folder(tmp_path,
-                                                                                  monkeypatch):
+def test_a_copy_failure_while_publishing_is_bounded_and_leaves_no_temporary_folder(
+    tmp_path, monkeypatch
+):
     site = tmp_path / "site"
     publish(site, _fake_sources(tmp_path / "old"), "v-old")
     before = snapshot(site)
     tmp = site / ".releases" / ".v-new.tmp" / "public" / "data"
-    errors = [(f"/s/f{i}", f"{tmp}/f{i}", "[Errno 28] No space left on device")
-              for i in range(3000)]
+    errors = [
+        (f"/s/f{i}", f"{tmp}/f{i}", "[Errno 28] No space left on device") for i in range(3000)
+    ]
 
     def copytree(*args, **kwargs):
         raise shutil.Error(errors)
@@ -346,19 +383,25 @@ def test_a_later_run_removes_what_a_killed_run_left_and_only_that(work, tmp_path
 
 def test_os_failure_names_both_paths_of_a_rename():
     exc = OSError(errno.EXDEV, "Invalid cross-device link", "/a/.x.staging-1", None, "/b/x")
-    assert str(os_failure("data, stage publish", exc)) == \
-        "data, stage publish: /a/.x.staging-1 → /b/x: Invalid cross-device link"
+    assert (
+        str(os_failure("data, stage publish", exc))
+        == "data, stage publish: /a/.x.staging-1 → /b/x: Invalid cross-device link"
+    )
 
 
 # ---- 9. SIGTERM is handled as Ctrl-C ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("when, said", [
-    ("validate", "terminated (SIGTERM); nothing was published, {out} is as it was"),
-    ("publish", "terminated (SIGTERM) after {out} was published"),
-])
-def test_sigterm_says_whether_anything_was_published_and_removes_staging(when, said, work,
-                                                                         tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "when, said",
+    [
+        ("validate", "terminated (SIGTERM); nothing was published, {out} is as it was"),
+        ("publish", "terminated (SIGTERM) after {out} was published"),
+    ],
+)
+def test_sigterm_says_whether_anything_was_published_and_removes_staging(
+    when, said, work, tmp_path, monkeypatch
+):
     name = {"validate": "gate", "publish": "promote"}[when]
     real = getattr(pipeline, name)
 
@@ -379,12 +422,15 @@ def test_sigterm_says_whether_anything_was_published_and_removes_staging(when, s
 # ---- 10. every output path is checked before the work starts --------------------------------
 
 
-@pytest.mark.parametrize("timings, reason", [
-    ("/nonexistent/t.json", "cannot be written: there is no folder /nonexistent"),
-    ("in/prompts.jsonl", "is the dataset"),
-    ("out/t.json", "lies inside the --out folder"),
-    ("notes.txt", "is a file this command did not write"),
-])
+@pytest.mark.parametrize(
+    "timings, reason",
+    [
+        ("/nonexistent/t.json", "cannot be written: there is no folder /nonexistent"),
+        ("in/prompts.jsonl", "is the dataset"),
+        ("out/t.json", "lies inside the --out folder"),
+        ("notes.txt", "is a file this command did not write"),
+    ],
+)
 def test_timings_is_checked_before_any_work(timings, reason, work, tmp_path):
     path = Path(timings) if timings.startswith("/") else work / timings
     before = snapshot(tmp_path)
@@ -397,8 +443,10 @@ def test_timings_is_checked_before_any_work(timings, reason, work, tmp_path):
 def test_validate_report_is_checked_before_validating(work, tmp_path):
     assert cli("data", work / "in" / "release.yml", "--out", tmp_path / "d")[0] == 0
     before = snapshot(tmp_path)
-    for report, reason in ((tmp_path / "d" / "r.json", "lies inside the FOLDER"),
-                           (tmp_path / "no" / "r.json", "cannot be written: there is no folder")):
+    for report, reason in (
+        (tmp_path / "d" / "r.json", "lies inside the FOLDER"),
+        (tmp_path / "no" / "r.json", "cannot be written: there is no folder"),
+    ):
         code, msg = cli("validate", tmp_path / "d", "--report", report)
         assert code == 1 and f"--report {report} {reason}" in msg, msg
         assert snapshot(tmp_path) == before
@@ -487,8 +535,11 @@ def tiny_demo(monkeypatch):
     from searchgen_nb import demo
 
     prompts = demo.build_prompts()[:2]
-    files = {f"{demo.result_folder(p, m)}/image.png": demo.PNG_BYTES
-             for p in prompts for m in demo.ROSTER}
+    files = {
+        f"{demo.result_folder(p, m)}/image.png": demo.PNG_BYTES
+        for p in prompts
+        for m in demo.ROSTER
+    }
     plans = {m["model_id"]: {p.sample_id: "scored" for p in prompts} for m in demo.ROSTER}
     table = {m["model_id"]: 50.0 for m in demo.ROSTER}
     monkeypatch.setattr(demo, "build_demo", lambda changed=False: (prompts, files, plans, table))
@@ -542,9 +593,18 @@ def _foreign_file(out: Path) -> str:
     return "holds 1 entry (notes.txt)"
 
 
-@pytest.mark.parametrize("make", [_comment_only, _linked_prompts, _linked_paper_table,
-                                  _hard_linked_paper_table, _linked_result,
-                                  _hard_linked_result, _foreign_file])
+@pytest.mark.parametrize(
+    "make",
+    [
+        _comment_only,
+        _linked_prompts,
+        _linked_paper_table,
+        _hard_linked_paper_table,
+        _linked_result,
+        _hard_linked_result,
+        _foreign_file,
+    ],
+)
 def test_demo_refuses_links_and_what_it_did_not_write(make, tiny_demo, tmp_path):
     out = tmp_path / "demo"
     (tmp_path / "mine.jsonl").write_text("my dataset\n")
@@ -556,10 +616,13 @@ def test_demo_refuses_links_and_what_it_did_not_write(make, tiny_demo, tmp_path)
     assert snapshot(tmp_path) == before
 
 
-@pytest.mark.parametrize("sig, code, said", [(signal.SIGINT, 130, "interrupted"),
-                                             (signal.SIGTERM, 143, "terminated (SIGTERM)")])
-def test_an_interrupted_demo_leaves_no_half_written_folder(sig, code, said, tiny_demo, tmp_path,
-                                                           monkeypatch):
+@pytest.mark.parametrize(
+    "sig, code, said",
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated (SIGTERM)")],
+)
+def test_an_interrupted_demo_leaves_no_half_written_folder(
+    sig, code, said, tiny_demo, tmp_path, monkeypatch
+):
     real, calls = tiny_demo._write, []
 
     def stop_on_the_fifth(path, data):
@@ -593,18 +656,24 @@ def _owned_layout(work: Path, tmp_path: Path) -> None:
     (tmp_path / "demo" / ".searchgen-nb-demo").write_text("synthetic-demo\n")
 
 
-@pytest.mark.parametrize("args, reason", [
-    ("validate {t}/d --report {t}/d2/validation_report.json", "lies inside the data release"),
-    ("demo --out {t}/site/public/data/dm", "lies inside the published release v1"),
-    ("demo --changed --previous {t}/d --out {t}/d/sub", "lies inside the --previous"),
-    ("data {cfg} --out {t}/d/sub", "lies inside the data release"),
-    ("data {cfg} --out {t}/demo/sub", "lies inside the demo"),
-    ("demo --out {t}/demo/sub", "lies inside the demo"),
-    ("validate {t}/d --report {t}/root/build/release/r.json", "lies inside the release work"),
-    ("data {cfg} --out {t}/o --timings {t}/root/build/release/t.json", "inside the release work"),
-    ("data {cfg} --out {t}/root/build/release/x", "lies inside the release work"),
-    ("demo --out {t}/root/build/release/x", "lies inside the release work"),
-])
+@pytest.mark.parametrize(
+    "args, reason",
+    [
+        ("validate {t}/d --report {t}/d2/validation_report.json", "lies inside the data release"),
+        ("demo --out {t}/site/public/data/dm", "lies inside the published release v1"),
+        ("demo --changed --previous {t}/d --out {t}/d/sub", "lies inside the --previous"),
+        ("data {cfg} --out {t}/d/sub", "lies inside the data release"),
+        ("data {cfg} --out {t}/demo/sub", "lies inside the demo"),
+        ("demo --out {t}/demo/sub", "lies inside the demo"),
+        ("validate {t}/d --report {t}/root/build/release/r.json", "lies inside the release work"),
+        (
+            "data {cfg} --out {t}/o --timings {t}/root/build/release/t.json",
+            "inside the release work",
+        ),
+        ("data {cfg} --out {t}/root/build/release/x", "lies inside the release work"),
+        ("demo --out {t}/root/build/release/x", "lies inside the release work"),
+    ],
+)
 def test_no_output_lies_inside_an_input_or_what_this_tool_owns(args, reason, work, tmp_path):
     _owned_layout(work, tmp_path)
     before = snapshot(tmp_path)
@@ -613,14 +682,17 @@ def test_no_output_lies_inside_an_input_or_what_this_tool_owns(args, reason, wor
     assert snapshot(tmp_path) == before
 
 
-@pytest.mark.parametrize("args, option", [
-    ("data {cfg} --out {t}/link", "--out"),
-    ("data {cfg} --out {t}/link/out", "--out"),
-    ("data {cfg} --out {t}/o --timings {t}/link", "--timings"),
-    ("validate {t}/d --report {t}/link", "--report"),
-    ("release {cfg} --output-root {t}/link", "--output-root"),
-    ("demo --out {t}/link", "--out"),
-])
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        ("data {cfg} --out {t}/link", "--out"),
+        ("data {cfg} --out {t}/link/out", "--out"),
+        ("data {cfg} --out {t}/o --timings {t}/link", "--timings"),
+        ("validate {t}/d --report {t}/link", "--report"),
+        ("release {cfg} --output-root {t}/link", "--output-root"),
+        ("demo --out {t}/link", "--out"),
+    ],
+)
 def test_no_output_is_written_through_a_dangling_link(args, option, work, tmp_path):
     """A link to a path that does not exist is refused by name: following it would make the
     missing target, and the folders above it, wherever the link points."""
@@ -629,17 +701,21 @@ def test_no_output_is_written_through_a_dangling_link(args, option, work, tmp_pa
     before = snapshot(tmp_path)
     code, msg = cli(*args.format(t=tmp_path, cfg=work / "in" / "release.yml").split())
     assert code == 1 and msg.count("\n") == 1, msg
-    assert (f"{option} {tmp_path}/link" in msg and f"{tmp_path}/link is a link to "
-            f"{tmp_path}/gone/zz, which does not exist" in msg), msg
+    assert (
+        f"{option} {tmp_path}/link" in msg
+        and f"{tmp_path}/link is a link to {tmp_path}/gone/zz, which does not exist" in msg
+    ), msg
     assert snapshot(tmp_path) == before and not (tmp_path / "gone").exists()
 
 
 def _file_size_limit(limit: int):
     """For a child process: files larger than ``limit`` bytes cannot be written (``write``
     fails with EFBIG, as it fails with ENOSPC on a full disk: an error that names no file)."""
+
     def apply():
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
     return apply
 
 
@@ -648,12 +724,18 @@ def test_a_write_the_system_refuses_names_the_file_and_leaves_nothing(command, w
     """A write the system refuses (files over a size limit here; on a full disk, as here, the
     error names no file) is one line naming the step, the file and the reason, and nothing
     stays. The demo case is slow: the whole demo is made before anything is written."""
-    args = {"data": ["data", work / "in" / "release.yml", "--out", tmp_path / "out"],
-            "demo": ["demo", "--out", tmp_path / "out"]}[command]
+    args = {
+        "data": ["data", work / "in" / "release.yml", "--out", tmp_path / "out"],
+        "demo": ["demo", "--out", tmp_path / "out"],
+    }[command]
     before = snapshot(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "searchgen_nb", *map(str, args)],
-                          capture_output=True, text=True, timeout=600,
-                          preexec_fn=_file_size_limit(4096))
+    proc = subprocess.run(
+        [sys.executable, "-m", "searchgen_nb", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=_file_size_limit(4096),
+    )
     step = {"data": "data, stage extract", "demo": "demo, write"}[command]
     said = re.escape(f"searchgen-nb {command}: FAILED: {step}: {tmp_path}/")
     said += r"\S+: File too large\n"
@@ -670,11 +752,18 @@ def test_a_book_build_the_system_refuses_is_one_line_naming_the_file(tmp_path):
     (src / "_config.yml").write_text("title: t\n")
     (src / "_toc.yml").write_text("format: jb-book\nroot: intro\n")
     (src / "intro.md").write_text("# Intro\n")
-    code = ("import sys; from pathlib import Path; from searchgen_nb.book.release import "
-            "build_book; from searchgen_nb.errors import ReleaseError\ntry: build_book(Path("
-            f"{str(src)!r}))\nexcept ReleaseError as exc: sys.exit(str(exc))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300, preexec_fn=_file_size_limit(100_000))
+    code = (
+        "import sys; from pathlib import Path; from searchgen_nb.book.release import "
+        "build_book; from searchgen_nb.errors import ReleaseError\ntry: build_book(Path("
+        f"{str(src)!r}))\nexcept ReleaseError as exc: sys.exit(str(exc))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=_file_size_limit(100_000),
+    )
     said = proc.stderr
     assert proc.returncode == 1 and said.count("\n") == 1 and "\x1b" not in said, said
     assert said.startswith(f"book build failed (jupyter-book exit 1) in {src}: "), said
@@ -687,14 +776,24 @@ def test_a_full_disk_during_a_release_removes_its_work_folder(work, tmp_path, mo
     import searchgen_nb.book.release as release
 
     def no_space(*args, **kwargs):
-        raise ReleaseError(f"notebook 01_extract.ipynb: cell 3 raised ReleaseError: data, stage "
-                           f"extract: {tmp_path}/site/build/release/data/prompt_scores.jsonl: "
-                           "No space left on device")
+        raise ReleaseError(
+            f"notebook 01_extract.ipynb: cell 3 raised ReleaseError: data, stage "
+            f"extract: {tmp_path}/site/build/release/data/prompt_scores.jsonl: "
+            "No space left on device"
+        )
 
     monkeypatch.setattr(release, "run_notebooks", no_space)
-    code, msg = cli("release", work / "in" / "release.yml", "--output-root", tmp_path / "site",
-                    "--project", project_root())
-    assert code == 1 and msg.endswith(f"No space left on device; the work folder {tmp_path}/site/"
-                                      "build/release was removed to free the space it took\n"), msg
+    code, msg = cli(
+        "release",
+        work / "in" / "release.yml",
+        "--output-root",
+        tmp_path / "site",
+        "--project",
+        project_root(),
+    )
+    assert code == 1 and msg.endswith(
+        f"No space left on device; the work folder {tmp_path}/site/"
+        "build/release was removed to free the space it took\n"
+    ), msg
     assert not (tmp_path / "site" / "build" / "release").exists()
     assert not (tmp_path / "site" / "public").exists()

@@ -12,15 +12,12 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import tomllib
 import zipfile
 from email.parser import Parser
 from importlib import metadata
 from pathlib import Path
 
-import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -139,14 +136,24 @@ def test_wheel_ships_modules_data_and_metadata(wheel):
     expected = {
         p.relative_to(src).as_posix()
         for p in (src / "searchgen_nb").rglob("*")
-        if p.is_file() and (p.suffix == ".py" or p.parent.name in ("data", "schemas") and p.suffix == ".json")
+        if p.is_file()
+        and (p.suffix == ".py" or p.parent.name in ("data", "schemas") and p.suffix == ".json")
     }
-    assert {"searchgen_nb/data/taxonomy.json", "searchgen_nb/schemas/manifest.schema.json"} <= expected
+    assert {
+        "searchgen_nb/data/taxonomy.json",
+        "searchgen_nb/schemas/manifest.schema.json",
+    } <= expected
     assert not expected - names, f"missing from the wheel: {sorted(expected - names)}"
     assert meta["Version"] == version
     assert "searchgen-nb = searchgen_nb.launch:main" in entry_points
-    requires = {canonicalize_name(Requirement(r).name) for r in meta.get_all("Requires-Dist") or [] if "extra ==" not in r}
-    declared = {canonicalize_name(Requirement(r).name) for r in _pyproject()["project"]["dependencies"]}
+    requires = {
+        canonicalize_name(Requirement(r).name)
+        for r in meta.get_all("Requires-Dist") or []
+        if "extra ==" not in r
+    }
+    declared = {
+        canonicalize_name(Requirement(r).name) for r in _pyproject()["project"]["dependencies"]
+    }
     assert requires == declared
 
 
@@ -163,7 +170,10 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(pkg.split(".")[: len(pkg.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
+                    + ([base] if base else [])
+                )
             out.add(base)
             out |= {f"{base}.{a.name}" for a in node.names}
     return out
@@ -175,13 +185,47 @@ def test_the_book_side_imports_the_data_layer_never_the_reverse():
     module runs a pipeline stage itself."""
     package = ROOT / "searchgen_nb"
     book = sorted((package / "book").glob("*.py"))
-    data = sorted(p for p in package.rglob("*.py") if "book" not in p.relative_to(package).parts and p.name not in ("cli.py", "launch.py", "__main__.py"))
-    assert {p.name for p in book} >= {"views.py", "fmt.py", "display.py", "tables.py", "charts.py", "pages.py", "sphinx_ext.py", "assets.py", "release.py"}
-    offenders = [f"{p.relative_to(ROOT)} imports {m}" for p in data for m in sorted(_imports(p)) if m == "searchgen_nb.book" or m.startswith("searchgen_nb.book.")]
+    data = sorted(
+        p
+        for p in package.rglob("*.py")
+        if "book" not in p.relative_to(package).parts
+        and p.name not in ("cli.py", "launch.py", "__main__.py")
+    )
+    assert {p.name for p in book} >= {
+        "views.py",
+        "fmt.py",
+        "display.py",
+        "tables.py",
+        "charts.py",
+        "pages.py",
+        "sphinx_ext.py",
+        "assets.py",
+        "release.py",
+    }
+    offenders = [
+        f"{p.relative_to(ROOT)} imports {m}"
+        for p in data
+        for m in sorted(_imports(p))
+        if m == "searchgen_nb.book" or m.startswith("searchgen_nb.book.")
+    ]
     assert offenders == []
-    uses_data = {p.name for p in book if any(m.startswith("searchgen_nb.") and not m.startswith("searchgen_nb.book") for m in _imports(p))}
+    uses_data = {
+        p.name
+        for p in book
+        if any(
+            m.startswith("searchgen_nb.") and not m.startswith("searchgen_nb.book")
+            for m in _imports(p)
+        )
+    }
     assert {"views.py", "pages.py", "release.py"} <= uses_data
-    stage_calls = [p.name for p in book if any(f"{s}(" in p.read_text(encoding="utf-8") for s in ("extract_stage", "aggregate_stage", "ensure_staged", "run_data"))]
+    stage_calls = [
+        p.name
+        for p in book
+        if any(
+            f"{s}(" in p.read_text(encoding="utf-8")
+            for s in ("extract_stage", "aggregate_stage", "ensure_staged", "run_data")
+        )
+    ]
     assert stage_calls == []
     static = {p.name for p in (package / "book" / "static").iterdir()}
     assert static == {"searchgen-nb.js", "searchgen-nb.css"}  # real files, shipped as package data

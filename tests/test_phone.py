@@ -28,8 +28,9 @@ def test_result_pages_fit_a_phone(browser, demo_release):
     notebooks = demo_release / "_build" / "html" / "book" / "notebooks"
     logged: list[str] = []
     Page(browser, notebooks.parent / "intro.html", viewport=PHONE).page.on(
-        "console", lambda m: logged.append(f"{m.type}: {m.text}")
-        if m.type in ("warning", "error") else None)
+        "console",
+        lambda m: logged.append(f"{m.type}: {m.text}") if m.type in ("warning", "error") else None,
+    )
     for stem in PAGES:
         pg = Page(browser, notebooks / f"{stem}.html", viewport=PHONE)
         pg.open_slices()

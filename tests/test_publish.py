@@ -74,7 +74,10 @@ def _as_sources(base: Path) -> dict[str, Path]:
 
 def _shown(out: Path) -> set[str]:
     """The release id each published path shows (a missing path shows 'none')."""
-    return {(out / rel / "ID").read_text() if (out / rel / "ID").exists() else "none" for rel in PUBLISHED}
+    return {
+        (out / rel / "ID").read_text() if (out / rel / "ID").exists() else "none"
+        for rel in PUBLISHED
+    }
 
 
 def _kill_every_step(tmp_path: Path, make_old) -> list[set[str]]:
@@ -93,7 +96,10 @@ def _kill_every_step(tmp_path: Path, make_old) -> list[set[str]]:
         if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
             assert shown == {"new"}  # completed
             return seen
-        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, (n, status)  # killed, not failed
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, (
+            n,
+            status,
+        )  # killed, not failed
     raise AssertionError("publish never completed")
 
 
@@ -113,7 +119,12 @@ def test_first_publish_and_previous_is_kept(tmp_path):
     publish(out, _as_sources(_sources(tmp_path / "c", "c")), "v3")
     assert _shown(out) == {"c"} and current_version(out) == "v3"
     assert os.readlink(out / ".releases" / "previous") == "v2"
-    assert sorted(p.name for p in (out / ".releases").iterdir()) == ["current", "previous", "v2", "v3"]
+    assert sorted(p.name for p in (out / ".releases").iterdir()) == [
+        "current",
+        "previous",
+        "v2",
+        "v3",
+    ]
     assert (out / ".releases" / "previous" / "public" / "data" / "ID").read_text() == "b"
     for rel in PUBLISHED:
         assert (out / rel).is_symlink() and not os.path.isabs(os.readlink(out / rel))  # relocatable
@@ -122,8 +133,16 @@ def test_first_publish_and_previous_is_kept(tmp_path):
 def test_second_release_into_the_same_root_stops_naming_the_first(tmp_path):
     from searchgen_nb.book.release import run_release
 
-    cfg = make_release(tmp_path / "src", [prompt("p1")], {"a": model("A")}, {("a", "p1"): result({"checklist:0": 1})})
+    cfg = make_release(
+        tmp_path / "src",
+        [prompt("p1")],
+        {"a": model("A")},
+        {("a", "p1"): result({"checklist:0": 1})},
+    )
     with release_lock(tmp_path / "site", "first.yml"):
-        with pytest.raises(ReleaseError, match=rf"another release is running into {tmp_path / 'site'} \(pid {os.getpid()}, started .*, config first.yml\)"):
+        with pytest.raises(
+            ReleaseError,
+            match=rf"another release is running into {tmp_path / 'site'} \(pid {os.getpid()}, started .*, config first.yml\)",
+        ):
             run_release(cfg, log=lambda m: None, output_root=tmp_path / "site")
     assert not (tmp_path / "site" / "build" / "release").exists()  # the work folder was not touched

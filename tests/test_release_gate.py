@@ -16,8 +16,8 @@ from factory import IMAGE, make_release, model, prompt, read_artifacts, result
 import searchgen_nb.pipeline as pipeline
 from searchgen_nb.config import load_config
 from searchgen_nb.errors import ReleaseInterrupted, ValidationFailed
-from searchgen_nb.pipeline import run_data
 from searchgen_nb.gate.checks import CHECKS
+from searchgen_nb.pipeline import run_data
 
 PROMPTS = [
     prompt("p1", domains=["ART"], failure_modes=["EIK"]),
@@ -33,7 +33,11 @@ RESULTS = {
     ("b", "p2_texthard"): IMAGE,
     ("b", "p3"): result({"rubric:ai_naturalness": 1.5}),
 }
-EXPECTED = {"n_prompts": 3, "partition": {"NoSearch": 1, "SearchIntensive": 2, "VisualSearch": 1, "TextualSearch": 1}, "n_scored": {"a": 3, "b": 2}}
+EXPECTED = {
+    "n_prompts": 3,
+    "partition": {"NoSearch": 1, "SearchIntensive": 2, "VisualSearch": 1, "TextualSearch": 1},
+    "n_scored": {"a": 3, "b": 2},
+}
 
 
 @pytest.fixture()
@@ -66,7 +70,9 @@ def _corrupt_staged(monkeypatch, mutate):
         mutate(folder)
         manifest = json.loads((folder / "manifest.json").read_text())
         for name in manifest["artifact_sha256"]:
-            manifest["artifact_sha256"][name] = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+            manifest["artifact_sha256"][name] = hashlib.sha256(
+                (folder / name).read_bytes()
+            ).hexdigest()
         (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         return boards
 
@@ -101,12 +107,22 @@ def test_good_release_passes_every_check(published):
     assert report["passed"] is True
     assert [c["name"] for c in report["checks"]] == list(CHECKS)
     assert all(c["passed"] for c in report["checks"])
-    assert {c["name"]: c["skipped"] for c in report["checks"] if c["skipped"]} == {"paper_table": "no paper_table configured", "lost_results": "no previous_release configured"}
+    assert {c["name"]: c["skipped"] for c in report["checks"] if c["skipped"]} == {
+        "paper_table": "no paper_table configured",
+        "lost_results": "no previous_release configured",
+    }
 
 
 def test_1_expected_counts(published):
     cfg, out, before = published
-    _rewrite_config(cfg, expected={**EXPECTED, "n_prompts": 751, "partition": {**EXPECTED["partition"], "TextualSearch": 264}})
+    _rewrite_config(
+        cfg,
+        expected={
+            **EXPECTED,
+            "n_prompts": 751,
+            "partition": {**EXPECTED["partition"], "TextualSearch": 264},
+        },
+    )
     msg = _fails(cfg, out, before, "expected_counts", "3 prompts, expected 751", "TextualSearch")
     assert "partition TextualSearch has 1 prompts, expected 264" in msg
 
@@ -144,7 +160,9 @@ def test_4_component_values(published, monkeypatch):
         recs[0]["models"]["a"]["components_raw_0to3"]["image_quality"] = 3.5
 
     _corrupt_staged(monkeypatch, lambda f: _edit_records(f, bad))
-    _fails(cfg, out, before, "component_values", "image_quality = 3.5", "sample_id p1", "model_id a")
+    _fails(
+        cfg, out, before, "component_values", "image_quality = 3.5", "sample_id p1", "model_id a"
+    )
 
 
 def test_4_non_scored_record_carries_values(published, monkeypatch):
@@ -154,7 +172,15 @@ def test_4_non_scored_record_carries_values(published, monkeypatch):
         recs[1]["models"]["b"]["components_raw_0to3"]["checklist"] = 0.0
 
     _corrupt_staged(monkeypatch, lambda f: _edit_records(f, bad))
-    _fails(cfg, out, before, "component_values", "missing_evaluation record carries component values (checklist)", "sample_id p2_texthard", "model_id b")
+    _fails(
+        cfg,
+        out,
+        before,
+        "component_values",
+        "missing_evaluation record carries component values (checklist)",
+        "sample_id p2_texthard",
+        "model_id b",
+    )
 
 
 def test_5_null_zero_distinct(published, monkeypatch):
@@ -165,7 +191,14 @@ def test_5_null_zero_distinct(published, monkeypatch):
         row["components"]["text_reference_evaluation"] = 0.0  # b has no text reference value at all
 
     _corrupt_staged(monkeypatch, lambda f: _edit_json(f, "leaderboard_overall.json", null_as_zero))
-    _fails(cfg, out, before, "null_zero_distinct", "text_reference_evaluation is 0.0 with component_counts 0", "model_id b")
+    _fails(
+        cfg,
+        out,
+        before,
+        "null_zero_distinct",
+        "text_reference_evaluation is 0.0 with component_counts 0",
+        "model_id b",
+    )
 
 
 def test_5_missing_component_key(published, monkeypatch):
@@ -185,7 +218,15 @@ def test_6_prompt_overalls(published, monkeypatch):
         recs[2]["models"]["a"]["overall_9_raw"] = 0.1
 
     _corrupt_staged(monkeypatch, lambda f: _edit_records(f, bad))
-    _fails(cfg, out, before, "prompt_overalls", "overall_9_raw is 0.1, recomputed 0.0", "sample_id p3", "model_id a")
+    _fails(
+        cfg,
+        out,
+        before,
+        "prompt_overalls",
+        "overall_9_raw is 0.1, recomputed 0.0",
+        "sample_id p3",
+        "model_id a",
+    )
 
 
 def test_7_aggregates(published, monkeypatch):
@@ -221,7 +262,10 @@ def test_8_paper_table(published):
 
 def test_8_paper_table_within_half_unit_passes(published):
     cfg, out, before = published
-    table = {r["model_id"]: r["overall_10"] + 0.04 for r in json.loads(before["leaderboard_overall.json"])}
+    table = {
+        r["model_id"]: r["overall_10"] + 0.04
+        for r in json.loads(before["leaderboard_overall.json"])
+    }
     (cfg.parent / "paper_table.json").write_text(json.dumps(table))
     _rewrite_config(cfg, paper_table="paper_table.json")
     run_data(load_config(cfg), out, progress=False)
@@ -230,7 +274,9 @@ def test_8_paper_table_within_half_unit_passes(published):
 def test_9_coverage_lock_deleted_result_file(published):
     cfg, out, before = published
     (cfg.parent / "results/rows/p3/none/model-a/augmented_parsed_result_ffjudge_pp.json").unlink()
-    msg = _fails(cfg, out, before, "coverage_lock", "model_id a", "not scored (1): missing_evaluation p3")
+    msg = _fails(
+        cfg, out, before, "coverage_lock", "model_id a", "not scored (1): missing_evaluation p3"
+    )
     assert "model a has 2 scored prompts, fewer than the locked 3" in msg
 
 
@@ -241,7 +287,9 @@ def test_10_order_invariance(published, monkeypatch):
     def order_dependent(table, *args):
         boards = original(table, *args)
         # a bug: the first prompt of the table (the staged order: prompt_index 0) changes a figure
-        boards["leaderboard_overall.json"][0]["overall_10"] = float(table.prompts[0]["prompt_index"])
+        boards["leaderboard_overall.json"][0]["overall_10"] = float(
+            table.prompts[0]["prompt_index"]
+        )
         return boards
 
     calls = []
@@ -258,7 +306,9 @@ def test_11_strict_json(published, monkeypatch):
         p.write_text(p.read_text().replace('"overall_10": ', '"overall_10": NaN, "x": ', 1))
 
     _corrupt_staged(monkeypatch, nan)
-    _fails(cfg, out, before, "strict_json", "leaderboard_overall.json: non-standard JSON constant NaN")
+    _fails(
+        cfg, out, before, "strict_json", "leaderboard_overall.json: non-standard JSON constant NaN"
+    )
 
 
 def test_0_schema_is_the_first_check(published, monkeypatch):
@@ -279,17 +329,31 @@ def test_0_schema_is_the_first_check(published, monkeypatch):
         (folder / "prompt_scores.jsonl").write_text("\n".join(lines) + "\n")
 
     _corrupt_staged(monkeypatch, bad_shapes)
-    msg = _fails(cfg, out, before, "schema", "leaderboard_overall.json /0: Additional properties are not allowed ('extra' was unexpected)",
-                 "leaderboard_overall.json /1/n_total: '", "prompt_scores.jsonl line 2 /models/a/status: 'maybe'")
+    msg = _fails(
+        cfg,
+        out,
+        before,
+        "schema",
+        "leaderboard_overall.json /0: Additional properties are not allowed ('extra' was unexpected)",
+        "leaderboard_overall.json /1/n_total: '",
+        "prompt_scores.jsonl line 2 /models/a/status: 'maybe'",
+    )
     assert msg.split("\n")[1].startswith("check schema failed (")  # the first check listed
 
 
 def test_11_artifact_hash(published):
     _, out, _ = published
-    (out / "leaderboard_by_stratum.json").write_text((out / "leaderboard_by_stratum.json").read_text().replace("Model A", "Model Z"))
-    proc = subprocess.run([sys.executable, "-m", "searchgen_nb", "validate", str(out)], capture_output=True, text=True)
+    (out / "leaderboard_by_stratum.json").write_text(
+        (out / "leaderboard_by_stratum.json").read_text().replace("Model A", "Model Z")
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "searchgen_nb", "validate", str(out)], capture_output=True, text=True
+    )
     assert proc.returncode == 1
-    assert "check strict_json failed" in proc.stderr and "leaderboard_by_stratum.json: sha256 differs" in proc.stderr
+    assert (
+        "check strict_json failed" in proc.stderr
+        and "leaderboard_by_stratum.json: sha256 differs" in proc.stderr
+    )
 
 
 def test_crash_mid_release_leaves_published_untouched(published, monkeypatch):
@@ -307,6 +371,8 @@ def test_crash_mid_release_leaves_published_untouched(published, monkeypatch):
 
 def test_validate_cli_on_published_folder(published):
     _, out, _ = published
-    proc = subprocess.run([sys.executable, "-m", "searchgen_nb", "validate", str(out)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "searchgen_nb", "validate", str(out)], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     assert "all 15 release checks passed" in proc.stdout

@@ -9,7 +9,6 @@ The last test opens a page built from these fragments from ``file://`` in headle
 from __future__ import annotations
 
 import copy
-from decimal import Decimal
 import json
 import math
 import os
@@ -17,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+from decimal import Decimal
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -31,6 +31,7 @@ EVIL = "</script><script>alert('x')</script><!-- & \u2028"
 
 
 # --------------------------------------------------------------------------- fixtures
+
 
 def _row(model_id, name, overall_9, *, rank, ranked=True, n_scored=751, n_total=751, **comp_over):
     comps = {c: 50.0 for c in COMPONENTS}
@@ -141,6 +142,7 @@ def drawn_texts(fragment) -> list[str]:
 
 # --------------------------------------------------------------------------- assets
 
+
 @pytest.fixture(scope="module")
 def vendor(tmp_path_factory):
     dest = tmp_path_factory.mktemp("vendor")
@@ -212,7 +214,11 @@ def test_page_guard_dedupes_and_flags_web_assets(caplog):
     ctx = {"script_files": files, "css_files": []}
     with caplog.at_level("WARNING"):
         sphinx_ext._page_assets_guard(None, "page", "page.html", ctx, None)
-    assert [getattr(f, "filename") for f in ctx["script_files"]] == ["_static/a.js", "", "https://cdn.example.org/mathjax.js"]
+    assert [f.filename for f in ctx["script_files"]] == [
+        "_static/a.js",
+        "",
+        "https://cdn.example.org/mathjax.js",
+    ]
     assert "cdn.example.org" in caplog.text and "_static/a.js" not in caplog.text
 
 
@@ -224,6 +230,7 @@ def test_fragment_is_html_only():
 
 
 # --------------------------------------------------------------------------- charts
+
 
 def test_dumps_script_json_is_script_safe():
     text = charts.dumps_script_json({"name": EVIL, "b": 1})
@@ -243,19 +250,49 @@ def test_chart_id_rejects_bad_names(bad):
 
 def _heat_records():
     return [
-        {"model_id": "m1", "display_name": "Model One", "tag": "ART", "overall_9": None, "n_total": 258, "n_scored": 250, "coverage": 0.969},
-        {"model_id": "m1", "display_name": "Model One", "tag": "ABS", "overall_9": 0.0, "n_total": 14, "n_scored": 14, "coverage": 1.0},
-        {"model_id": "m2", "display_name": EVIL, "tag": "ART", "overall_9": 55.25, "n_total": 258, "n_scored": 200, "coverage": 0.7752},
+        {
+            "model_id": "m1",
+            "display_name": "Model One",
+            "tag": "ART",
+            "overall_9": None,
+            "n_total": 258,
+            "n_scored": 250,
+            "coverage": 0.969,
+        },
+        {
+            "model_id": "m1",
+            "display_name": "Model One",
+            "tag": "ABS",
+            "overall_9": 0.0,
+            "n_total": 14,
+            "n_scored": 14,
+            "coverage": 1.0,
+        },
+        {
+            "model_id": "m2",
+            "display_name": EVIL,
+            "tag": "ART",
+            "overall_9": 55.25,
+            "n_total": 258,
+            "n_scored": 200,
+            "coverage": 0.7752,
+        },
         # (m2, ABS) missing on purpose
     ]
 
 
 def test_heatmap_cell_links_made_in_the_chart():
-    recs = [*_heat_records(), {"model_id": "m 3", "display_name": "M3", "tag": "A&B", "overall_9": 9.0}]
+    recs = [
+        *_heat_records(),
+        {"model_id": "m 3", "display_name": "M3", "tag": "A&B", "overall_9": 9.0},
+    ]
     f = heatmaps.heatmap(recs, "links", href="p.html?domain={tag}&model={model_id}")
     spec = spec_of(f)
     lookups = [r for ds in spec["datasets"].values() for r in ds]
-    assert {"tag": "A&B", "tag_q": "A%26B"} in lookups and {"model_id": "m 3", "model_id_q": "m%203"} in lookups
+    assert {"tag": "A&B", "tag_q": "A%26B"} in lookups and {
+        "model_id": "m 3",
+        "model_id_q": "m%203",
+    } in lookups
     assert not any("href" in v for v in layer_values(spec))  # no data line repeats a link
     assert "9.0" in drawn_texts(f)  # drawn: the link's expression is one Vega knows
 
@@ -265,7 +302,12 @@ def test_chart_labels_follow_rounding_decimals():
     not 55.3 and 0.0); bars the same."""
     texts = drawn_texts(heatmaps.heatmap(_heat_records(), "heat2", decimals=2))
     assert {"55.25", "0.00"} <= set(texts) and "55.3" not in texts
-    row = {"model_id": "m", "display_name": "M", "components": {"checklist": 72.5}, "component_counts": {"checklist": 3}}
+    row = {
+        "model_id": "m",
+        "display_name": "M",
+        "components": {"checklist": 72.5},
+        "component_counts": {"checklist": 3},
+    }
     bars = drawn_texts(charts.component_bars([row], "bars2", components=["checklist"], decimals=2))
     assert "72.50" in bars and "72.5" not in bars
 
@@ -288,15 +330,26 @@ def test_heatmap_na_zero_tooltips_labels():
     texts = drawn_texts(f)
     assert sorted(texts[:4]) == ["0.0", "55.3", "N/A", "N/A"]  # zero is 0.0, null N/A; 1 decimal
     assert {"ABS · Abstract", "ART · Art & Design"} <= set(texts)
-    calc = {k: v for t in spec["layer"][0]["transform"] for k, v in t.items() if k == "calculate"
-            for k, v in [(t["as"], t["calculate"])]}
+    calc = {
+        k: v
+        for t in spec["layer"][0]["transform"]
+        for k, v in t.items()
+        if k == "calculate"
+        for k, v in [(t["as"], t["calculate"])]
+    }
     assert calc["coverage_text"] == charts.share_expr("n_scored", "n_total")
     assert calc["value_text"] == charts.num_expr("value", 1)
 
     colored, grey = spec["layer"][0], spec["layer"][1]
     assert colored["transform"][-1] == {"filter": "!datum.is_na"}
-    assert colored["encoding"]["color"]["scale"]["domain"] == [0, 100]  # 0.0 is the low end, not "missing"
-    assert grey["transform"][-1] == {"filter": "datum.is_na"} and grey["mark"]["color"] == charts.NA_COLOR
+    assert colored["encoding"]["color"]["scale"]["domain"] == [
+        0,
+        100,
+    ]  # 0.0 is the low end, not "missing"
+    assert (
+        grey["transform"][-1] == {"filter": "datum.is_na"}
+        and grey["mark"]["color"] == charts.NA_COLOR
+    )
     tips = {t["title"]: t["field"] for t in colored["encoding"]["tooltip"]}
     assert tips == {  # no interval was computed for these cells: no interval line
         "Model": "model",
@@ -306,17 +359,35 @@ def test_heatmap_na_zero_tooltips_labels():
         "Coverage (scored)": "coverage_text",
     }
     assert grey["encoding"]["tooltip"] == colored["encoding"]["tooltip"]
-    with_iv = [dict(r, interval=[50.0, 60.04]) if r["overall_9"] == 55.25 else r for r in _heat_records()]
+    with_iv = [
+        dict(r, interval=[50.0, 60.04]) if r["overall_9"] == 55.25 else r for r in _heat_records()
+    ]
     iv_spec = spec_of(heatmaps.heatmap(with_iv, "heat-iv"))
     assert [t["title"] for t in iv_spec["layer"][0]["encoding"]["tooltip"]][3] == "95% interval"
-    assert {(v["model_id"], v["tag"]): (v["lo"], v["hi"]) for v in layer_values(iv_spec)}[("m2", "ART")] == (50.0, 60.0)
+    assert {(v["model_id"], v["tag"]): (v["lo"], v["hi"]) for v in layer_values(iv_spec)}[
+        ("m2", "ART")
+    ] == (50.0, 60.0)
     assert spec["layer"][0]["encoding"]["x"]["sort"] == ["ABS · Abstract", "ART · Art & Design"]
 
 
 def test_duplicate_display_names_stay_apart():
     recs = [
-        {"model_id": "a", "display_name": "Same", "tag": "T", "overall_9": 1.0, "n_total": 1, "n_scored": 1},
-        {"model_id": "b", "display_name": "Same", "tag": "T", "overall_9": 2.0, "n_total": 1, "n_scored": 1},
+        {
+            "model_id": "a",
+            "display_name": "Same",
+            "tag": "T",
+            "overall_9": 1.0,
+            "n_total": 1,
+            "n_scored": 1,
+        },
+        {
+            "model_id": "b",
+            "display_name": "Same",
+            "tag": "T",
+            "overall_9": 2.0,
+            "n_total": 1,
+            "n_scored": 1,
+        },
     ]
     vals = layer_values(spec_of(heatmaps.heatmap(recs, "dups")))
     assert sorted(v["model"] for v in vals) == ["Same (a)", "Same (b)"]
@@ -344,14 +415,22 @@ def test_component_bars_null_is_na_and_zero_is_bar(rows):
     f = charts.component_bars(rows, "comp", models=["aurora_xl", "zero_model"], group="NoSearch")
     spec = spec_of(f)
     vals = {v["model_id"]: v for v in layer_values(spec)}  # a line per model, naming its group
-    assert list(vals) == ["aurora_xl", "zero_model"] and {v["group"] for v in vals.values()} == {"NoSearch"}
+    assert list(vals) == ["aurora_xl", "zero_model"] and {v["group"] for v in vals.values()} == {
+        "NoSearch"
+    }
     comps = {c: i for i, c in enumerate(OVERALL_9_COMPONENTS)}  # values in component order
     assert vals["aurora_xl"]["v"][comps["text_rendering"]] is None
     assert vals["zero_model"]["v"][comps["checklist"]] == 0.0
-    assert "value_text" not in vals["aurora_xl"] and len(vals["aurora_xl"]["n"]) == len(OVERALL_9_COMPONENTS)
+    assert "value_text" not in vals["aurora_xl"] and len(vals["aurora_xl"]["n"]) == len(
+        OVERALL_9_COMPONENTS
+    )
     bars, na_layer = spec["layer"][0], spec["layer"][1]
-    assert bars["mark"]["type"] == "bar" and bars["transform"][-1] == {"filter": "datum.value !== null"}
-    assert na_layer["mark"]["type"] == "text" and na_layer["transform"][-1] == {"filter": "datum.value === null"}
+    assert bars["mark"]["type"] == "bar" and bars["transform"][-1] == {
+        "filter": "datum.value !== null"
+    }
+    assert na_layer["mark"]["type"] == "text" and na_layer["transform"][-1] == {
+        "filter": "datum.value === null"
+    }
     texts = drawn_texts(f)
     assert "N/A" in texts and "0.0" in texts  # N/A drawn in place of a bar; a zero is a bar
     assert "Text Reference" not in texts  # nine public by default
@@ -362,8 +441,22 @@ def test_component_bars_null_is_na_and_zero_is_bar(rows):
 def test_coverage_bars_breakdown():
     df = pd.DataFrame(
         [
-            {"model_id": "a", "display_name": "A", "scored": 719, "invalid_evaluation": 10, "missing_evaluation": 12, "missing_generation": 10},
-            {"model_id": "b", "display_name": EVIL, "scored": 0, "invalid_evaluation": 0, "missing_evaluation": 0, "missing_generation": 5},
+            {
+                "model_id": "a",
+                "display_name": "A",
+                "scored": 719,
+                "invalid_evaluation": 10,
+                "missing_evaluation": 12,
+                "missing_generation": 10,
+            },
+            {
+                "model_id": "b",
+                "display_name": EVIL,
+                "scored": 0,
+                "invalid_evaluation": 0,
+                "missing_evaluation": 0,
+                "missing_generation": 5,
+            },
         ]
     )
     f = charts.coverage_bars(df, "cov")
@@ -379,7 +472,9 @@ def test_charts_deterministic_in_process(rows):
     a = charts.component_bars(rows, "same").html
     b = charts.component_bars(copy.deepcopy(rows), "same").html
     assert a == b
-    assert heatmaps.heatmap(_heat_records(), "h").html == heatmaps.heatmap(_heat_records(), "h").html
+    assert (
+        heatmaps.heatmap(_heat_records(), "h").html == heatmaps.heatmap(_heat_records(), "h").html
+    )
 
 
 _SNIPPET = """
@@ -397,13 +492,19 @@ def test_output_byte_identical_across_processes():
     digests = set()
     for seed in ("0", "12345"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
-        r = subprocess.run([sys.executable, "-c", _SNIPPET.format(root=str(ROOT))], capture_output=True, text=True, env=env)
+        r = subprocess.run(
+            [sys.executable, "-c", _SNIPPET.format(root=str(ROOT))],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         assert r.returncode == 0, r.stderr
         digests.add(r.stdout.strip())
     assert len(digests) == 1
 
 
 # --------------------------------------------------------------------------- tables
+
 
 def test_format_number():
     assert fmt.format_number(None) == ("N/A", "")
@@ -422,10 +523,25 @@ def test_format_number():
 def test_leaderboard_columns_headers_links(rows):
     t = parse_table(tables.leaderboard_table(rows, "lb", methods_href="methods.html"))
     keys = [c["attrs"]["data-sg-col"] for c in t["head"]]
-    assert keys == ["rank", "model", "type", "overall_9", "gap", "overall_10", "coverage", "missing_policy", *OVERALL_9_COMPONENTS]
+    assert keys == [
+        "rank",
+        "model",
+        "type",
+        "overall_9",
+        "gap",
+        "overall_10",
+        "coverage",
+        "missing_policy",
+        *OVERALL_9_COMPONENTS,
+    ]
     head = {c["attrs"]["data-sg-col"]: c for c in t["head"]}
-    assert all("sg-component" in head[c]["attrs"]["class"].split() for c in OVERALL_9_COMPONENTS)  # one group to hide
-    assert "sg-component" not in head["overall_9"]["attrs"]["class"] and "sg-component" not in head["coverage"]["attrs"]["class"]
+    assert all(
+        "sg-component" in head[c]["attrs"]["class"].split() for c in OVERALL_9_COMPONENTS
+    )  # one group to hide
+    assert (
+        "sg-component" not in head["overall_9"]["attrs"]["class"]
+        and "sg-component" not in head["coverage"]["attrs"]["class"]
+    )
     assert "Overall-10 (paper-compatible)" in head["overall_10"]["text"]
     assert head["overall_9"]["links"] == ["methods.html#overall-9"]
     assert "nine public components" in head["overall_9"]["attrs"]["title"]
@@ -503,7 +619,13 @@ def test_data_table_na_zero_escape_order():
             "note": [pd.NA, "<b>x</b>", "ok"],
         }
     )
-    f = tables.data_table(df, "dt", order=[("n", "desc")], heads={"n": tables.Head("Prompts", "count")}, decimals={"share": 2})
+    f = tables.data_table(
+        df,
+        "dt",
+        order=[("n", "desc")],
+        heads={"n": tables.Head("Prompts", "count")},
+        decimals={"share": 2},
+    )
     assert "<b>x</b>" not in f.html and "&lt;b&gt;x&lt;/b&gt;" in f.html
     t = parse_table(f)
     head = {c["attrs"]["data-sg-col"]: c for c in t["head"]}
@@ -537,7 +659,9 @@ def test_page_from_file_url_in_chromium(vendor, tmp_path, rows, browser):
     site = tmp_path / "site"
     shutil.copytree(dest, site / "_static")
     head = "".join(f'<script src="_static/{n}"></script>' for n in names if n.endswith(".js"))
-    head += "".join(f'<link rel="stylesheet" href="_static/{n}">' for n in names if n.endswith(".css"))
+    head += "".join(
+        f'<link rel="stylesheet" href="_static/{n}">' for n in names if n.endswith(".css")
+    )
     body = "".join(
         f.html
         for f in (
@@ -546,17 +670,23 @@ def test_page_from_file_url_in_chromium(vendor, tmp_path, rows, browser):
             charts.component_bars(rows, "comp"),
         )
     )
-    page_html = f"<!DOCTYPE html><html><head><meta charset='utf-8'>{head}</head><body>{body}</body></html>"
+    page_html = (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'>{head}</head><body>{body}</body></html>"
+    )
     (site / "index.html").write_text(page_html, encoding="utf-8")
     pg = Page(browser, site / "index.html")  # the book tests' browser and flags
     page = pg.page
-    page.wait_for_function("document.querySelectorAll('[data-sg-rendered]').length === 2", timeout=20000)
+    page.wait_for_function(
+        "document.querySelectorAll('[data-sg-rendered]').length === 2", timeout=20000
+    )
     page.wait_for_function("document.querySelector('#lb[data-sg-ready]') !== null", timeout=20000)
     assert page.evaluate(CHARTS_DRAWN)
     # a table is laid out only once DataTables has made it (hidden before: searchgen-nb.css),
     # and only where the script runs (without it, a table shows as it is)
     assert page.locator("#lb").is_visible()
-    page.evaluate("document.body.insertAdjacentHTML('beforeend', '<table class=\"sg-table\" id=\"late\"><tr><td>1</td></tr></table>')")
+    page.evaluate(
+        "document.body.insertAdjacentHTML('beforeend', '<table class=\"sg-table\" id=\"late\"><tr><td>1</td></tr></table>')"
+    )
     assert not page.locator("#late").is_visible()
     page.evaluate("document.documentElement.classList.remove('sg-tables-js')")
     assert page.locator("#late").is_visible()
@@ -608,14 +738,19 @@ def test_schema_check_of_charts_is_a_switch(monkeypatch):
     monkeypatch.delenv(charts.VALIDATE_ENV)
     assert not charts.validating_specs()
     assert heatmaps.heatmap(_heat_records(), "heat").html == checked
-    assert 'width":"wide"' in charts.embed(bad, "bad").html.replace(" ", "")  # unchecked: passed through
+    assert 'width":"wide"' in charts.embed(bad, "bad").html.replace(
+        " ", ""
+    )  # unchecked: passed through
 
 
 def test_a_page_length_outside_the_menu_joins_it():
     """A table paged by 20 offers 20 among the entries-per-page choices (DataTables' menu is
     10/25/50/100: the box showed no choice); a length of the menu leaves the menu as it is."""
     recs = [{"x": i} for i in range(30)]
-    assert "&quot;lengthMenu&quot;:[10,20,25,50,100]" in tables.data_table(recs, "p20", page_length=20).html
+    assert (
+        "&quot;lengthMenu&quot;:[10,20,25,50,100]"
+        in tables.data_table(recs, "p20", page_length=20).html
+    )
     html = tables.data_table(recs, "p25", page_length=25).html
     assert "&quot;pageLength&quot;:25" in html and "lengthMenu" not in html
 
@@ -636,11 +771,19 @@ def test_layered_chart_gets_its_records_after_to_dict():
     values = [{"model": "a", "value": 1.5}, {"model": "b", "value": None}]
     base = alt.Chart().encode(x="value:Q", y="model:N")
     made = alt.layer(base.mark_point(), base.mark_text(text="x")).to_dict()
-    on_every_layer = alt.Chart(alt.Data(values=values)).encode(x="value:Q", y="model:N")  # as the charts were made
+    on_every_layer = alt.Chart(alt.Data(values=values)).encode(
+        x="value:Q", y="model:N"
+    )  # as the charts were made
     shared = alt.layer(on_every_layer.mark_point(), on_every_layer.mark_text(text="x")).to_dict()
-    assert shared["data"] == {"values": values} and all("data" not in layer for layer in shared["layer"])
+    assert shared["data"] == {"values": values} and all(
+        "data" not in layer for layer in shared["layer"]
+    )
     assert charts._with_layer_data(made, values) == shared
     with pytest.raises(ValueError, match="has data of its own"):
         charts._with_layer_data(shared, values)
-    with pytest.raises(ValueError, match="a layer of a chart made without data has data of its own"):
-        charts._with_layer_data({**made, "layer": [{**made["layer"][0], "data": {"values": values}}]}, values)
+    with pytest.raises(
+        ValueError, match="a layer of a chart made without data has data of its own"
+    ):
+        charts._with_layer_data(
+            {**made, "layer": [{**made["layer"][0], "data": {"values": values}}]}, values
+        )

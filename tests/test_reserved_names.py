@@ -29,22 +29,31 @@ def _release(tmp_path, prompts=PROMPTS, models=None, **config):
 @pytest.mark.parametrize("name", ["__proto__", "constructor", "toString", "hasOwnProperty"])
 @pytest.mark.parametrize("where", ["model id", "display name", "slice name"])
 def test_reserved_name_in_the_config_is_refused_naming_the_key(tmp_path, name, where):
-    models = {"model id": {name: model("A", source_id="a")}, "display name": {"a": model(name)},
-              "slice name": {"a": model("A")}}[where]
+    models = {
+        "model id": {name: model("A", source_id="a")},
+        "display name": {"a": model(name)},
+        "slice name": {"a": model("A")},
+    }[where]
     slices = {name: {"field": "subset", "include": ["NoSearch"]}} if where == "slice name" else None
     cfg = _release(tmp_path, models=models, **({"slices": slices} if slices else {}))
     with pytest.raises(ConfigError) as exc:
         load_config(cfg)
-    key = {"model id": f"models.{name}", "display name": "models.a.display_name",
-           "slice name": f"slices.{name}"}[where]
+    key = {
+        "model id": f"models.{name}",
+        "display name": "models.a.display_name",
+        "slice name": f"slices.{name}",
+    }[where]
     assert f"`{key}`: is {name!r}, a name every JavaScript object already has" in str(exc.value)
 
 
 @pytest.mark.parametrize("name", ["__proto__", "constructor", "valueOf"])
 @pytest.mark.parametrize("field", ["sample_id", "domains", "failure_modes", "eval_slices"])
 def test_reserved_name_in_the_metadata_is_refused_naming_the_line(tmp_path, name, field):
-    second = (prompt(name, subset="NoSearch") if field == "sample_id"
-              else prompt("p2", subset="NoSearch", **{field: ["OK", name]}))
+    second = (
+        prompt(name, subset="NoSearch")
+        if field == "sample_id"
+        else prompt("p2", subset="NoSearch", **{field: ["OK", name]})
+    )
     cfg = _release(tmp_path, prompts=[PROMPTS[0], second])
     with pytest.raises(MetadataError) as exc:
         run_data(load_config(cfg), tmp_path / "out", progress=False)
@@ -78,8 +87,12 @@ def test_rubric_dimensions_named_like_object_members_show_on_the_card(browser, t
     results = {("a", p["sample_id"]): result(SCORES, parsed=parsed) for p in PROMPTS}
     cfg = make_release(tmp_path / "src", PROMPTS, models, results)
     run_data(load_config(cfg), tmp_path / "data", progress=False)
-    evidence = [json.loads(line) for line in (tmp_path / "data" / "prompt_evidence.jsonl")
-                .read_text(encoding="utf-8").splitlines()]
+    evidence = [
+        json.loads(line)
+        for line in (tmp_path / "data" / "prompt_evidence.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()
+    ]
     assert evidence[0]["models"]["a"]["rubric"] == {"__proto__": 1, "constructor": 3}
     book = tmp_path / "book"
     write_card_assets(tmp_path / "data", book / "evidence")
@@ -89,15 +102,19 @@ def test_rubric_dimensions_named_like_object_members_show_on_the_card(browser, t
     page.write_text(
         '<!doctype html><title>card</title><div id="sg-card" data-sg-base="../evidence/"></div>'
         '<script src="../evidence/index.js"></script><script src="../searchgen-nb.js"></script>',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     pg = Page(browser, page, query="id=p1")
     pg.page.wait_for_selector("table.sg-card-rubric")
-    rows = pg.page.evaluate("() => [...document.querySelectorAll('table.sg-card-rubric tbody tr')]"
-                            ".map(tr => [...tr.cells].map(td => td.textContent))")
+    rows = pg.page.evaluate(
+        "() => [...document.querySelectorAll('table.sg-card-rubric tbody tr')]"
+        ".map(tr => [...tr.cells].map(td => td.textContent))"
+    )
     assert rows == [["  proto  ", "1.0"], ["constructor", "3.0"]]
     assert pg.errors == []
 
 
 def _script() -> bytes:
     from importlib.resources import files
+
     return files("searchgen_nb.book").joinpath("static/searchgen-nb.js").read_bytes()

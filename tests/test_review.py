@@ -18,8 +18,10 @@ from searchgen_nb.book.views import Release
 @pytest.mark.slow
 def test_first_release_publishes_its_summary(demo_release):
     text = (demo_release / "public" / "data" / CHANGES).read_text(encoding="utf-8")
-    assert text == ("## What changed\n\nThis is the first release: there is no previous release "
-                    "to compare with.\n")
+    assert text == (
+        "## What changed\n\nThis is the first release: there is no previous release "
+        "to compare with.\n"
+    )
     for nb in (demo_release / "book" / "notebooks").glob("*.ipynb"):
         params = json.loads(nb.read_text(encoding="utf-8"))["metadata"]["papermill"]["parameters"]
         assert params["release_config"] == "release.yml", nb.name  # its name, not its folder
@@ -34,11 +36,22 @@ def test_summary_names_the_changed_models_and_pairs_only(changed_data, tmp_path)
     write_change_summary(Release(folder))
     text = (folder / CHANGES).read_text(encoding="utf-8")
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    named = {m for m, meta in manifest["models"].items()
-             if re.search(rf"\b{m}\b|{re.escape(meta['display_name'])}", text)}
-    assert named == {"halcyon_draw", "pixelwright_2", "tessellate_3", "marrowleaf"}  # the last two: moved in rank only
+    named = {
+        m
+        for m, meta in manifest["models"].items()
+        if re.search(rf"\b{m}\b|{re.escape(meta['display_name'])}", text)
+    }
+    assert named == {
+        "halcyon_draw",
+        "pixelwright_2",
+        "tessellate_3",
+        "marrowleaf",
+    }  # the last two: moved in rank only
     assert set(re.findall(r"sgb_[a-z_]+_\d{4}", text)) == set(LOWERED + LOST)
-    assert "2 results scored → missing evaluation (counts 0)" in text and "5 scored prompts changed" in text
+    assert (
+        "2 results scored → missing evaluation (counts 0)" in text
+        and "5 scored prompts changed" in text
+    )
 
 
 @pytest.mark.slow
@@ -47,6 +60,10 @@ def test_chart_records_name_model_and_group(demo_release):
     length is test_book's ``test_committed_outputs_diff_line_by_line``)."""
     for path in sorted((demo_release / "book" / "notebooks").glob("*.ipynb")):
         text = path.read_text(encoding="utf-8")
-        records = [line for line in text.splitlines() if line.lstrip().startswith('"{\\"')
-                   and ('\\"rank_text\\"' in line or '\\"sep\\"' in line)]  # forest, pairs
+        records = [
+            line
+            for line in text.splitlines()
+            if line.lstrip().startswith('"{\\"')
+            and ('\\"rank_text\\"' in line or '\\"sep\\"' in line)
+        ]  # forest, pairs
         assert all('\\"group\\": ' in r for r in records), path.name

@@ -19,11 +19,16 @@ from factory import IMAGE, make_release, model, prompt, result
 
 from searchgen_nb import schemas
 from searchgen_nb.config import load_config
-from searchgen_nb.pipeline import run_data
 from searchgen_nb.gate.checks import Report
+from searchgen_nb.pipeline import run_data
 
 PUBLISHED = Path(__file__).parent / "fixtures" / "reference" / "published"
-BOARDS = ("leaderboard_overall.json", "leaderboard_by_stratum.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json")
+BOARDS = (
+    "leaderboard_overall.json",
+    "leaderboard_by_stratum.json",
+    "leaderboard_by_domain.json",
+    "leaderboard_by_failure_mode.json",
+)
 SCHEMA_FILE_NAMES = {
     "definitions.schema.json",
     "prompt_evidence.line.schema.json",  # checked by the gate's evidence check (gate.evidence)
@@ -40,7 +45,14 @@ SCHEMA_FILE_NAMES = {
 }
 
 PROMPTS = [
-    prompt("p01_vis", domains=["ART", "HIS"], failure_modes=["EIK"], difficulty="easy", is_miniset=True, eval_slices=["testmini"]),
+    prompt(
+        "p01_vis",
+        domains=["ART", "HIS"],
+        failure_modes=["EIK"],
+        difficulty="easy",
+        is_miniset=True,
+        eval_slices=["testmini"],
+    ),
     prompt("p02_texthard", domains=["ART"], failure_modes=["THG"]),
     prompt("p03_ns", subset="NoSearch", domains=["HIS"], failure_modes=[]),
     prompt("p04_text_rendering", domains=["SCI"], failure_modes=["EIK", "THG"]),
@@ -51,8 +63,12 @@ MODELS = {
     "c": model("Model C", pending=True),  # no results: listed, never ranked (rank null)
 }
 RESULTS = {
-    ("a", "p01_vis"): result({"checklist:0": 3, "rubric:prompt_faithfulness": 0.0, "visual_reference_evaluation": 2.0}),
-    ("a", "p02_texthard"): result({"text_reference_evaluation": 3.0}),  # Overall-10 but no Overall-9
+    ("a", "p01_vis"): result(
+        {"checklist:0": 3, "rubric:prompt_faithfulness": 0.0, "visual_reference_evaluation": 2.0}
+    ),
+    ("a", "p02_texthard"): result(
+        {"text_reference_evaluation": 3.0}
+    ),  # Overall-10 but no Overall-9
     ("a", "p03_ns"): {"success": False, "error": "judge timed out"},  # invalid_evaluation
     ("a", "p04_text_rendering"): IMAGE,  # missing_evaluation
     ("b", "p01_vis"): result({"checklist:0": 2, "text_reference_evaluation": 1}),
@@ -66,12 +82,21 @@ def slice_keys(n: int) -> dict:
     name = f"full_{n}"
     return {
         "evaluation_slices": {
-            "named": {name: {"deduplicate_by": "release_row", "expected_rows": n, "include_tags": [], "match": "all"}},
+            "named": {
+                name: {
+                    "deduplicate_by": "release_row",
+                    "expected_rows": n,
+                    "include_tags": [],
+                    "match": "all",
+                }
+            },
             "subset_field": "subset",
         },
         "published_slices": [name],
         "output_slice": name,
-        "slice_partitions": {name: {"NoSearch": 1, "SearchIntensive": 3, "TextualSearch": 2, "VisualSearch": 1}},
+        "slice_partitions": {
+            name: {"NoSearch": 1, "SearchIntensive": 3, "TextualSearch": 2, "VisualSearch": 1}
+        },
     }
 
 
@@ -88,8 +113,20 @@ def release(tmp_path_factory) -> Path:
 def docs(release) -> dict[str, object]:
     """Every artifact of the release as parsed JSON (prompt_scores.jsonl: list of records), plus
     a v1.1-ready manifest and a leaderboard_by_slice.json built from our own boards."""
-    out = {n: json.loads((release / n).read_text(encoding="utf-8")) for n in (*BOARDS, "uncertainty.json", "changes.json", "manifest.json", "validation_report.json")}
-    out["prompt_scores.jsonl"] = [json.loads(line) for line in (release / "prompt_scores.jsonl").read_text(encoding="utf-8").splitlines()]
+    out = {
+        n: json.loads((release / n).read_text(encoding="utf-8"))
+        for n in (
+            *BOARDS,
+            "uncertainty.json",
+            "changes.json",
+            "manifest.json",
+            "validation_report.json",
+        )
+    }
+    out["prompt_scores.jsonl"] = [
+        json.loads(line)
+        for line in (release / "prompt_scores.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     manifest = copy.deepcopy(out["manifest.json"])
     manifest.update(slice_keys(len(PROMPTS)), schema_version="1.1.0")  # the published v1.1 shape
     if "leaderboard_by_slice.json" not in manifest["artifacts"]:
@@ -130,13 +167,23 @@ def test_every_schema_file_is_valid_draft_2020_12():
         schema = json.loads((schemas.schema_dir() / name).read_text(encoding="utf-8"))
         jsonschema.Draft202012Validator.check_schema(schema)
         assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-        assert schema["$id"] == f"https://searchgen-bench.org/schemas/{schemas.SCHEMA_VERSION}/{name}"
+        assert (
+            schema["$id"] == f"https://searchgen-bench.org/schemas/{schemas.SCHEMA_VERSION}/{name}"
+        )
         assert schema["title"] and schema["description"]
 
 
 def test_load_schemas_keys_are_artifact_names():
     loaded = schemas.load_schemas()
-    assert set(loaded) == {*BOARDS, "prompt_scores.jsonl", "leaderboard_by_slice.json", "uncertainty.json", "changes.json", "manifest.json", "validation_report.json"}
+    assert set(loaded) == {
+        *BOARDS,
+        "prompt_scores.jsonl",
+        "leaderboard_by_slice.json",
+        "uncertainty.json",
+        "changes.json",
+        "manifest.json",
+        "validation_report.json",
+    }
     assert loaded["prompt_scores.jsonl"]["$id"].endswith("/prompt_scores.line.schema.json")
     with pytest.raises(KeyError):
         schemas.validator_for("results.csv")
@@ -144,7 +191,9 @@ def test_load_schemas_keys_are_artifact_names():
 
 def test_refs_resolve_offline_only():
     reg = schemas.registry()
-    row = reg.resolver().lookup(f"https://searchgen-bench.org/schemas/{schemas.SCHEMA_VERSION}/definitions.schema.json#/$defs/leaderboardRow")
+    row = reg.resolver().lookup(
+        f"https://searchgen-bench.org/schemas/{schemas.SCHEMA_VERSION}/definitions.schema.json#/$defs/leaderboardRow"
+    )
     assert "status_counts" in row.contents["required"]
     with pytest.raises(referencing.exceptions.Unresolvable):
         reg.resolver().lookup("https://example.invalid/never-fetched.json")
@@ -153,7 +202,9 @@ def test_refs_resolve_offline_only():
 # ---- (b) our release validates -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", [*BOARDS, "uncertainty.json", "changes.json", "validation_report.json"])
+@pytest.mark.parametrize(
+    "name", [*BOARDS, "uncertainty.json", "changes.json", "validation_report.json"]
+)
 def test_release_artifacts_validate(release, name):
     doc = json.loads((release / name).read_text(encoding="utf-8"))
     assert [e.message for e in errors(name, doc)] == []
@@ -164,9 +215,16 @@ def test_every_prompt_scores_line_validates(release):
     with open(release / "prompt_scores.jsonl", encoding="utf-8") as fh:
         for line in fh:
             record = json.loads(line)
-            assert [e.message for e in errors("prompt_scores.jsonl", record)] == [], record["sample_id"]
+            assert [e.message for e in errors("prompt_scores.jsonl", record)] == [], record[
+                "sample_id"
+            ]
             statuses |= {e["status"] for e in record["models"].values()}
-    assert statuses == {"scored", "invalid_evaluation", "missing_evaluation", "missing_generation"}  # every branch exercised
+    assert statuses == {
+        "scored",
+        "invalid_evaluation",
+        "missing_evaluation",
+        "missing_generation",
+    }  # every branch exercised
 
 
 SLICE_KEYS = ("evaluation_slices", "published_slices", "output_slice", "slice_partitions")
@@ -189,9 +247,14 @@ def test_both_validators_agree_on_every_artifact_and_mutation(docs):
             doc = copy.deepcopy(docs[name])
             _del(doc, path) if value is None else _set(doc, path, value)
             cases.append((name, doc[path[0]] if name == "prompt_scores.jsonl" else doc))
-    verdicts = [(schemas.validator_for(n).is_valid(d), schemas.fast_validator_for(n).is_valid(d)) for n, d in cases]
+    verdicts = [
+        (schemas.validator_for(n).is_valid(d), schemas.fast_validator_for(n).is_valid(d))
+        for n, d in cases
+    ]
     assert all(a == b for a, b in verdicts)
-    assert sum(not a for a, _ in verdicts) == sum(len(k) for k in MUTATIONS.values())  # every mutation rejected by both
+    assert sum(not a for a, _ in verdicts) == sum(
+        len(k) for k in MUTATIONS.values()
+    )  # every mutation rejected by both
 
 
 def test_manifest_with_slice_keys_validates(docs):
@@ -207,12 +270,20 @@ def test_published_v1_1_slice_keys_fit_the_manifest_schema(docs):
 
 
 def test_our_slice_file_validates(docs):
-    assert [e.message for e in errors("leaderboard_by_slice.json", docs["leaderboard_by_slice.json"])] == []
+    assert [
+        e.message for e in errors("leaderboard_by_slice.json", docs["leaderboard_by_slice.json"])
+    ] == []
 
 
 def test_failed_report_validates():
     report = Report()
-    report.fail("aggregates", "overall_9 is 50.0, recomputed 50.1", file="leaderboard_overall.json", group="All", model_id="a")
+    report.fail(
+        "aggregates",
+        "overall_9 is 50.0, recomputed 50.1",
+        file="leaderboard_overall.json",
+        group="All",
+        model_id="a",
+    )
     report.skip("paper_table", "no paper_table in the config")
     assert [e.message for e in errors("validation_report.json", report.as_dict())] == []
 
@@ -239,14 +310,20 @@ def test_record_status_rules(docs):
     """Non-scored entries carry no value; invalid_evaluation carries its reason; raw scale 0–3."""
     record = next(r for r in docs["prompt_scores.jsonl"] if r["sample_id"] == "p03_ns")
     assert record["models"]["a"]["status"] == "invalid_evaluation"
-    for path, value in ((("a", "error"), None), (("a", "overall_10_raw"), 1.0), (("b", "error"), "why")):
+    for path, value in (
+        (("a", "error"), None),
+        (("a", "overall_10_raw"), 1.0),
+        (("b", "error"), "why"),
+    ):
         bad = copy.deepcopy(record)
         bad["models"][path[0]][path[1]] = value
         assert errors("prompt_scores.jsonl", bad), path
     scored = next(r for r in docs["prompt_scores.jsonl"] if r["sample_id"] == "p01_vis")
     bad = copy.deepcopy(scored)
     bad["models"]["a"]["components_raw_0to3"]["checklist"] = 3.5
-    assert [schemas.json_pointer(e.absolute_path) for e in errors("prompt_scores.jsonl", bad)] == ["/models/a/components_raw_0to3/checklist"]
+    assert [schemas.json_pointer(e.absolute_path) for e in errors("prompt_scores.jsonl", bad)] == [
+        "/models/a/components_raw_0to3/checklist"
+    ]
     bad = copy.deepcopy(scored)
     bad["search_type"] = "NoSearch"  # only a NoSearch stratum has the NoSearch search type
     assert errors("prompt_scores.jsonl", bad)
@@ -270,7 +347,9 @@ def test_published_v1_1_slice_rows_lack_rank_ranked_and_status_counts(docs):
     ``ranked`` nor ``status_counts``; with those three keys added they fit our row exactly:
     no other key differs, and their component maps have all ten components."""
     ours = set(docs["leaderboard_overall.json"][0])
-    published = json.loads((PUBLISHED / "v1.1" / "leaderboard_by_slice.json").read_text(encoding="utf-8"))
+    published = json.loads(
+        (PUBLISHED / "v1.1" / "leaderboard_by_slice.json").read_text(encoding="utf-8")
+    )
 
     def rows(board):
         yield from board["overall"]
@@ -285,19 +364,31 @@ def test_published_v1_1_slice_rows_lack_rank_ranked_and_status_counts(docs):
             assert ours - set(row) == {"rank", "ranked", "status_counts"}, slice_name
             assert set(row) - ours == set()
     assert n > 0
-    one = {"testmini_easy": published["testmini_easy"]}  # one slice through the validator keeps this test fast
+    one = {
+        "testmini_easy": published["testmini_easy"]
+    }  # one slice through the validator keeps this test fast
     problems = {(e.validator, e.message) for e in errors("leaderboard_by_slice.json", one)}
-    assert problems == {("required", f"'{k}' is a required property") for k in ("rank", "ranked", "status_counts")}
+    assert problems == {
+        ("required", f"'{k}' is a required property") for k in ("rank", "ranked", "status_counts")
+    }
     filled = copy.deepcopy(one)
     for board in filled.values():
         for row in rows(board):
-            row.update(rank=None, ranked=False, status_counts=dict.fromkeys(("scored", "invalid_evaluation", "missing_evaluation", "missing_generation"), 0))
+            row.update(
+                rank=None,
+                ranked=False,
+                status_counts=dict.fromkeys(
+                    ("scored", "invalid_evaluation", "missing_evaluation", "missing_generation"), 0
+                ),
+            )
     assert errors("leaderboard_by_slice.json", filled) == []
 
 
 def test_published_v1_0_rows_have_nine_components():
     """v1.0 (published) also lacks text_reference_evaluation in its component maps; ours has ten."""
-    row = json.loads((PUBLISHED / "v1.0" / "leaderboard_overall.json").read_text(encoding="utf-8"))[0]
+    row = json.loads((PUBLISHED / "v1.0" / "leaderboard_overall.json").read_text(encoding="utf-8"))[
+        0
+    ]
     assert "text_reference_evaluation" not in row["components"] and len(row["components"]) == 9
 
 
@@ -323,7 +414,12 @@ SLICE = f"full_{len(PROMPTS)}"
 #: prompt_scores.jsonl paths start with the line number (1 = sample_id p01_vis, scored for model a).
 MUTATIONS = {
     "prompt_scores.jsonl": [
-        ("wrong type", (0, "models", "a", "components_raw_0to3", "checklist"), "3", "/models/a/components_raw_0to3/checklist"),
+        (
+            "wrong type",
+            (0, "models", "a", "components_raw_0to3", "checklist"),
+            "3",
+            "/models/a/components_raw_0to3/checklist",
+        ),
         ("missing key", (0, "stratum"), None, ""),
         ("extra key", (0, "models", "a", "score"), 1.0, "/models/a"),
     ],
@@ -333,7 +429,12 @@ MUTATIONS = {
         ("extra key", (0, "note"), "x", "/0"),
     ],
     "leaderboard_by_stratum.json": [
-        ("wrong type", ("NoSearch", 0, "component_counts", "checklist"), "1", "/NoSearch/0/component_counts/checklist"),
+        (
+            "wrong type",
+            ("NoSearch", 0, "component_counts", "checklist"),
+            "1",
+            "/NoSearch/0/component_counts/checklist",
+        ),
         ("missing key", ("TextualSearch",), None, ""),
         ("extra key", ("Other",), [], ""),
     ],
@@ -386,7 +487,9 @@ def test_mutations_cover_every_schema():
     [(name, *case) for name, cases in MUTATIONS.items() for case in cases],
     ids=[f"{name}-{case[0]}" for name, cases in MUTATIONS.items() for case in cases],
 )
-def test_mutation_is_rejected_naming_file_and_path(docs, tmp_path, name, kind, path, value, pointer):
+def test_mutation_is_rejected_naming_file_and_path(
+    docs, tmp_path, name, kind, path, value, pointer
+):
     doc = copy.deepcopy(docs[name])
     if name == "prompt_scores.jsonl":
         assert doc[path[0]]["models"]["a"]["status"] == "scored"
@@ -412,11 +515,17 @@ def test_mutation_is_rejected_naming_file_and_path(docs, tmp_path, name, kind, p
 def test_message_names_file_and_pointer(docs, tmp_path):
     board = copy.deepcopy(docs["leaderboard_overall.json"])
     board[2]["coverage"] = 1.5
-    problems = schemas.check_folder(write_folder(tmp_path / "r", {"leaderboard_overall.json": board}))
-    assert problems == [{
-        "file": "leaderboard_overall.json", "line": None, "path": "/2/coverage",
-        "message": "leaderboard_overall.json /2/coverage: 1.5 is greater than the maximum of 1",
-    }]
+    problems = schemas.check_folder(
+        write_folder(tmp_path / "r", {"leaderboard_overall.json": board})
+    )
+    assert problems == [
+        {
+            "file": "leaderboard_overall.json",
+            "line": None,
+            "path": "/2/coverage",
+            "message": "leaderboard_overall.json /2/coverage: 1.5 is greater than the maximum of 1",
+        }
+    ]
 
 
 def test_check_folder_caps_listed_problems_and_counts_the_rest(docs, tmp_path):
@@ -427,8 +536,16 @@ def test_check_folder_caps_listed_problems_and_counts_the_rest(docs, tmp_path):
         fh.write('{"sample_id": NaN}\n')
     problems = schemas.check_folder(folder)
     assert len(problems) == schemas.MAX_LISTED + 1
-    assert problems[0]["message"] == "prompt_scores.jsonl line 1 /prompt_index: '0' is not of type 'integer'"
-    assert problems[-1] == {"file": "prompt_scores.jsonl", "line": None, "path": "", "message": "prompt_scores.jsonl: 11 more problem(s) not listed (61 in all)"}
+    assert (
+        problems[0]["message"]
+        == "prompt_scores.jsonl line 1 /prompt_index: '0' is not of type 'integer'"
+    )
+    assert problems[-1] == {
+        "file": "prompt_scores.jsonl",
+        "line": None,
+        "path": "",
+        "message": "prompt_scores.jsonl: 11 more problem(s) not listed (61 in all)",
+    }
 
 
 def test_check_folder_reports_non_strict_json_and_skips_missing_files(tmp_path):
@@ -437,7 +554,13 @@ def test_check_folder_reports_non_strict_json_and_skips_missing_files(tmp_path):
     (folder / "leaderboard_overall.json").write_text('[{"coverage": NaN}]', encoding="utf-8")
     (folder / "manifest.json").write_text('{"benchmark": "a", "benchmark": "b"}', encoding="utf-8")
     problems = schemas.check_folder(folder)
-    assert [(p["file"], p["path"]) for p in problems] == [("leaderboard_overall.json", ""), ("manifest.json", "")]
-    assert "NaN" in problems[0]["message"] and "duplicate key 'benchmark' in one JSON object" in problems[1]["message"]
+    assert [(p["file"], p["path"]) for p in problems] == [
+        ("leaderboard_overall.json", ""),
+        ("manifest.json", ""),
+    ]
+    assert (
+        "NaN" in problems[0]["message"]
+        and "duplicate key 'benchmark' in one JSON object" in problems[1]["message"]
+    )
     with pytest.raises(NotADirectoryError):
         schemas.check_folder(folder / "manifest.json")

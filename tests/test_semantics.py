@@ -7,7 +7,17 @@ import random
 from fractions import Fraction
 
 import pytest
-from factory import CANONICAL, EVALUATOR, IMAGE, make_release, model, prompt, read_artifacts, result, row
+from factory import (
+    CANONICAL,
+    EVALUATOR,
+    IMAGE,
+    make_release,
+    model,
+    prompt,
+    read_artifacts,
+    result,
+    row,
+)
 
 from searchgen_nb.config import load_config
 from searchgen_nb.numeric import round_coverage, to_public
@@ -29,7 +39,13 @@ MODELS = {
 RESULTS = {
     # checklist (3+2)/2 = 2.5, rubric_adaptive 1.0, prompt_faithfulness a real 0.0, visual 2.0
     ("a", "p01_vis"): result(
-        {"checklist:0": 3, "checklist:1": 2, "rubric:prompt_faithfulness": 0.0, "rubric:landmark_accuracy": 1.0, "visual_reference_evaluation": 2.0}
+        {
+            "checklist:0": 3,
+            "checklist:1": 2,
+            "rubric:prompt_faithfulness": 0.0,
+            "rubric:landmark_accuracy": 1.0,
+            "visual_reference_evaluation": 2.0,
+        }
     ),
     ("a", "p02_texthard"): result({"text_reference_evaluation": 3.0}),  # only text reference
     ("a", "p03_texthard_ns"): {"success": False, "error": "judge timed out"},
@@ -46,15 +62,29 @@ def release(tmp_path_factory):
     cfg_path = make_release(root, PROMPTS, MODELS, RESULTS, scoring={"min_ranking_coverage": 0.5})
     out = root / "out"
     run_data(load_config(cfg_path), out, progress=False)
-    boards = {n: json.loads((out / n).read_text()) for n in ("leaderboard_overall.json", "leaderboard_by_stratum.json", "leaderboard_by_domain.json", "leaderboard_by_failure_mode.json")}
-    records = {json.loads(l)["sample_id"]: json.loads(l) for l in (out / "prompt_scores.jsonl").read_text().splitlines()}
+    boards = {
+        n: json.loads((out / n).read_text())
+        for n in (
+            "leaderboard_overall.json",
+            "leaderboard_by_stratum.json",
+            "leaderboard_by_domain.json",
+            "leaderboard_by_failure_mode.json",
+        )
+    }
+    records = {
+        json.loads(l)["sample_id"]: json.loads(l)
+        for l in (out / "prompt_scores.jsonl").read_text().splitlines()
+    }
     return out, boards, records
 
 
 def test_partition_rule_order():
     assert partition("NoSearch", "x_texthard_1") == ("NoSearch", "NoSearch")
     assert partition("SearchIntensive", "x_texthard_1") == ("SearchIntensive", "TextualSearch")
-    assert partition("SearchIntensive", "x_text_rendering_1") == ("SearchIntensive", "TextualSearch")
+    assert partition("SearchIntensive", "x_text_rendering_1") == (
+        "SearchIntensive",
+        "TextualSearch",
+    )
     assert partition(None, "x_1") == ("SearchIntensive", "VisualSearch")
 
 
@@ -106,10 +136,18 @@ def test_zero_fill_row(release):
     # Overall-10: (1.375 + 3 + 0 + 0) / 4 = 1.09375 raw → 36.458… → 36.5
     assert a["overall_10"] == 36.5
     assert a["components"]["checklist"] == 27.8 and a["component_counts"]["checklist"] == 3
-    assert a["components"]["prompt_faithfulness"] == 0.0 and a["component_counts"]["prompt_faithfulness"] == 3
+    assert (
+        a["components"]["prompt_faithfulness"] == 0.0
+        and a["component_counts"]["prompt_faithfulness"] == 3
+    )
     assert a["components"]["image_quality"] == 0.0 and a["component_counts"]["image_quality"] == 2
     assert a["components"]["text_reference_evaluation"] == 33.3
-    assert a["status_counts"] == {"scored": 2, "invalid_evaluation": 1, "missing_evaluation": 1, "missing_generation": 0}
+    assert a["status_counts"] == {
+        "scored": 2,
+        "invalid_evaluation": 1,
+        "missing_evaluation": 1,
+        "missing_generation": 0,
+    }
 
 
 def test_exclude_row(release):
@@ -119,16 +157,31 @@ def test_exclude_row(release):
     assert b["overall_9"] == 83.3  # (2 + 3) / 2 = 2.5 raw
     assert b["overall_10"] == 75.0  # (1.5 + 3) / 2 = 2.25 raw
     assert b["components"]["checklist"] == 66.7 and b["component_counts"]["checklist"] == 1
-    assert b["components"]["prompt_faithfulness"] is None and b["component_counts"]["prompt_faithfulness"] == 0
+    assert (
+        b["components"]["prompt_faithfulness"] is None
+        and b["component_counts"]["prompt_faithfulness"] == 0
+    )
 
 
 def test_model_without_results(release):
     _, boards, _ = release
     c = row(boards["leaderboard_overall.json"], "c")
-    assert (c["n_scored"], c["n_included"], c["coverage"], c["overall_9"], c["overall_10"]) == (0, 4, 0.0, 0.0, 0.0)
+    assert (c["n_scored"], c["n_included"], c["coverage"], c["overall_9"], c["overall_10"]) == (
+        0,
+        4,
+        0.0,
+        0.0,
+        0.0,
+    )
     assert set(c["components"].values()) == {0.0}
     d = row(boards["leaderboard_overall.json"], "d")
-    assert (d["n_scored"], d["n_included"], d["coverage"], d["overall_9"], d["overall_10"]) == (0, 0, 0.0, None, None)
+    assert (d["n_scored"], d["n_included"], d["coverage"], d["overall_9"], d["overall_10"]) == (
+        0,
+        0,
+        0.0,
+        None,
+        None,
+    )
     assert set(d["components"].values()) == {None} and set(d["component_counts"].values()) == {0}
 
 
@@ -162,7 +215,10 @@ def test_strata_and_multilabel(release):
 def test_half_up_rounding_of_exact_value(tmp_path):
     # Overall-9 raw values 2.5 and 2.375 → mean 2.4375 → exactly 81.25 → 81.3 (float round gives 81.2)
     prompts = [prompt("q1"), prompt("q2")]
-    results = {("a", "q1"): result({"checklist:0": 2.5}), ("a", "q2"): result({"checklist:0": 2.0, "checklist:1": 2.75})}
+    results = {
+        ("a", "q1"): result({"checklist:0": 2.5}),
+        ("a", "q2"): result({"checklist:0": 2.0, "checklist:1": 2.75}),
+    }
     cfg = make_release(tmp_path, prompts, {"a": model("A")}, results)
     run_data(load_config(cfg), tmp_path / "out", progress=False)
     board = json.loads((tmp_path / "out" / "leaderboard_overall.json").read_text())
@@ -179,7 +235,9 @@ def _shuffled_release(root, seed: int):
     rng.shuffle(prompts)
     order = list(RESULTS)
     rng.shuffle(order)
-    return make_release(root, prompts, MODELS, RESULTS, file_order=order, scoring={"min_ranking_coverage": 0.5})
+    return make_release(
+        root, prompts, MODELS, RESULTS, file_order=order, scoring={"min_ranking_coverage": 0.5}
+    )
 
 
 def test_order_invariance_byte_identical(tmp_path, monkeypatch, release):
@@ -190,19 +248,33 @@ def test_order_invariance_byte_identical(tmp_path, monkeypatch, release):
         cfg = _shuffled_release(root, seed)
         run_data(load_config(cfg), root / "out", progress=False)
         outs.append(read_artifacts(root / "out"))
-    assert (tmp_path / "r1" / "prompts.jsonl").read_bytes() != (tmp_path / "r2" / "prompts.jsonl").read_bytes()
+    assert (tmp_path / "r1" / "prompts.jsonl").read_bytes() != (
+        tmp_path / "r2" / "prompts.jsonl"
+    ).read_bytes()
     assert outs[0] == outs[1]
 
 
 def test_bench_id_alias_and_evaluator_layout(tmp_path):
-    prompts = [{"bench_id": "bench_0001", "subset": "SearchIntensive", "domains": ["SCI"], "failure_modes": None}]
+    prompts = [
+        {
+            "bench_id": "bench_0001",
+            "subset": "SearchIntensive",
+            "domains": ["SCI"],
+            "failure_modes": None,
+        }
+    ]
     results = {("m", "bench_0001"): result({"checklist:0": 1.0})}
-    cfg = make_release(tmp_path, prompts, {"m": model("M", source_id="model_a")}, results, layout=EVALUATOR)
+    cfg = make_release(
+        tmp_path, prompts, {"m": model("M", source_id="model_a")}, results, layout=EVALUATOR
+    )
     run_data(load_config(cfg), tmp_path / "out", progress=False)
     rec = json.loads((tmp_path / "out" / "prompt_scores.jsonl").read_text())
     assert rec["sample_id"] == "bench_0001" and rec["release_row"] == "bench_0001"
     assert rec["failure_modes"] == []
-    assert rec["models"]["m"]["result_file"] == "model_a/bench_0001/augmented_parsed_result_evaluation_protocol.json"
+    assert (
+        rec["models"]["m"]["result_file"]
+        == "model_a/bench_0001/augmented_parsed_result_evaluation_protocol.json"
+    )
     assert rec["models"]["m"]["overall_9_raw"] == 1.0
 
 
@@ -212,7 +284,10 @@ def test_canonical_layout_uses_release_row_and_lane(tmp_path):
     cfg = make_release(tmp_path, [prompt("p1")], models, results, layout=CANONICAL)
     run_data(load_config(cfg), tmp_path / "out", progress=False)
     rec = json.loads((tmp_path / "out" / "prompt_scores.jsonl").read_text())
-    assert rec["models"]["m"]["result_file"] == "rows/p1/lane2/m/augmented_parsed_result_ffjudge_pp.json"
+    assert (
+        rec["models"]["m"]["result_file"]
+        == "rows/p1/lane2/m/augmented_parsed_result_ffjudge_pp.json"
+    )
     assert rec["models"]["m"]["status"] == "scored"
 
 

@@ -18,7 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
     """``{relative path: bytes}`` of every file below ``root`` (links followed)."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def first_difference(name: str, mine: dict[str, bytes], theirs: dict[str, bytes]) -> str:
@@ -30,7 +34,9 @@ def first_difference(name: str, mine: dict[str, bytes], theirs: dict[str, bytes]
 
 
 @pytest.mark.slow
-def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_path_factory, demo_tree, fixture_release, wheel):
+def test_non_editable_install_releases_from_outside_the_checkout(
+    tmp_path, tmp_path_factory, demo_tree, fixture_release, wheel
+):
     """``pip install .`` (not editable) into a fresh venv — the wheel that command builds
     (``conftest.wheel``: ``pip wheel`` of the sources, which test_packaging reads) installed
     —, then ``demo`` and ``release --project`` run from a folder outside the checkout; outputs
@@ -52,11 +58,23 @@ def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_p
     site_packages = next((venv / "lib").glob("python3*/site-packages"))
     (site_packages / "borrowed-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     pip = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel[0])],
-        capture_output=True, text=True,
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            str(wheel[0]),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert pip.returncode == 0, pip.stderr
-    assert (site_packages / "searchgen_nb" / "data" / "taxonomy.json").exists()  # installed, not linked
+    assert (
+        site_packages / "searchgen_nb" / "data" / "taxonomy.json"
+    ).exists()  # installed, not linked
     assert not list(site_packages.glob("__editable__*searchgen_nb*"))
     work = tmp_path / "elsewhere"
     work.mkdir()
@@ -67,7 +85,9 @@ def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_p
     env = {**os.environ, "SOURCE_DATE_EPOCH": TEST_EPOCH, "PYTHONHASHSEED": "12345"}
     env.pop("SEARCHGEN_ROOT", None)
     exe = str(venv / "bin" / "searchgen-nb")
-    r = subprocess.run([exe, "demo", "--out", demo_dir], cwd=work, capture_output=True, text=True, env=env)
+    r = subprocess.run(
+        [exe, "demo", "--out", demo_dir], cwd=work, capture_output=True, text=True, env=env
+    )
     assert r.returncode == 0, r.stderr
     # another process, hash seed, cwd and install write the very same demo, byte for byte
     assert tree_bytes(work / demo_dir) == tree_bytes(demo_tree.path)
@@ -75,15 +95,38 @@ def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_p
     for part in ("src", "prev-data"):
         shutil.copytree(base / book / part, work / book / part)
     config, out = (book / "src" / cfg.name).as_posix(), (book / "site").as_posix()
-    r = subprocess.run([exe, "release", config, "--output-root", out], cwd=work, capture_output=True, text=True, env=env)
-    assert r.returncode == 1 and "give --project DIR" in r.stderr, r.stderr  # no notebooks in site-packages
-    r = subprocess.run([exe, "release", config, "--project", str(ROOT), "--output-root", out], cwd=work, capture_output=True, text=True, env=env)
+    r = subprocess.run(
+        [exe, "release", config, "--output-root", out],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert r.returncode == 1 and "give --project DIR" in r.stderr, (
+        r.stderr
+    )  # no notebooks in site-packages
+    r = subprocess.run(
+        [exe, "release", config, "--project", str(ROOT), "--output-root", out],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr
     assert (work / out / "_build" / "html" / "book" / "notebooks" / "09_changes.html").exists()
     assert (work / out / "public" / "data" / "manifest.json").exists()
-    assert not list(site_packages.glob("build")) and not list(site_packages.glob("public"))  # nothing written into site-packages
+    assert not list(site_packages.glob("build")) and not list(
+        site_packages.glob("public")
+    )  # nothing written into site-packages
     machine = (str(tmp_path), str(ROOT), sys.prefix)
-    committed = [*(work / out / "book" / "notebooks").glob("*.ipynb"), *(p for p in (work / out / "public" / "data").rglob("*") if p.is_file() and p.suffix != ".webp")]
+    committed = [
+        *(work / out / "book" / "notebooks").glob("*.ipynb"),
+        *(
+            p
+            for p in (work / out / "public" / "data").rglob("*")
+            if p.is_file() and p.suffix != ".webp"
+        ),
+    ]
     assert len(committed) > 8
     for path in committed:
         text = path.read_text(encoding="utf-8")
@@ -93,4 +136,6 @@ def test_non_editable_install_releases_from_outside_the_checkout(tmp_path, tmp_p
         mine, theirs = tree_bytes(work / out / part), tree_bytes(site / part)
         assert sorted(mine) == sorted(theirs), part
         differ = [name for name in mine if mine[name] != theirs[name]]
-        assert differ == [], f"{part}: {len(differ)} files differ, {first_difference(differ[0], mine, theirs)}"
+        assert differ == [], (
+            f"{part}: {len(differ)} files differ, {first_difference(differ[0], mine, theirs)}"
+        )

@@ -17,19 +17,58 @@ from searchgen_nb.changes_markdown import markdown
 from searchgen_nb.demo import write_demo
 
 
-@pytest.mark.parametrize(("args", "shown"), [
-    ((72.25, "scored", "zero_fill", 1), ("72.3", "72.25", "", "")),
-    ((None, "scored", "zero_fill", 1), ("N/A", "", "scored, but not applicable: no component of the set has a value", "sg-na")),
-    ((None, "missing_generation", "zero_fill", 1), ("0 · no image", "0", "missing generation · counts 0 (missing policy zero_fill)", "sg-zero")),
-    ((None, "invalid_evaluation", "exclude", 1, "=bad"), ("invalid · excluded", "", "invalid evaluation: =bad · excluded: left out of every mean (missing policy exclude); sorts last", "sg-excluded")),
-])
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        ((72.25, "scored", "zero_fill", 1), ("72.3", "72.25", "", "")),
+        (
+            (None, "scored", "zero_fill", 1),
+            ("N/A", "", "scored, but not applicable: no component of the set has a value", "sg-na"),
+        ),
+        (
+            (None, "missing_generation", "zero_fill", 1),
+            (
+                "0 · no image",
+                "0",
+                "missing generation · counts 0 (missing policy zero_fill)",
+                "sg-zero",
+            ),
+        ),
+        (
+            (None, "invalid_evaluation", "exclude", 1, "=bad"),
+            (
+                "invalid · excluded",
+                "",
+                "invalid evaluation: =bad · excluded: left out of every mean (missing policy exclude); sorts last",
+                "sg-excluded",
+            ),
+        ),
+    ],
+)
 def test_a_pair_shows_how_it_counts(args, shown):
     assert tuple(fmt.pair_cell(*args)) == shown
 
 
 UNCERTAINTY = {
-    "groups": {"all:All": {"b": {"overall_9": [40.1, 44.9], "rank": [1, 2]}, "a": {"overall_9": [39.0, 45.5], "rank": [1, 2]}}},
-    "pairs": {"all:All": [{"a": "a", "b": "b", "diff": 0.0, "ci": [-1.2, 1.3], "p": 0.9, "p_holm": 1.0, "separable": False}]},
+    "groups": {
+        "all:All": {
+            "b": {"overall_9": [40.1, 44.9], "rank": [1, 2]},
+            "a": {"overall_9": [39.0, 45.5], "rank": [1, 2]},
+        }
+    },
+    "pairs": {
+        "all:All": [
+            {
+                "a": "a",
+                "b": "b",
+                "diff": 0.0,
+                "ci": [-1.2, 1.3],
+                "p": 0.9,
+                "p_holm": 1.0,
+                "separable": False,
+            }
+        ]
+    },
 }
 ROWS = [  # as a leaderboard file: b after a (same published Overall-9, ordered by model_id)
     {"rank": None, "ranked": False, "model_id": "c", "display_name": "=C", "overall_9": 9.0},
@@ -39,33 +78,98 @@ ROWS = [  # as a leaderboard file: b after a (same published Overall-9, ordered 
 
 
 def test_leaderboard_csv_has_the_table_columns_in_rank_order():
-    rows = list(csv.DictReader(io.StringIO(downloads.leaderboard_csv("leaderboard_overall.json", ROWS, UNCERTAINTY))))
-    got = [[r[k] for k in ("model_id", "rank", "gap_to_next", "interval_low", "interval_high", "rank_low", "rank_high", "tie_group", "display_name")] for r in rows]
-    assert got == [["a", "1", "0.0", "39.0", "45.5", "1", "2", "T1", "A"], ["b", "2", "", "40.1", "44.9", "1", "2", "T1", "B"], ["c", "", "", "", "", "", "", "", "'=C"]]
+    rows = list(
+        csv.DictReader(
+            io.StringIO(downloads.leaderboard_csv("leaderboard_overall.json", ROWS, UNCERTAINTY))
+        )
+    )
+    got = [
+        [
+            r[k]
+            for k in (
+                "model_id",
+                "rank",
+                "gap_to_next",
+                "interval_low",
+                "interval_high",
+                "rank_low",
+                "rank_high",
+                "tie_group",
+                "display_name",
+            )
+        ]
+        for r in rows
+    ]
+    assert got == [
+        ["a", "1", "0.0", "39.0", "45.5", "1", "2", "T1", "A"],
+        ["b", "2", "", "40.1", "44.9", "1", "2", "T1", "B"],
+        ["c", "", "", "", "", "", "", "", "'=C"],
+    ]
 
 
 def test_pairs_and_prompts_csv():
     assert downloads.pairs_csv(UNCERTAINTY).splitlines() == [
         "group,model_a,model_b,diff,interval_low,interval_high,p,p_holm,separable",
-        "all:All,a,b,0.0,-1.2,1.3,0.9,1.0,false"]
+        "all:All,a,b,0.0,-1.2,1.3,0.9,1.0,false",
+    ]
     entry = {"components_raw_0to3": {}, "overall_9_raw": None, "overall_10_raw": None}
-    record = {"sample_id": "p1", "search_type": "NoSearch", "models": {
-        "z": {**entry, "status": "invalid_evaluation", "error": "-1 is out of range"},
-        "x": {**entry, "status": "missing_generation", "error": None},
-        "s": {**entry, "status": "scored", "error": None, "components_raw_0to3": {"checklist": 2.5}, "overall_9_raw": 2.5, "overall_10_raw": 2.5}}}
-    manifest = {"model_order": ["z", "x", "s"], "models": {"z": {"missing_policy": "zero_fill"}, "x": {"missing_policy": "exclude"}, "s": {"missing_policy": "exclude"}}}
+    record = {
+        "sample_id": "p1",
+        "search_type": "NoSearch",
+        "models": {
+            "z": {**entry, "status": "invalid_evaluation", "error": "-1 is out of range"},
+            "x": {**entry, "status": "missing_generation", "error": None},
+            "s": {
+                **entry,
+                "status": "scored",
+                "error": None,
+                "components_raw_0to3": {"checklist": 2.5},
+                "overall_9_raw": 2.5,
+                "overall_10_raw": 2.5,
+            },
+        },
+    }
+    manifest = {
+        "model_order": ["z", "x", "s"],
+        "models": {
+            "z": {"missing_policy": "zero_fill"},
+            "x": {"missing_policy": "exclude"},
+            "s": {"missing_policy": "exclude"},
+        },
+    }
     lines = downloads.prompts_csv([record], manifest).splitlines()
-    assert lines[0].startswith("sample_id,stratum,model_id,status,reason,missing_policy,counts_as,checklist_raw,")
-    assert lines[1] == "p1,NoSearch,z,invalid_evaluation,'-1 is out of range,zero_fill,0," + ",".join(["0.0"] * 12)
+    assert lines[0].startswith(
+        "sample_id,stratum,model_id,status,reason,missing_policy,counts_as,checklist_raw,"
+    )
+    assert lines[
+        1
+    ] == "p1,NoSearch,z,invalid_evaluation,'-1 is out of range,zero_fill,0," + ",".join(
+        ["0.0"] * 12
+    )
     assert lines[2] == "p1,NoSearch,x,missing_generation,,exclude,excluded" + "," * 12
     assert lines[3] == "p1,NoSearch,s,scored,,exclude,value,2.5" + "," * 9 + ",2.5,2.5"
 
 
 def test_status_transitions_by_name():
-    ch = {"first_release": False, "models": {"added": [], "removed": [], "changed": []},
-          "prompts": {"added": [], "removed": [], "metadata_changed": []}, "groups": {},
-          "pairs": [{"model_id": "m", "sample_id": "s1", "status_before": "scored", "status_after": "missing_generation", "overall_9_before": 1.5, "overall_9_after": None}]}
-    assert "- `m`: 1 result scored → missing generation (counts 0): `s1`" in markdown(ch, policies={"m": "zero_fill"})
+    ch = {
+        "first_release": False,
+        "models": {"added": [], "removed": [], "changed": []},
+        "prompts": {"added": [], "removed": [], "metadata_changed": []},
+        "groups": {},
+        "pairs": [
+            {
+                "model_id": "m",
+                "sample_id": "s1",
+                "status_before": "scored",
+                "status_after": "missing_generation",
+                "overall_9_before": 1.5,
+                "overall_9_after": None,
+            }
+        ],
+    }
+    assert "- `m`: 1 result scored → missing generation (counts 0): `s1`" in markdown(
+        ch, policies={"m": "zero_fill"}
+    )
     assert "- `m`: 1 result scored → missing generation: `s1`" in markdown(ch)
 
 
@@ -92,7 +196,14 @@ def tab(browser):
     """A tab recording every console warning and error and every page error."""
     page = browser.new_page()
     page.sg_problems = []
-    page.on("console", lambda m: page.sg_problems.append(f"{m.type}: {m.text}") if m.type in ("warning", "error") else None)
+    page.on(
+        "console",
+        lambda m: (
+            page.sg_problems.append(f"{m.type}: {m.text}")
+            if m.type in ("warning", "error")
+            else None
+        ),
+    )
     page.on("pageerror", lambda e: page.sg_problems.append(str(e)))
     yield page
     page.close()
@@ -119,10 +230,18 @@ def test_explorer_shows_and_sorts_statuses_as_they_count(tab, demo_release):
     page = _open(tab, demo_release / NOTEBOOKS / "10_prompts.html")
     cells = page.evaluate(_SORTED, ["prompt-explorer", "m:quillmark_ultra", None])
     zero = [c for c in cells if "sg-zero" in c[0]]
-    assert len(zero) == 30 and ["0 · no image", "missing generation · counts 0 (missing policy zero_fill)"] in [c[1:] for c in zero]
+    assert len(zero) == 30 and [
+        "0 · no image",
+        "missing generation · counts 0 (missing policy zero_fill)",
+    ] in [c[1:] for c in zero]
     invalid = next(c for c in zero if c[1] == "0 · invalid")
-    assert invalid[2].startswith("invalid evaluation: ") and invalid[2].endswith("· counts 0 (missing policy zero_fill)")
-    for model, n, where in (("quillmark_ultra", 30, "sg-zero"), ("glintframe_pro", 34, "sg-excluded")):
+    assert invalid[2].startswith("invalid evaluation: ") and invalid[2].endswith(
+        "· counts 0 (missing policy zero_fill)"
+    )
+    for model, n, where in (
+        ("quillmark_ultra", 30, "sg-zero"),
+        ("glintframe_pro", 34, "sg-excluded"),
+    ):
         for direction in ("asc", "desc"):
             cells = page.evaluate(_SORTED, ["prompt-explorer", f"m:{model}", direction])
             at = [i for i, c in enumerate(cells) if where in c[0]]
@@ -133,18 +252,37 @@ def test_explorer_shows_and_sorts_statuses_as_they_count(tab, demo_release):
     with page.expect_download() as dl:
         page.click("button.sg-export-rows")
     rows = list(csv.DictReader(open(dl.value.path(), encoding="utf-8")))
-    assert len(rows) == 751 and rows[0]["quillmark_ultra status"] in ("missing_generation", "invalid_evaluation", "missing_evaluation")
+    assert len(rows) == 751 and rows[0]["quillmark_ultra status"] in (
+        "missing_generation",
+        "invalid_evaluation",
+        "missing_evaluation",
+    )
     assert rows[0]["quillmark_ultra"] == "0" and rows[-1]["quillmark_ultra"] not in ("", "0")
     assert {r["glintframe_pro"] for r in rows if r["glintframe_pro status"] != "scored"} == {""}
 
 
 @pytest.mark.slow
 @pytest.mark.browser
-@pytest.mark.parametrize(("table", "model", "missing", "said"), [
-    ("leaderboard-all", "quillmark_ultra", 30, "Showing the 30 prompts of Quillmark Ultra without a score. "),
-    ("leaderboard-nosearch", "quillmark_ultra", 6, "Showing the 6 prompts of Quillmark Ultra without a score in stratum NoSearch. "),
-])
-def test_coverage_link_opens_the_prompts_without_a_score(tab, demo_release, table, model, missing, said):
+@pytest.mark.parametrize(
+    ("table", "model", "missing", "said"),
+    [
+        (
+            "leaderboard-all",
+            "quillmark_ultra",
+            30,
+            "Showing the 30 prompts of Quillmark Ultra without a score. ",
+        ),
+        (
+            "leaderboard-nosearch",
+            "quillmark_ultra",
+            6,
+            "Showing the 6 prompts of Quillmark Ultra without a score in stratum NoSearch. ",
+        ),
+    ],
+)
+def test_coverage_link_opens_the_prompts_without_a_score(
+    tab, demo_release, table, model, missing, said
+):
     page = _open(tab, demo_release / NOTEBOOKS / "04_leaderboard.html")
     link = page.locator(f'#{table} tr[data-model-id="{model}"] a[href*="status=not_scored"]')
     n_scored, n_total = map(int, link.inner_text().split(" ")[0].split("/"))
@@ -165,7 +303,10 @@ def test_every_leaderboard_lists_its_rows_in_rank_order(tab, demo_release, name)
     assert tables and all(ranks for ranks in tables)
     for ranks in tables:
         ranked = [int(r) for r in ranks if r != "–"]
-        assert ranks == [*map(str, ranked), *["–"] * (len(ranks) - len(ranked))] and ranked == sorted(ranked)
+        assert ranks == [
+            *map(str, ranked),
+            *["–"] * (len(ranks) - len(ranked)),
+        ] and ranked == sorted(ranked)
 
 
 @pytest.mark.slow
@@ -173,21 +314,48 @@ def test_downloads_match_the_tables(demo_release):
     folder = demo_release / "_build" / "html" / "downloads"
     for name in downloads.CSV_FILES.values():
         header = (folder / name).read_text(encoding="utf-8").splitlines()[0].split(",")
-        assert {"gap_to_next", "interval_low", "interval_high", "rank_low", "rank_high", "tie_group", "n_scored", "n_total", "missing_policy"} <= set(header)
+        assert {
+            "gap_to_next",
+            "interval_low",
+            "interval_high",
+            "rank_low",
+            "rank_high",
+            "tie_group",
+            "n_scored",
+            "n_total",
+            "missing_policy",
+        } <= set(header)
     rows = list(csv.DictReader((folder / "leaderboard_by_stratum.csv").open(encoding="utf-8")))
-    tie = [[r[k] for k in ("rank", "overall_9", "gap_to_next", "rank_low", "rank_high", "tie_group")] for r in rows if r["group"] == "NoSearch" and r["model_id"].startswith("sketchloom")]
+    tie = [
+        [r[k] for k in ("rank", "overall_9", "gap_to_next", "rank_low", "rank_high", "tie_group")]
+        for r in rows
+        if r["group"] == "NoSearch" and r["model_id"].startswith("sketchloom")
+    ]
     assert tie == [["11", "38.3", "0.0", "10", "12", "T3"], ["12", "38.3", "", "11", "12", "T3"]]
     prompts = csv.DictReader((folder / "prompt_scores.csv").open(encoding="utf-8"))
-    row = next(r for r in prompts if (r["sample_id"], r["model_id"]) == ("sgb_nosearch_0228", "quillmark_ultra"))
-    assert (row["status"], row["counts_as"], row["overall_9_raw"]) == ("missing_generation", "0", "0.0")
+    row = next(
+        r
+        for r in prompts
+        if (r["sample_id"], r["model_id"]) == ("sgb_nosearch_0228", "quillmark_ultra")
+    )
+    assert (row["status"], row["counts_as"], row["overall_9_raw"]) == (
+        "missing_generation",
+        "0",
+        "0.0",
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.browser
-@pytest.mark.parametrize(("name", "file"), [("10_prompts.html", "prompt_scores.csv"), ("07_compare.html", "pairwise_tests.csv")])
+@pytest.mark.parametrize(
+    ("name", "file"),
+    [("10_prompts.html", "prompt_scores.csv"), ("07_compare.html", "pairwise_tests.csv")],
+)
 def test_csv_downloads_resolve_from_file_urls(tab, demo_release, name, file):
     page = _open(tab, demo_release / NOTEBOOKS / name)
-    hrefs = page.evaluate(f"[...document.querySelectorAll('a[href$=\"/{file}\"]')].map(a => a.href)")
+    hrefs = page.evaluate(
+        f"[...document.querySelectorAll('a[href$=\"/{file}\"]')].map(a => a.href)"
+    )
     assert hrefs and all(Path(h.removeprefix("file://")).is_file() for h in hrefs)
 
 
@@ -211,5 +379,7 @@ def test_phone_width_keeps_the_page_still(tab, changed_site, name):
     assert page.evaluate("document.documentElement.scrollWidth") <= 390 and page.sg_problems == []
     if name == "09_changes.html":  # Δ and rank after are on the screen, not behind a scroll
         for table, col in (("changes-scores", "Δ"), ("changes-ranks", "Rank after")):
-            right = page.evaluate(f"document.querySelector('#{table} thead th[data-sg-col=\"{col}\"]').getBoundingClientRect().right")
+            right = page.evaluate(
+                f"document.querySelector('#{table} thead th[data-sg-col=\"{col}\"]').getBoundingClientRect().right"
+            )
             assert right <= 390

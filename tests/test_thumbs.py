@@ -31,10 +31,20 @@ def _release(tmp_path: Path) -> Path:
     """Three prompts × two models: a PNG twice, a JPEG, an RGBA PNG, a BMP, a broken PNG."""
     prompts = [prompt(f"p{i}") for i in range(3)]
     models = {"a": model("Model A"), "b": model("Model B")}
-    cfg = make_release(tmp_path / "src", prompts, models,
-                       {(m, p["sample_id"]): result(SCORES) for m in models for p in prompts})
-    images = {("a", 0): _image(1), ("a", 1): _image(2, "JPEG"), ("a", 2): _image(3, mode="RGBA"),
-              ("b", 0): _image(1), ("b", 1): b"\x89PNG\r\n\x1a\nbroken", ("b", 2): _image(4, "BMP")}
+    cfg = make_release(
+        tmp_path / "src",
+        prompts,
+        models,
+        {(m, p["sample_id"]): result(SCORES) for m in models for p in prompts},
+    )
+    images = {
+        ("a", 0): _image(1),
+        ("a", 1): _image(2, "JPEG"),
+        ("a", 2): _image(3, mode="RGBA"),
+        ("b", 0): _image(1),
+        ("b", 1): b"\x89PNG\r\n\x1a\nbroken",
+        ("b", 2): _image(4, "BMP"),
+    }
     for (m, i), data in images.items():
         _path(tmp_path, m, i).write_bytes(data)
     return cfg
@@ -61,6 +71,7 @@ def decodes(monkeypatch, tmp_path):
         n = len(log.read_text()) if log.exists() else 0
         log.unlink(missing_ok=True)
         return n
+
     return count
 
 
@@ -101,6 +112,7 @@ def test_a_changed_image_is_decoded_again_even_with_its_size_and_time_kept(tmp_p
 
 def test_an_entry_depends_on_the_image_pillow_and_the_targets(monkeypatch, tmp_path):
     import PIL
+
     cache = thumbs.ThumbCache(tmp_path)
     keys = cache.keys("ab" * 32)
     assert keys != cache.keys("cd" * 32) and len(keys) == len(evidence.TARGETS)
@@ -137,9 +149,10 @@ def test_a_cache_folder_not_the_tools_is_refused(tmp_path, where):
 
 def test_a_release_refuses_a_foreign_build_thumbs(tmp_path):
     from searchgen_nb.book.release import output_root_problems
+
     cfg, site = load_config(_release(tmp_path)), tmp_path / "site"
     assert output_root_problems(site, cfg) == []
     (site / "build" / "thumbs").mkdir(parents=True)
     (site / "build" / "thumbs" / "scan.png").write_bytes(b"mine")
-    problem, = output_root_problems(site, cfg)
+    (problem,) = output_root_problems(site, cfg)
     assert problem.startswith(f"the thumbnail cache {site / 'build' / 'thumbs'} is a folder")

@@ -9,8 +9,8 @@ import re
 import time
 from dataclasses import replace
 
-import pytest
 import numpy as np
+import pytest
 import yaml
 from factory import make_release, model, prompt, result, run_cli
 
@@ -111,10 +111,21 @@ def test_markdown_escapes_tags_statuses_and_ids():
 
 
 def test_markdown_names_make_no_mention_or_link_and_pipes_escape_only_in_tables():
-    cell = {"overall_9_before": 1.0, "overall_9_after": 2.0, "delta": 1.0, "rank_before": 1,
-            "rank_after": 1}
-    pair = {"model_id": "a|b", "sample_id": "s|1", "status_before": "scored",
-            "status_after": "scored", "overall_9_before": 1.0, "overall_9_after": 2.0}
+    cell = {
+        "overall_9_before": 1.0,
+        "overall_9_after": 2.0,
+        "delta": 1.0,
+        "rank_before": 1,
+        "rank_after": 1,
+    }
+    pair = {
+        "model_id": "a|b",
+        "sample_id": "s|1",
+        "status_before": "scored",
+        "status_after": "scored",
+        "overall_9_before": 1.0,
+        "overall_9_after": 2.0,
+    }
     ch = {
         "first_release": False, "models": {"added": ["a|b"], "removed": [], "changed": []},
         "prompts": {"added": [], "removed": [], "metadata_changed": []},
@@ -368,8 +379,10 @@ def test_sizes_measured_to_finish_are_accepted():
     assert million.pairs == 1_005_589 and roster.problems() == million.problems() == []
     many = Work(6, 3000, 6, 1, 30, 10_000)  # one largest n_bootstrap for every figure it bounds
     assert all("n_bootstrap ≤ 4,166," in p for p in many.problems()[:2])
+
     def grow_with_b(b):
         return [p for p in replace(many, n_bootstrap=b).problems() if "n_bootstrap ≤" in p]
+
     assert grow_with_b(4_166) == [] and len(grow_with_b(4_167)) == 1
 
 
@@ -467,7 +480,7 @@ def test_explorer_filters_by_whole_tag(tmp_path, browser):
 
 @pytest.mark.browser
 def test_explorer_rows_download_keeps_each_tag_whole(tmp_path, browser):
-    """"Download these rows": a list cell is its JSON array, so the tag "A B" reads as one tag
+    """ "Download these rows": a list cell is its JSON array, so the tag "A B" reads as one tag
     and ["A B", "A"] as two."""
     import csv
     import io
@@ -560,17 +573,24 @@ def test_an_extractors_value_is_read_or_its_problem_named(value, said):
         assert str(info.value).startswith(said) and len(str(info.value)) < 200
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("difficulty", "A" * 257, "difficulty must be a string of at most 256 characters, a list "
-     "of such strings or null, got a string of 257 characters"),
-    ("language", ["en"] * 3_000_000, "language lists 3,000,000 tags, at most 1,000"),
-    ("generation_task_type", 7, "generation_task_type must be a string"),
-    ("is_miniset", 1, "is_miniset must be true, false or null, got 1"),
-    ("eval_slices", ["s"] * 1_001, "eval_slices lists 1,001 tags, at most 1,000"),
-    ("eval_slices", {"a": 1}, "eval_slices must be a string of at most 256 characters"),
-    ("domains", ["A" * 300], "domains: tag AAAA"),
-    ("subset", "S" * 300, "subset must be a string of at most 256 characters"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        (
+            "difficulty",
+            "A" * 257,
+            "difficulty must be a string of at most 256 characters, a list "
+            "of such strings or null, got a string of 257 characters",
+        ),
+        ("language", ["en"] * 3_000_000, "language lists 3,000,000 tags, at most 1,000"),
+        ("generation_task_type", 7, "generation_task_type must be a string"),
+        ("is_miniset", 1, "is_miniset must be true, false or null, got 1"),
+        ("eval_slices", ["s"] * 1_001, "eval_slices lists 1,001 tags, at most 1,000"),
+        ("eval_slices", {"a": 1}, "eval_slices must be a string of at most 256 characters"),
+        ("domains", ["A" * 300], "domains: tag AAAA"),
+        ("subset", "S" * 300, "subset must be a string of at most 256 characters"),
+    ],
+)
 def test_optional_metadata_is_typed_and_bounded(tmp_path, field, value, message):
     """An oversized or mistyped optional field is one error naming the line, sample_id and
     field, within seconds; the demo's kinds of values stay accepted."""
@@ -592,13 +612,16 @@ def test_optional_metadata_is_typed_and_bounded(tmp_path, field, value, message)
     assert read_prompts(path).prompts[0].optional["eval_slices"] == ["test-mini", "test-mini-hard"]
 
 
-@pytest.mark.parametrize(("name", "shown"), [
-    ("$\\sqrt{x}$", "\\$\\\\sqrt{x}\\$"),
-    ("great :+1: model", "great \\:+1\\: model"),
-    ("fix 1a2b3c4d", "fix `1a2b3c4d`"),
-    ("abcdef1234567890abcdef1234567890abcdef12", "`abcdef1234567890abcdef1234567890abcdef12`"),
-    ("deadbeef 1234567 abc12e", "deadbeef 1234567 abc12e"),
-])
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("$\\sqrt{x}$", "\\$\\\\sqrt{x}\\$"),
+        ("great :+1: model", "great \\:+1\\: model"),
+        ("fix 1a2b3c4d", "fix `1a2b3c4d`"),
+        ("abcdef1234567890abcdef1234567890abcdef12", "`abcdef1234567890abcdef1234567890abcdef12`"),
+        ("deadbeef 1234567 abc12e", "deadbeef 1234567 abc12e"),
+    ],
+)
 def test_markdown_names_make_no_math_emoji_or_commit_link(name, shown):
     from searchgen_nb.untrusted import md_text
 

@@ -15,9 +15,17 @@ from searchgen_nb.pipeline import run_data
 @pytest.fixture(scope="module")
 def release(tmp_path_factory):
     root = tmp_path_factory.mktemp("views")
-    prompts = [prompt("v1", domains=["ART", "HIS"], failure_modes=["EIK"]), prompt("v2", subset="NoSearch", domains=["ART"], failure_modes=[])]
+    prompts = [
+        prompt("v1", domains=["ART", "HIS"], failure_modes=["EIK"]),
+        prompt("v2", subset="NoSearch", domains=["ART"], failure_modes=[]),
+    ]
     models = {"a": model("A"), "b": model("B <b>", "exclude")}
-    results = {("a", "v1"): result({"checklist:0": 3}), ("a", "v2"): result({"checklist:0": 0}), ("b", "v2"): IMAGE, ("b", "v1"): "[]"}
+    results = {
+        ("a", "v1"): result({"checklist:0": 3}),
+        ("a", "v2"): result({"checklist:0": 0}),
+        ("b", "v2"): IMAGE,
+        ("b", "v1"): "[]",
+    }
     cfg = make_release(root, prompts, models, results, data_origin="synthetic-demo")
     run_data(load_config(cfg), root / "out", progress=False)
     return views.Release(root / "out")
@@ -40,7 +48,11 @@ def test_model_tag_table(release):
 
 def test_stratum_views_counts_from_data(release):
     assert [(g, n) for g, n, _ in views.stratum_views(release)] == [
-        ("All", 2), ("NoSearch", 1), ("SearchIntensive", 1), ("VisualSearch", 1), ("TextualSearch", 0)
+        ("All", 2),
+        ("NoSearch", 1),
+        ("SearchIntensive", 1),
+        ("VisualSearch", 1),
+        ("TextualSearch", 0),
     ]
 
 
@@ -51,14 +63,19 @@ def test_group_rows_and_compare_errors(release):
     assert views.group_rows(release, "EIK")[0].startswith("failure mode EIK")
     with pytest.raises(KeyError, match="group 'XYZ' is not a stratum, domain or failure mode"):
         views.group_rows(release, "XYZ")
-    with pytest.raises(ValueError, match=r"^compare_models: 'nope' is not a model of this release; valid \(id or display name, any case\): a \("):
+    with pytest.raises(
+        ValueError,
+        match=r"^compare_models: 'nope' is not a model of this release; valid \(id or display name, any case\): a \(",
+    ):
         pages.compare(release, "All", ["a", "nope"])
     assert views.top_models(release, 1) == ["a"]
 
 
 def test_audit_frames(release):
     inv = views_audit.invalid_frame(release)
-    assert inv[["model_id", "sample_id", "Reason"]].values.tolist() == [["b", "v1", "not a JSON object (got list)"]]
+    assert inv[["model_id", "sample_id", "Reason"]].values.tolist() == [
+        ["b", "v1", "not a JSON object (got list)"]
+    ]
     st = views_audit.status_frame(release).set_index("model_id")
     assert st.loc["b", "missing_evaluation"] == 1 and st.loc["b", "coverage"] == "0/2 (0.0%)"
     checks = views_audit.validation_frame(release.validation_report)
@@ -73,7 +90,12 @@ def test_banner_and_escaping(release):
 
 def test_release_without_any_tag_of_a_kind_says_so(tmp_path):
     """No prompt carries a failure-mode tag: the pages say so instead of crashing (KeyError before)."""
-    cfg = make_release(tmp_path, [prompt("t1", failure_modes=[]), prompt("t2", failure_modes=[])], {"a": model("A")}, {("a", "t1"): result({"checklist:0": 3})})
+    cfg = make_release(
+        tmp_path,
+        [prompt("t1", failure_modes=[]), prompt("t2", failure_modes=[])],
+        {"a": model("A")},
+        {("a", "t1"): result({"checklist:0": 3})},
+    )
     run_data(load_config(cfg), tmp_path / "out", progress=False)
     rel = views.Release(tmp_path / "out")
     counts = views.tag_counts(rel, "failure_mode")
@@ -81,14 +103,31 @@ def test_release_without_any_tag_of_a_kind_says_so(tmp_path):
     note = "No prompt of this release carries a failure-mode tag."
     assert note in pages.tag_heatmap(rel, "failure_mode")._repr_html_()
     assert note in pages.tag_tables(rel, "failure_mode")._repr_html_()
-    assert "The 0 failure-mode tags carry 0 prompt memberships for 2 prompts (2 prompts have no failure-mode tag)" in pages.multilabel_note(rel, "failure_mode")._repr_html_()
+    assert (
+        "The 0 failure-mode tags carry 0 prompt memberships for 2 prompts (2 prompts have no failure-mode tag)"
+        in pages.multilabel_note(rel, "failure_mode")._repr_html_()
+    )
 
 
 def test_prompt_rows_difficulty_and_spread(release):
     rows = {r["sample_id"]: r for r in views_audit.prompt_rows(release)}
     some = next(iter(rows.values()))
-    assert set(some) == {"sample_id", "stratum", "domains", "failure_modes", "slices", "difficulty", "spread", "scores", "statuses", "reasons"}
-    assert rows["v1"]["reasons"] == {"b": "not a JSON object (got list)"} and rows["v2"]["reasons"] == {}
+    assert set(some) == {
+        "sample_id",
+        "stratum",
+        "domains",
+        "failure_modes",
+        "slices",
+        "difficulty",
+        "spread",
+        "scores",
+        "statuses",
+        "reasons",
+    }
+    assert (
+        rows["v1"]["reasons"] == {"b": "not a JSON object (got list)"}
+        and rows["v2"]["reasons"] == {}
+    )
     for r in rows.values():
         values = [v for v in r["scores"].values() if v is not None]
         if values:
@@ -104,8 +143,12 @@ def test_the_papers_overall_10_beside_ours(release, tmp_path):
     assert "gives no paper table" in paper.comparison(release).html
     prompts = [prompt("v1"), prompt("v2")]
     models = {"a": model("A"), "c": model("C")}
-    results = {("a", "v1"): result({"checklist:0": 3}), ("a", "v2"): result({"checklist:0": 1.5}),
-               ("c", "v1"): result({"checklist:0": 0}), ("c", "v2"): result({"checklist:0": 3})}
+    results = {
+        ("a", "v1"): result({"checklist:0": 3}),
+        ("a", "v2"): result({"checklist:0": 1.5}),
+        ("c", "v1"): result({"checklist:0": 0}),
+        ("c", "v2"): result({"checklist:0": 3}),
+    }
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "paper_table.json").write_text('{"a": 75.04, "c": 50}')
     cfg = make_release(tmp_path / "src", prompts, models, results, paper_table="paper_table.json")
@@ -113,4 +156,6 @@ def test_the_papers_overall_10_beside_ours(release, tmp_path):
     html = paper.comparison(views.Release(tmp_path / "out")).html
     rows = [r.split("</tr>")[0] for r in html.split("<tr")[2:]]
     assert [re.findall(r">([^<>]+)</td>", r) for r in rows] == [
-        ["A", "a", "75.0", "75.04", "\u22120.04"], ["C", "c", "50.0", "50.0", "0.0"]]
+        ["A", "a", "75.0", "75.04", "\u22120.04"],
+        ["C", "c", "50.0", "50.0", "0.0"],
+    ]

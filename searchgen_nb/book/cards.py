@@ -42,15 +42,18 @@ def _public(raw: float | None, decimals: int) -> float | None:
 def _pair(entry: dict, said: dict, decimals: int) -> dict:
     comps, why = entry["components_raw_0to3"], said.get("rubric_reasons", {})
     return {
-        "status": entry["status"], "reason": entry.get("error"),
+        "status": entry["status"],
+        "reason": entry.get("error"),
         "components": [_public(comps[c], decimals) for c in COMPONENTS],
         "overall_9": _public(entry["overall_9_raw"], decimals),
         "overall_10": _public(entry["overall_10_raw"], decimals),
         "checklist": [[e["item"], e["score"], e.get("reason")] for e in said.get("checklist", ())],
         "rubric": [[d, v, why.get(d)] for d, v in sorted(said.get("rubric", {}).items())],
-        "references": [[r, comps.get(r), text]
-                       for r, text in sorted(said.get("reference_reasons", {}).items())],
-        "thumbnail": said.get("thumbnail"), "preview": said.get("preview"),
+        "references": [
+            [r, comps.get(r), text] for r, text in sorted(said.get("reference_reasons", {}).items())
+        ],
+        "thumbnail": said.get("thumbnail"),
+        "preview": said.get("preview"),
         "image": said.get("image"),
     }
 
@@ -76,14 +79,21 @@ def card_data(release: Release) -> list[dict]:
     out = []
     for r in release.all_records:
         ev = shown.get(r["sample_id"], {})
-        out.append({
-            "id": r["sample_id"], "stratum": r["search_type"], "domains": r["domains"],
-            "failure_modes": r["failure_modes"],
-            "slices": [n for n, test in tests.items() if test(r)],
-            "text": ev.get("text"), "checklist": ev.get("checklist", []),
-            "models": {m: _pair(r["models"][m], ev.get("models", {}).get(m, {}), release.decimals)
-                       for m in release.model_order},
-        })
+        out.append(
+            {
+                "id": r["sample_id"],
+                "stratum": r["search_type"],
+                "domains": r["domains"],
+                "failure_modes": r["failure_modes"],
+                "slices": [n for n, test in tests.items() if test(r)],
+                "text": ev.get("text"),
+                "checklist": ev.get("checklist", []),
+                "models": {
+                    m: _pair(r["models"][m], ev.get("models", {}).get(m, {}), release.decimals)
+                    for m in release.model_order
+                },
+            }
+        )
     return out
 
 
@@ -102,12 +112,14 @@ def write_card_assets(data_dir: Path, dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     cards = card_data(release)
     for n in range(0, len(cards), SHARD):
-        (dest / f"shard-{n // SHARD}.js").write_text(_script(n // SHARD, cards[n : n + SHARD]),
-                                                     encoding="utf-8")
+        (dest / f"shard-{n // SHARD}.js").write_text(
+            _script(n // SHARD, cards[n : n + SHARD]), encoding="utf-8"
+        )
     index = {
         "shards": {c["id"]: i // SHARD for i, c in enumerate(cards)},
         "models": [[m, release.display_name(m)] for m in release.model_order],
-        "policies": release.policies, "decimals": release.decimals,
+        "policies": release.policies,
+        "decimals": release.decimals,
         "components": [COMPONENT_LABELS[c] for c in COMPONENTS],
         "thumbnails": release.manifest.get("thumbnails"),
         "previews": release.manifest.get("previews"),

@@ -17,17 +17,23 @@ from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS, SCORE
 from searchgen_nb.numeric import decimal_text
 
 from .display import HTMLFragment
-from .fmt import NA, STATUS_LABELS, is_null, number, pct_label, percent_expr, rank_text
-from .fmt import share_expr
+from .fmt import NA, STATUS_LABELS, is_null, number, pct_label, percent_expr, rank_text, share_expr
 
 NA_COLOR = "#d4d4d4"
 #: vega-embed options: Vega-Lite (no ``$schema`` URL in the page), SVG, vega-tooltip (it
 #: escapes values), export actions only (no editor link).
-EMBED_OPTIONS = {"mode": "vega-lite", "renderer": "svg", "tooltip": True, "actions": {
-    "export": True, "source": False, "compiled": False, "editor": False}}
-STATUS_COLORS = {SCORED: "#4c78a8", "invalid_evaluation": "#e45756",
-                 "missing_evaluation": "#f58518",
-                 "missing_generation": "#b279a2"}  # not grey: grey means N/A in the other charts
+EMBED_OPTIONS = {
+    "mode": "vega-lite",
+    "renderer": "svg",
+    "tooltip": True,
+    "actions": {"export": True, "source": False, "compiled": False, "editor": False},
+}
+STATUS_COLORS = {
+    SCORED: "#4c78a8",
+    "invalid_evaluation": "#e45756",
+    "missing_evaluation": "#f58518",
+    "missing_generation": "#b279a2",
+}  # not grey: grey means N/A in the other charts
 #: ``1``: check every chart against the Vega-Lite schema (slow; the tests switch it on).
 VALIDATE_ENV = "SEARCHGEN_VALIDATE_CHARTS"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -71,8 +77,10 @@ def dumps_script_json(obj: Any, *, record_lines: bool = False) -> str:
             tables.append(",\n".join(chart_json(r, separators=(", ", ": ")) for r in node))
             return f"\u0000sg-records-{len(tables) - 1}\u0000"
         return [lift(v) for v in node]
-    text = (chart_json(lift(obj), indent=1) if record_lines
-            else chart_json(obj, separators=(",", ":")))
+
+    text = (
+        chart_json(lift(obj), indent=1) if record_lines else chart_json(obj, separators=(",", ":"))
+    )
     for i, body in enumerate(tables):
         text = text.replace(json.dumps(f"\u0000sg-records-{i}\u0000"), f"[\n{body}\n]", 1)
     return text.translate(_SCRIPT_ESCAPES)
@@ -81,24 +89,28 @@ def dumps_script_json(obj: Any, *, record_lines: bool = False) -> str:
 def data_block(data_id: str, values: list[dict]) -> str:
     """Records a page's charts share, once: a JSON ``<script>`` (a record a line) that a chart
     embedded with the same ``data_id`` (a chart name's rule) reads as its data."""
-    return (f'<script type="application/json" id="{_data_id(data_id)}">'
-            f'{dumps_script_json({"values": values}, record_lines=True)}</script>\n')
+    return (
+        f'<script type="application/json" id="{_data_id(data_id)}">'
+        f"{dumps_script_json({'values': values}, record_lines=True)}</script>\n"
+    )
 
 
 # Draws the chart once vega is loaded, in vega's dark theme on a dark page (the theme switch, or
 # the system's preference in "auto"); a chart wider than its frame (a phone) scrolls, and says so.
 _EMBED_JS = (
-    'function go(){if(!window.vegaEmbed){return;}var t=document.documentElement.dataset.theme;'
+    "function go(){if(!window.vegaEmbed){return;}var t=document.documentElement.dataset.theme;"
     'if(!t||t==="auto"){t=window.matchMedia&&window.matchMedia("(prefers-color-scheme: dark)")'
     '.matches?"dark":"light";}if(t==="dark"){opt.theme="dark";}el.textContent="";\n'
     'window.vegaEmbed(el,spec,opt).then(function(){el.setAttribute("data-sg-rendered","1");'
     'el.classList.toggle("sg-scrolls",el.scrollWidth>el.clientWidth+1);}).catch(function(e){'
     'el.textContent="Chart error: "+e;});}if(window.vegaEmbed){go();}'
-    'else{document.addEventListener("DOMContentLoaded",go);}})();</script>')
+    'else{document.addEventListener("DOMContentLoaded",go);}})();</script>'
+)
 
 
-def embed(chart: Any, name: str, *, values: list[dict] | None = None,
-          data_id: str | None = None) -> HTMLFragment:
+def embed(
+    chart: Any, name: str, *, values: list[dict] | None = None, data_id: str | None = None
+) -> HTMLFragment:
     """An altair chart (or a Vega-Lite dict) as a div with a fixed id and a vegaEmbed call with
     the spec inlined; ``values``: the records of a layered chart made without data, set after
     ``to_dict`` — or, with ``data_id``, read from that :func:`data_block` of the page."""
@@ -107,16 +119,23 @@ def embed(chart: Any, name: str, *, values: list[dict] | None = None,
         spec = _with_layer_data(spec, values or [])
     spec = {k: v for k, v in spec.items() if k != "$schema" and (k != "data" or data_id is None)}
     cid = chart_id(name)
-    shared = "" if data_id is None else (  # the page's data_block; chart_id checks the name
-        f"spec.data=JSON.parse(document.getElementById('{_data_id(data_id)}')"
-        ".textContent);\n")
-    return HTMLFragment(f'<div class="sg-chart" id="{cid}" data-sg-chart="{name}">'
-                        '<p class="sg-chart-fallback">Chart: needs the book\'s vendored vega '
-                        "bundle (open the built book).</p></div>\n<script>(function(){"
-                        f"var el=document.getElementById({json.dumps(cid)});"
-                        f"var spec={dumps_script_json(spec, record_lines=True)};\n"
-                        f"var opt={dumps_script_json(EMBED_OPTIONS)};\n{shared}{_EMBED_JS}",
-                        f"chart {cid}")
+    shared = (
+        ""
+        if data_id is None
+        # the page's data_block; chart_id checks the name
+        else (
+            f"spec.data=JSON.parse(document.getElementById('{_data_id(data_id)}').textContent);\n"
+        )
+    )
+    return HTMLFragment(
+        f'<div class="sg-chart" id="{cid}" data-sg-chart="{name}">'
+        '<p class="sg-chart-fallback">Chart: needs the book\'s vendored vega '
+        "bundle (open the built book).</p></div>\n<script>(function(){"
+        f"var el=document.getElementById({json.dumps(cid)});"
+        f"var spec={dumps_script_json(spec, record_lines=True)};\n"
+        f"var opt={dumps_script_json(EMBED_OPTIONS)};\n{shared}{_EMBED_JS}",
+        f"chart {cid}",
+    )
 
 
 def _with_layer_data(spec: Mapping[str, Any], values: list[dict]) -> dict:
@@ -130,8 +149,12 @@ def _with_layer_data(spec: Mapping[str, Any], values: list[dict]) -> dict:
     layers = [dict(layer) for layer in spec.get("layer", [])]
     if any(layer.pop("data", {"name": "empty"}) != {"name": "empty"} for layer in layers):
         raise ValueError("a layer of a chart made without data has data of its own")
-    return {**spec, "layer": layers, "data": {"values": values},
-            **({"datasets": datasets} if datasets else {})}
+    return {
+        **spec,
+        "layer": layers,
+        "data": {"values": values},
+        **({"datasets": datasets} if datasets else {}),
+    }
 
 
 def layered_chart(name, layers, title, subtitle, values=None, params=(), data_id=None, **size):
@@ -145,8 +168,10 @@ def interval_ends(interval: Any, decimals: int) -> dict:
     """An interval's ``lo`` and ``hi`` rounded half-up as the book prints them (so
     :func:`num_expr` shows them unchanged); None without an interval."""
     none = is_null(interval)
-    return {k: None if none else float(decimal_text(float(interval[i]), decimals))
-            for i, k in enumerate(("lo", "hi"))}
+    return {
+        k: None if none else float(decimal_text(float(interval[i]), decimals))
+        for i, k in enumerate(("lo", "hi"))
+    }
 
 
 def count_value(value: Any) -> int | None:
@@ -198,23 +223,43 @@ def tooltips(*fields: str) -> list:
     return [alt.Tooltip(f, title=t) for f, t in zip(fields[::2], fields[1::2])]
 
 
-def component_rows(chart: Any, components: Sequence[str], decimals: int, *counts: str,
-                   **axis: Any) -> tuple:
+def component_rows(
+    chart: Any, components: Sequence[str], decimals: int, *counts: str, **axis: Any
+) -> tuple:
     """(``chart`` with a row per component — labels once in the spec — from a record's values
     ``v`` (and ``counts``, as ``n_values``), each with its ``value_text``; x: the components in
     order, with ``axis`` settings; y: the score 0–100)."""
     names = [COMPONENT_LABELS.get(c, c) for c in components]
-    chart = chart.transform_calculate(component=chart_json(names)).transform_flatten(
-        ["component", "v", *counts], as_=["component", "value", "n_values"][:2 + len(counts)],
-    ).transform_calculate(value_text=num_expr("value", decimals))
-    return (chart, alt.X("component:N", title=None, sort=names,
-                         axis=alt.Axis(labelAngle=-30, labelLimit=200, **axis)),
-            alt.Y("value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100])))
+    chart = (
+        chart.transform_calculate(component=chart_json(names))
+        .transform_flatten(
+            ["component", "v", *counts],
+            as_=["component", "value", "n_values"][: 2 + len(counts)],
+        )
+        .transform_calculate(value_text=num_expr("value", decimals))
+    )
+    return (
+        chart,
+        alt.X(
+            "component:N",
+            title=None,
+            sort=names,
+            axis=alt.Axis(labelAngle=-30, labelLimit=200, **axis),
+        ),
+        alt.Y("value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100])),
+    )
 
 
-def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
-                   components: Sequence[str] = OVERALL_9_COMPONENTS, title: str | None = None,
-                   decimals: int = 1, group: str = "All") -> HTMLFragment:
+def component_bars(
+    rows: Any,
+    name: str,
+    *,
+    models: Sequence[str] | None = None,
+    components: Sequence[str] = OVERALL_9_COMPONENTS,
+    title: str | None = None,
+    decimals: int = 1,
+    group: str = "All",
+) -> HTMLFragment:
     """Grouped bars of ``models`` (model_ids, default every row; ValueError for an unknown one)
     on the ``components`` from leaderboard rows: "N/A" instead of a bar for null, a zero-height
     bar for 0.0. A record per model: ``group``, values ``v``, prompt counts ``n``."""
@@ -223,37 +268,76 @@ def component_bars(rows: Any, name: str, *, models: Sequence[str] | None = None,
     if missing := [m for m in order if m not in by_id]:
         raise ValueError(f"unknown model_ids: {missing}")
     labels = model_labels([{**by_id[m], "model_id": m} for m in order])
-    values = [{"model": labels[m], "model_id": m, "group": group,
-               "v": [number((by_id[m].get("components") or {}).get(c)) for c in components],
-               "n": [count_value((by_id[m].get("component_counts") or {}).get(c))
-                     for c in components]}
-              for m in order]
+    values = [
+        {
+            "model": labels[m],
+            "model_id": m,
+            "group": group,
+            "v": [number((by_id[m].get("components") or {}).get(c)) for c in components],
+            "n": [count_value((by_id[m].get("component_counts") or {}).get(c)) for c in components],
+        }
+        for m in order
+    ]
     base, x, y = component_rows(alt.Chart(), components, decimals, "n")  # no data: see embed
-    enc = {"x": x, "xOffset": alt.XOffset("model:N", sort=list(labels.values())),
-           "tooltip": tooltips("model:N", "Model", "component:N", "Component", "value_tip:N",
-                            "Score (0–100)", "n_tip:N", "Prompts with a value")}
-    colour = alt.Color("model:N", title="Model", sort=list(labels.values()),
-                       legend=alt.Legend(orient="bottom", columns=3))
+    enc = {
+        "x": x,
+        "xOffset": alt.XOffset("model:N", sort=list(labels.values())),
+        "tooltip": tooltips(
+            "model:N",
+            "Model",
+            "component:N",
+            "Component",
+            "value_tip:N",
+            "Score (0–100)",
+            "n_tip:N",
+            "Prompts with a value",
+        ),
+    }
+    colour = alt.Color(
+        "model:N",
+        title="Model",
+        sort=list(labels.values()),
+        legend=alt.Legend(orient="bottom", columns=3),
+    )
     label = {"angle": 270, "align": "left", "baseline": "middle", "dx": 3}
-    base = base.transform_calculate(**{f"{k}_tip": f"isValid(datum.{v}) ? '' + datum.{v} : '{NA}'"
-                                       for k, v in (("n", "n_values"), ("value", "value"))})
+    base = base.transform_calculate(
+        **{
+            f"{k}_tip": f"isValid(datum.{v}) ? '' + datum.{v} : '{NA}'"
+            for k, v in (("n", "n_values"), ("value", "value"))
+        }
+    )
     bars = base.transform_filter("datum.value !== null")
     layers = [
         bars.mark_bar().encode(y=y, color=colour, **enc),
-        base.transform_filter("datum.value === null").mark_text(
-            **label, fontSize=10, fontWeight="bold", color="#555555",
-        ).encode(y=alt.datum(0), text="value_text:N", **enc),
+        base.transform_filter("datum.value === null")
+        .mark_text(
+            **label,
+            fontSize=10,
+            fontWeight="bold",
+            color="#555555",
+        )
+        .encode(y=alt.datum(0), text="value_text:N", **enc),
         bars.mark_text(**label, fontSize=8, color="#333333").encode(
-            y=y, text="value_text:N", **enc),
+            y=y, text="value_text:N", **enc
+        ),
     ]
     subtitle = f"{NA} = component not applicable to any included prompt (no bar), not 0"
-    return layered_chart(name, layers, title or "Components (0–100)", subtitle, values,
-                    width=640, height=260)
+    return layered_chart(
+        name, layers, title or "Components (0–100)", subtitle, values, width=640, height=260
+    )
 
 
-def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[str, Any]],
-           name: str, *, title: str, ties: Mapping[str, str] | None = None,
-           confidence: str = "95%", decimals: int = 1, group: str = "All") -> HTMLFragment:
+def forest(
+    rows: Sequence[Mapping[str, Any]],
+    intervals: Mapping[str, Mapping[str, Any]],
+    name: str,
+    *,
+    title: str,
+    ties: Mapping[str, str] | None = None,
+    confidence: str = "95%",
+    decimals: int = 1,
+    group: str = "All",
+) -> HTMLFragment:
     """Per model (``rows`` order) the published Overall-9 as a point and its bootstrap interval
     (``intervals[model_id]["overall_9"]``) as a line; unranked models faint. Tooltip: score,
     interval, rank range, tie group (``ties``). Each record names its ``group``."""
@@ -265,34 +349,68 @@ def forest(rows: Sequence[Mapping[str, Any]], intervals: Mapping[str, Mapping[st
             continue
         rk = cell.get("rank")
         rank = "unranked" if not r.get("ranked") else "–" if rk is None else rank_text(rk)
-        values.append({"model": labels[m], "group": group, "value": v, "rank_text": rank,
-                       **interval_ends(cell.get("overall_9"), decimals),
-                       **({"tie": ties[m]} if m in ties else {})})  # none: "–", in the spec
-    y = alt.Y("model:N", title=None, sort=[v["model"] for v in values],
-              axis=alt.Axis(labelLimit=130))  # a phone's width keeps room for the plot
+        values.append(
+            {
+                "model": labels[m],
+                "group": group,
+                "value": v,
+                "rank_text": rank,
+                **interval_ends(cell.get("overall_9"), decimals),
+                **({"tie": ties[m]} if m in ties else {}),
+            }
+        )  # none: "–", in the spec
+    y = alt.Y(
+        "model:N", title=None, sort=[v["model"] for v in values], axis=alt.Axis(labelLimit=130)
+    )  # a phone's width keeps room for the plot
     scale = alt.Scale(zero=False, nice=True, padding=8)  # from the data: no figure in the spec
-    tooltip = tooltips("model:N", "Model", "value_text:N", "Overall-9",
-                    "interval_text:N", f"{confidence} interval", "rank_text:N", "Rank range",
-                    "tie_text:N", "Tie group")
+    tooltip = tooltips(
+        "model:N",
+        "Model",
+        "value_text:N",
+        "Overall-9",
+        "interval_text:N",
+        f"{confidence} interval",
+        "rank_text:N",
+        "Rank range",
+        "tie_text:N",
+        "Tie group",
+    )
     base = alt.Chart().transform_calculate(  # no data: embed sets the layers'
-        value_text=num_expr("value", decimals), tie_text="datum.tie || '–'",
-        interval_text=interval_expr("lo", "hi", decimals))
+        value_text=num_expr("value", decimals),
+        tie_text="datum.tie || '–'",
+        interval_text=interval_expr("lo", "hi", decimals),
+    )
     layers = [
-        base.transform_filter("datum.lo !== null").mark_rule(strokeWidth=2, color="#4c78a8").encode(
-            x=alt.X("lo:Q", title="Overall-9 (0–100)", scale=scale), x2="hi:Q", y=y,
-            tooltip=tooltip),
+        base.transform_filter("datum.lo !== null")
+        .mark_rule(strokeWidth=2, color="#4c78a8")
+        .encode(
+            x=alt.X("lo:Q", title="Overall-9 (0–100)", scale=scale), x2="hi:Q", y=y, tooltip=tooltip
+        ),
         base.mark_point(filled=True, size=60, color="#1f3b5c").encode(
-            x=alt.X("value:Q", scale=scale), y=y, tooltip=tooltip,
-            opacity=alt.condition("datum.rank_text !== 'unranked'", alt.value(1), alt.value(0.35))),
+            x=alt.X("value:Q", scale=scale),
+            y=y,
+            tooltip=tooltip,
+            opacity=alt.condition("datum.rank_text !== 'unranked'", alt.value(1), alt.value(0.35)),
+        ),
     ]
-    subtitle = ["point = published Overall-9; faint = unranked",  # short lines: a phone's width
-                f"line = {confidence} bootstrap interval (prompt sampling)"]
-    return layered_chart(name, layers, title.split(", ", 1), subtitle, values,  # the frame's width
-                    width="container", height=max(22 * len(values), 60))
+    subtitle = [
+        "point = published Overall-9; faint = unranked",  # short lines: a phone's width
+        f"line = {confidence} bootstrap interval (prompt sampling)",
+    ]
+    return layered_chart(
+        name,
+        layers,
+        title.split(", ", 1),
+        subtitle,
+        values,  # the frame's width
+        width="container",
+        height=max(22 * len(values), 60),
+    )
 
 
-def coverage_bars(df: Any, name: str, *, min_coverage: float = 0.9,
-                  title: str | None = None) -> HTMLFragment:
+def coverage_bars(
+    df: Any, name: str, *, min_coverage: float = 0.9, title: str | None = None
+) -> HTMLFragment:
     """Per model, its prompts by status as 100 % stacked bars labelled with its coverage
     ("95.7% (719/751)"); a dashed rule at ``min_coverage`` (the ranking threshold). ``df``: per
     model ``model_id``, ``display_name`` and a count per status (ValueError without one)."""
@@ -303,35 +421,72 @@ def coverage_bars(df: Any, name: str, *, min_coverage: float = 0.9,
         if missing := [s for s in STATUSES if s not in r or is_null(r[s])]:
             raise ValueError(f"coverage_bars: model {mid!r} has no count for status {missing[0]!r}")
         c = [int(r[s]) for s in STATUSES]
-        values.append({"group": "All", "model": labels[mid], "model_id": mid, "c": c,
-                       "n_scored": c[STATUSES.index(SCORED)], "n_total": sum(c)})
+        values.append(
+            {
+                "group": "All",
+                "model": labels[mid],
+                "model_id": mid,
+                "c": c,
+                "n_scored": c[STATUSES.index(SCORED)],
+                "n_total": sum(c),
+            }
+        )
     y = alt.Y("model:N", title=None, sort=list(labels.values()), axis=alt.Axis(labelLimit=260))
     names = [STATUS_LABELS[s] for s in STATUSES]
     scale = alt.Scale(domain=names, range=[STATUS_COLORS[s] for s in STATUSES])
     base = alt.Chart(alt.Data(values=values)).transform_calculate(
-        coverage_text=share_expr("n_scored", "n_total"))
-    bars = base.transform_flatten(["c"], as_=["count"]).transform_window(
-        i="row_number()", groupby=["model_id"]).transform_calculate(
-        status=f"{json.dumps(names)}[datum.i - 1]",
-        share="datum.n_total ? datum.count * 100 / datum.n_total : 0",
-        share_text=f"datum.n_total ? {percent_expr('count', 'n_total')} : '{NA}'")
+        coverage_text=share_expr("n_scored", "n_total")
+    )
+    bars = (
+        base.transform_flatten(["c"], as_=["count"])
+        .transform_window(i="row_number()", groupby=["model_id"])
+        .transform_calculate(
+            status=f"{json.dumps(names)}[datum.i - 1]",
+            share="datum.n_total ? datum.count * 100 / datum.n_total : 0",
+            share_text=f"datum.n_total ? {percent_expr('count', 'n_total')} : '{NA}'",
+        )
+    )
     threshold = alt.Data(values=[{"threshold": float(min_coverage) * 100}])
     layers = [
         bars.mark_bar(size=18).encode(
-            x=alt.X("share:Q", title="Share of prompts (%)", stack="zero",
-                    scale=alt.Scale(domain=[0, 100])),
-            y=y, order=alt.Order("i:Q", sort="ascending"),
-            color=alt.Color("status:N", title="Status", sort=names, scale=scale,
-                            legend=alt.Legend(orient="bottom")),
-            tooltip=tooltips("model:N", "Model", "status:N", "Status", "count:Q", "Prompts",
-                          "share_text:N", "Share of prompts", "coverage_text:N",
-                          "Coverage (scored)")),
-        base.transform_calculate(end="100").mark_text(align="left", dx=4, fontSize=10).encode(
-            x=alt.X("end:Q"), y=y, text="coverage_text:N"),
-        alt.Chart(threshold).mark_rule(strokeDash=[4, 3], color="#333333").encode(
-            x="threshold:Q", tooltip=tooltips("threshold:Q", "Ranking threshold (%)")),
+            x=alt.X(
+                "share:Q",
+                title="Share of prompts (%)",
+                stack="zero",
+                scale=alt.Scale(domain=[0, 100]),
+            ),
+            y=y,
+            order=alt.Order("i:Q", sort="ascending"),
+            color=alt.Color(
+                "status:N",
+                title="Status",
+                sort=names,
+                scale=scale,
+                legend=alt.Legend(orient="bottom"),
+            ),
+            tooltip=tooltips(
+                "model:N",
+                "Model",
+                "status:N",
+                "Status",
+                "count:Q",
+                "Prompts",
+                "share_text:N",
+                "Share of prompts",
+                "coverage_text:N",
+                "Coverage (scored)",
+            ),
+        ),
+        base.transform_calculate(end="100")
+        .mark_text(align="left", dx=4, fontSize=10)
+        .encode(x=alt.X("end:Q"), y=y, text="coverage_text:N"),
+        alt.Chart(threshold)
+        .mark_rule(strokeDash=[4, 3], color="#333333")
+        .encode(x="threshold:Q", tooltip=tooltips("threshold:Q", "Ranking threshold (%)")),
     ]
-    subtitle = (f"stacked: {' / '.join(names)}; dashed line = ranking threshold "
-                f"{pct_label(min_coverage)}")
-    return layered_chart(name, layers, title or "Coverage by model", subtitle,
-                    width=480, height=alt.Step(26))
+    subtitle = (
+        f"stacked: {' / '.join(names)}; dashed line = ranking threshold {pct_label(min_coverage)}"
+    )
+    return layered_chart(
+        name, layers, title or "Coverage by model", subtitle, width=480, height=alt.Step(26)
+    )

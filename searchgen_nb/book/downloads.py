@@ -10,8 +10,8 @@ import json
 import shutil
 from pathlib import Path
 
-from searchgen_nb.changes_markdown import counts_as
 from searchgen_nb.book.views import BOARD_FILES, in_rank_order, rank_gaps, tie_groups
+from searchgen_nb.changes_markdown import counts_as
 from searchgen_nb.constants import ARTIFACTS, COMPONENTS, MANIFEST, UNCERTAINTY, VALIDATION_REPORT
 from searchgen_nb.records import read_records
 from searchgen_nb.untrusted import csv_cell
@@ -22,10 +22,20 @@ FOLDER = "downloads"
 CSV_FILES = {name: name.removesuffix(".json") + ".csv" for name in BOARD_FILES.values()}
 #: Other artifacts with a CSV beside them.
 EXTRA_CSV = {"uncertainty.json": "pairwise_tests.csv", "prompt_scores.jsonl": "prompt_scores.csv"}
-_ROW_KEYS = ("rank", "ranked", "model_id", "display_name", "type", "missing_policy", "n_total",
-             "n_scored", "n_included", "coverage", "overall_9")
-_BOOK_KEYS = ("gap_to_next", "interval_low", "interval_high", "rank_low", "rank_high",
-              "tie_group")
+_ROW_KEYS = (
+    "rank",
+    "ranked",
+    "model_id",
+    "display_name",
+    "type",
+    "missing_policy",
+    "n_total",
+    "n_scored",
+    "n_included",
+    "coverage",
+    "overall_9",
+)
+_BOOK_KEYS = ("gap_to_next", "interval_low", "interval_high", "rank_low", "rank_high", "tie_group")
 
 
 def _groups(name: str, data) -> list[tuple[tuple[str, ...], str | None, list[dict]]]:
@@ -48,8 +58,10 @@ def _csv(header: list[str], rows) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
-    w.writerows([csv_cell("" if v is None else str(v).lower() if isinstance(v, bool) else v)
-                 for v in row] for row in rows)
+    w.writerows(
+        [csv_cell("" if v is None else str(v).lower() if isinstance(v, bool) else v) for v in row]
+        for row in rows
+    )
     return buf.getvalue()
 
 
@@ -65,25 +77,61 @@ def leaderboard_csv(name: str, data, uncertainty: dict | None = None) -> str:
         for r in rows:
             m, comps = r.get("model_id"), r.get("components") or {}
             cell, counts = cells.get(m) or {}, r.get("component_counts") or {}
-            lines.append([*key, *(r.get(k) for k in _ROW_KEYS), gaps.get(m),
-                          *(cell.get("overall_9") or [None, None]),
-                          *(cell.get("rank") or [None, None]), ties.get(m),
-                          r.get("overall_10"), *(comps.get(c) for c in COMPONENTS),
-                          *(counts.get(c) for c in COMPONENTS)])
-    header = [*key_cols, *_ROW_KEYS, *_BOOK_KEYS, "overall_10", *COMPONENTS,
-              *(f"count_{c}" for c in COMPONENTS)]
+            lines.append(
+                [
+                    *key,
+                    *(r.get(k) for k in _ROW_KEYS),
+                    gaps.get(m),
+                    *(cell.get("overall_9") or [None, None]),
+                    *(cell.get("rank") or [None, None]),
+                    ties.get(m),
+                    r.get("overall_10"),
+                    *(comps.get(c) for c in COMPONENTS),
+                    *(counts.get(c) for c in COMPONENTS),
+                ]
+            )
+    header = [
+        *key_cols,
+        *_ROW_KEYS,
+        *_BOOK_KEYS,
+        "overall_10",
+        *COMPONENTS,
+        *(f"count_{c}" for c in COMPONENTS),
+    ]
     return _csv(header, lines)
 
 
 def pairs_csv(uncertainty: dict) -> str:
     """Every pairwise test of ``uncertainty.json``: group key, models, Δ Overall-9 (published),
     its interval, p, Holm-adjusted p, separable at the release's α."""
-    header = ["group", "model_a", "model_b", "diff", "interval_low", "interval_high", "p",
-              "p_holm", "separable"]
-    return _csv(header, (
-        [group, p["a"], p["b"], p["diff"], *(p["ci"] or [None, None]), p["p"], p["p_holm"],
-         p["separable"]]
-        for group, pairs in uncertainty.get("pairs", {}).items() for p in pairs))
+    header = [
+        "group",
+        "model_a",
+        "model_b",
+        "diff",
+        "interval_low",
+        "interval_high",
+        "p",
+        "p_holm",
+        "separable",
+    ]
+    return _csv(
+        header,
+        (
+            [
+                group,
+                p["a"],
+                p["b"],
+                p["diff"],
+                *(p["ci"] or [None, None]),
+                p["p"],
+                p["p_holm"],
+                p["separable"],
+            ]
+            for group, pairs in uncertainty.get("pairs", {}).items()
+            for p in pairs
+        ),
+    )
 
 
 def prompts_csv(records: list[dict], manifest: dict) -> str:
@@ -99,10 +147,30 @@ def prompts_csv(records: list[dict], manifest: dict) -> str:
             values = [comps.get(c) for c in COMPONENTS] + [e["overall_9_raw"], e["overall_10_raw"]]
             if how != "value":
                 values = [0.0 if how == "0" else None] * len(values)
-            lines.append([rec["sample_id"], rec["search_type"], m, e["status"], e.get("error"),
-                          policy, how, *values])
-    header = ["sample_id", "stratum", "model_id", "status", "reason", "missing_policy",
-              "counts_as", *(f"{c}_raw" for c in COMPONENTS), "overall_9_raw", "overall_10_raw"]
+            lines.append(
+                [
+                    rec["sample_id"],
+                    rec["search_type"],
+                    m,
+                    e["status"],
+                    e.get("error"),
+                    policy,
+                    how,
+                    *values,
+                ]
+            )
+    header = [
+        "sample_id",
+        "stratum",
+        "model_id",
+        "status",
+        "reason",
+        "missing_policy",
+        "counts_as",
+        *(f"{c}_raw" for c in COMPONENTS),
+        "overall_9_raw",
+        "overall_10_raw",
+    ]
     return _csv(header, lines)
 
 
@@ -117,8 +185,10 @@ def write_downloads(data_dir: Path, dest: Path) -> list[str]:
         if not (data_dir / name).is_file():
             raise FileNotFoundError(f"downloads: {name} is missing from {data_dir.name}")
         shutil.copyfile(data_dir / name, dest / name)
+
     def read(name: str):
         return json.loads((data_dir / name).read_text(encoding="utf-8"))
+
     u = read(UNCERTAINTY)
     texts = {csv_name: leaderboard_csv(name, read(name), u) for name, csv_name in CSV_FILES.items()}
     texts[EXTRA_CSV[UNCERTAINTY]] = pairs_csv(u)
@@ -133,5 +203,8 @@ def write_downloads(data_dir: Path, dest: Path) -> list[str]:
 def links_html(names: list[str], prefix: str) -> str:
     """``Download: <a>name</a> · …`` for a table's caption line (``prefix``: the path from the
     page to the book root, e.g. ``../../`` from an executed notebook)."""
-    return '<p class="sg-downloads">Download: ' + " · ".join(
-        f'<a href="{prefix}{FOLDER}/{n}" download>{n}</a>' for n in names) + "</p>"
+    return (
+        '<p class="sg-downloads">Download: '
+        + " · ".join(f'<a href="{prefix}{FOLDER}/{n}" download>{n}</a>' for n in names)
+        + "</p>"
+    )

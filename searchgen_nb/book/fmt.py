@@ -21,8 +21,11 @@ NA = "N/A"
 #: The statuses of a prompt × model pair, as charts and headers name them.
 STATUS_LABELS = {s: s.replace("_", " ") for s in STATUSES}
 #: Short status words of the prompt explorer's cells (a scored pair shows its Overall-9).
-STATUS_SHORT = {"invalid_evaluation": "invalid", "missing_evaluation": "no eval",
-                "missing_generation": "no image"}
+STATUS_SHORT = {
+    "invalid_evaluation": "invalid",
+    "missing_evaluation": "no eval",
+    "missing_generation": "no image",
+}
 
 
 class Shown(NamedTuple):
@@ -34,8 +37,13 @@ class Shown(NamedTuple):
     cls: str = ""
 
 
-def pair_cell(value: Any, status: str, policy: str | None, decimals: int | None = None,
-              reason: str | None = None) -> Shown:
+def pair_cell(
+    value: Any,
+    status: str,
+    policy: str | None,
+    decimals: int | None = None,
+    reason: str | None = None,
+) -> Shown:
     """A pair's Overall-9 as it counts: its value (N/A if scored without one), else its status
     with "0 · " (``zero_fill``, sorts as 0) or " · excluded" (``exclude``, sorts last); the
     status in full, the reason and how it counts on hover."""
@@ -47,11 +55,16 @@ def pair_cell(value: Any, status: str, policy: str | None, decimals: int | None 
     title = STATUS_LABELS.get(status, status) + (f": {reason}" if reason else "")
     short = STATUS_SHORT.get(status, status)
     if how == "0":
-        return Shown(f"0 · {short}", "0", f"{title} · counts 0 (missing policy zero_fill)",
-                     "sg-zero")
+        return Shown(
+            f"0 · {short}", "0", f"{title} · counts 0 (missing policy zero_fill)", "sg-zero"
+        )
     if how == "excluded":
-        return Shown(f"{short} · excluded", "", f"{title} · excluded: left out of every mean "
-                     "(missing policy exclude); sorts last", "sg-excluded")
+        return Shown(
+            f"{short} · excluded",
+            "",
+            f"{title} · excluded: left out of every mean (missing policy exclude); sorts last",
+            "sg-excluded",
+        )
     return Shown(short, "", title, "sg-na")
 
 
@@ -139,5 +152,7 @@ def percent_expr(part: str, total: str) -> str:
 def share_expr(part: str, total: str) -> str:
     """A Vega expression: "96.1% (248/258)" (:func:`percent_expr` and the counts)."""
     counts = f"' (' + datum.{part} + '/' + datum.{total} + ')'"
-    return (f"datum.{total} === null || datum.{part} === null ? '{NA}' : datum.{total} === 0 ? "
-            f"'{NA} (0/0)' : {percent_expr(part, total)} + {counts}")
+    return (
+        f"datum.{total} === null || datum.{part} === null ? '{NA}' : datum.{total} === 0 ? "
+        f"'{NA} (0/0)' : {percent_expr(part, total)} + {counts}"
+    )

@@ -30,8 +30,10 @@ def check_executed(nb: nbformat.NotebookNode, name: str) -> None:
             continue
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
-                raise ReleaseError(f"notebook {name}: cell {i} raised {out.get('ename')}: "
-                                   f"{_clean(out.get('evalue', ''))}")
+                raise ReleaseError(
+                    f"notebook {name}: cell {i} raised {out.get('ename')}: "
+                    f"{_clean(out.get('evalue', ''))}"
+                )
         if cell.source.strip() and cell.get("execution_count") is None:
             raise ReleaseError(f"notebook {name}: cell {i} never ran (the notebook exited early)")
 
@@ -45,6 +47,7 @@ def normalize(nb: nbformat.NotebookNode, root: Path) -> nbformat.NotebookNode:
     ``metadata.papermill.parameters`` (the release config by its file name: the folder a release
     ran from is no part of what it published) and hides the parameter cells in the book."""
     from papermill.translators import PythonTranslator
+
     params = dict(nb.metadata.get("papermill", {}).get("parameters", {}))
     if isinstance(given := params.get("release_config"), str):
         params["release_config"] = name = Path(given).name
@@ -52,13 +55,16 @@ def normalize(nb: nbformat.NotebookNode, root: Path) -> nbformat.NotebookNode:
         for cell in nb.cells:
             if "injected-parameters" in cell.metadata.get("tags", []):
                 cell.source = cell.source.replace(old, new)
-    nb.metadata = nbformat.from_dict({
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-        "papermill": {"parameters": params},
-    })
-    prefixes = sorted({str(p) + os.sep for p in (root, project_root(), Path(sys.prefix))},
-                      key=len, reverse=True)
+    nb.metadata = nbformat.from_dict(
+        {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+            "papermill": {"parameters": params},
+        }
+    )
+    prefixes = sorted(
+        {str(p) + os.sep for p in (root, project_root(), Path(sys.prefix))}, key=len, reverse=True
+    )
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i:02d}"
         for key in VOLATILE_CELL_METADATA:
@@ -94,6 +100,7 @@ def _dead_kernel_said(loop, context: dict) -> None:
     the kernel died (Ctrl-C and SIGTERM reach the kernel too) is said by the failure or the
     interruption the command reports; anything else goes to asyncio's own handler."""
     from nbclient.exceptions import DeadKernelError
+
     if not isinstance(context.get("exception"), DeadKernelError):
         loop.default_exception_handler(context)
 
@@ -105,19 +112,23 @@ def release_kernel(cwd: Path):
     (manager, ready client), shut down on exit. :class:`ReleaseError` when it cannot start."""
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_core.utils import ensure_event_loop, run_sync
+
     km, kc = AsyncKernelManager(kernel_name="python3"), None
     ensure_event_loop().set_exception_handler(_dead_kernel_said)  # the loop run_sync runs
     try:
         try:
-            run_sync(km.start_kernel)(cwd=str(cwd),
-                                      extra_arguments=["--HistoryManager.enabled=False"])
+            run_sync(km.start_kernel)(
+                cwd=str(cwd), extra_arguments=["--HistoryManager.enabled=False"]
+            )
             kc = km.client()
             kc.start_channels()
             run_sync(kc.wait_for_ready)(timeout=60)
             kc.allow_stdin = False
         except Exception as exc:  # noqa: BLE001 - no kernelspec, a kernel that dies at start, …
-            raise ReleaseError("could not start the notebooks' python3 kernel: "
-                               f"{type(exc).__name__}: {_clean(str(exc))}") from None
+            raise ReleaseError(
+                "could not start the notebooks' python3 kernel: "
+                f"{type(exc).__name__}: {_clean(str(exc))}"
+            ) from None
         yield km, kc
     finally:
         if kc is not None:
@@ -131,14 +142,20 @@ def reset_namespace(kernel: tuple) -> None:
     """Empty the kernel's user namespace (IPython's reset: modules stay loaded, execution counts
     start again at 1). :class:`ReleaseError` when the kernel died or the reset failed."""
     from jupyter_core.utils import run_sync
+
     _, kc = kernel
     try:
         reply = run_sync(kc.execute_interactive)(
-            "get_ipython().reset(new_session=True)", store_history=False, timeout=60,
-            output_hook=lambda msg: None)
+            "get_ipython().reset(new_session=True)",
+            store_history=False,
+            timeout=60,
+            output_hook=lambda msg: None,
+        )
     except Exception as exc:  # noqa: BLE001 - the kernel died between two notebooks, …
-        raise ReleaseError("could not reset the notebooks' kernel between two notebooks: "
-                           f"{type(exc).__name__}: {_clean(str(exc))}") from None
+        raise ReleaseError(
+            "could not reset the notebooks' kernel between two notebooks: "
+            f"{type(exc).__name__}: {_clean(str(exc))}"
+        ) from None
     if reply["content"].get("status") != "ok":
         raise ReleaseError(f"kernel namespace reset failed: {reply['content'].get('ename', '?')}")
 
@@ -157,6 +174,7 @@ def _kernel_engine() -> str:
             client = PapermillNotebookClient(nb_man, km=km, kernel_name=kernel_name)
             client.kc = kc  # ready: nbclient neither makes nor closes a client it is given
             return client.execute()
+
     papermill_engines.register("searchgen-kernel", KernelEngine)
     return "searchgen-kernel"
 
@@ -166,18 +184,29 @@ def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path, kernel
     it to ``dest`` once. Raises :class:`ReleaseError` naming the notebook and cell."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
+
     try:
         nb = papermill.execute_notebook(
-            str(src), str(dest), parameters=parameters, kernel_name="python3", cwd=str(root),
-            progress_bar=False, log_output=False, engine_name=_kernel_engine(), kernel=kernel,
+            str(src),
+            str(dest),
+            parameters=parameters,
+            kernel_name="python3",
+            cwd=str(root),
+            progress_bar=False,
+            log_output=False,
+            engine_name=_kernel_engine(),
+            kernel=kernel,
             request_save_on_cell_execute=False,  # written once below, not after every cell
         )
     except PapermillExecutionError as exc:
-        raise ReleaseError(f"notebook {src.name}: cell {exc.cell_index} (execution "
-                           f"{exc.exec_count}) raised {exc.ename}: {_clean(exc.evalue)}") from None
+        raise ReleaseError(
+            f"notebook {src.name}: cell {exc.cell_index} (execution "
+            f"{exc.exec_count}) raised {exc.ename}: {_clean(exc.evalue)}"
+        ) from None
     except Exception as exc:  # noqa: BLE001 - kernel death, timeout, …
-        raise ReleaseError(f"notebook {src.name}: could not be executed: "
-                           f"{type(exc).__name__}: {exc}") from None
+        raise ReleaseError(
+            f"notebook {src.name}: could not be executed: {type(exc).__name__}: {exc}"
+        ) from None
     check_executed(nb, src.name)
     nbformat.write(normalize(nb, root), dest)
 
@@ -205,10 +234,18 @@ def run_notebooks(root: Path, out: Path, work: Path, params: dict, log) -> dict[
     sources, timings = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")), {}
     if not sources:
         raise ReleaseError(f"no notebooks found in {root / 'notebooks'}")
-    env = {WORK_ROOT_ENV: str(out), PROJECT_ENV: str(root), "IPYTHONDIR": str(work / "ipython"),
-           CACHE_ENV: str(out / THUMB_CACHE)}
-    with (environ(env), step("release, notebooks"),
-          kernel_stderr_to(work / "kernels.log"), release_kernel(out) as kernel):
+    env = {
+        WORK_ROOT_ENV: str(out),
+        PROJECT_ENV: str(root),
+        "IPYTHONDIR": str(work / "ipython"),
+        CACHE_ENV: str(out / THUMB_CACHE),
+    }
+    with (
+        environ(env),
+        step("release, notebooks"),
+        kernel_stderr_to(work / "kernels.log"),
+        release_kernel(out) as kernel,
+    ):
         for src in sources:
             t = time.perf_counter()
             log(f"running {src.name} …")

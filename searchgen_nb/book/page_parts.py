@@ -20,14 +20,23 @@ METHODS, EXPLORER, ROOT = "../methods.html", "10_prompts.html", "../../"
 
 TAG_HEADS = {
     "Overall-9": Head(None, DEFS["overall_9"], f"{METHODS}#overall-9"),
-    "Prompts": Head(None, "Prompts carrying this tag (n_total). Tags overlap: a prompt counts in "
-                    "every tag it has.", f"{METHODS}#multi-label"),
-    "Scored": Head(None, "Prompts of this tag the model has a scored evaluation for (n_scored).",
-                   f"{METHODS}#status"),
-    "Coverage %": Head(None, "Scored prompts of this tag / prompts of this tag, in percent.",
-                       f"{METHODS}#coverage"),
-    **{COMPONENT_LABELS[c]: Head(None, DEFS[c], f"{METHODS}#{METHOD_ANCHORS[c]}")
-       for c in OVERALL_9_COMPONENTS},
+    "Prompts": Head(
+        None,
+        "Prompts carrying this tag (n_total). Tags overlap: a prompt counts in every tag it has.",
+        f"{METHODS}#multi-label",
+    ),
+    "Scored": Head(
+        None,
+        "Prompts of this tag the model has a scored evaluation for (n_scored).",
+        f"{METHODS}#status",
+    ),
+    "Coverage %": Head(
+        None, "Scored prompts of this tag / prompts of this tag, in percent.", f"{METHODS}#coverage"
+    ),
+    **{
+        COMPONENT_LABELS[c]: Head(None, DEFS[c], f"{METHODS}#{METHOD_ANCHORS[c]}")
+        for c in OVERALL_9_COMPONENTS
+    },
 }
 
 
@@ -73,5 +82,6 @@ def downloads(*names: str) -> HTMLFragment:
 
 def with_legend(chart: HTMLFragment, text: str) -> HTMLFragment:
     """A chart followed by its legend note (ready HTML with links to Methods)."""
-    return HTMLFragment(f'{chart.html}\n<p class="sg-chart-legend">{wrapped(text)}</p>',
-                        chart.label)
+    return HTMLFragment(
+        f'{chart.html}\n<p class="sg-chart-legend">{wrapped(text)}</p>', chart.label
+    )

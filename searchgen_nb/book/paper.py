@@ -17,21 +17,34 @@ def comparison(release: Release) -> HTMLFragment:
     (data contract, § The book)."""
     paper = (release.manifest.get("release_checks") or {}).get("paper_table")
     if paper is None:
-        return _note("This release gives no paper table (<code>paper_table</code>): there is "
-                     "no figure of the paper to compare with.")
+        return _note(
+            "This release gives no paper table (<code>paper_table</code>): there is "
+            "no figure of the paper to compare with."
+        )
     rows = []
     for r in release.boards["overall"]:
         ours, theirs = r["overall_10"], paper.get(r["model_id"])
         diff = None if ours is None or theirs is None else exact_diff(ours, theirs)
-        rows.append({"Model": release.display_name(r["model_id"]), "model_id": r["model_id"],
-                     "Overall-10 (recomputed)": ours, "Overall-10 (paper)": theirs,
-                     "Difference": diff})
-    note = _note("The paper's own Overall-10 per model (<code>paper_table</code>) beside this "
-                 "release's, both on 0–100; difference = recomputed − paper. The release gate "
-                 "allows a difference of at most half a rounding unit "
-                 f'(<a href="{METHODS}#overall-10">Overall-10</a>).')
-    table = tables.data_table(rows, f"paper-overall-10{release.id_suffix}",
-                              decimals={"Overall-10 (recomputed)": release.decimals})
+        rows.append(
+            {
+                "Model": release.display_name(r["model_id"]),
+                "model_id": r["model_id"],
+                "Overall-10 (recomputed)": ours,
+                "Overall-10 (paper)": theirs,
+                "Difference": diff,
+            }
+        )
+    note = _note(
+        "The paper's own Overall-10 per model (<code>paper_table</code>) beside this "
+        "release's, both on 0–100; difference = recomputed − paper. The release gate "
+        "allows a difference of at most half a rounding unit "
+        f'(<a href="{METHODS}#overall-10">Overall-10</a>).'
+    )
+    table = tables.data_table(
+        rows,
+        f"paper-overall-10{release.id_suffix}",
+        decimals={"Overall-10 (recomputed)": release.decimals},
+    )
     return join([note, table], "paper table")
 
 

@@ -16,7 +16,9 @@ def _page_assets_guard(app, pagename, templatename, context, doctree) -> None:
     twice) and the :data:`~searchgen_nb.book.assets.PAGE_SCRIPTS` whose marker the body lacks;
     warn (an error under ``-W``) about a script or style sheet loaded from the web."""
     from sphinx.util import logging
+
     from searchgen_nb.book.assets import PAGE_SCRIPTS
+
     body = context.get("body") or ""
     unused = {name for name, marker in PAGE_SCRIPTS.items() if marker not in body}
     for key in ("script_files", "css_files"):
@@ -36,8 +38,12 @@ def _page_assets_guard(app, pagename, templatename, context, doctree) -> None:
             kept.append(asset)
             if _EXTERNAL_RE.match(url):
                 logging.getLogger(__name__).warning(
-                    "%s: page loads %s from the web (the book must work offline)", pagename, url,
-                    type="searchgen", subtype="offline")
+                    "%s: page loads %s from the web (the book must work offline)",
+                    pagename,
+                    url,
+                    type="searchgen",
+                    subtype="offline",
+                )
         context[key] = kept
 
 
@@ -53,7 +59,9 @@ def setup(app):
 EXTERNAL_URL = re.compile(
     r"""<a\s[^>]*>
     | (?P<load>(?:\b(?:src|href|action|poster|data)\s*=\s*["']?\s* | url\(\s*["']?
-                | @import\s+["']?)(?:https?:)?//)""", re.I | re.X)
+                | @import\s+["']?)(?:https?:)?//)""",
+    re.I | re.X,
+)
 
 
 def external_references(html_dir: Path) -> list[str]:
@@ -62,13 +70,17 @@ def external_references(html_dir: Path) -> list[str]:
     for path in sorted(html_dir.rglob("*")):
         if path.suffix in (".html", ".css", ".js") and path.is_file():
             text = path.read_text(encoding="utf-8", errors="replace")
-            found += [f"{path.relative_to(html_dir)}: {text[m.start():m.end() + 40]!r}"
-                      for m in EXTERNAL_URL.finditer(text) if m["load"]]
+            found += [
+                f"{path.relative_to(html_dir)}: {text[m.start() : m.end() + 40]!r}"
+                for m in EXTERNAL_URL.finditer(text)
+                if m["load"]
+            ]
     return found
 
 
 def check_offline(html_dir: Path) -> None:
     """Raise :class:`ReleaseError` naming what the built book would load from the web."""
     if leaks := external_references(html_dir):
-        raise ReleaseError("book references external URLs (it must open offline):\n  "
-                           + "\n  ".join(leaks[:20]))
+        raise ReleaseError(
+            "book references external URLs (it must open offline):\n  " + "\n  ".join(leaks[:20])
+        )

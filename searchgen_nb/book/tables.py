@@ -17,8 +17,19 @@ from searchgen_nb.evidence import clip
 
 from .cards import card_href
 from .display import HTMLFragment
-from .fmt import NA, Shown, coverage_text, esc, format_number, interval_text, is_null
-from .fmt import is_number, pair_cell, pct_label, rank_text
+from .fmt import (
+    NA,
+    Shown,
+    coverage_text,
+    esc,
+    format_number,
+    interval_text,
+    is_null,
+    is_number,
+    pair_cell,
+    pct_label,
+    rank_text,
+)
 from .views import in_rank_order, rank_gaps
 
 _ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
@@ -27,10 +38,17 @@ _LENGTH_MENU = (10, 25, 50, 100)
 
 #: Anchor (on the Methods page) that each leaderboard column links to.
 METHOD_ANCHORS = {
-    "rank": "ranking", "model": "models", "type": "models", "overall_9": "overall-9",
-    "overall_10": "overall-10", "coverage": "coverage", "missing_policy": "missing-policy",
-    "interval": "uncertainty", "rank_range": "uncertainty",
-    **{c: "component-" + c.replace("_", "-") for c in COMPONENT_LABELS}}
+    "rank": "ranking",
+    "model": "models",
+    "type": "models",
+    "overall_9": "overall-9",
+    "overall_10": "overall-10",
+    "coverage": "coverage",
+    "missing_policy": "missing-policy",
+    "interval": "uncertainty",
+    "rank_range": "uncertainty",
+    **{c: "component-" + c.replace("_", "-") for c in COMPONENT_LABELS},
+}
 
 #: Header tooltips (``title``) of the leaderboard columns.
 COLUMN_DEFINITIONS = {
@@ -52,8 +70,12 @@ COLUMN_DEFINITIONS = {
     "α); same label = one tie group.",
     "missing_policy": "How non-scored prompts count: zero_fill = as 0 in every score; "
     "exclude = left out (only scored prompts are averaged).",
-    **{c: f"{label} (0–100): mean over included prompts that have this component; "
-       "N/A = no included prompt has it." for c, label in COMPONENT_LABELS.items()}}
+    **{
+        c: f"{label} (0–100): mean over included prompts that have this component; "
+        "N/A = no included prompt has it."
+        for c, label in COMPONENT_LABELS.items()
+    },
+}
 
 
 class Head(NamedTuple):
@@ -73,8 +95,11 @@ def _paging(page_length: int | None) -> dict:
     if page_length is None:
         return {"paging": False}
     n = int(page_length)  # a length not in the menu is added, else the menu shows no choice
-    return {"paging": True, "pageLength": n,
-            **({} if n in _LENGTH_MENU else {"lengthMenu": sorted({*_LENGTH_MENU, n})})}
+    return {
+        "paging": True,
+        "pageLength": n,
+        **({} if n in _LENGTH_MENU else {"lengthMenu": sorted({*_LENGTH_MENU, n})}),
+    }
 
 
 def _th(key: str, head: Head, numeric: bool, *classes: str) -> str:
@@ -117,84 +142,142 @@ def _sorts_as_shown(td: str) -> bool:
     """True when the cell's HTML sorts as its ``data-order`` says (or it has none)."""
     if not (m := _ORDER_ATTR.search(td)):
         return True
-    shown = _LEADING_NUMBER.match(td[td.index(">") + 1:])
+    shown = _LEADING_NUMBER.match(td[td.index(">") + 1 :])
     try:
         return (float(m[1]) if m[1] else None) == (float(shown[0]) if shown else None)
     except ValueError:  # a text key (a model's name)
         return False
 
 
-def _table(table_id: str, header: Sequence[str], body: Sequence[tuple[str, list[str]]],
-           options: Mapping[str, Any], caption: str | None = None, extra_class: str = "",
-           extra_attrs: str = "") -> str:
+def _table(
+    table_id: str,
+    header: Sequence[str],
+    body: Sequence[tuple[str, list[str]]],
+    options: Mapping[str, Any],
+    caption: str | None = None,
+    extra_class: str = "",
+    extra_attrs: str = "",
+) -> str:
     """The table's HTML; ``body``: ``(<tr ...>, cells)`` per row; ``extra_attrs``: escaped.
     A column keeps ``data-order`` only where a cell sorts otherwise without it (DataTables
     reads it per column); each cell on a line of its own, so a change shows as one line."""
     lean = [all(map(_sorts_as_shown, col)) for col in zip(*(cells for _, cells in body))]
-    rows = ["\n".join([tr, *(_ORDER_ATTR.sub("", td, 1) if lean[j] else td
-                             for j, td in enumerate(cells))]) + "</tr>" for tr, cells in body]
+    rows = [
+        "\n".join(
+            [tr, *(_ORDER_ATTR.sub("", td, 1) if lean[j] else td for j, td in enumerate(cells))]
+        )
+        + "</tr>"
+        for tr, cells in body
+    ]
     cls = "sg-table display compact" + (f" {extra_class}" if extra_class else "")
-    opts = esc(json.dumps(options, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                          allow_nan=False))
+    opts = esc(
+        json.dumps(
+            options, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    )
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
-    return (f'<div class="sg-table-wrap" id="{table_id}-wrap">\n'
-            f'<table id="{table_id}"{extra_attrs} class="{cls}" data-sg-options="{opts}">'
-            f"{cap}<thead><tr>\n" + "\n".join(header) + "\n</tr></thead>\n<tbody>\n"
-            + "\n".join(rows) + "\n</tbody></table></div>")
+    return (
+        f'<div class="sg-table-wrap" id="{table_id}-wrap">\n'
+        f'<table id="{table_id}"{extra_attrs} class="{cls}" data-sg-options="{opts}">'
+        f"{cap}<thead><tr>\n"
+        + "\n".join(header)
+        + "\n</tr></thead>\n<tbody>\n"
+        + "\n".join(rows)
+        + "\n</tbody></table></div>"
+    )
+
 
 # --------------------------------------------------------------------------- leaderboard
 
-_TOOLS = ('<div class="sg-table-tools" data-sg-for="{}"><label>Type <select data-sg-filter-col='
-          '"type"><option value="">all</option><option value="Open">Open</option><option value='
-          '"Commercial">Commercial</option></select></label> <button type="button" class="sg-'
-          'toggle-components" data-sg-toggle="sg-component" aria-pressed="false">Hide the '
-          "components</button></div>")
-_PENDING = (' <span class="sg-badge sg-unranked-badge" title="results not in yet (pending in the '
-            'release config): never ranked">pending</span>')
+_TOOLS = (
+    '<div class="sg-table-tools" data-sg-for="{}"><label>Type <select data-sg-filter-col='
+    '"type"><option value="">all</option><option value="Open">Open</option><option value='
+    '"Commercial">Commercial</option></select></label> <button type="button" class="sg-'
+    'toggle-components" data-sg-toggle="sg-component" aria-pressed="false">Hide the '
+    "components</button></div>"
+)
+_PENDING = (
+    ' <span class="sg-badge sg-unranked-badge" title="results not in yet (pending in the '
+    'release config): never ranked">pending</span>'
+)
 
 
-def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
-                      min_coverage: float = 0.9, pending: frozenset[str] = frozenset(),
-                      intervals: Mapping[str, Mapping[str, Any]] | None = None,
-                      ties: Mapping[str, str] | None = None, confidence: str = "95%",
-                      caption: str | None = None, prompts_href: str | None = None,
-                      methods_href: str | None = "methods.html") -> HTMLFragment:
+def leaderboard_table(
+    rows: Sequence[Mapping[str, Any]],
+    table_id: str,
+    *,
+    min_coverage: float = 0.9,
+    pending: frozenset[str] = frozenset(),
+    intervals: Mapping[str, Mapping[str, Any]] | None = None,
+    ties: Mapping[str, str] | None = None,
+    confidence: str = "95%",
+    caption: str | None = None,
+    prompts_href: str | None = None,
+    methods_href: str | None = "methods.html",
+) -> HTMLFragment:
     """Sortable leaderboard in the contract's order (§ Coverage and ranking); ``intervals``
     adds interval and rank range (``ties`` badges); ``prompts_href``: a ``{model_id}`` template
     linking Coverage; headers link to Methods (``methods_href``, None: no)."""
     _check_id(table_id)
-    cols = [("rank", "Rank"), ("model", "Model"), ("type", "Type"), ("overall_9", "Overall-9"),
-            ("gap", "Gap to next"), *([("interval", f"{confidence} interval"),
-                                       ("rank_range", "Rank range")] if intervals else []),
-            ("overall_10", "Overall-10 (paper-compatible)"), ("coverage", "Coverage"),
-            ("missing_policy", "Missing policy"),
-            *((c, COMPONENT_LABELS[c]) for c in OVERALL_9_COMPONENTS)]
+    cols = [
+        ("rank", "Rank"),
+        ("model", "Model"),
+        ("type", "Type"),
+        ("overall_9", "Overall-9"),
+        ("gap", "Gap to next"),
+        *(
+            [("interval", f"{confidence} interval"), ("rank_range", "Rank range")]
+            if intervals
+            else []
+        ),
+        ("overall_10", "Overall-10 (paper-compatible)"),
+        ("coverage", "Coverage"),
+        ("missing_policy", "Missing policy"),
+        *((c, COMPONENT_LABELS[c]) for c in OVERALL_9_COMPONENTS),
+    ]
     header = []
     for key, label in cols:  # a definition, a "?" link to Methods; the components one group
         anchor = METHOD_ANCHORS.get(key) if methods_href else None
         href = f"{methods_href}#{anchor}" if anchor else None
         group = ["sg-component"] if key in COMPONENT_LABELS else []
         classes = ["sg-asc-first"] if key == "rank" else group
-        header.append(_th(key, Head(label, COLUMN_DEFINITIONS.get(key), href),
-                          key not in ("model", "type", "missing_policy"), *classes))
+        header.append(
+            _th(
+                key,
+                Head(label, COLUMN_DEFINITIONS.get(key), href),
+                key not in ("model", "type", "missing_policy"),
+                *classes,
+            )
+        )
     gaps, threshold, body = rank_gaps(list(rows)), esc(pct_label(min_coverage)), []
     for row in in_rank_order(list(rows)):
         mid, unranked = row.get("model_id"), row.get("ranked") is False
         name = row.get("display_name", mid)  # the model cell: name, badge, model_id below
         ident = f'<span class="sg-model-id">{esc(mid)}</span>' if mid is not None else ""
-        badge = "" if not unranked else _PENDING if mid in pending else (
-            f' <span class="sg-badge sg-unranked-badge" title="{esc(COLUMN_DEFINITIONS["rank"])}">'
-            f"unranked (coverage &lt; {threshold})</span>")
+        badge = (
+            ""
+            if not unranked
+            else _PENDING
+            if mid in pending
+            else (
+                f' <span class="sg-badge sg-unranked-badge" title="{esc(COLUMN_DEFINITIONS["rank"])}">'
+                f"unranked (coverage &lt; {threshold})</span>"
+            )
+        )
         cells = [
-            f'<td class="sg-na" data-order="" title="unranked: coverage below {threshold}">'
-            "–</td>" if unranked else _num_td(row.get("rank")),
+            f'<td class="sg-na" data-order="" title="unranked: coverage below {threshold}">–</td>'
+            if unranked
+            else _num_td(row.get("rank")),
             f'<td data-order="{esc(name)}">{esc(name)}{badge}{ident}</td>',
-            _text_td(row.get("type")), _num_td(row.get("overall_9")),
+            _text_td(row.get("type")),
+            _num_td(row.get("overall_9")),
             _num_td(gaps.get(mid), na="–"),
             *(_uncertainty_tds(intervals.get(mid), (ties or {}).get(mid)) if intervals else []),
-            _num_td(row.get("overall_10")), _coverage_td(row, prompts_href),
+            _num_td(row.get("overall_10")),
+            _coverage_td(row, prompts_href),
             _text_td(row.get("missing_policy")),
-            *[_num_td((row.get("components") or {}).get(c)) for c in OVERALL_9_COMPONENTS]]
+            *[_num_td((row.get("components") or {}).get(c)) for c in OVERALL_9_COMPONENTS],
+        ]
         attrs = ' class="sg-unranked"' if unranked else ""
         attrs += f' data-model-id="{esc(mid)}"' if mid is not None else ""
         body.append((f"<tr{attrs}>", cells))
@@ -204,7 +287,7 @@ def leaderboard_table(rows: Sequence[Mapping[str, Any]], table_id: str, *,
 
 
 def _coverage_td(row: Mapping[str, Any], prompts_href: str | None) -> str:
-    """"719/751 (95.7%)", sorted by the coverage; a link to the prompts without a score."""
+    """ "719/751 (95.7%)", sorted by the coverage; a link to the prompts without a score."""
     n_scored, n_total, cov = row.get("n_scored"), row.get("n_total"), row.get("coverage")
     if is_null(n_scored) or is_null(n_total):
         return _num_td(cov)
@@ -220,12 +303,19 @@ def _coverage_td(row: Mapping[str, Any], prompts_href: str | None) -> str:
 def _uncertainty_tds(cell: Mapping[str, Any] | None, tie: str | None) -> list[str]:
     """The interval and rank-range cells of one leaderboard row (N/A, – without a value)."""
     iv, rk = (cell or {}).get("overall_9"), (cell or {}).get("rank")
-    iv_td = f'<td class="sg-na">{NA}</td>' if iv is None else (
-        f'<td data-order="{esc(repr(float(iv[0])))}">{esc(interval_text(iv, None))}</td>')
+    iv_td = (
+        f'<td class="sg-na">{NA}</td>'
+        if iv is None
+        else (f'<td data-order="{esc(repr(float(iv[0])))}">{esc(interval_text(iv, None))}</td>')
+    )
     if rk is None:
         return [iv_td, '<td class="sg-na">–</td>']
-    badge = (f' <span class="sg-badge sg-tie" title="cannot be separated from its neighbour in '
-             f'rank: tie group {esc(tie)}">≈ {esc(tie)}</span>' if tie else "")
+    badge = (
+        f' <span class="sg-badge sg-tie" title="cannot be separated from its neighbour in '
+        f'rank: tie group {esc(tie)}">≈ {esc(tie)}</span>'
+        if tie
+        else ""
+    )
     return [iv_td, f'<td data-order="{rk[0]}">{esc(rank_text(rk))}{badge}</td>']
 
 
@@ -240,10 +330,19 @@ _EXPLORER_HEADS = [
     ("domains", "Domains", "Domain tags (multi-label).", False),
     ("failure_modes", "Failure modes", "Failure-mode tags (multi-label).", False),
     ("slices", "Slices", "Published evaluation slices holding the prompt.", False),
-    ("difficulty", "Difficulty",
-     "Mean Overall-9 (0–100) of the models with a value on this prompt: low = hard.", True),
-    ("spread", "Spread", "Highest minus lowest Overall-9 across models: high = the prompt tells "
-     "models apart.", True)]
+    (
+        "difficulty",
+        "Difficulty",
+        "Mean Overall-9 (0–100) of the models with a value on this prompt: low = hard.",
+        True,
+    ),
+    (
+        "spread",
+        "Spread",
+        "Highest minus lowest Overall-9 across models: high = the prompt tells models apart.",
+        True,
+    ),
+]
 
 
 def _row_values(r: Mapping[str, Any]) -> str:
@@ -252,22 +351,34 @@ def _row_values(r: Mapping[str, Any]) -> str:
     values = {
         "stratum": [r["stratum"]] + ([] if r["stratum"] == "NoSearch" else ["SearchIntensive"]),
         **{k: list(r[k]) for k in ("domains", "failure_modes", "slices")},
-        **({"statuses": dict(r["statuses"])} if r["statuses"] else {})}
+        **({"statuses": dict(r["statuses"])} if r["statuses"] else {}),
+    }
     text = json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "'" + text.replace("&", "&amp;").replace("<", "&lt;").replace("'", "&#x27;") + "'"
 
 
-def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, str]],
-                 table_id: str, *, decimals: int | None = None,
-                 policies: Mapping[str, str] | None = None) -> HTMLFragment:
+def prompt_table(
+    rows: Sequence[Mapping[str, Any]],
+    models: Sequence[tuple[str, str]],
+    table_id: str,
+    *,
+    decimals: int | None = None,
+    policies: Mapping[str, str] | None = None,
+) -> HTMLFragment:
     """The prompt explorer: a row per prompt (``views_audit.prompt_rows``, with its ``text`` or
     None) filtered from the URL; its text cut to :data:`EXPLORER_TEXT` characters; a column per
     ``models`` ``(model_id, name)``: Overall-9, or the status as it counts by ``policies``; a
     hidden column of ``model_id=status`` words for the search."""
     _check_id(table_id)
     header = [_th(key, Head(label, title), num) for key, label, title, num in _EXPLORER_HEADS]
-    header += [_th(f"m:{m}", Head(name, f"{name} ({m}): Overall-9 on this prompt, or its status "
-                                  "when it has none."), True) for m, name in models]
+    header += [
+        _th(
+            f"m:{m}",
+            Head(name, f"{name} ({m}): Overall-9 on this prompt, or its status when it has none."),
+            True,
+        )
+        for m, name in models
+    ]
     header.append('<th class="sg-text sg-hidden" data-sg-col="statuses">statuses</th>')
     body = []
     for r in rows:
@@ -275,32 +386,53 @@ def prompt_table(rows: Sequence[Mapping[str, Any]], models: Sequence[tuple[str, 
         sid, card = esc(r["sample_id"]), esc(card_href(r["sample_id"]))
         # data-search: the page's script adds the prompt text (searchgen-nb.js, prompt card)
         text = r.get("text")
-        cells = [f'<td data-search="{sid}"><a href="{card}">{sid}</a></td>',
-                 '<td class="sg-na">–</td>' if text is None else
-                 f'<td class="sg-prompt-text">{esc(clip(text, EXPLORER_TEXT))}</td>',
-                 f'<td data-search="{esc(search)}">{esc(r["stratum"])}</td>',
-                 *(f"<td>{esc(' '.join(r[k]))}</td>" for k in ("domains", "failure_modes",
-                                                               "slices")),
-                 _num_td(r["difficulty"], decimals), _num_td(r["spread"], decimals)]
-        cells += [_shown_td(pair_cell(r["scores"][m], r["statuses"].get(m, "scored"),
-                                      (policies or {}).get(m), decimals,
-                                      (r.get("reasons") or {}).get(m))) for m, _ in models]
+        cells = [
+            f'<td data-search="{sid}"><a href="{card}">{sid}</a></td>',
+            '<td class="sg-na">–</td>'
+            if text is None
+            else f'<td class="sg-prompt-text">{esc(clip(text, EXPLORER_TEXT))}</td>',
+            f'<td data-search="{esc(search)}">{esc(r["stratum"])}</td>',
+            *(f"<td>{esc(' '.join(r[k]))}</td>" for k in ("domains", "failure_modes", "slices")),
+            _num_td(r["difficulty"], decimals),
+            _num_td(r["spread"], decimals),
+        ]
+        cells += [
+            _shown_td(
+                pair_cell(
+                    r["scores"][m],
+                    r["statuses"].get(m, "scored"),
+                    (policies or {}).get(m),
+                    decimals,
+                    (r.get("reasons") or {}).get(m),
+                )
+            )
+            for m, _ in models
+        ]
         words = " ".join(f"{m}={r['statuses'][m]}" for m, _ in models if m in r["statuses"])
         body.append((f"<tr data-sg-values={_row_values(r)}>", [*cells, f"<td>{esc(words)}</td>"]))
     options = {"autoWidth": False, "order": [[0, "asc"]], **_paging(50)}
-    note = (f'<p class="sg-explorer-filter" id="{table_id}-filter" aria-live="polite"></p>\n'
-            f'<div class="sg-table-tools"><button type="button" class="sg-export-rows" '
-            f'data-sg-for="{table_id}">Download these rows (CSV)</button></div>')
+    note = (
+        f'<p class="sg-explorer-filter" id="{table_id}-filter" aria-live="polite"></p>\n'
+        f'<div class="sg-table-tools"><button type="button" class="sg-export-rows" '
+        f'data-sg-for="{table_id}">Download these rows (CSV)</button></div>'
+    )
     table = _table(table_id, header, body, options, None, "sg-explorer", ' data-sg-explorer="1"')
     return HTMLFragment(note + "\n" + table, f"prompt table {table_id}")
 
 
 # --------------------------------------------------------------------------- generic
 
-def data_table(df: Any, table_id: str, *, decimals: int | Mapping[str, int] | None = None,
-               order: Sequence[tuple[str, str]] = (), page_length: int | None = None,
-               heads: Mapping[str, Head] | None = None,
-               row_links: Mapping[str, Sequence[str | None]] | None = None) -> HTMLFragment:
+
+def data_table(
+    df: Any,
+    table_id: str,
+    *,
+    decimals: int | Mapping[str, int] | None = None,
+    order: Sequence[tuple[str, str]] = (),
+    page_length: int | None = None,
+    heads: Mapping[str, Head] | None = None,
+    row_links: Mapping[str, Sequence[str | None]] | None = None,
+) -> HTMLFragment:
     """A DataFrame (or records) as a sortable table of every row; a column of numbers only is
     numeric. ``decimals``: int or ``{column: int}``; ``order``: ``[("n", "desc")]``; ``heads``:
     :class:`Head` per column; ``row_links``: ``{column: [href or None]}``."""
@@ -314,10 +446,21 @@ def data_table(df: Any, table_id: str, *, decimals: int | Mapping[str, int] | No
     heads, links = heads or {}, [(row_links or {}).get(c) for c in columns]
     decs = [decimals.get(c) if isinstance(decimals, Mapping) else decimals for c in columns]
     header = [_th(c, heads.get(c, Head()), numeric[j]) for j, c in enumerate(columns)]
-    body = [("<tr>", [_td(v, numeric[j], decs[j], None if links[j] is None else links[j][i])
-                      for j, v in enumerate(r)]) for i, r in enumerate(records)]
-    options = {"autoWidth": False, **_paging(page_length),
-               "order": [[columns.index(c), d] for c, d in order]}
+    body = [
+        (
+            "<tr>",
+            [
+                _td(v, numeric[j], decs[j], None if links[j] is None else links[j][i])
+                for j, v in enumerate(r)
+            ],
+        )
+        for i, r in enumerate(records)
+    ]
+    options = {
+        "autoWidth": False,
+        **_paging(page_length),
+        "order": [[columns.index(c), d] for c, d in order],
+    }
     return HTMLFragment(_table(table_id, header, body, options), f"data table {table_id}")
 
 

@@ -16,22 +16,38 @@ import yaml
 
 from searchgen_nb.book.fmt import exact_diff, interval_text, pct_label
 from searchgen_nb.config import ReleaseConfig, SliceConfig, find_config, load_config
-from searchgen_nb.constants import CHANGES, COMPONENT_LABELS, MANIFEST, OVERALL_9_COMPONENTS
-from searchgen_nb.constants import STRATUM_GROUPS, UNCERTAINTY, VALIDATION_REPORT
+from searchgen_nb.constants import (
+    CHANGES,
+    COMPONENT_LABELS,
+    MANIFEST,
+    OVERALL_9_COMPONENTS,
+    STRATUM_GROUPS,
+    UNCERTAINTY,
+    VALIDATION_REPORT,
+)
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.numeric import scaled
 from searchgen_nb.records import read_records
 from searchgen_nb.slices import field_values, in_slice
 
-BOARD_FILES = {"overall": "leaderboard_overall.json", "stratum": "leaderboard_by_stratum.json",
-               "domain": "leaderboard_by_domain.json",
-               "failure_mode": "leaderboard_by_failure_mode.json",
-               "slice": "leaderboard_by_slice.json"}
+BOARD_FILES = {
+    "overall": "leaderboard_overall.json",
+    "stratum": "leaderboard_by_stratum.json",
+    "domain": "leaderboard_by_domain.json",
+    "failure_mode": "leaderboard_by_failure_mode.json",
+    "slice": "leaderboard_by_slice.json",
+}
 #: The tag kinds, each with its taxonomy key.
 TAG_KINDS = {"domain": "domains", "failure_mode": "failure_modes"}
 #: The facts the Extraction page shows (by name, never by position).
-EXTRACTION_FACTS = ("Dataset", "Dataset sha256 (canonical)", "Result files read",
-                    "Results sha256", "Result path", "Extractor")
+EXTRACTION_FACTS = (
+    "Dataset",
+    "Dataset sha256 (canonical)",
+    "Result files read",
+    "Results sha256",
+    "Result path",
+    "Extractor",
+)
 
 
 @functools.cache
@@ -54,7 +70,8 @@ def open_config(release_config: str | None, given: dict | None = None) -> Releas
         raise ConfigError(
             "notebook parameter `release_config` is not set: run with `-p release_config "
             "releases/NAME.yml`, or `-f` a release YAML that holds its own path under "
-            "`release_config`")
+            "`release_config`"
+        )
     path = find_config(release_config)
     cfg = load_config(path)
     raw = yaml.safe_load(path.read_text(encoding="utf-8")) if given else {}
@@ -63,7 +80,8 @@ def open_config(release_config: str | None, given: dict | None = None) -> Releas
         raise ConfigError(
             f"notebook parameter `{differ[0]}` differs from `{differ[0]}` in {release_config} (the "
             "file named by `release_config`): the parameters describe another release; "
-            "give that release's own path as `release_config`")
+            "give that release's own path as `release_config`"
+        )
     return cfg
 
 
@@ -84,29 +102,38 @@ class Release:
     changes = cached_property(lambda self: self._read(CHANGES, optional=True))
     uncertainty = cached_property(lambda self: self._read(UNCERTAINTY, optional=True))
     validation_report = cached_property(lambda self: self._read(VALIDATION_REPORT, optional=True))
-    output_slice = property(lambda self: self.manifest.get("output_slice")
-                            or f"full_{self.manifest['dataset']['n_prompts']}")
+    output_slice = property(
+        lambda self: (
+            self.manifest.get("output_slice") or f"full_{self.manifest['dataset']['n_prompts']}"
+        )
+    )
     slice_name = property(lambda self: self.slice or self.output_slice)
     is_full = property(lambda self: self.slice_name == self.output_slice)
     #: The published slices, in order (the first holds every prompt).
-    slices = property(lambda self: list(self.manifest.get("published_slices")
-                                        or [self.output_slice]))
+    slices = property(
+        lambda self: list(self.manifest.get("published_slices") or [self.output_slice])
+    )
     is_demo = property(lambda self: self.manifest.get("data_origin") == "synthetic-demo")
     #: Places of every published 0–100 value.
     decimals = property(lambda self: self.manifest["scoring"]["public_rounding_decimals"])
     min_coverage = property(lambda self: self.manifest["scoring"]["min_ranking_coverage"])
     model_order = property(lambda self: self.manifest["model_order"])
     names = property(lambda self: {m: self.display_name(m) for m in self.manifest["models"]})
-    policies = property(lambda self: {m: v["missing_policy"]
-                                      for m, v in self.manifest["models"].items()})
+    policies = property(
+        lambda self: {m: v["missing_policy"] for m, v in self.manifest["models"].items()}
+    )
     #: Models whose results are not in yet: never ranked.
-    pending = property(lambda self: frozenset(
-        m for m, meta in self.manifest["models"].items() if meta.get("pending") is True))
+    pending = property(
+        lambda self: frozenset(
+            m for m, meta in self.manifest["models"].items() if meta.get("pending") is True
+        )
+    )
     #: "95%" for confidence 0.95.
     confidence = property(lambda self: pct_label((self.uncertainty or {}).get("confidence", 0.95)))
     #: Appended to every table and chart id of a page, so one page can show several slices.
-    id_suffix = property(lambda self: "" if self.is_full
-                         else "-" + self.slice_name.replace(".", "-").lower())
+    id_suffix = property(
+        lambda self: "" if self.is_full else "-" + self.slice_name.replace(".", "-").lower()
+    )
 
     def display_name(self, model_id: str) -> str:
         return self.manifest["models"][model_id]["display_name"]
@@ -118,11 +145,17 @@ class Release:
             return {k: self._read(f) for k, f in BOARD_FILES.items()}
         by_slice = self._read(BOARD_FILES["slice"])
         if self.slice not in by_slice:
-            raise KeyError(f"no slice {self.slice!r} in this release "
-                           f"(slices: {', '.join(by_slice)})")
+            raise KeyError(
+                f"no slice {self.slice!r} in this release (slices: {', '.join(by_slice)})"
+            )
         b = by_slice[self.slice]
-        return {"overall": b["overall"], "stratum": b["strata"], "domain": b["domains"],
-                "failure_mode": b["failure_modes"], "slice": by_slice}
+        return {
+            "overall": b["overall"],
+            "stratum": b["strata"],
+            "domain": b["domains"],
+            "failure_mode": b["failure_modes"],
+            "slice": by_slice,
+        }
 
     #: Every record of ``prompt_scores.jsonl`` (read once, shared by the slice views).
     all_records = cached_property(lambda self: read_records(self.folder))
@@ -138,8 +171,9 @@ class Release:
         if name == self.output_slice:
             return lambda r: True
         spec = self.manifest["evaluation_slices"]["named"][name]
-        cfg = SliceConfig(field=spec.get("field", "subset"), include=spec["include_tags"],
-                          match=spec["match"])
+        cfg = SliceConfig(
+            field=spec.get("field", "subset"), include=spec["include_tags"], match=spec["match"]
+        )
         return lambda r: in_slice(field_values(r, cfg.field), cfg)
 
     def for_slice(self, name: str) -> Release:
@@ -163,20 +197,29 @@ def tag_frame(release: Release, kind: str) -> pd.DataFrame:
     rows = []
     for tag, board in release.boards[kind].items():
         intervals = group_intervals(release, kind, tag)
-        rows += [{"model_id": r["model_id"],
-                  "display_name": r["display_name"] + unranked.get(r["model_id"], ""),
-                  "tag": tag, "tag_name": tag_name(kind, tag),
-                  **{k: r[k] for k in ("overall_9", "n_total", "n_scored", "coverage")},
-                  "interval": (intervals.get(r["model_id"]) or {}).get("overall_9"),
-                  **{c: r["components"][c] for c in OVERALL_9_COMPONENTS}} for r in board]
+        rows += [
+            {
+                "model_id": r["model_id"],
+                "display_name": r["display_name"] + unranked.get(r["model_id"], ""),
+                "tag": tag,
+                "tag_name": tag_name(kind, tag),
+                **{k: r[k] for k in ("overall_9", "n_total", "n_scored", "coverage")},
+                "interval": (intervals.get(r["model_id"]) or {}).get("overall_9"),
+                **{c: r["components"][c] for c in OVERALL_9_COMPONENTS},
+            }
+            for r in board
+        ]
     rows.sort(key=lambda r: pos.get(r["model_id"], len(pos)))  # model-major (stable: tag order)
     return pd.DataFrame(rows, dtype=object)
 
 
 def tag_counts(release: Release, kind: str) -> pd.DataFrame:
     """Prompts per tag (``n_total``), with the multi-label total for the note under the table."""
-    rows = [(f"{t} · {tag_name(kind, t)}", board[0]["n_total"])
-            for t, board in release.boards[kind].items() if board]
+    rows = [
+        (f"{t} · {tag_name(kind, t)}", board[0]["n_total"])
+        for t, board in release.boards[kind].items()
+        if board
+    ]
     return pd.DataFrame(rows, columns=["Tag", "Prompts"])  # no tag of this kind: no rows
 
 
@@ -184,12 +227,17 @@ def model_tag_table(release: Release, kind: str, model_id: str) -> pd.DataFrame:
     """One model's row per tag: Overall-9, prompts, scored, coverage, the nine components."""
     df = tag_frame(release, kind)
     df = df[df["model_id"] == model_id]
-    return pd.DataFrame({
-        "Tag": [f"{t} · {n}" for t, n in zip(df["tag"], df["tag_name"])],
-        "Overall-9": df["overall_9"].tolist(), "Prompts": df["n_total"].tolist(),
-        "Scored": df["n_scored"].tolist(), "Coverage %": [scaled(c, 100) for c in df["coverage"]],
-        **{COMPONENT_LABELS[c]: df[c].tolist() for c in OVERALL_9_COMPONENTS},
-    }, dtype=object)
+    return pd.DataFrame(
+        {
+            "Tag": [f"{t} · {n}" for t, n in zip(df["tag"], df["tag_name"])],
+            "Overall-9": df["overall_9"].tolist(),
+            "Prompts": df["n_total"].tolist(),
+            "Scored": df["n_scored"].tolist(),
+            "Coverage %": [scaled(c, 100) for c in df["coverage"]],
+            **{COMPONENT_LABELS[c]: df[c].tolist() for c in OVERALL_9_COMPONENTS},
+        },
+        dtype=object,
+    )
 
 
 def top_models(release: Release, k: int = 3) -> list[str]:
@@ -206,8 +254,10 @@ def resolve_models(release: Release, wanted: list) -> list[str]:
         by_key.setdefault(release.display_name(m).casefold(), m)
     if bad := [w for w in wanted if str(w).strip().casefold() not in by_key]:
         valid = ", ".join(f"{m} ({release.display_name(m)})" for m in release.model_order)
-        raise ValueError(f"compare_models: {str(bad[0])!r} is not a model of this release; "
-                         f"valid (id or display name, any case): {valid}")
+        raise ValueError(
+            f"compare_models: {str(bad[0])!r} is not a model of this release; "
+            f"valid (id or display name, any case): {valid}"
+        )
     return list(dict.fromkeys(by_key[str(w).strip().casefold()] for w in wanted))
 
 
@@ -229,13 +279,15 @@ def resolve_group(release: Release, group) -> str:
         if kind != "stratum":
             names.setdefault(tag_name(kind, g).casefold(), g)
     if (key := str(group).strip().casefold()) not in names:
-        raise ValueError(f"compare_group: {str(group)!r} is not a group of this release; "
-                         f"valid (code or name, any case): {', '.join(kinds)}")
+        raise ValueError(
+            f"compare_group: {str(group)!r} is not a group of this release; "
+            f"valid (code or name, any case): {', '.join(kinds)}"
+        )
     return names[key]
 
 
 def group_label(kind: str, name: str) -> str:
-    """"all prompts", "stratum NoSearch", "search type VisualSearch", "domain FAS · Fashion"."""
+    """ "all prompts", "stratum NoSearch", "search type VisualSearch", "domain FAS · Fashion"."""
     if kind != "stratum":
         return f"{kind.replace('_', ' ')} {name} · {tag_name(kind, name)}"
     if name == "All":
@@ -247,19 +299,28 @@ def group_rows(release: Release, group: str) -> tuple[str, list[dict]]:
     """``(label, rows)`` of a named group; KeyError listing the valid names."""
     kinds = _group_kinds(release)
     if group not in kinds:
-        raise KeyError(f"group {group!r} is not a stratum, domain or failure mode of this "
-                       f"release (valid: {', '.join(kinds)})")
+        raise KeyError(
+            f"group {group!r} is not a stratum, domain or failure mode of this "
+            f"release (valid: {', '.join(kinds)})"
+        )
     return group_label(kinds[group], group), release.boards[kinds[group]][group]
 
 
 def group_sizes(release: Release) -> pd.DataFrame:
     """Every aggregate group: kind, group (with tag name), prompts (n_total), models ranked."""
-    return pd.DataFrame([
-        {"Kind": kind.replace("_", " "),
-         "Group": g if kind == "stratum" else f"{g} · {tag_name(kind, g)}",
-         "Prompts": board[0]["n_total"] if board else 0,
-         "Ranked models": sum(r["ranked"] for r in board), "Models": len(board)}
-        for kind in ("stratum", *TAG_KINDS) for g, board in release.boards[kind].items()])
+    return pd.DataFrame(
+        [
+            {
+                "Kind": kind.replace("_", " "),
+                "Group": g if kind == "stratum" else f"{g} · {tag_name(kind, g)}",
+                "Prompts": board[0]["n_total"] if board else 0,
+                "Ranked models": sum(r["ranked"] for r in board),
+                "Models": len(board),
+            }
+            for kind in ("stratum", *TAG_KINDS)
+            for g, board in release.boards[kind].items()
+        ]
+    )
 
 
 def uncertainty_key(release: Release, kind: str, name: str) -> str | None:
@@ -294,8 +355,11 @@ def rank_gaps(rows: list[dict]) -> dict[str, float]:
     """``{model_id: published Overall-9 minus the next rank's}`` (exact decimal; 0.0 when tied);
     none for the last ranked, the unranked, or a next rank not in ``rows``."""
     by_rank = {r["rank"]: r for r in rows if r.get("ranked")}
-    return {r["model_id"]: exact_diff(r["overall_9"], by_rank[k + 1]["overall_9"])
-            for k, r in by_rank.items() if k + 1 in by_rank}
+    return {
+        r["model_id"]: exact_diff(r["overall_9"], by_rank[k + 1]["overall_9"])
+        for k, r in by_rank.items()
+        if k + 1 in by_rank
+    }
 
 
 def tie_groups(rows: list[dict], pairs: list[dict]) -> dict[str, str]:
@@ -324,11 +388,22 @@ def pairs_frame(release: Release, kind: str, name: str) -> pd.DataFrame:
     """One row per pair of ranked models of a group: A, B, Δ Overall-9 (published), its
     interval, p, Holm-adjusted p and whether the two are separable at the release's α."""
     names, iv = release.names, f"{release.confidence} interval of Δ"
-    return pd.DataFrame([
-        (names.get(p["a"], p["a"]), names.get(p["b"], p["b"]), p["diff"],
-         interval_text(p["ci"], release.decimals), p["p"], p["p_holm"],
-         "yes" if p["separable"] else "no") for p in group_pairs(release, kind, name)
-    ], columns=["A", "B", "Δ Overall-9", iv, "p", "Holm p", "Separable"], dtype=object)
+    return pd.DataFrame(
+        [
+            (
+                names.get(p["a"], p["a"]),
+                names.get(p["b"], p["b"]),
+                p["diff"],
+                interval_text(p["ci"], release.decimals),
+                p["p"],
+                p["p_holm"],
+                "yes" if p["separable"] else "no",
+            )
+            for p in group_pairs(release, kind, name)
+        ],
+        columns=["A", "B", "Δ Overall-9", iv, "p", "Holm p", "Separable"],
+        dtype=object,
+    )
 
 
 def manifest_summary(release: Release, fields: tuple[str, ...] | None = None) -> pd.DataFrame:
@@ -337,19 +412,24 @@ def manifest_summary(release: Release, fields: tuple[str, ...] | None = None) ->
     m = release.manifest
     ds, sc, sw = m["dataset"], m["scoring"], m["software"]
     facts = {
-        "Benchmark": m["benchmark"], "Data origin": m["data_origin"],
+        "Benchmark": m["benchmark"],
+        "Data origin": m["data_origin"],
         "Schema version": m["schema_version"],
         "Dataset": f"{ds['filename']} ({ds['n_prompts']} prompts)",
         "Dataset sha256 (canonical)": ds["sha256"],
         "Result files read": m["extraction"]["n_result_files_read"],
-        "Results sha256": m["inputs"]["results_sha256"], "Result path": m["inputs"]["result_path"],
-        "Extractor": m["extraction"]["extractor"], "Source commit": m["source_commit"],
+        "Results sha256": m["inputs"]["results_sha256"],
+        "Result path": m["inputs"]["result_path"],
+        "Extractor": m["extraction"]["extractor"],
+        "Source commit": m["source_commit"],
         "searchgen-nb": f"{sw['searchgen_nb']} (commit {sw['pipeline_commit']})",
-        "Python": sw["python"], "Missing policy default": sc["missing_policy_default"],
+        "Python": sw["python"],
+        "Missing policy default": sc["missing_policy_default"],
         "Policy exceptions": ", ".join(sc["missing_policy_exceptions"]) or "none",
         "Min ranking coverage": sc["min_ranking_coverage"],
         "Rounding": f"{sc['public_rounding_decimals']} decimal(s), {sc['rounding']}",
-        **{f"sha256 {name}": sha for name, sha in sorted(m["artifact_sha256"].items())}}
+        **{f"sha256 {name}": sha for name, sha in sorted(m["artifact_sha256"].items())},
+    }
     if unknown := [f for f in fields or () if f not in facts]:
         raise KeyError(f"manifest_summary: unknown fact(s) {unknown} (known: {', '.join(facts)})")
     rows = [(f, facts[f]) for f in fields] if fields is not None else list(facts.items())

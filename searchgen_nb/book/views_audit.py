@@ -13,8 +13,8 @@ from searchgen_nb.book.fmt import NA, coverage_text, interval_text, pair_cell
 from searchgen_nb.book.views import TAG_KINDS, Release, group_label
 from searchgen_nb.changes_markdown import score_changed, status_text
 from searchgen_nb.constants import INVALID, STATUSES
-from searchgen_nb.numeric import to_public
 from searchgen_nb.gate.report import CHECK_DESCRIPTIONS
+from searchgen_nb.numeric import to_public
 
 
 def change_group_label(key: str) -> str:
@@ -40,8 +40,19 @@ def rank_moves_frame(release: Release) -> pd.DataFrame:
         if (b := c["rank_before"]) != (a := c["rank_after"]):
             move = "•" if b is None or a is None else "↑" if a < b else "↓"
             rows.append((group, name, move, b, a, c["overall_9_before"], c["overall_9_after"]))
-    return pd.DataFrame(rows, columns=["Group", "Model", "Move", "Rank before", "Rank after",
-                                       "Overall-9 before", "Overall-9 after"], dtype=object)
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "Group",
+            "Model",
+            "Move",
+            "Rank before",
+            "Rank after",
+            "Overall-9 before",
+            "Overall-9 after",
+        ],
+        dtype=object,
+    )
 
 
 def score_changes_frame(release: Release) -> pd.DataFrame:
@@ -52,31 +63,54 @@ def score_changes_frame(release: Release) -> pd.DataFrame:
     for key, group, name, m, c in _changed_cells(release):
         if score_changed(c):
             ci = (boot.get(m) or {}).get("ci") if key == "all:All" else None
-            rows.append((group, name, c["delta"], c["overall_9_before"], c["overall_9_after"],
-                         interval_text(ci, release.decimals) if ci else "–"))
+            rows.append(
+                (
+                    group,
+                    name,
+                    c["delta"],
+                    c["overall_9_before"],
+                    c["overall_9_after"],
+                    interval_text(ci, release.decimals) if ci else "–",
+                )
+            )
     rows.sort(key=lambda r: (-abs(r[2] or 0), r[0], r[1]))
     iv = f"{release.confidence} interval of Δ (paired, common prompts)"
-    return pd.DataFrame(rows, columns=["Group", "Model", "Δ", "Overall-9 before",
-                                       "Overall-9 after", iv], dtype=object)
+    return pd.DataFrame(
+        rows,
+        columns=["Group", "Model", "Δ", "Overall-9 before", "Overall-9 after", iv],
+        dtype=object,
+    )
 
 
 def status_changes_frame(release: Release) -> pd.DataFrame:
     """Every prompt × model whose status or raw Overall-9 changed: the transition by name, each
     status not scored with how it counts by the model's missing policy in that release (one
     status when it stayed), and the raw (0–3) Overall-9 before and after as it counts."""
-    changed = {c["model_id"]: c["fields"]
-               for c in (release.changes or {}).get("models", {}).get("changed", [])}
+    changed = {
+        c["model_id"]: c["fields"]
+        for c in (release.changes or {}).get("models", {}).get("changed", [])
+    }
     names, policies, rows = release.names, release.policies, []
     for p in (release.changes or {}).get("pairs", []):
         m, now = p["model_id"], policies.get(p["model_id"])
         pol = ((changed.get(m, {}).get("missing_policy") or [now])[0], now)  # before, after
         texts = [status_text(p[f"status_{s}"], pol[i]) for i, s in enumerate(("before", "after"))]
-        rows.append((names.get(m, m), p["sample_id"],
-                     texts[1] if texts[0] == texts[1] else " → ".join(texts),
-                     *(pair_cell(p[f"overall_9_{s}"], p[f"status_{s}"], pol[i], 4)
-                       for i, s in enumerate(("before", "after")))))
-    return pd.DataFrame(rows, columns=["Model", "sample_id", "Change", "Raw Overall-9 before",
-                                       "Raw Overall-9 after"], dtype=object)
+        rows.append(
+            (
+                names.get(m, m),
+                p["sample_id"],
+                texts[1] if texts[0] == texts[1] else " → ".join(texts),
+                *(
+                    pair_cell(p[f"overall_9_{s}"], p[f"status_{s}"], pol[i], 4)
+                    for i, s in enumerate(("before", "after"))
+                ),
+            )
+        )
+    return pd.DataFrame(
+        rows,
+        columns=["Model", "sample_id", "Change", "Raw Overall-9 before", "Raw Overall-9 after"],
+        dtype=object,
+    )
 
 
 def prompt_rows(release: Release) -> list[dict]:
@@ -88,17 +122,25 @@ def prompt_rows(release: Release) -> list[dict]:
     out = []
     for r in release.records:
         entries = {m: r["models"][m] for m in release.model_order}
-        raws = {m: Fraction(e["overall_9_raw"]) for m, e in entries.items()
-                if e["status"] == "scored" and e["overall_9_raw"] is not None}
-        out.append({
-            "sample_id": r["sample_id"], "stratum": r["search_type"], "domains": list(r["domains"]),
-            "failure_modes": list(r["failure_modes"]),
-            "slices": [n for n, test in tests.items() if test(r)],
-            "difficulty": public(sum(raws.values(), Fraction(0)) / len(raws)) if raws else None,
-            "spread": public(max(raws.values()) - min(raws.values())) if raws else None,
-            "scores": {m: public(raws[m]) if m in raws else None for m in entries},
-            "statuses": {m: e["status"] for m, e in entries.items() if e["status"] != "scored"},
-            "reasons": {m: e["error"] for m, e in entries.items() if e.get("error")}})
+        raws = {
+            m: Fraction(e["overall_9_raw"])
+            for m, e in entries.items()
+            if e["status"] == "scored" and e["overall_9_raw"] is not None
+        }
+        out.append(
+            {
+                "sample_id": r["sample_id"],
+                "stratum": r["search_type"],
+                "domains": list(r["domains"]),
+                "failure_modes": list(r["failure_modes"]),
+                "slices": [n for n, test in tests.items() if test(r)],
+                "difficulty": public(sum(raws.values(), Fraction(0)) / len(raws)) if raws else None,
+                "spread": public(max(raws.values()) - min(raws.values())) if raws else None,
+                "scores": {m: public(raws[m]) if m in raws else None for m in entries},
+                "statuses": {m: e["status"] for m, e in entries.items() if e["status"] != "scored"},
+                "reasons": {m: e["error"] for m, e in entries.items() if e.get("error")},
+            }
+        )
     return out
 
 
@@ -109,18 +151,30 @@ def status_frame(release: Release) -> pd.DataFrame:
     rows = []
     for model_id in release.model_order:
         counts = m["extraction"]["status_counts"][model_id]
-        rows.append({"display_name": release.display_name(model_id), "model_id": model_id,
-                     **{s: counts[s] for s in STATUSES}, "prompts": n,
-                     "coverage": coverage_text(counts["scored"], n) if n else NA,
-                     "missing_policy": m["models"][model_id]["missing_policy"]})
+        rows.append(
+            {
+                "display_name": release.display_name(model_id),
+                "model_id": model_id,
+                **{s: counts[s] for s in STATUSES},
+                "prompts": n,
+                "coverage": coverage_text(counts["scored"], n) if n else NA,
+                "missing_policy": m["models"][model_id]["missing_policy"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def invalid_frame(release: Release) -> pd.DataFrame:
     """Every ``invalid_evaluation`` pair: model, sample_id, file (below results_root), reason."""
-    rows = sorted(((release.display_name(m), m, r["sample_id"], e["error"], e["result_file"])
-                   for r in release.records for m, e in r["models"].items()
-                   if e["status"] == INVALID), key=lambda row: (row[1], row[2]))
+    rows = sorted(
+        (
+            (release.display_name(m), m, r["sample_id"], e["error"], e["result_file"])
+            for r in release.records
+            for m, e in r["models"].items()
+            if e["status"] == INVALID
+        ),
+        key=lambda row: (row[1], row[2]),
+    )
     return pd.DataFrame(rows, columns=["Model", "model_id", "sample_id", "Reason", "File"])
 
 
@@ -133,9 +187,20 @@ def warnings_frame(release: Release) -> pd.DataFrame:
 
 def validation_frame(report: dict) -> pd.DataFrame:
     """One row per release check: number, name, result, problems, first problem / why skipped."""
-    return pd.DataFrame([{
-        "#": i, "Check": c["name"], "What it checks": CHECK_DESCRIPTIONS.get(c["name"], ""),
-        "Result": ("PASS (not applicable)" if c.get("skipped") else "PASS") if c["passed"]
-        else "FAIL", "Problems": c["n_failures"],
-        "First problem / note": c["failures"][0]["message"] if c["failures"]
-        else (c.get("skipped") or "–")} for i, c in enumerate(report["checks"], start=1)])
+    return pd.DataFrame(
+        [
+            {
+                "#": i,
+                "Check": c["name"],
+                "What it checks": CHECK_DESCRIPTIONS.get(c["name"], ""),
+                "Result": ("PASS (not applicable)" if c.get("skipped") else "PASS")
+                if c["passed"]
+                else "FAIL",
+                "Problems": c["n_failures"],
+                "First problem / note": c["failures"][0]["message"]
+                if c["failures"]
+                else (c.get("skipped") or "–"),
+            }
+            for i, c in enumerate(report["checks"], start=1)
+        ]
+    )

@@ -16,8 +16,19 @@ from pathlib import Path
 from searchgen_nb.artifacts import held_signals, staging_dir, write_bytes
 from searchgen_nb.config import project_root
 from searchgen_nb.demo.generate import (  # noqa: F401 - re-exported
-    PNG_BYTES, PROFILE, PROMPTS, RESULT_FILE, ROSTER, STATUSES, build_demo, build_prompts,
-    committed_config_text, demo_config_text, dump_line, lost_in_changed, result_folder,
+    PNG_BYTES,
+    PROFILE,
+    PROMPTS,
+    RESULT_FILE,
+    ROSTER,
+    STATUSES,
+    build_demo,
+    build_prompts,
+    committed_config_text,
+    demo_config_text,
+    dump_line,
+    lost_in_changed,
+    result_folder,
 )
 from searchgen_nb.errors import ReleaseInterrupted
 from searchgen_nb.out_checks import DEMO_MARKER, DEMO_MARKER_TEXT, is_demo, owned_problem
@@ -42,8 +53,14 @@ def _out_problem(out_dir: Path, previous: Path | None) -> str | None:
         return None
     if not is_demo(out_dir):
         return f"is not empty and holds no demo (no {DEMO_MARKER} file a demo writes)"
-    odd = sorted(n for n in names if _linked(out_dir / n) or not (
-        (out_dir / n).is_file() if n in TOP_FILES else n == "results" and (out_dir / n).is_dir()))
+    odd = sorted(
+        n
+        for n in names
+        if _linked(out_dir / n)
+        or not (
+            (out_dir / n).is_file() if n in TOP_FILES else n == "results" and (out_dir / n).is_dir()
+        )
+    )
     if not odd:
         return None
     shown = ", ".join(excerpt(n, 60) for n in odd[:3]) + (", …" if len(odd) > 3 else "")
@@ -91,7 +108,8 @@ def _sync_tree(root: Path, files: dict[str, bytes], known: set[str]) -> int:
         raise FileExistsError(
             f"demo: {root} holds {len(unknown)} file(s) the demo does not write, such as "
             f"{', '.join(excerpt(u, 80) for u in sorted(unknown)[:3])}; move them elsewhere "
-            "(nothing was changed)")
+            "(nothing was changed)"
+        )
     for rel in stale:
         (root / rel).unlink()
         for parent in list(Path(rel).parents)[:-1]:  # its folders below root, deepest first
@@ -113,8 +131,11 @@ def write_demo(out_dir: Path, changed: bool = False, previous: Path | None = Non
     ``n_scored``, ``statuses`` and ``overall_10``. ``changed``: the second
     release; ``previous``: written into ``release.yml`` as given, relative to ``out_dir`` (links
     not resolved). Ctrl-C or SIGTERM: :class:`ReleaseInterrupted` saying what was left."""
-    given = None if previous is None else os.path.relpath(os.path.abspath(previous),
-                                                          os.path.abspath(out_dir))
+    given = (
+        None
+        if previous is None
+        else os.path.relpath(os.path.abspath(previous), os.path.abspath(out_dir))
+    )
     out_dir, root = Path(out_dir).resolve(), project_root().resolve()
     previous = None if previous is None else Path(previous).resolve()
     if problem := _out_problem(out_dir, previous):
@@ -134,8 +155,12 @@ def write_demo(out_dir: Path, changed: bool = False, previous: Path | None = Non
                                         lost_in_changed() if changed and given else None),
         DEMO_MARKER: DEMO_MARKER_TEXT,
     }  # fmt: skip
-    known = {f"{result_folder(p, m)}/{name}" for p in prompts for m in ROSTER
-             for name in ("image.png", RESULT_FILE)}  # what either demo release may write
+    known = {
+        f"{result_folder(p, m)}/{name}"
+        for p in prompts
+        for m in ROSTER
+        for name in ("image.png", RESULT_FILE)
+    }  # what either demo release may write
     _write_all(out_dir, files, known, texts)
     partition = {k: sum(p.partition == k for p in prompts) for k in PROMPTS["expected_partition"]}
     partition["SearchIntensive"] = len(prompts) - partition["NoSearch"]
@@ -162,8 +187,10 @@ def _write_all(out_dir: Path, files: dict[str, bytes], known: set[str], texts: d
         if new:
             shutil.rmtree(target, ignore_errors=True)
             raise ReleaseInterrupted(_UNTOUCHED.format(out_dir)) from None
-        raise ReleaseInterrupted(f"interrupted while updating the demo in {out_dir} (each file "
-                                 "whole); run again to finish it") from None
+        raise ReleaseInterrupted(
+            f"interrupted while updating the demo in {out_dir} (each file "
+            "whole); run again to finish it"
+        ) from None
     except BaseException:
         if new:
             shutil.rmtree(target, ignore_errors=True)

@@ -17,18 +17,25 @@ TEMPLATES = {
     "visual": '{task} of the invented {subject} landmark "{word}" as its reference shows it.',
 }
 CHECKS = (
-    "The main subject named in the prompt is present", "The requested style is followed",
-    "Every named object appears once", "The text is spelled as given",
-    "The colours match the description", "The scene is physically plausible",
-    "The layout follows the requested arrangement", "The subject's proportions are right",
-    "No object the prompt excludes appears", "The lighting matches the time of day",
-    "The reference's distinctive details are kept", "The background fits the setting",
+    "The main subject named in the prompt is present",
+    "The requested style is followed",
+    "Every named object appears once",
+    "The text is spelled as given",
+    "The colours match the description",
+    "The scene is physically plausible",
+    "The layout follows the requested arrangement",
+    "The subject's proportions are right",
+    "No object the prompt excludes appears",
+    "The lighting matches the time of day",
+    "The reference's distinctive details are kept",
+    "The background fits the setting",
 )
 _SYLLABLES = ("ka", "lo", "mi", "ren", "su", "tor", "vel", "zan", "qui", "do", "bra", "nyx")
 
 
-def prompt_evidence(seed: str, sample_id: str, kind: str, task: str, subject: str,
-                    n_checklist: int) -> tuple[str, tuple[str, ...]]:
+def prompt_evidence(
+    seed: str, sample_id: str, kind: str, task: str, subject: str, n_checklist: int
+) -> tuple[str, tuple[str, ...]]:
     """``(user_prompt, checklist item texts)`` of one demo prompt."""
     rng = random.Random(f"{seed}:evidence:{sample_id}")
     word = "".join(rng.choice(_SYLLABLES) for _ in range(3)).capitalize()

@@ -29,11 +29,15 @@ PNG_BYTES = bytes.fromhex(PROFILE["image_png_hex"])
 REFS = ("visual_reference_evaluation", "text_reference_evaluation")
 _TAXONOMY = _package_json("searchgen_nb", "data/taxonomy.json")
 #: ``n_prompts_v1.0`` of every domain and failure-mode tag of the shipped taxonomy.
-TAG_COUNTS = {kind: {t: e["n_prompts_v1.0"] for t, e in sorted(_TAXONOMY[kind].items())}
-              for kind in ("domains", "failure_modes")}
+TAG_COUNTS = {
+    kind: {t: e["n_prompts_v1.0"] for t, e in sorted(_TAXONOMY[kind].items())}
+    for kind in ("domains", "failure_modes")
+}
 DOMAIN_NAMES = {t: e["name"] for t, e in _TAXONOMY["domains"].items()}
-KNOWLEDGE, TEXT, IMAGINATIVE, LOOKS = (frozenset(TAGS[k]) for k in (
-    "knowledge_tags", "text_tags", "imaginative_tags", "looks_components"))
+KNOWLEDGE, TEXT, IMAGINATIVE, LOOKS = (
+    frozenset(TAGS[k])
+    for k in ("knowledge_tags", "text_tags", "imaginative_tags", "looks_components")
+)
 #: The judge's side of a prompt, left out of its metadata line.
 _JUDGE_SIDE = ("kind", "n_checklist", "adaptive", "applicable", "effect")
 
@@ -168,8 +172,13 @@ def build_prompts() -> list[DemoPrompt]:
                                  if judge.random() < by_kind[p.kind])  # fmt: skip
         p.effect = (judge.random() * 2 - 1) * SCORES["prompt_effect_spread"]
         p.user_prompt, p.checklist = prompt_evidence(
-            PROFILE["seed"], p.sample_id, p.kind, p.generation_task_type,
-            DOMAIN_NAMES[p.domains[0]], p.n_checklist)
+            PROFILE["seed"],
+            p.sample_id,
+            p.kind,
+            p.generation_task_type,
+            DOMAIN_NAMES[p.domains[0]],
+            p.n_checklist,
+        )
     return prompts
 
 
@@ -243,9 +252,17 @@ def _result(model: dict, p: DemoPrompt, scores: dict[str, float], named: bool = 
             entry["reason"] = judge_reason(scores.get(f"rubric:{d}"), d.replace("_", " "))
         for r in REFS:
             parsed[r]["reason"] = judge_reason(scores.get(r), r.replace("_", " "))
-    return {"success": True, "skipped": False, "error": None, "parsed": parsed, "scores": scores,
-            "bench_id": p.sample_id, "sample_id": p.sample_id,
-            "generator_name": model["source_id"], "attached_visual_reference_image_count": 0}
+    return {
+        "success": True,
+        "skipped": False,
+        "error": None,
+        "parsed": parsed,
+        "scores": scores,
+        "bench_id": p.sample_id,
+        "sample_id": p.sample_id,
+        "generator_name": model["source_id"],
+        "attached_visual_reference_image_count": 0,
+    }
 
 
 def dump_line(obj: object) -> str:
@@ -289,19 +306,26 @@ def paper_overall_10(model: dict, scored: list[dict[str, float]]) -> float:
     return to_public(exact_mean([v for v in per_prompt if v is not None], n), 1)
 
 
-def demo_config_text(base: str = "", release_config: str | None = None,
-                     n_scored: dict[str, int] | None = None,
-                     previous_release: str | None = None,
-                     lost_results: dict[str, list[str]] | None = None) -> str:
+def demo_config_text(
+    base: str = "",
+    release_config: str | None = None,
+    n_scored: dict[str, int] | None = None,
+    previous_release: str | None = None,
+    lost_results: dict[str, list[str]] | None = None,
+) -> str:
     """The release config (YAML) with data paths below ``base`` ("" beside the data); with
     ``release_config`` (its path from the project root), ``n_scored`` (the coverage lock,
     default: the roster's), ``previous_release`` and the acknowledged ``lost_results`` when
     given."""
     cfg: dict = {} if release_config is None else {"release_config": release_config}
-    cfg |= {"benchmark": "SearchGen-Bench", "data_origin": "synthetic-demo",
-            "dataset": posixpath.join(base, "prompts.jsonl"),
-            "results_root": posixpath.join(base, "results"), "result_path": DEFAULT_RESULT_PATH,
-            "paper_table": posixpath.join(base, "paper_table.json")}
+    cfg |= {
+        "benchmark": "SearchGen-Bench",
+        "data_origin": "synthetic-demo",
+        "dataset": posixpath.join(base, "prompts.jsonl"),
+        "results_root": posixpath.join(base, "results"),
+        "result_path": DEFAULT_RESULT_PATH,
+        "paper_table": posixpath.join(base, "paper_table.json"),
+    }
     cfg |= {"previous_release": previous_release} if previous_release else {}
     cfg["scoring"] = dict(PROFILE["config"]["scoring"])
     cfg["models"] = {m["model_id"]: {**{k: m[k] for k in ("display_name", "type", "source_id")},
@@ -309,11 +333,18 @@ def demo_config_text(base: str = "", release_config: str | None = None,
                      for m in ROSTER}  # fmt: skip
     slices = {f"full_{N_PROMPTS}": {"include": [], "match": "all", "expected_rows": N_PROMPTS}}
     for name, n in PROFILE["config"]["slices"].items():
-        slices[name] = {"field": "eval_slices", "include": [name], "match": "any",
-                        "expected_rows": n}
+        slices[name] = {
+            "field": "eval_slices",
+            "include": [name],
+            "match": "any",
+            "expected_rows": n,
+        }
     lock = {m["model_id"]: (n_scored or {}).get(m["model_id"], m["n_scored"]) for m in ROSTER}
-    expected = {"n_prompts": N_PROMPTS, "partition": dict(PROMPTS["expected_partition"]),
-                "n_scored": lock} | ({"lost_results": lost_results} if lost_results else {})
+    expected = {
+        "n_prompts": N_PROMPTS,
+        "partition": dict(PROMPTS["expected_partition"]),
+        "n_scored": lock,
+    } | ({"lost_results": lost_results} if lost_results else {})
     body = yaml.safe_dump(cfg | {"slices": slices, "expected": expected}, sort_keys=False,
                           allow_unicode=True, width=120)  # fmt: skip
     return "\n".join(PROFILE["config"]["header"]) + "\n" + body

@@ -6,8 +6,15 @@ from collections import Counter
 from fractions import Fraction
 
 from searchgen_nb.constants import ARTIFACTS, STATUSES
-from searchgen_nb.gate.columns import SCORED, Columns, exact_numerators, half_up, slice_prompts
-from searchgen_nb.gate.columns import tag_groups
+from searchgen_nb.gate.columns import (
+    SCORED,
+    Columns,
+    exact_numerators,
+    half_up,
+    slice_prompts,
+    tag_groups,
+)
+
 
 def reconstruct(manifest: dict, records: list[dict]) -> dict[str, object]:
     """Recompute the leaderboard artifacts from records (in memory) and manifest alone."""
@@ -19,8 +26,10 @@ def reconstruct_columns(manifest: dict, cols: Columns) -> dict[str, object]:
     order = manifest["model_order"]
     groups = _groups(cols, manifest)
     rows = {m: _model_rows(manifest, cols, k, groups) for k, m in enumerate(order)}
-    by_slice = {name: {"overall": None, "strata": {}, "domains": {}, "failure_modes": {}}
-                for name in manifest["published_slices"]}
+    by_slice = {
+        name: {"overall": None, "strata": {}, "domains": {}, "failure_modes": {}}
+        for name in manifest["published_slices"]
+    }
     for g, ((slice_name, kind, name), _) in enumerate(groups):
         by_slice[slice_name][kind][name] = _board(manifest, [rows[m][g] for m in order])
     for board in by_slice.values():
@@ -42,8 +51,10 @@ def _groups(cols: Columns, manifest: dict) -> list[tuple[tuple[str, str, str], l
 def _exact_column(cols: Columns, k: int, j: int) -> tuple[list[int | None], int]:
     """Value j of model k's scored entries per prompt as integers over one denominator
     (None where there is no value)."""
-    values = [v if s == SCORED and v == v else None
-              for v, s in zip(cols.values[k, :, j].tolist(), cols.status[k].tolist())]
+    values = [
+        v if s == SCORED and v == v else None
+        for v, s in zip(cols.values[k, :, j].tolist(), cols.status[k].tolist())
+    ]
     nums, den = exact_numerators([v for v in values if v is not None])
     present = iter(nums)
     return [None if v is None else next(present) for v in values], den
@@ -63,15 +74,23 @@ def _model_rows(manifest: dict, cols: Columns, k: int, groups: list) -> list[dic
         nt, ns = len(members), status[SCORED]
         zeros = nt - ns if policy == "zero_fill" else 0
         cells = [_cell(column, members, zeros, dec) for column in columns]
-        rows.append({
-            "model_id": m, "display_name": meta["display_name"], "type": meta["type"],
-            "missing_policy": policy, "n_total": nt, "n_scored": ns, "n_included": ns + zeros,
-            "coverage": half_up(Fraction(ns, nt), 4) if nt else 0.0,
-            "overall_9": cells[11][0], "overall_10": cells[10][0],
-            "components": {c: cell[0] for c, cell in zip(comps10, cells)},
-            "component_counts": {c: cell[1] for c, cell in zip(comps10, cells)},
-            "status_counts": {s: status[i] for i, s in enumerate(STATUSES)},
-        })
+        rows.append(
+            {
+                "model_id": m,
+                "display_name": meta["display_name"],
+                "type": meta["type"],
+                "missing_policy": policy,
+                "n_total": nt,
+                "n_scored": ns,
+                "n_included": ns + zeros,
+                "coverage": half_up(Fraction(ns, nt), 4) if nt else 0.0,
+                "overall_9": cells[11][0],
+                "overall_10": cells[10][0],
+                "components": {c: cell[0] for c, cell in zip(comps10, cells)},
+                "component_counts": {c: cell[1] for c, cell in zip(comps10, cells)},
+                "status_counts": {s: status[i] for i, s in enumerate(STATUSES)},
+            }
+        )
     return rows
 
 
@@ -91,13 +110,20 @@ def _board(manifest: dict, rows: list[dict]) -> list[dict]:
     min_cov = Fraction(str(manifest["scoring"]["min_ranking_coverage"]))
     order = manifest["model_order"]
     pending = {m for m in order if manifest["models"][m].get("pending") is True}
+
     def eligible(r: dict) -> bool:
-        return (r["overall_9"] is not None and r["model_id"] not in pending and r["n_total"]
-                and Fraction(r["n_scored"], r["n_total"]) >= min_cov)
+        return (
+            r["overall_9"] is not None
+            and r["model_id"] not in pending
+            and r["n_total"]
+            and Fraction(r["n_scored"], r["n_total"]) >= min_cov
+        )
+
     ranked = sorted(filter(eligible, rows), key=lambda r: (-r["overall_9"], r["model_id"]))
     rest = [r for r in rows if r not in ranked]
-    rest.sort(key=lambda r: (r["overall_9"] is None, -(r["overall_9"] or 0),
-                             order.index(r["model_id"])))
+    rest.sort(
+        key=lambda r: (r["overall_9"] is None, -(r["overall_9"] or 0), order.index(r["model_id"]))
+    )
     for i, r in enumerate(ranked + rest, 1):
         r["rank"], r["ranked"] = (i, True) if i <= len(ranked) else (None, False)
     return ranked + rest

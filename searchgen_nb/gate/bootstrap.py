@@ -31,16 +31,20 @@ def _settings(manifest: dict) -> tuple[int, int, float]:
     where = "manifest.json config.uncertainty"
     if not isinstance(cfg, dict):
         raise SettingsError(f"{where} is missing or not an object: the draws cannot be repeated")
+
     def whole(key: str, top: int) -> int:
         v = cfg.get(key)
         if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
-            raise SettingsError(f"{where}.{key} is {json.dumps(v)}: "
-                                f"expected a whole number in 0–{top}")
+            raise SettingsError(
+                f"{where}.{key} is {json.dumps(v)}: expected a whole number in 0–{top}"
+            )
         return v
+
     conf = cfg.get("confidence")
     if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 < conf < 1:
-        raise SettingsError(f"{where}.confidence is {json.dumps(conf)}: "
-                            "expected a number strictly between 0 and 1")
+        raise SettingsError(
+            f"{where}.confidence is {json.dumps(conf)}: expected a number strictly between 0 and 1"
+        )
     return whole("n_bootstrap", 100_000), whole("seed", 2**63 - 1), float(conf)
 
 
@@ -58,10 +62,14 @@ def _tally(drawn: np.ndarray) -> np.ndarray:
 
 def _groups(manifest: dict, cols, boards: dict, slice_prompts) -> list[tuple]:
     """``(key, prompt indices, published ranked (model_id, Overall-9) or None)`` per group."""
+
     def ranked(rows: list[dict]) -> list:
         return [(r["model_id"], r["overall_9"]) for r in rows if r["ranked"]]
-    every = {key: np.array(idx, dtype=np.int64)
-             for key, idx in tag_groups(cols, range(len(cols.prompts))).items()}
+
+    every = {
+        key: np.array(idx, dtype=np.int64)
+        for key, idx in tag_groups(cols, range(len(cols.prompts))).items()
+    }
     by_stratum = boards["leaderboard_by_stratum.json"]
     out = [("all:All", every["strata", "All"], ranked(boards["leaderboard_overall.json"]))]
     out += [(f"stratum:{s}", every["strata", s], ranked(by_stratum[s])) for s in PARTITION_KEYS]
@@ -86,8 +94,9 @@ class Recompute:
         self.groups = _groups(manifest, cols, boards, slice_prompts)
         # per kind: each model's value (0 where not included) and inclusion 0/1, (M, n)
         scored = cols.status == 0
-        zero = np.array([manifest["models"][m]["missing_policy"] == "zero_fill"
-                         for m in self.models])
+        zero = np.array(
+            [manifest["models"][m]["missing_policy"] == "zero_fill" for m in self.models]
+        )
         self.x, self.w = {}, {}
         for kind, c in _KINDS:
             has = scored & ~np.isnan(cols.values[:, :, c])
@@ -143,8 +152,9 @@ class Recompute:
     def exact(self, kind: str, g: int, m: int, pattern: tuple) -> Fraction | None:
         """The exact public-scale value of model m in group g in a replicate that drew the
         group's prompts ``pattern`` times each."""
-        drawn = [(c, p) for c, p in zip(pattern, self.groups[g][1].tolist())
-                 if c and self.w[kind][m, p]]
+        drawn = [
+            (c, p) for c, p in zip(pattern, self.groups[g][1].tolist()) if c and self.w[kind][m, p]
+        ]
         den = sum(c for c, _ in drawn)
         total = sum(c * Fraction(float(self.x[kind][m, p])) for c, p in drawn)
         return Fraction(total * 100, 3 * den) if den else None
@@ -196,9 +206,15 @@ class Recompute:
         return sign.astype(int), d
 
     def artifact(self) -> dict:
-        head = {"method": "stratified prompt bootstrap", "n_bootstrap": self.n_boot,
-                "seed": self.seed, "confidence": self.confidence, "strata_order": list(_LEAVES),
-                "groups": {}, "pairs": {}}
+        head = {
+            "method": "stratified prompt bootstrap",
+            "n_bootstrap": self.n_boot,
+            "seed": self.seed,
+            "confidence": self.confidence,
+            "strata_order": list(_LEAVES),
+            "groups": {},
+            "pairs": {},
+        }
         if not self.n_boot:
             return head
         per = max(1, _BLOCK_BYTES // (48 * self.n_boot * len(self.models)))
@@ -248,8 +264,9 @@ class Recompute:
         best = Fraction(0)  # Holm: ascending p; adjusted = running max of min(1, (K − i)·p_(i))
         for i, t in enumerate(sorted(range(len(raw)), key=lambda t: raw[t])):
             best = max(best, min(Fraction(1), (len(raw) - i) * raw[t]))
-            rows[t].update(p=half_up(raw[t], 4), p_holm=half_up(best, 4),
-                           separable=best <= self.alpha)
+            rows[t].update(
+                p=half_up(raw[t], 4), p_holm=half_up(best, 4), separable=best <= self.alpha
+            )
         return self.ranks(g, q, col, ids), rows
 
     def ranks(self, g: int, q: np.ndarray, col: list[int], ids: list[str]) -> np.ndarray:
@@ -259,13 +276,16 @@ class Recompute:
         models of different inputs put in exact order."""
         inside = self.groups[g][1]
         first: dict[bytes, int] = {}
-        twin = [first.setdefault(self.x[_O9][c, inside].tobytes()
-                                 + self.w[_O9][c, inside].tobytes(), c) for c in col]
+        twin = [
+            first.setdefault(self.x[_O9][c, inside].tobytes() + self.w[_O9][c, inside].tobytes(), c)
+            for c in col
+        ]
         v, tol = q[:, twin], self.bounds(g, q)[twin]
         by_name = {m: k for k, m in enumerate(sorted(ids))}
         by_id = np.array([by_name[m] for m in ids])
-        order = np.lexsort((np.tile(by_id, (len(v), 1)), -np.nan_to_num(v, nan=0.0),
-                            np.isnan(v)), axis=-1)
+        order = np.lexsort(
+            (np.tile(by_id, (len(v), 1)), -np.nan_to_num(v, nan=0.0), np.isnan(v)), axis=-1
+        )
         s_val, s_tol = np.take_along_axis(v, order, -1), tol[order]
         near = np.abs(s_val[:, 1:] - s_val[:, :-1]) <= s_tol[:, 1:] + s_tol[:, :-1]
         twins = np.array(twin)[order]

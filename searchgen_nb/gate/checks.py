@@ -9,27 +9,42 @@ import hashlib
 import math
 import os
 from collections import Counter
+from collections.abc import Callable
 from fractions import Fraction
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
-from searchgen_nb.constants import (ARTIFACTS, CHANGES, MANIFEST, PARTITION_KEYS, UNCERTAINTY,
-                                    VALIDATION_REPORT)
+from searchgen_nb.constants import (
+    ARTIFACTS,
+    CHANGES,
+    MANIFEST,
+    PARTITION_KEYS,
+    UNCERTAINTY,
+    VALIDATION_REPORT,
+)
 from searchgen_nb.files import ARTIFACT_MAX, STREAM_MAX, open_regular, read_bytes
-from searchgen_nb.schemas import check_folder
-from searchgen_nb.untrusted import excerpt, strict_loads
 from searchgen_nb.gate.aggregate import reconstruct, reconstruct_columns
 from searchgen_nb.gate.bootstrap import SettingsError, reconstruct_uncertainty
 from searchgen_nb.gate.columns import Columns, slice_prompts
-from searchgen_nb.gate.compare import BOARDS, check_rows_null_vs_zero, compare_board
-from searchgen_nb.gate.compare import compare_uncertainty
+from searchgen_nb.gate.compare import (
+    BOARDS,
+    check_rows_null_vs_zero,
+    compare_board,
+    compare_uncertainty,
+)
 from searchgen_nb.gate.evidence import check_evidence
-from searchgen_nb.gate.losses import (UNGUARDED, check_coverage_lock, check_lost_results,
-                                      previous_statuses, unguarded_warning)
+from searchgen_nb.gate.losses import (
+    UNGUARDED,
+    check_coverage_lock,
+    check_lost_results,
+    previous_statuses,
+    unguarded_warning,
+)
 from searchgen_nb.gate.records import is_number, scan_records, why
 from searchgen_nb.gate.report import CHECK_DESCRIPTIONS, CHECKS, Report
 from searchgen_nb.gate.work import count, refusal
+from searchgen_nb.schemas import check_folder
+from searchgen_nb.untrusted import excerpt, strict_loads
 
 __all__ = ["CHECKS", "CHECK_DESCRIPTIONS", "Report", "reconstruct", "validate_folder"]
 _SCORES = ARTIFACTS[0]  # prompt_scores.jsonl
@@ -74,8 +89,9 @@ def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
         except OSError:  # missing or not readable: reported when it was read
             continue
         if differs:
-            report.fail(check, f"{name}: sha256 differs from the manifest's artifact_sha256",
-                        file=name)
+            report.fail(
+                check, f"{name}: sha256 differs from the manifest's artifact_sha256", file=name
+            )
     boards.pop(CHANGES, None)
     return (manifest, boards) if len(boards) == len(BOARDS) + 1 else None
 
@@ -96,9 +112,13 @@ def _check_own_report(folder: Path, report: Report) -> None:
     failed = [c.get("name") for c in checks if isinstance(c, dict) and c.get("passed") is not True]
     if doc.get("passed") is not True or failed:
         listed = ", ".join(excerpt(n, 40) for n in failed[:5]) or "none named"
-        report.fail("strict_json", f"{VALIDATION_REPORT} says the release did not pass (passed: "
-                    f"{excerpt(doc.get('passed'), 20)}; failed checks: {listed}); a published "
-                    "release passed every check", file=VALIDATION_REPORT)
+        report.fail(
+            "strict_json",
+            f"{VALIDATION_REPORT} says the release did not pass (passed: "
+            f"{excerpt(doc.get('passed'), 20)}; failed checks: {listed}); a published "
+            "release passed every check",
+            file=VALIDATION_REPORT,
+        )
 
 
 def _partition_counts(cols: Columns, members) -> Counter:
@@ -135,14 +155,18 @@ def _check_expected(manifest: dict, cols: Columns, report: Report) -> None:
         members = slice_prompts(cols, spec)
         want_rows = spec.get("expected_rows")
         if want_rows is not None and len(members) != want_rows:
-            fail(f"slice {name} has {len(members)} prompts, expected_rows is {want_rows}",
-                 group=name)
+            fail(
+                f"slice {name} has {len(members)} prompts, expected_rows is {want_rows}", group=name
+            )
         got = _partition_counts(cols, members)
         stated = (manifest.get("slice_partitions") or {}).get(name) or {}
         for k in sorted(PARTITION_KEYS):
             if stated.get(k) != got[k]:
-                fail(f"slice {name}: manifest slice_partitions {k} = {stated.get(k)}, records give"
-                     f" {got[k]}", group=name)
+                fail(
+                    f"slice {name}: manifest slice_partitions {k} = {stated.get(k)}, records give"
+                    f" {got[k]}",
+                    group=name,
+                )
     shown = manifest.get("output_slice")
     if shown not in published or named.get(shown, {}).get("include_tags"):
         fail(f"output_slice {shown!r} is not a published slice of every prompt")
@@ -164,14 +188,25 @@ def _check_paper_table(manifest: dict, boards: dict, report: Report) -> None:
             report.fail("paper_table", "model missing from paper_table", model_id=m)
             continue
         ours, ref = rows.get(m, {}).get("overall_10"), table[m]
-        if (ours is None or not is_number(ref) or not math.isfinite(ref)
-                or abs(Fraction(repr(float(ours))) - Fraction(repr(float(ref)))) > tol):
-            report.fail("paper_table", f"Overall-10 {ours} differs from the paper table's {ref} by"
-                        f" more than {float(tol)}", model_id=m)
+        if (
+            ours is None
+            or not is_number(ref)
+            or not math.isfinite(ref)
+            or abs(Fraction(repr(float(ours))) - Fraction(repr(float(ref)))) > tol
+        ):
+            report.fail(
+                "paper_table",
+                f"Overall-10 {ours} differs from the paper table's {ref} by more than {float(tol)}",
+                model_id=m,
+            )
 
 
-def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = None,
-                    previous: str | Path | None = None, staged: bool = False) -> Report:
+def validate_folder(
+    folder: str | Path,
+    aggregate: Callable[[], dict] | None = None,
+    previous: str | Path | None = None,
+    staged: bool = False,
+) -> Report:
     """Run every release check on a release folder (staging or published); never raises for
     bad data. ``aggregate``: optionally ``() -> {artifact name: data}``, the pipeline's own
     aggregation with prompts and models permuted, for ``order_invariance``; ``previous``: the
@@ -195,13 +230,16 @@ def validate_folder(folder: str | Path, aggregate: Callable[[], dict] | None = N
     try:
         _check_release(*loaded, folder, aggregate, previous, report)
     except (KeyError, TypeError, AttributeError, ValueError, ArithmeticError) as exc:
-        report.fail("strict_json", "artifacts do not follow the schema:"
-                    f" {type(exc).__name__}: {excerpt(str(exc), 200)}")
+        report.fail(
+            "strict_json",
+            f"artifacts do not follow the schema: {type(exc).__name__}: {excerpt(str(exc), 200)}",
+        )
     return report
 
 
-def _check_release(manifest: dict, boards: dict, folder: Path, aggregate, previous,
-                   report: Report) -> None:
+def _check_release(
+    manifest: dict, boards: dict, folder: Path, aggregate, previous, report: Report
+) -> None:
     """The checks after ``schema`` and ``strict_json``, on artifacts that parse."""
     cols = scan_records(folder, manifest, report)
     check_evidence(folder, manifest, cols, report)
@@ -228,15 +266,19 @@ def _check_release(manifest: dict, boards: dict, folder: Path, aggregate, previo
     for name in BOARDS:
         compare_board(name, want[name], boards[name], report, "aggregates")
     if aggregate is None:
-        report.skip("order_invariance", "the pipeline's aggregation is not at hand (standalone"
-                    " validate); the reconstruction reads the records in sample_id order")
+        report.skip(
+            "order_invariance",
+            "the pipeline's aggregation is not at hand (standalone"
+            " validate); the reconstruction reads the records in sample_id order",
+        )
     else:
         theirs = aggregate()
         for name in BOARDS:
             compare_board(name, want[name], theirs[name], report, "order_invariance")
     if not report.checks["aggregates"]["passed"]:
-        report.skip("uncertainty",
-                    "the leaderboards do not reconstruct; their rankings cannot be trusted")
+        report.skip(
+            "uncertainty", "the leaderboards do not reconstruct; their rankings cannot be trusted"
+        )
     elif work.problems():
         report.fail("uncertainty", refusal(work.problems()), file=MANIFEST)
     else:
@@ -246,4 +288,3 @@ def _check_release(manifest: dict, boards: dict, folder: Path, aggregate, previo
             report.fail("uncertainty", str(exc), file=MANIFEST)
         else:
             compare_uncertainty(want_u, boards[UNCERTAINTY], report)
-

@@ -62,8 +62,7 @@ class Columns:
         tags = [tuple(t) if isinstance(t, list) else () for t in tags]
         self.prompts.append((r.get("stratum"), r.get("search_type"), *tags))
 
-    def add_entry(self, k: int, status: int, values: list[float], result_file,
-                  error=None) -> None:
+    def add_entry(self, k: int, status: int, values: list[float], result_file, error=None) -> None:
         self._status[k].append(status)
         self._values[k].extend(values)
         self.files[k].append(result_file)

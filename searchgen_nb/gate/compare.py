@@ -57,8 +57,9 @@ def _compare_fields(want: dict, got: dict, prefix: str, report: Report, check: s
     for key, wv in want.items():
         gv = got.get(key, "<missing>")
         if not same(wv, gv):
-            report.fail(check, f"{prefix}{key} is {json.dumps(gv)}, recomputed {json.dumps(wv)}",
-                        **where)
+            report.fail(
+                check, f"{prefix}{key} is {json.dumps(gv)}, recomputed {json.dumps(wv)}", **where
+            )
 
 
 def _compare_rows(name: str, g: str, wrows: list, grows: list, report: Report, check: str) -> None:
@@ -89,10 +90,17 @@ def check_rows_null_vs_zero(boards: dict, report: Report) -> None:
                 comps, counts = r.get("components", {}), r.get("component_counts", {})
                 for c in sorted(set(comps) | set(counts)):
                     if (comps.get(c) is None) != (counts.get(c, 0) == 0):
-                        text = (f"{name}: {c} is {json.dumps(comps.get(c))} with component_counts"
-                                f" {counts.get(c)} (null must mean no value, and only that)")
-                        report.fail("null_zero_distinct", text, file=name, group=g,
-                                    model_id=r.get("model_id"))
+                        text = (
+                            f"{name}: {c} is {json.dumps(comps.get(c))} with component_counts"
+                            f" {counts.get(c)} (null must mean no value, and only that)"
+                        )
+                        report.fail(
+                            "null_zero_distinct",
+                            text,
+                            file=name,
+                            group=g,
+                            model_id=r.get("model_id"),
+                        )
 
 
 def compare_uncertainty(want: dict, got: object, report: Report) -> None:
@@ -118,8 +126,13 @@ def compare_uncertainty(want: dict, got: object, report: Report) -> None:
 def _compare_group(g: str, w: dict | None, h: object, report: Report) -> None:
     name, check = UNCERTAINTY, "uncertainty"
     if w is None or not isinstance(h, dict):
-        why = ("missing" if h is None else "is not an object" if w is not None
-               else "not recomputed (no such group in prompt_scores.jsonl)")
+        why = (
+            "missing"
+            if h is None
+            else "is not an object"
+            if w is not None
+            else "not recomputed (no such group in prompt_scores.jsonl)"
+        )
         report.fail(check, f"{name}: group {why}", file=name, group=g)
         return
     for m in sorted(set(w) | set(h)):
@@ -140,16 +153,23 @@ def _compare_pairs(g: str, w: list | None, h: object, report: Report) -> None:
     order = [(r.get("a"), r.get("b")) if isinstance(r, dict) else None for r in h]
     expected = [(r["a"], r["b"]) for r in w]
     if order != expected:
-        first = next((i for i, (x, y) in enumerate(zip(order, expected)) if x != y),
-                     min(len(order), len(expected)))
+        first = next(
+            (i for i, (x, y) in enumerate(zip(order, expected)) if x != y),
+            min(len(order), len(expected)),
+        )
         got_pair, want_pair = (order + ["nothing"])[first], (expected + ["nothing"])[first]
-        report.fail(check, f"{name}: pairs must be the tested pairs of ranked models (data"
-                    " contract, § Uncertainty) in published rank order"
-                    f" ({len(expected)} pairs): entry {first + 1} is"
-                    f" {json.dumps(got_pair)}, expected {json.dumps(want_pair)}",
-                    file=name, group=g)
+        report.fail(
+            check,
+            f"{name}: pairs must be the tested pairs of ranked models (data"
+            " contract, § Uncertainty) in published rank order"
+            f" ({len(expected)} pairs): entry {first + 1} is"
+            f" {json.dumps(got_pair)}, expected {json.dumps(want_pair)}",
+            file=name,
+            group=g,
+        )
         return
     for wr, hr in zip(w, h):
         pair = f"{wr['a']} vs {wr['b']}"
-        _compare_fields(wr, hr, f"{name}: pair {pair}: ", report, check, file=name, group=g,
-                        model_id=pair)
+        _compare_fields(
+            wr, hr, f"{name}: pair {pair}: ", report, check, file=name, group=g, model_id=pair
+        )

@@ -22,8 +22,14 @@ from searchgen_nb.untrusted import excerpt, strict_loads
 
 NAME = "prompt_evidence.jsonl"
 CHECK = "evidence"
-_GENERIC = ("prompt_faithfulness", "image_quality", "text_rendering", "ai_naturalness",
-            "composition_and_aesthetics", "physical_plausibility")
+_GENERIC = (
+    "prompt_faithfulness",
+    "image_quality",
+    "text_rendering",
+    "ai_naturalness",
+    "composition_and_aesthetics",
+    "physical_plausibility",
+)
 _SCORED, _NO_IMAGE = 0, 3  # status codes of gate.columns
 #: What only a scored pair carries besides its scores: the judge's reasons.
 _REASONS = ("rubric_reasons", "reference_reasons")
@@ -60,16 +66,23 @@ def check_evidence(folder: Path, manifest: dict, cols, report) -> None:
     if (manifest.get("artifact_sha256") or {}).get(NAME) != digest:
         report.fail(CHECK, f"{NAME}: sha256 differs from the manifest's artifact_sha256", file=NAME)
     if manifest["dataset"].get("texts_sha256") != texts:
-        report.fail(CHECK, f"{NAME}: its prompt texts and checklists are not the ones the metadata "
-                    "gave (their sha256 differs from manifest.json /dataset/texts_sha256)",
-                    file=NAME)
+        report.fail(
+            CHECK,
+            f"{NAME}: its prompt texts and checklists are not the ones the metadata "
+            "gave (their sha256 differs from manifest.json /dataset/texts_sha256)",
+            file=NAME,
+        )
     for key, (sub, summary) in _IMAGES.items():
         said = manifest.get(summary)
         if isinstance(said, dict):
             _check_thumbnails(Path(folder), named[key], said, report, sub)
         elif named[key] or os.path.lexists(Path(folder) / sub):
-            report.fail(CHECK, f"manifest.json has no {summary} summary beside {sub}/ or the "
-                               f"{key} paths of {NAME}", file="manifest.json")
+            report.fail(
+                CHECK,
+                f"manifest.json has no {summary} summary beside {sub}/ or the "
+                f"{key} paths of {NAME}",
+                file="manifest.json",
+            )
 
 
 def _check_lines(path: Path, manifest: dict, cols, report, named: dict) -> tuple[str, str]:
@@ -91,19 +104,31 @@ def _check_lines(path: Path, manifest: dict, cols, report, named: dict) -> tuple
         sid = p["sample_id"]
         if n > len(sids) or sid != sids[n - 1]:
             in_order = False
-            report.fail(CHECK, f"{NAME} line {n}: sample_id {excerpt(sid, 80)} is not prompt {n} "
-                        "of prompt_scores.jsonl", file=NAME, line=n, sample_id=sid)
+            report.fail(
+                CHECK,
+                f"{NAME} line {n}: sample_id {excerpt(sid, 80)} is not prompt {n} "
+                "of prompt_scores.jsonl",
+                file=NAME,
+                line=n,
+                sample_id=sid,
+            )
             continue
         for m, pair in p["models"].items():
             if why := _pair_problem(pair, m, n - 1, cols, index):
-                report.fail(CHECK, f"{NAME} line {n}: sample_id {excerpt(sid, 80)}, model "
-                            f"{excerpt(m, 60)}: {why}", file=NAME, line=n, sample_id=sid,
-                            model_id=m)
+                report.fail(
+                    CHECK,
+                    f"{NAME} line {n}: sample_id {excerpt(sid, 80)}, model {excerpt(m, 60)}: {why}",
+                    file=NAME,
+                    line=n,
+                    sample_id=sid,
+                    model_id=m,
+                )
         for key, files in named.items():
             files.update(pair[key] for pair in p["models"].values() if key in pair)
     if in_order and n != len(sids):
-        report.fail(CHECK, f"{NAME}: {n} lines, prompt_scores.jsonl has {len(sids)} prompts",
-                    file=NAME)
+        report.fail(
+            CHECK, f"{NAME}: {n} lines, prompt_scores.jsonl has {len(sids)} prompts", file=NAME
+        )
     return h.hexdigest(), texts.hexdigest()
 
 
@@ -125,10 +150,17 @@ def _line(raw: bytes, n: int, report) -> dict | None:
     model = path[1] if len(path) > 1 and path[0] == "models" else None
     where = "".join(f"/{p}" for p in path) or "(top level)"
     said = error_text(error) if error is not None else "jsonschema-rs rejects it"
-    report.fail(CHECK, f"{NAME} line {n}" + (f", sample_id {excerpt(sid, 80)}" if sid else "")
-                + (f", model {excerpt(model, 60)}" if model else "")
-                + f" {excerpt(where, 100)}: {excerpt(said, 200)}",
-                file=NAME, line=n, sample_id=sid, model_id=model)
+    report.fail(
+        CHECK,
+        f"{NAME} line {n}"
+        + (f", sample_id {excerpt(sid, 80)}" if sid else "")
+        + (f", model {excerpt(model, 60)}" if model else "")
+        + f" {excerpt(where, 100)}: {excerpt(said, 200)}",
+        file=NAME,
+        line=n,
+        sample_id=sid,
+        model_id=model,
+    )
     return None
 
 
@@ -148,8 +180,10 @@ def _pair_problem(pair: dict, m: str, i: int, cols, index: dict) -> str | None:
         return "a preview or image of a pair without a generated image"
     if ("thumbnail" in pair) != ("preview" in pair):
         return "a thumbnail without its preview, or a preview without its thumbnail"
-    value = {c: None if math.isnan(v) else v for c, v in
-             ((c, float(cols.values[k, i, j])) for c, j in index.items())}
+    value = {
+        c: None if math.isnan(v) else v
+        for c, v in ((c, float(cols.values[k, i, j])) for c, j in index.items())
+    }
     items = [e["score"] for e in pair.get("checklist", ())]
     if items and None not in items and value["checklist"] is not None:
         mean = float(sum(map(Fraction, items), Fraction(0)) / len(items))
@@ -176,18 +210,27 @@ def _check_thumbnails(folder: Path, named: set, stated: dict, report, sub: str =
             continue
         digest = hashlib.sha256(data).hexdigest()
         if not rel.endswith(f"/{digest[:32]}.webp"):
-            report.fail(CHECK, f"{what} {rel}: its name is not its sha256's first 32 hex "
-                               f"digits ({digest[:32]})", file=rel)
+            report.fail(
+                CHECK,
+                f"{what} {rel}: its name is not its sha256's first 32 hex digits ({digest[:32]})",
+                file=rel,
+            )
         total += len(data)
         h.update(f"{digest}  {rel}\n".encode())
     thumbs = folder / sub
     extra = sorted({f"{sub}/{n}" for n in os.listdir(thumbs)} - named) if thumbs.is_dir() else []
     if extra:
-        report.fail(CHECK, f"{sub}/ holds {len(extra)} file(s) {NAME} does not name, e.g. "
-                           f"{excerpt(extra[0], 80)}", file=extra[0])
+        report.fail(
+            CHECK,
+            f"{sub}/ holds {len(extra)} file(s) {NAME} does not name, e.g. {excerpt(extra[0], 80)}",
+            file=extra[0],
+        )
     got = {"n_files": len(named), "bytes": total, "sha256": h.hexdigest()}
     for key, value in got.items():
         if stated[key] != value:
             key_path = f"/{'thumbnails' if sub == 'thumbs' else sub}/{key}"
-            report.fail(CHECK, f"manifest.json {key_path} is {excerpt(stated[key], 70)}, "
-                               f"the {what}s give {value}", file="manifest.json")
+            report.fail(
+                CHECK,
+                f"manifest.json {key_path} is {excerpt(stated[key], 70)}, the {what}s give {value}",
+                file="manifest.json",
+            )

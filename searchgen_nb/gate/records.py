@@ -14,11 +14,19 @@ import numpy as np
 
 from searchgen_nb.constants import ARTIFACTS
 from searchgen_nb.files import read_lines
+from searchgen_nb.gate.columns import (
+    NAN_ROW,
+    SCORED,
+    STATUS_CODE,
+    UNKNOWN,
+    Columns,
+    entry_row,
+    exact_numerators,
+    slice_fields,
+)
+from searchgen_nb.gate.report import Report
 from searchgen_nb.schemas import check_document
 from searchgen_nb.untrusted import strict_loads
-from searchgen_nb.gate.columns import NAN_ROW, SCORED, STATUS_CODE, UNKNOWN, Columns
-from searchgen_nb.gate.columns import entry_row, exact_numerators, slice_fields
-from searchgen_nb.gate.report import Report
 
 _SCORES = ARTIFACTS[0]  # prompt_scores.jsonl
 
@@ -114,8 +122,11 @@ class _Scan:
         self.cols.add_prompt(r)
         stratum, search_type = _partition(r.get("subset"), sid)
         if (r.get("stratum"), r.get("search_type")) != (stratum, search_type):
-            fail("expected_counts", f"partition is {r.get('stratum')}/{r.get('search_type')},"
-                 f" the rule gives {stratum}/{search_type}")
+            fail(
+                "expected_counts",
+                f"partition is {r.get('stratum')}/{r.get('search_type')},"
+                f" the rule gives {stratum}/{search_type}",
+            )
         for field in ("domains", "failure_modes"):
             tags = r.get(field)
             if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
@@ -149,8 +160,12 @@ class _Scan:
         if self.template is None or not isinstance(meta, dict):
             return
         got, where = e.get("result_file"), {"sample_id": sid, "model_id": m}
-        want = self.template.format(release_row=r.get("release_row"), sample_id=sid,
-                                    lane=meta.get("lane"), source_id=meta.get("source_id"))
+        want = self.template.format(
+            release_row=r.get("release_row"),
+            sample_id=sid,
+            lane=meta.get("lane"),
+            source_id=meta.get("source_id"),
+        )
         if got != want:  # equal strings are equal paths; otherwise compare them normalised
             want = posixpath.normpath(want)
         if got != want and (not isinstance(got, str) or posixpath.normpath(got) != want):
@@ -171,8 +186,9 @@ class _Scan:
         cols.finish()
         scored = cols.status == SCORED
         for k, p in zip(*np.nonzero(scored & np.isnan(cols.values[:, :, :10]).all(axis=2))):
-            self.report.fail("null_zero_distinct", "scored record with no component value",
-                             **_where(cols, k, p))
+            self.report.fail(
+                "null_zero_distinct", "scored record with no component value", **_where(cols, k, p)
+            )
         _check_prompt_overalls(cols, [self.comps10.index(c) for c in self.comps9], self.report)
         return cols
 
@@ -202,8 +218,9 @@ def _check_prompt_overalls(cols: Columns, nine: list[int], report: Report) -> No
         for k, p, row, want in zip(k_idx.tolist(), p_idx.tolist(), rows, wants):
             got = None if row[j] != row[j] else row[j]
             if want != got:
-                report.fail("prompt_overalls", f"{key} is {got}, recomputed {want}",
-                            **_where(cols, k, p))
+                report.fail(
+                    "prompt_overalls", f"{key} is {got}, recomputed {want}", **_where(cols, k, p)
+                )
 
 
 def _check_entry(sid, m, e, comps10, report: Report) -> tuple[int, list[float]]:
@@ -216,8 +233,11 @@ def _check_entry(sid, m, e, comps10, report: Report) -> tuple[int, list[float]]:
         return UNKNOWN, NAN_ROW
     comps = e.get("components_raw_0to3")
     if not isinstance(comps, dict) or set(comps) != set(comps10):
-        fail("null_zero_distinct", "components_raw_0to3 must hold exactly the 10 components (a"
-             " missing key is neither null nor 0)")
+        fail(
+            "null_zero_distinct",
+            "components_raw_0to3 must hold exactly the 10 components (a"
+            " missing key is neither null nor 0)",
+        )
         return UNKNOWN, NAN_ROW
     values = [comps[c] for c in comps10]
     stored = [e.get("overall_10_raw"), e.get("overall_9_raw")]
@@ -227,8 +247,10 @@ def _check_entry(sid, m, e, comps10, report: Report) -> tuple[int, list[float]]:
             return UNKNOWN, NAN_ROW
     if status != "scored":
         if present := [c for c, v in zip(comps10, values) if v is not None]:
-            fail("component_values", f"{status} record carries component values"
-                 f" ({', '.join(present)})")
+            fail(
+                "component_values",
+                f"{status} record carries component values ({', '.join(present)})",
+            )
         if stored != [None, None]:
             fail("component_values", f"{status} record carries an overall value")
         if status == "invalid_evaluation" and not e.get("error"):

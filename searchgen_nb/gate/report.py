@@ -72,8 +72,11 @@ class Report:
         return all(c["passed"] for c in self.checks.values())
 
     def as_dict(self) -> dict:
-        return {"passed": self.passed, "checks": list(self.checks.values()),
-                "warnings": self.warnings}
+        return {
+            "passed": self.passed,
+            "checks": list(self.checks.values()),
+            "warnings": self.warnings,
+        }
 
     def summary(self) -> str:
         """Human-readable lines: every failed check with its first offending items."""
@@ -82,8 +85,7 @@ class Report:
             if not c["passed"]:
                 lines.append(f"check {c['name']} failed ({c['n_failures']} problem(s)):")
             for f in c["failures"][:10]:
-                where = ", ".join(f"{k} {v}" for k, v in f.items()
-                                  if k not in ("message", "pairs"))
+                where = ", ".join(f"{k} {v}" for k, v in f.items() if k not in ("message", "pairs"))
                 lines.append(f"  - {f['message']}" + (f" [{where}]" if where else ""))
         return "\n".join(lines) if lines else "all release checks passed"
 

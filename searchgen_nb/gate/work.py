@@ -8,9 +8,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from searchgen_nb.constants import (ALL_PAIRS_MAX_MODELS, CELL_BYTES, MANIFEST, MAX_COMPARISONS,
-                                    MAX_DRAW_SUMS, MAX_PAIRS, MAX_PUBLISHED_BYTES, MAX_ROW_PROMPTS,
-                                    MAX_ROWS, MAX_VALUES, PAIR_BYTES, ROW_BYTES, STRATUM_GROUPS)
+from searchgen_nb.constants import (
+    ALL_PAIRS_MAX_MODELS,
+    CELL_BYTES,
+    MANIFEST,
+    MAX_COMPARISONS,
+    MAX_DRAW_SUMS,
+    MAX_PAIRS,
+    MAX_PUBLISHED_BYTES,
+    MAX_ROW_PROMPTS,
+    MAX_ROWS,
+    MAX_VALUES,
+    PAIR_BYTES,
+    ROW_BYTES,
+    STRATUM_GROUPS,
+)
 from searchgen_nb.gate.columns import Columns, slice_prompts
 
 #: Groups of every board and of the bootstrap besides the tags and slices: All and the strata.
@@ -22,6 +34,7 @@ _MIB = 2**20
 class Work:
     """The size of a release: P prompts, M models, T tags, S published slices, the prompts
     summed over every group (All, strata, tags, slices) and B bootstrap replicates."""
+
     n_prompts: int
     n_models: int
     n_tags: int
@@ -108,5 +121,7 @@ def count(manifest: dict, cols: Columns) -> Work:
 
 def refusal(problems: list[str]) -> str:
     """The failure's message: the manifest asks for more work than this version bounds."""
-    return (f"{MANIFEST}: the release asks for more work than this version bounds (data contract,"
-            " § Release config; not recomputed): " + "; ".join(problems))
+    return (
+        f"{MANIFEST}: the release asks for more work than this version bounds (data contract,"
+        " § Release config; not recomputed): " + "; ".join(problems)
+    )

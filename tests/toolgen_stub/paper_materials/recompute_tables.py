@@ -7,9 +7,16 @@ component values out, NaN for not applicable (numpy-style), raising on unusable 
 import math
 
 ORDER = [
-    "checklist", "rubric_adaptive", "prompt_faithfulness", "image_quality", "text_rendering",
-    "ai_naturalness", "composition_and_aesthetics", "physical_plausibility",
-    "visual_reference", "text_reference",
+    "checklist",
+    "rubric_adaptive",
+    "prompt_faithfulness",
+    "image_quality",
+    "text_rendering",
+    "ai_naturalness",
+    "composition_and_aesthetics",
+    "physical_plausibility",
+    "visual_reference",
+    "text_reference",
 ]
 
 
