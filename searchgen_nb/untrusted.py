@@ -14,11 +14,14 @@ import yaml
 def shown(text: object, newlines: bool = False) -> str:
     """``text`` on one line in visible characters: every other one escaped (``\\n``, ``\\u200b``),
     line breaks kept with ``newlines``."""
+    whole = str(text)
+    if whole.isprintable():
+        return whole
     return "".join(
         c
         if c.isprintable() or (newlines and c == "\n")
         else c.encode("unicode_escape").decode("ascii")
-        for c in str(text)
+        for c in whole
     )
 
 
