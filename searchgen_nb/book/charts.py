@@ -174,11 +174,14 @@ def layered_chart(name, layers, title, subtitle, values=None, params=(), data_id
     return embed(chart.properties(**size, title=title), name, values=values, data_id=data_id)
 
 
-def interval_ends(interval: Any) -> dict:
-    """An interval's ``lo`` and ``hi`` as published (None without an interval): where a chart
-    draws it; its text is :func:`~searchgen_nb.book.fmt.interval_text`."""
+def interval_ends(interval: Any, decimals: int) -> dict:
+    """An interval's ``lo`` and ``hi`` as :func:`~searchgen_nb.book.fmt.interval_text` writes
+    them (so the chart draws what its text says); None without an interval."""
     none = is_null(interval)
-    return {k: None if none else float(interval[i]) for i, k in enumerate(("lo", "hi"))}
+    return {
+        k: None if none else float(figure_text(float(interval[i]), decimals, minus="-"))
+        for i, k in enumerate(("lo", "hi"))
+    }
 
 
 def count_value(value: Any) -> int | None:
@@ -347,7 +350,7 @@ def forest(
                 "value": v,
                 "value_text": figure_text(v, decimals),
                 "rank_text": rank,
-                **interval_ends(cell.get("overall_9")),
+                **interval_ends(cell.get("overall_9"), decimals),
                 "interval_text": interval_text(cell.get("overall_9"), decimals),
                 **({"tie": ties[m]} if m in ties else {}),
             }

@@ -56,7 +56,7 @@ def _heat_cell(r: Mapping[str, Any], decimals: int, overall: Any = _NONE) -> dic
     return {
         "value": value,
         "value_text": figure_text(value, decimals),
-        **interval_ends(iv),
+        **interval_ends(iv, decimals),
         "interval_text": interval_text(iv, decimals),
         "n_total": count_value(r.get("n_total")),
         "n_scored": count_value(r.get("n_scored")),
