@@ -49,7 +49,11 @@ _NONE = object()  # no overall given: a cell has no relative text
 def _heat_cell(r: Mapping[str, Any], decimals: int, overall: Any = _NONE) -> dict:
     """A cell's values and their texts from its record (``{}``: N/A); with the model's
     ``overall`` (a mapping's value, or absent), also the text of the value minus it."""
-    value, n_total, n_scored = (number(r.get(k)) for k in ("overall_9", "n_total", "n_scored"))
+    value, n_total, n_scored = (
+        number(r.get("overall_9")),
+        count_value(r.get("n_total")),
+        count_value(r.get("n_scored")),
+    )
     shown = None if value is None or overall is _NONE or is_null(overall) else overall
     shown = None if shown is None else exact_diff(value, shown)
     iv = None if is_null(r.get("interval")) else r.get("interval")
@@ -58,8 +62,8 @@ def _heat_cell(r: Mapping[str, Any], decimals: int, overall: Any = _NONE) -> dic
         "value_text": figure_text(value, decimals),
         **interval_ends(iv, decimals),
         "interval_text": interval_text(iv, decimals),
-        "n_total": count_value(r.get("n_total")),
-        "n_scored": count_value(r.get("n_scored")),
+        "n_total": n_total,
+        "n_scored": n_scored,
         "coverage_text": share_text(n_scored, n_total, decimals),
         **({} if overall is _NONE else {"shown_text": figure_text(shown, decimals, sign=True)}),
     }
@@ -268,7 +272,7 @@ def heatmap(
 
 
 #: The fields a pair's two cells (a−b, b−a) flatten into.
-FLAT = ["row", "col", "s", "text", "interval_text"]
+_FLAT = ["row", "col", "s", "text", "interval_text"]
 
 
 def _pair_texts(p: Mapping[str, Any], decimals: int) -> dict:
@@ -322,7 +326,7 @@ def pairwise_heatmap(
             col="[datum.b, datum.a]",
             s="[1, -1]",
         )
-        .transform_flatten(["row", "col", "s", "t", "it"], as_=FLAT)
+        .transform_flatten(["row", "col", "s", "t", "it"], as_=_FLAT)
         .transform_calculate(
             d="datum.s * datum.diff + 0", separable="datum.sep ? 'yes' : 'no (tie)'"
         )
