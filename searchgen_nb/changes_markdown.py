@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from searchgen_nb.numeric import decimal_text
+from searchgen_nb.numeric import RAW_DECIMALS, figure_text
 from searchgen_nb.untrusted import md_code, md_text
 
 TITLE = "## What changed"
@@ -26,19 +26,12 @@ def score_changed(cell: dict) -> bool:
     return cell["delta"] != 0
 
 
-def _fmt(x: float | None, signed: bool = False) -> str:
-    if x is None:
-        return "N/A"
-    text = f"{Decimal(repr(x)):f}"
-    return "+" + text if signed and x > 0 else text.replace("-", "−")
-
-
 def _raw(x: float | None) -> str:
+    """A raw 0–3 Overall-9 at :data:`RAW_DECIMALS` places, trailing zeros dropped ("2.0")."""
     if x is None:
         return "null"
-    if x == int(x):
-        return f"{x:.1f}"
-    return decimal_text(x, 4).rstrip("0").rstrip(".")  # half-up, as every printed figure
+    text = figure_text(x, RAW_DECIMALS).rstrip("0")
+    return text + "0" if text.endswith(".") else text
 
 
 def _group_label(key: str, table: bool = False) -> str:
@@ -79,11 +72,17 @@ def _row(*cells: str) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def markdown(ch: dict, names: dict | None = None, policies: dict | None = None) -> str:
+def markdown(
+    ch: dict, names: dict | None = None, policies: dict | None = None, decimals: int = 1
+) -> str:
     """The change as Markdown for a pull-request description: the headline facts first, then
     tables; nothing is said about what did not change. ``policies``: each model's missing
-    policy, to say how a result without a score counts."""
+    policy, to say how a result without a score counts; ``decimals``: the new release's
+    ``rounding_decimals``, the places of every 0–100 figure."""
     names = names or {}
+
+    def fmt(x: float | None, signed: bool = False) -> str:
+        return figure_text(x, decimals, sign=signed)
 
     def who(m: str) -> str:
         return f"**{md_text(names[m])}** ({md_code(m)})" if names.get(m, m) != m else md_code(m)
@@ -99,12 +98,12 @@ def markdown(ch: dict, names: dict | None = None, policies: dict | None = None) 
                 changed.setdefault(m, []).append((key, c))
     facts = [
         *_roster_facts(ch, who),
-        *_score_facts(ch, changed, who),
+        *_score_facts(ch, changed, who, fmt),
         *_rank_facts(ch, both, changed, who),
         *_pair_facts(ch, who, policies or {}),
     ]
     nothing = ["- Nothing changed: same models, prompts, statuses and scores."]
-    return "\n".join([TITLE, "", *(facts or nothing), *_tables(ch, changed, names)]) + "\n"
+    return "\n".join([TITLE, "", *(facts or nothing), *_tables(ch, changed, names, fmt)]) + "\n"
 
 
 def _roster_facts(ch: dict, who) -> list[str]:
@@ -130,7 +129,7 @@ def _roster_facts(ch: dict, who) -> list[str]:
     return lines
 
 
-def _score_facts(ch: dict, changed: dict, who) -> list[str]:
+def _score_facts(ch: dict, changed: dict, who, fmt) -> list[str]:
     """Per model with a changed Overall-9: in how many groups, All with its paired interval,
     then the largest changes."""
     boot = ch.get("paired_bootstrap") or {}
@@ -142,12 +141,12 @@ def _score_facts(ch: dict, changed: dict, who) -> list[str]:
         if c := cells.pop("all:All", None):
             ci = (boot.get("models", {}).get(m) or {}).get("ci")
             if ci:
-                ci = f"; paired {conf} interval {_fmt(ci[0], True)} to {_fmt(ci[1], True)} on the "
+                ci = f"; paired {conf} interval {fmt(ci[0], True)} to {fmt(ci[1], True)} on the "
                 ci += f"{boot['n_common_prompts']} common prompts"
-            before, after = _fmt(c["overall_9_before"]), _fmt(c["overall_9_after"])
-            head += f"; All {before} → {after} ({_fmt(c['delta'], True)}{ci or ''})"
+            before, after = fmt(c["overall_9_before"]), fmt(c["overall_9_after"])
+            head += f"; All {before} → {after} ({fmt(c['delta'], True)}{ci or ''})"
         if others := sorted(cells.items(), key=_by_size):
-            shown = [f"{_group_label(k)} {_fmt(c['delta'], True)}" for k, c in others]
+            shown = [f"{_group_label(k)} {fmt(c['delta'], True)}" for k, c in others]
             head += ": " + _listed(shown, MAX_GROUPS)
         lines.append(head)
     return lines
@@ -210,7 +209,7 @@ def _pair_facts(ch: dict, who, policies: dict) -> list[str]:
     return lines
 
 
-def _tables(ch: dict, changed: dict, names: dict) -> list[str]:
+def _tables(ch: dict, changed: dict, names: dict, fmt) -> list[str]:
     """The tables of score changes and of prompt × model changes."""
     lines = []
     if changed:
@@ -226,11 +225,11 @@ def _tables(ch: dict, changed: dict, names: dict) -> list[str]:
         lines += ["", "### Score changes", "", _row(*head), "|---|---|---:|---:|---:|---:|---:|"]
         for m in sorted(changed):
             for key, c in sorted(changed[m], key=lambda kc: (kc[0] != "all:All", *_by_size(kc))):
-                values = (_fmt(c["overall_9_before"]), _fmt(c["overall_9_after"]))
+                values = (fmt(c["overall_9_before"]), fmt(c["overall_9_after"]))
                 ranks = [c["rank_before"], c["rank_after"]]
                 ranks = ["–" if r is None else md_text(r) for r in ranks]
                 group, name = _group_label(key, True), md_text(names.get(m, m), True)
-                lines.append(_row(group, name, *values, _fmt(c["delta"], True), *ranks))
+                lines.append(_row(group, name, *values, fmt(c["delta"], True), *ranks))
     if ch["pairs"]:
         head = (
             "model",

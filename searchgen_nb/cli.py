@@ -217,7 +217,8 @@ def diff(old_dir: str, new_dir: str, as_json: bool) -> None:
     models = new.manifest["models"].items()
     names = {m: meta["display_name"] for m, meta in models}
     policies = {m: meta.get("missing_policy") for m, meta in models}
-    click.echo(markdown(ch, names, policies=policies), nl=False)
+    decimals = new.manifest["scoring"]["public_rounding_decimals"]
+    click.echo(markdown(ch, names, policies=policies, decimals=decimals), nl=False)
 
 
 @cli.command()

@@ -83,22 +83,39 @@ def exact_mean(values: Iterable[float], count: int) -> Fraction:
     return Fraction(sum(n << (shift - d.bit_length() + 1) for n, d in ratios), count << shift)
 
 
-def decimal_text(value: float, decimals: int | None = None) -> str:
-    """Text of a stored number, never in exponent notation: its shortest form with a decimal
-    (70.0 → "70.0"), or half-up to exactly ``decimals`` places (72.25 → "72.3", 72.5 → "72.50")."""
-    d = Decimal(repr(float(value)))
-    if decimals is not None:
-        d = d.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
-    text = f"{d:f}"
-    return text + ".0" if decimals is None and "." not in text else text
+def decimal_text(value: float) -> str:
+    """Text of a stored number that is no figure of the results (a setting, a p-value), never
+    in exponent notation: its shortest form with a decimal (70.0 → "70.0", 0.05 → "0.05")."""
+    text = f"{Decimal(repr(float(value))):f}"
+    return text if "." in text else text + ".0"
 
 
-def percent(num: int, den: int, decimals: int = 1, na: str = "N/A") -> str:
-    """``num/den`` as a percentage half-up from the exact quotient ("95.7%"); ``na`` for 0/0."""
-    if not den:
+#: Places of a raw 0–3 value where one is shown (a prompt × model's Overall-9 that changed).
+RAW_DECIMALS = 4
+
+
+def figure_text(
+    value: float | Fraction | None,
+    decimals: int,
+    *,
+    sign: bool = False,
+    na: str = "N/A",
+    minus: str = "\u2212",
+) -> str:
+    """The text of every figure shown (data contract, § Public scale and rounding): a public
+    0–100 value, an interval's end, a difference, a percentage (a :class:`Fraction`: exact) or
+    a raw 0–3 value, half-up to exactly ``decimals`` places of the decimal a float prints
+    (72.25 → "72.3", 72.5 → "72.50" at 2); a minus as U+2212 (−1.8; a CSV's: ``minus="-"``),
+    "+" before a positive value if ``sign``; ``na`` for None."""
+    if value is None:
         return na
-    q = Decimal(100 * int(num)) / Decimal(int(den))
-    return f"{q.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP):f}%"
+    if isinstance(value, Fraction):
+        d = Decimal((value * 10**decimals + Fraction(1, 2)).__floor__()).scaleb(-decimals)
+    else:
+        places = Decimal(1).scaleb(-decimals)
+        d = Decimal(repr(float(value))).quantize(places, rounding=ROUND_HALF_UP)
+    text = f"{d:f}"
+    return ("+" + text if sign and d > 0 else text).replace("-", minus)
 
 
 def scaled(value: float, factor: int) -> float:

@@ -529,7 +529,7 @@ def test_committed_outputs_diff_line_by_line(demo_release):
     assert max(longest)[0] <= 500, max(longest)
     heat = (demo_release / "book" / "notebooks" / "05_domains.ipynb").read_text(encoding="utf-8")
     assert (
-        '{\\"hi\\": ' in heat and '\\"model\\": \\"Quillmark Ultra\\"' in heat
+        '{\\"coverage_text\\": ' in heat and '\\"model\\": \\"Quillmark Ultra\\"' in heat
     )  # one record per line
 
 

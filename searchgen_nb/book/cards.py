@@ -15,7 +15,7 @@ from searchgen_nb.book.views import Release
 from searchgen_nb.constants import COMPONENT_LABELS, COMPONENTS
 from searchgen_nb.evidence import EVIDENCE, PREVIEWS, THUMBS
 from searchgen_nb.files import read_lines
-from searchgen_nb.numeric import to_public
+from searchgen_nb.numeric import figure_text, to_public
 
 FOLDER, SHARD = "evidence", 32  # the card's data below the built book's root; prompts per file
 CARD = "../prompt_card.html"  # the card's page as seen from an executed notebook
@@ -35,8 +35,9 @@ def card_links(frame) -> dict | None:
     return {"sample_id": [card_href(s) for s in frame["sample_id"]]}
 
 
-def _public(raw: float | None, decimals: int) -> float | None:
-    return None if raw is None else to_public(Fraction(raw), decimals)
+def _public(raw: float | None, decimals: int) -> str:
+    """The text of a raw 0–3 value's public 0–100 figure (N/A for None)."""
+    return figure_text(None if raw is None else to_public(Fraction(raw), decimals), decimals)
 
 
 def _pair(entry: dict, said: dict, decimals: int) -> dict:
@@ -47,10 +48,17 @@ def _pair(entry: dict, said: dict, decimals: int) -> dict:
         "components": [_public(comps[c], decimals) for c in COMPONENTS],
         "overall_9": _public(entry["overall_9_raw"], decimals),
         "overall_10": _public(entry["overall_10_raw"], decimals),
-        "checklist": [[e["item"], e["score"], e.get("reason")] for e in said.get("checklist", ())],
-        "rubric": [[d, v, why.get(d)] for d, v in sorted(said.get("rubric", {}).items())],
+        "checklist": [
+            [e["item"], figure_text(e["score"], decimals), e.get("reason")]
+            for e in said.get("checklist", ())
+        ],
+        "rubric": [
+            [d, figure_text(v, decimals), why.get(d)]
+            for d, v in sorted(said.get("rubric", {}).items())
+        ],
         "references": [
-            [r, comps.get(r), text] for r, text in sorted(said.get("reference_reasons", {}).items())
+            [r, figure_text(comps.get(r), decimals), text]
+            for r, text in sorted(said.get("reference_reasons", {}).items())
         ],
         "thumbnail": said.get("thumbnail"),
         "preview": said.get("preview"),
@@ -97,6 +105,28 @@ def card_data(release: Release) -> list[dict]:
     return out
 
 
+def _size(n: int) -> str:
+    """A file size: "1.3 MB" from a million bytes, else whole KB rounded up."""
+    return f"{figure_text(Fraction(n, 10**6), 1)} MB" if n >= 10**6 else f"{-(-n // 1000)} KB"
+
+
+def _each(meta: dict) -> str:
+    kb = (Fraction(meta["max_bytes"], 1024) + Fraction(1, 2)).__floor__()
+    return f"each at most {kb} KB, {meta['max_px']} px a side"
+
+
+def weight_text(thumbnails: dict | None, previews: dict | None) -> str:
+    """What the thumbnails and previews of a release weigh, as the card says it."""
+    t, v = thumbnails, previews
+    if not t or not t.get("enabled"):
+        return "This release has no thumbnails (evidence: thumbnails: false)."
+    text = f"Thumbnails of this release: {t['n_files']} files, {_size(t['bytes'])} in all"
+    text += f" ({_each(t)})."
+    if v and v.get("enabled"):
+        text += f" Previews: {v['n_files']} files, {_size(v['bytes'])} in all ({_each(v)})."
+    return text
+
+
 def _script(key: object, value: object) -> str:
     """A data file: ``value`` as JSON (ASCII: nothing read can end the script) under ``key``."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"))
@@ -105,7 +135,8 @@ def _script(key: object, value: object) -> str:
 
 def write_card_assets(data_dir: Path, dest: Path) -> None:
     """Write into ``dest`` the card's ``index.js`` (each prompt's shard, the models, policies,
-    decimals, the components' names, the manifest's thumbnails and previews), ``shard-<n>.js``,
+    the components' names, the manifest's thumbnails and previews and :func:`weight_text`),
+    ``shard-<n>.js``,
     ``texts.js`` (the first 300 characters of each prompt) and a copy of the thumbnails and
     previews."""
     dest, release = Path(dest), Release(Path(data_dir))
@@ -119,7 +150,7 @@ def write_card_assets(data_dir: Path, dest: Path) -> None:
         "shards": {c["id"]: i // SHARD for i, c in enumerate(cards)},
         "models": [[m, release.display_name(m)] for m in release.model_order],
         "policies": release.policies,
-        "decimals": release.decimals,
+        "weight": weight_text(release.manifest.get("thumbnails"), release.manifest.get("previews")),
         "components": [COMPONENT_LABELS[c] for c in COMPONENTS],
         "thumbnails": release.manifest.get("thumbnails"),
         "previews": release.manifest.get("previews"),

@@ -14,10 +14,20 @@ from typing import Any
 import altair as alt
 
 from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS, SCORED, STATUSES
-from searchgen_nb.numeric import decimal_text
+from searchgen_nb.numeric import figure_text
 
 from .display import HTMLFragment
-from .fmt import NA, STATUS_LABELS, is_null, number, pct_label, percent_expr, rank_text, share_expr
+from .fmt import (
+    NA,
+    STATUS_LABELS,
+    interval_text,
+    is_null,
+    number,
+    pct_label,
+    percent_text,
+    rank_text,
+    share_text,
+)
 
 NA_COLOR = "#d4d4d4"
 #: vega-embed options: Vega-Lite (no ``$schema`` URL in the page), SVG, vega-tooltip (it
@@ -165,32 +175,17 @@ def layered_chart(name, layers, title, subtitle, values=None, params=(), data_id
 
 
 def interval_ends(interval: Any, decimals: int) -> dict:
-    """An interval's ``lo`` and ``hi`` rounded half-up as the book prints them (so
-    :func:`num_expr` shows them unchanged); None without an interval."""
+    """An interval's ``lo`` and ``hi`` as :func:`~searchgen_nb.book.fmt.interval_text` writes
+    them (so the chart draws what its text says); None without an interval."""
     none = is_null(interval)
     return {
-        k: None if none else float(decimal_text(float(interval[i]), decimals))
+        k: None if none else float(figure_text(float(interval[i]), decimals, minus="-"))
         for i, k in enumerate(("lo", "hi"))
     }
 
 
 def count_value(value: Any) -> int | None:
     return None if is_null(value) else int(value)
-
-
-def num_expr(field: str, decimals: int, signed: bool = False) -> str:
-    """A Vega expression in parentheses: ``datum[field]`` with ``decimals`` places ("+" before
-    a positive number if ``signed``), "N/A" for null."""
-    text = f"format(datum.{field}, '.{decimals}f')"
-    if signed:
-        text = f"(datum.{field} > 0 ? '+' : '') + {text}"
-    return f"(datum.{field} === null ? '{NA}' : {text})"
-
-
-def interval_expr(lo: str, hi: str, decimals: int) -> str:
-    """A Vega expression: "74.1–77.0" from the fields ``lo`` and ``hi``; N/A without ``lo``."""
-    ends = f"{num_expr(lo, decimals)} + '–' + {num_expr(hi, decimals)}"
-    return f"datum.{lo} === null ? '{NA}' : {ends}"
 
 
 def axis_label(text: Any) -> str:
@@ -223,20 +218,14 @@ def tooltips(*fields: str) -> list:
     return [alt.Tooltip(f, title=t) for f, t in zip(fields[::2], fields[1::2])]
 
 
-def component_rows(
-    chart: Any, components: Sequence[str], decimals: int, *counts: str, **axis: Any
-) -> tuple:
+def component_rows(chart: Any, components: Sequence[str], *counts: str, **axis: Any) -> tuple:
     """(``chart`` with a row per component — labels once in the spec — from a record's values
-    ``v`` (and ``counts``, as ``n_values``), each with its ``value_text``; x: the components in
-    order, with ``axis`` settings; y: the score 0–100)."""
+    ``v``, their texts ``t`` (as ``value_text``) and ``counts`` (as ``n_values``); x: the
+    components in order, with ``axis`` settings; y: the score 0–100)."""
     names = [COMPONENT_LABELS.get(c, c) for c in components]
-    chart = (
-        chart.transform_calculate(component=chart_json(names))
-        .transform_flatten(
-            ["component", "v", *counts],
-            as_=["component", "value", "n_values"][: 2 + len(counts)],
-        )
-        .transform_calculate(value_text=num_expr("value", decimals))
+    chart = chart.transform_calculate(component=chart_json(names)).transform_flatten(
+        ["component", "v", "t", *counts],
+        as_=["component", "value", "value_text", "n_values"][: 3 + len(counts)],
     )
     return (
         chart,
@@ -248,6 +237,11 @@ def component_rows(
         ),
         alt.Y("value:Q", title="Score (0–100)", scale=alt.Scale(domain=[0, 100])),
     )
+
+
+def component_texts(values: Sequence[float | None], decimals: int) -> list[str]:
+    """The texts of a record's component values ``v`` (its ``t``): figures, N/A for null."""
+    return [figure_text(v, decimals) for v in values]
 
 
 def component_bars(
@@ -268,17 +262,22 @@ def component_bars(
     if missing := [m for m in order if m not in by_id]:
         raise ValueError(f"unknown model_ids: {missing}")
     labels = model_labels([{**by_id[m], "model_id": m} for m in order])
-    values = [
-        {
-            "model": labels[m],
-            "model_id": m,
-            "group": group,
-            "v": [number((by_id[m].get("components") or {}).get(c)) for c in components],
-            "n": [count_value((by_id[m].get("component_counts") or {}).get(c)) for c in components],
-        }
-        for m in order
-    ]
-    base, x, y = component_rows(alt.Chart(), components, decimals, "n")  # no data: see embed
+    values = []
+    for m in order:
+        v = [number((by_id[m].get("components") or {}).get(c)) for c in components]
+        values.append(
+            {
+                "model": labels[m],
+                "model_id": m,
+                "group": group,
+                "v": v,
+                "t": component_texts(v, decimals),
+                "n": [
+                    count_value((by_id[m].get("component_counts") or {}).get(c)) for c in components
+                ],
+            }
+        )
+    base, x, y = component_rows(alt.Chart(), components, "n")  # no data: see embed
     enc = {
         "x": x,
         "xOffset": alt.XOffset("model:N", sort=list(labels.values())),
@@ -287,7 +286,7 @@ def component_bars(
             "Model",
             "component:N",
             "Component",
-            "value_tip:N",
+            "value_text:N",
             "Score (0–100)",
             "n_tip:N",
             "Prompts with a value",
@@ -300,12 +299,7 @@ def component_bars(
         legend=alt.Legend(orient="bottom", columns=3),
     )
     label = {"angle": 270, "align": "left", "baseline": "middle", "dx": 3}
-    base = base.transform_calculate(
-        **{
-            f"{k}_tip": f"isValid(datum.{v}) ? '' + datum.{v} : '{NA}'"
-            for k, v in (("n", "n_values"), ("value", "value"))
-        }
-    )
+    base = base.transform_calculate(n_tip=f"isValid(datum.n_values) ? '' + datum.n_values : '{NA}'")
     bars = base.transform_filter("datum.value !== null")
     layers = [
         bars.mark_bar().encode(y=y, color=colour, **enc),
@@ -354,8 +348,10 @@ def forest(
                 "model": labels[m],
                 "group": group,
                 "value": v,
+                "value_text": figure_text(v, decimals),
                 "rank_text": rank,
                 **interval_ends(cell.get("overall_9"), decimals),
+                "interval_text": interval_text(cell.get("overall_9"), decimals),
                 **({"tie": ties[m]} if m in ties else {}),
             }
         )  # none: "–", in the spec
@@ -375,11 +371,7 @@ def forest(
         "tie_text:N",
         "Tie group",
     )
-    base = alt.Chart().transform_calculate(  # no data: embed sets the layers'
-        value_text=num_expr("value", decimals),
-        tie_text="datum.tie || '–'",
-        interval_text=interval_expr("lo", "hi", decimals),
-    )
+    base = alt.Chart().transform_calculate(tie_text="datum.tie || '–'")  # data: see embed
     layers = [
         base.transform_filter("datum.lo !== null")
         .mark_rule(strokeWidth=2, color="#4c78a8")
@@ -409,11 +401,17 @@ def forest(
 
 
 def coverage_bars(
-    df: Any, name: str, *, min_coverage: float = 0.9, title: str | None = None
+    df: Any,
+    name: str,
+    *,
+    min_coverage: float = 0.9,
+    title: str | None = None,
+    decimals: int = 1,
 ) -> HTMLFragment:
     """Per model, its prompts by status as 100 % stacked bars labelled with its coverage
-    ("95.7% (719/751)"); a dashed rule at ``min_coverage`` (the ranking threshold). ``df``: per
-    model ``model_id``, ``display_name`` and a count per status (ValueError without one)."""
+    ("95.7% (719/751)", shares at ``decimals`` places); a dashed rule at ``min_coverage`` (the
+    ranking threshold). ``df``: per model ``model_id``, ``display_name`` and a count per status
+    (ValueError without one)."""
     recs, values = chart_records(df), []
     labels = model_labels(recs)
     for r in recs:
@@ -429,21 +427,20 @@ def coverage_bars(
                 "c": c,
                 "n_scored": c[STATUSES.index(SCORED)],
                 "n_total": sum(c),
+                "coverage_text": share_text(c[STATUSES.index(SCORED)], sum(c), decimals),
+                "shares": [percent_text(n, sum(c), decimals) for n in c],
             }
         )
     y = alt.Y("model:N", title=None, sort=list(labels.values()), axis=alt.Axis(labelLimit=260))
     names = [STATUS_LABELS[s] for s in STATUSES]
     scale = alt.Scale(domain=names, range=[STATUS_COLORS[s] for s in STATUSES])
-    base = alt.Chart(alt.Data(values=values)).transform_calculate(
-        coverage_text=share_expr("n_scored", "n_total")
-    )
+    base = alt.Chart(alt.Data(values=values))
     bars = (
-        base.transform_flatten(["c"], as_=["count"])
+        base.transform_flatten(["c", "shares"], as_=["count", "share_text"])
         .transform_window(i="row_number()", groupby=["model_id"])
         .transform_calculate(
             status=f"{json.dumps(names)}[datum.i - 1]",
             share="datum.n_total ? datum.count * 100 / datum.n_total : 0",
-            share_text=f"datum.n_total ? {percent_expr('count', 'n_total')} : '{NA}'",
         )
     )
     threshold = alt.Data(values=[{"threshold": float(min_coverage) * 100}])

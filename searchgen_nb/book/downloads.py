@@ -1,6 +1,7 @@
 """The book's downloads (``_build/html/downloads/``): every published artifact, and CSVs of the
 leaderboards (with the tables' gap, interval, rank range, tie group), the pairwise tests and the
-prompt × model pairs (raw 0–3 as they count). Null is empty; no cell reads as a formula."""
+prompt × model pairs (raw 0–3 as they count). Null is empty; no cell reads as a formula; every
+0–100 figure has the release's ``rounding_decimals`` places."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ import csv
 import io
 import json
 import shutil
+from decimal import Decimal
 from pathlib import Path
 
 from searchgen_nb.book.views import BOARD_FILES, in_rank_order, rank_gaps, tie_groups
 from searchgen_nb.changes_markdown import counts_as
 from searchgen_nb.constants import ARTIFACTS, COMPONENTS, MANIFEST, UNCERTAINTY, VALIDATION_REPORT
+from searchgen_nb.numeric import figure_text
 from searchgen_nb.records import read_records
 from searchgen_nb.untrusted import csv_cell
 
@@ -53,6 +56,12 @@ def _groups(name: str, data) -> list[tuple[tuple[str, ...], str | None, list[dic
     return [((g,), "all:All" if g == "All" else f"{kind}:{g}", rows) for g, rows in data.items()]
 
 
+def _figure(value: float | None, decimals: int) -> Decimal | None:
+    """A 0–100 figure's cell: its text (:func:`~searchgen_nb.numeric.figure_text`, a plain
+    minus) as a number, so that it keeps its places; None for null."""
+    return None if value is None else Decimal(figure_text(value, decimals, minus="-"))
+
+
 def _csv(header: list[str], rows) -> str:
     """CSV text: empty for null, ``true``/``false``, text kept from being a formula."""
     buf = io.StringIO()
@@ -65,9 +74,14 @@ def _csv(header: list[str], rows) -> str:
     return buf.getvalue()
 
 
-def leaderboard_csv(name: str, data, uncertainty: dict | None = None) -> str:
+def leaderboard_csv(name: str, data, uncertainty: dict | None = None, decimals: int = 1) -> str:
     """The CSV text of one leaderboard file (``name`` as in :data:`CSV_FILES`), with the
-    intervals, rank ranges and tie groups of ``uncertainty`` (``uncertainty.json``)."""
+    intervals, rank ranges and tie groups of ``uncertainty`` (``uncertainty.json``); figures
+    at ``decimals`` places."""
+
+    def fig(value: float | None) -> Decimal | None:
+        return _figure(value, decimals)
+
     key_cols = ["slice", "kind", "group"] if name == "leaderboard_by_slice.json" else ["group"]
     u, lines = uncertainty or {}, []
     for key, ukey, rows in _groups(name, data):
@@ -80,13 +94,13 @@ def leaderboard_csv(name: str, data, uncertainty: dict | None = None) -> str:
             lines.append(
                 [
                     *key,
-                    *(r.get(k) for k in _ROW_KEYS),
-                    gaps.get(m),
-                    *(cell.get("overall_9") or [None, None]),
+                    *(fig(r.get(k)) if k == "overall_9" else r.get(k) for k in _ROW_KEYS),
+                    fig(gaps.get(m)),
+                    *map(fig, cell.get("overall_9") or [None, None]),
                     *(cell.get("rank") or [None, None]),
                     ties.get(m),
-                    r.get("overall_10"),
-                    *(comps.get(c) for c in COMPONENTS),
+                    fig(r.get("overall_10")),
+                    *(fig(comps.get(c)) for c in COMPONENTS),
                     *(counts.get(c) for c in COMPONENTS),
                 ]
             )
@@ -101,9 +115,9 @@ def leaderboard_csv(name: str, data, uncertainty: dict | None = None) -> str:
     return _csv(header, lines)
 
 
-def pairs_csv(uncertainty: dict) -> str:
+def pairs_csv(uncertainty: dict, decimals: int = 1) -> str:
     """Every pairwise test of ``uncertainty.json``: group key, models, Δ Overall-9 (published),
-    its interval, p, Holm-adjusted p, separable at the release's α."""
+    its interval (at ``decimals`` places), p, Holm-adjusted p, separable at the release's α."""
     header = [
         "group",
         "model_a",
@@ -122,8 +136,8 @@ def pairs_csv(uncertainty: dict) -> str:
                 group,
                 p["a"],
                 p["b"],
-                p["diff"],
-                *(p["ci"] or [None, None]),
+                _figure(p["diff"], decimals),
+                *(_figure(v, decimals) for v in p["ci"] or [None, None]),
                 p["p"],
                 p["p_holm"],
                 p["separable"],
@@ -189,10 +203,13 @@ def write_downloads(data_dir: Path, dest: Path) -> list[str]:
     def read(name: str):
         return json.loads((data_dir / name).read_text(encoding="utf-8"))
 
-    u = read(UNCERTAINTY)
-    texts = {csv_name: leaderboard_csv(name, read(name), u) for name, csv_name in CSV_FILES.items()}
-    texts[EXTRA_CSV[UNCERTAINTY]] = pairs_csv(u)
-    texts[EXTRA_CSV["prompt_scores.jsonl"]] = prompts_csv(read_records(data_dir), read(MANIFEST))
+    u, manifest = read(UNCERTAINTY), read(MANIFEST)
+    dec = manifest["scoring"]["public_rounding_decimals"]
+    texts = {
+        csv_name: leaderboard_csv(name, read(name), u, dec) for name, csv_name in CSV_FILES.items()
+    }
+    texts[EXTRA_CSV[UNCERTAINTY]] = pairs_csv(u, dec)
+    texts[EXTRA_CSV["prompt_scores.jsonl"]] = prompts_csv(read_records(data_dir), manifest)
     for name, text in texts.items():
         (dest / name).write_text(text, encoding="utf-8", newline="\n")
     if (data_dir / "schemas").is_dir():

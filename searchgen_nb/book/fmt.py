@@ -1,5 +1,6 @@
 """How the book writes a value: numbers, null (N/A: never 0 or blank), intervals, shares,
-statuses. Number text comes from :mod:`searchgen_nb.numeric` (decimal half-up of the value)."""
+statuses. The text of a figure comes from :func:`searchgen_nb.numeric.figure_text`, the one rule
+(data contract, § Public scale and rounding); charts and the page script show these strings."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import html
 import math
 from collections.abc import Mapping
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -14,7 +16,7 @@ import pandas as pd
 
 from searchgen_nb.changes_markdown import counts_as
 from searchgen_nb.constants import STATUSES
-from searchgen_nb.numeric import decimal_text, percent, scaled
+from searchgen_nb.numeric import decimal_text, figure_text, scaled
 
 #: What a null (not applicable) value shows.
 NA = "N/A"
@@ -108,7 +110,7 @@ def format_number(value: Any, decimals: int | None = None, na: str = NA) -> tupl
         raise TypeError(f"not a number: {value!r}")
     if isinstance(value, (float, np.floating)):
         x = number(value)
-        text, key = decimal_text(x, decimals), repr(x)
+        text, key = decimal_text(x) if decimals is None else figure_text(x, decimals), repr(x)
     else:
         text = key = str(int(value))
     return ("\u2212" + text[1:] if text.startswith("-") else text), key
@@ -137,22 +139,19 @@ def pct_label(fraction: float) -> str:
     return f"{scaled(fraction, 100):g}%"
 
 
-def coverage_text(scored: int, total: int) -> str:
+def percent_text(part: int, total: int, decimals: int) -> str:
+    """``"95.7%"``: ``part/total`` of two counts as a percentage, exactly, at ``decimals``
+    places (:func:`~searchgen_nb.numeric.figure_text`); N/A for 0/0."""
+    return figure_text(Fraction(100 * int(part), int(total)), decimals) + "%" if total else NA
+
+
+def coverage_text(scored: int, total: int, decimals: int) -> str:
     """``"719/751 (95.7%)"``: scored prompts of a group, as the tables write it."""
-    return f"{scored}/{total} ({percent(scored, total)})"
+    return f"{scored}/{total} ({percent_text(scored, total, decimals)})"
 
 
-# ---- the same rules as Vega expressions (texts a chart makes from its data) ----
-def percent_expr(part: str, total: str) -> str:
-    """A Vega expression: "96.1%", the share of two counts rounded half-up (exact: a ratio of
-    two integers is never within a rounding error of a half unless it is one)."""
-    return f"format(round(datum.{part} * 1000 / datum.{total}) / 10, '.1f') + '%'"
-
-
-def share_expr(part: str, total: str) -> str:
-    """A Vega expression: "96.1% (248/258)" (:func:`percent_expr` and the counts)."""
-    counts = f"' (' + datum.{part} + '/' + datum.{total} + ')'"
-    return (
-        f"datum.{total} === null || datum.{part} === null ? '{NA}' : datum.{total} === 0 ? "
-        f"'{NA} (0/0)' : {percent_expr(part, total)} + {counts}"
-    )
+def share_text(part: Any, total: Any, decimals: int) -> str:
+    """``"96.1% (248/258)"`` as a chart shows a share; ``"N/A (0/0)"``; N/A without counts."""
+    if is_null(part) or is_null(total):
+        return NA
+    return f"{percent_text(part, total, decimals)} ({int(part)}/{int(total)})"

@@ -11,7 +11,7 @@ from urllib.parse import quote
 import altair as alt
 
 from searchgen_nb.constants import OVERALL_9_COMPONENTS
-from searchgen_nb.numeric import decimal_text
+from searchgen_nb.numeric import decimal_text, figure_text
 
 from .charts import (
     NA_COLOR,
@@ -19,18 +19,17 @@ from .charts import (
     chart_json,
     chart_records,
     component_rows,
+    component_texts,
     count_value,
     data_block,
     interval_ends,
-    interval_expr,
     layered_chart,
     model_labels,
-    num_expr,
     row_model,
     tooltips,
 )
 from .display import HTMLFragment
-from .fmt import NA, is_null, number, share_expr
+from .fmt import NA, exact_diff, interval_text, is_null, number, share_text
 
 
 def _white_if(test: str) -> Any:
@@ -44,27 +43,47 @@ def _lookup(chart: Any, field: str, rows: list[dict], fields: list[str]) -> Any:
     )
 
 
-def _heat_cell(r: Mapping[str, Any], decimals: int) -> dict:
-    """A cell's values from its record (``{}``: N/A); its texts are made in the chart."""
+_NONE = object()  # no overall given: a cell has no relative text
+
+
+def _heat_cell(r: Mapping[str, Any], decimals: int, overall: Any = _NONE) -> dict:
+    """A cell's values and their texts from its record (``{}``: N/A); with the model's
+    ``overall`` (a mapping's value, or absent), also the text of the value minus it."""
+    value, n_total, n_scored = (
+        number(r.get("overall_9")),
+        count_value(r.get("n_total")),
+        count_value(r.get("n_scored")),
+    )
+    shown = None if value is None or overall is _NONE or is_null(overall) else overall
+    shown = None if shown is None else exact_diff(value, shown)
+    iv = None if is_null(r.get("interval")) else r.get("interval")
     return {
-        "value": number(r.get("overall_9")),
-        **interval_ends(r.get("interval"), decimals),
-        "n_total": count_value(r.get("n_total")),
-        "n_scored": count_value(r.get("n_scored")),
+        "value": value,
+        "value_text": figure_text(value, decimals),
+        **interval_ends(iv, decimals),
+        "interval_text": interval_text(iv, decimals),
+        "n_total": n_total,
+        "n_scored": n_scored,
+        "coverage_text": share_text(n_scored, n_total, decimals),
+        **({} if overall is _NONE else {"shown_text": figure_text(shown, decimals, sign=True)}),
     }
 
 
-def _heat_cells(recs, tags, decimals, counts) -> tuple[list[dict], dict, dict]:
+def _heat_cells(recs, tags, decimals, counts, overall) -> tuple[list[dict], dict, dict]:
     """(cells model-major — a model's cells together: one hunk in a diff —, model labels, tag
     → label with "(n=…)" from ``counts``): ``tags`` first, other tags sorted after them (only
     where a record has them); a model × tag pair without a record is an N/A cell."""
     labels, cells, names = model_labels(recs), {}, {}
+
+    def base(m: str) -> Any:
+        return _NONE if overall is None else overall.get(m)
+
     for r in recs:
         m, t = row_model(r), str(r["tag"])
         if (m, t) in cells:
             raise ValueError(f"duplicate heatmap cell: model {m!r}, tag {t!r}")
         names.setdefault(t, None if is_null(r.get("tag_name")) else r["tag_name"])
-        cells[m, t] = _heat_cell(r, decimals)
+        cells[m, t] = _heat_cell(r, decimals, base(m))
     every = [*tags, *sorted(set(names) - set(tags))]
     tag_labels = {
         t: axis_label(
@@ -75,7 +94,7 @@ def _heat_cells(recs, tags, decimals, counts) -> tuple[list[dict], dict, dict]:
     }
     out = [
         {
-            **(cells.get((m, t)) or _heat_cell({}, decimals)),
+            **(cells.get((m, t)) or _heat_cell({}, decimals, base(m))),
             "model": labels[m],
             "model_id": m,
             "tag": t,
@@ -104,9 +123,7 @@ def _with_links(base: Any, template: str, models: Sequence[str], tags: Sequence[
     )
 
 
-def _heat_chart(
-    decimals: int, wide: float | None, relative: bool, tag_labels: Mapping[str, str]
-) -> tuple:
+def _heat_chart(wide: float | None, relative: bool, tag_labels: Mapping[str, str]) -> tuple:
     """(the base chart every layer derives from, cell colour, label field, label colour): the
     best of each column (outlined) on 0–100 or, ``relative``, the value minus the model's
     overall (its record without a tag) around 0; a cell's texts and flags; tag labels."""
@@ -121,9 +138,7 @@ def _heat_chart(
         base = base.transform_calculate(
             shown="datum.value === null || datum.base === null ? null : datum.value - datum.base"
         )
-        base = base.transform_calculate(
-            shown_text=num_expr("shown", decimals, True), abs_shown="abs(datum.shown)"
-        )
+        base = base.transform_calculate(abs_shown="abs(datum.shown)")
         base = base.transform_joinaggregate(span="max(abs_shown)")
         colour = alt.Color(
             "shown:Q",
@@ -153,10 +168,7 @@ def _heat_chart(
         )
     base = base.transform_calculate(
         is_na="datum.value === null",
-        value_text=num_expr("value", decimals),
         n_text=f"datum.n_total === null ? '{NA}' : '' + datum.n_total",
-        coverage_text=share_expr("n_scored", "n_total"),
-        interval_text=interval_expr("lo", "hi", decimals),
         wide="false" if wide is None else f"datum.lo !== null && datum.hi - datum.lo > {wide!r}",
     )
     base = _lookup(
@@ -193,7 +205,7 @@ def heatmap(
     recs = chart_records(df)
     tags = list(tag_order) if tag_order is not None else sorted({str(r["tag"]) for r in recs})
     side = 46 if len(tags) <= 12 else 40 if len(tags) <= 18 else 36  # px: 22 tags fit 960 px
-    cells, labels, tag_labels = _heat_cells(recs, tags, decimals, tag_counts)
+    cells, labels, tag_labels = _heat_cells(recs, tags, decimals, tag_counts, overall)
     cells = [
         {"group": "All", "model_id": m, "overall": overall.get(m), "tag": None}  # its base
         for m in labels
@@ -215,7 +227,7 @@ def heatmap(
     if relative:
         tooltip.insert(3, alt.Tooltip("shown_text:N", title="vs the model's overall"))
     enc, link = {"x": x, "y": y, "tooltip": tooltip}, {"href": alt.Href("href:N")} if href else {}
-    base, colour, text, text_colour = _heat_chart(decimals, wide_interval, relative, tag_labels)
+    base, colour, text, text_colour = _heat_chart(wide_interval, relative, tag_labels)
     base = _with_links(base, href, list(labels), list(tag_labels)) if href else base
     layers = [
         base.transform_filter("!datum.is_na")
@@ -259,6 +271,22 @@ def heatmap(
     return HTMLFragment(block + chart.html, chart.label)
 
 
+#: The fields a pair's two cells (a−b, b−a) flatten into.
+_FLAT = ["row", "col", "s", "text", "interval_text"]
+
+
+def _pair_texts(p: Mapping[str, Any], decimals: int) -> dict:
+    """The texts of a pair's Δ (≈ before it when not separable) and its interval, for the
+    cell a−b then b−a (the negation of each)."""
+    tie = "" if p["separable"] else "≈"
+    diff, ci = float(p["diff"]), p["ci"]
+    flip = None if ci is None else [-float(ci[1]) + 0.0, -float(ci[0]) + 0.0]
+    return {
+        "t": [tie + figure_text(d, decimals) for d in (diff, -diff + 0.0)],
+        "it": [interval_text(ci, decimals), interval_text(flip, decimals)],
+    }
+
+
 def pairwise_heatmap(
     pairs: Sequence[Mapping[str, Any]],
     display_names: Mapping[str, str],
@@ -278,8 +306,9 @@ def pairwise_heatmap(
         {
             "a": labels[p["a"]],
             "b": labels[p["b"]],
-            "group": group,  # v: Δ, lo, hi
+            "group": group,  # v: Δ, lo, hi; t, it: the texts of Δ and its interval, a−b and b−a
             "v": [float(p["diff"]), *([None] * 2 if p["ci"] is None else map(float, p["ci"]))],
+            **_pair_texts(p, decimals),
             "p": [NA if p[k] is None else decimal_text(p[k]) for k in ("p", "p_holm")],
             "sep": bool(p["separable"]),
         }
@@ -287,29 +316,19 @@ def pairwise_heatmap(
     ]
     sort = list(labels.values())
     span = max((abs(v["v"][0]) for v in values), default=1.0) or 1.0
-    ends = ("datum.s > 0 ? datum.lo : 0 - datum.hi", "datum.s > 0 ? datum.hi : 0 - datum.lo")
     base = (
         alt.Chart()
         .transform_calculate(  # no data: embed sets the layers'
             diff="datum.v[0]",
-            lo="datum.v[1]",
-            hi="datum.v[2]",
             p_text="datum.p[0]",
             p_holm="datum.p[1]",
             row="[datum.a, datum.b]",
             col="[datum.b, datum.a]",
             s="[1, -1]",
         )
-        .transform_flatten(["row", "col", "s"])
+        .transform_flatten(["row", "col", "s", "t", "it"], as_=_FLAT)
         .transform_calculate(
-            d="datum.s * datum.diff + 0",
-            lo2=f"datum.lo === null ? null : {ends[0]}",
-            hi2=f"datum.lo === null ? null : {ends[1]}",
-            separable="datum.sep ? 'yes' : 'no (tie)'",
-        )
-        .transform_calculate(
-            text=f"(datum.sep ? '' : '≈') + {num_expr('d', decimals)}",
-            interval_text=interval_expr("lo2", "hi2", decimals),
+            d="datum.s * datum.diff + 0", separable="datum.sep ? 'yes' : 'no (tie)'"
         )
     )
     enc = {
@@ -371,7 +390,9 @@ def compare_picker(
     decimals: int = 1,
 ) -> HTMLFragment:
     """Components of models picked on the legend (first three shown) in a group picked from a
-    menu; ``rows``: per group × model ``group``, ``model`` (name), nine values ``v`` (null: N/A)."""
+    menu; ``rows``: per group × model ``group``, ``model`` (name), nine values ``v`` (null: N/A),
+    each record given their texts ``t`` at ``decimals`` places."""
+    rows = [{**r, "t": component_texts(r["v"], decimals)} for r in rows]
     group_pick = alt.param(
         name="group_pick",
         value=groups[0],
@@ -392,7 +413,7 @@ def compare_picker(
     )  # full swatches
     # the records stay on the base chart: on the layer, altair names the picker's view otherwise
     base = alt.Chart(alt.Data(values=list(rows))).transform_filter("datum.group === group_pick")
-    base, x, y = component_rows(base, OVERALL_9_COMPONENTS, decimals, labelFontSize=11)
+    base, x, y = component_rows(base, OVERALL_9_COMPONENTS, labelFontSize=11)
     picker = base.mark_point(opacity=0).encode(x=x, color=colour).add_params(model_pick)
     picker = picker.properties(name="picker")  # a fixed view name, not a hash of the data
     bars = base.transform_filter(model_pick).transform_filter("datum.value !== null")

@@ -97,6 +97,7 @@ def leaderboard_view(release: Release, group: str, forest: bool = True) -> HTMLF
         caption=f"{group} · {n} prompts · {sum(r['ranked'] for r in rows)} of {len(rows)} models "
         f"ranked · slice {release.slice_name}",
         methods_href=METHODS,
+        decimals=release.decimals,
         prompts_href=explorer_link(
             True, **({} if group == "All" else {"stratum": group}), **slice_filter(release)
         ),
@@ -253,7 +254,7 @@ def tag_tables(release: Release, kind: str) -> HTMLFragment:
                     for link, s, t in zip(links, frame["Scored"], frame["Prompts"])
                 ],
             },
-            decimals={"Coverage %": 2},
+            decimals={**dict.fromkeys(frame.columns, release.decimals), "Coverage %": 2},
             heads=TAG_HEADS,
             order=[("Overall-9", "desc")],
         )
@@ -306,6 +307,7 @@ def compare(release: Release, group: str, models: list[str] | None) -> list[HTML
         min_coverage=release.min_coverage,
         pending=release.pending,
         methods_href=METHODS,
+        decimals=release.decimals,
     )
     head = HTMLFragment(
         f"<p>Group: <strong>{esc(label)}</strong> · "
@@ -443,6 +445,7 @@ def audit_status(release: Release) -> list[HTMLFragment]:
         "coverage-status",
         min_coverage=release.min_coverage,
         title="Status of every prompt × model pair",
+        decimals=release.decimals,
     )
     legend = (
         f"Segments: the four {link('status', 'statuses')}; label: "
@@ -526,7 +529,8 @@ def changes(release: Release) -> list[HTMLFragment]:
                 "first release",
             )
         ]
-    text = markdown(ch, release.names, policies=release.policies).split("\n### ")[0]
+    text = markdown(ch, release.names, policies=release.policies, decimals=dec)
+    text = text.split("\n### ")[0]
     text, prev = text.replace("## What changed\n", "", 1), ch.get("previous") or {}
     out = [
         HTMLFragment(

@@ -316,5 +316,10 @@ def write_change_summary(release) -> None:
     from searchgen_nb.changes import first_release
     from searchgen_nb.changes_markdown import markdown
 
-    text = markdown(release.changes or first_release(), release.names, policies=release.policies)
+    text = markdown(
+        release.changes or first_release(),
+        release.names,
+        policies=release.policies,
+        decimals=release.decimals,
+    )
     (release.folder / CHANGES).write_text(text, encoding="utf-8", newline="\n")

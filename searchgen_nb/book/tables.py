@@ -214,10 +214,12 @@ def leaderboard_table(
     caption: str | None = None,
     prompts_href: str | None = None,
     methods_href: str | None = "methods.html",
+    decimals: int = 1,
 ) -> HTMLFragment:
     """Sortable leaderboard in the contract's order (§ Coverage and ranking); ``intervals``
     adds interval and rank range (``ties`` badges); ``prompts_href``: a ``{model_id}`` template
-    linking Coverage; headers link to Methods (``methods_href``, None: no)."""
+    linking Coverage; headers link to Methods (``methods_href``, None: no); every figure at
+    ``decimals`` places (the release's ``rounding_decimals``)."""
     _check_id(table_id)
     cols = [
         ("rank", "Rank"),
@@ -270,13 +272,20 @@ def leaderboard_table(
             else _num_td(row.get("rank")),
             f'<td data-order="{esc(name)}">{esc(name)}{badge}{ident}</td>',
             _text_td(row.get("type")),
-            _num_td(row.get("overall_9")),
-            _num_td(gaps.get(mid), na="–"),
-            *(_uncertainty_tds(intervals.get(mid), (ties or {}).get(mid)) if intervals else []),
-            _num_td(row.get("overall_10")),
-            _coverage_td(row, prompts_href),
+            _num_td(row.get("overall_9"), decimals),
+            _num_td(gaps.get(mid), decimals, na="–"),
+            *(
+                _uncertainty_tds(intervals.get(mid), (ties or {}).get(mid), decimals)
+                if intervals
+                else []
+            ),
+            _num_td(row.get("overall_10"), decimals),
+            _coverage_td(row, prompts_href, decimals),
             _text_td(row.get("missing_policy")),
-            *[_num_td((row.get("components") or {}).get(c)) for c in OVERALL_9_COMPONENTS],
+            *[
+                _num_td((row.get("components") or {}).get(c), decimals)
+                for c in OVERALL_9_COMPONENTS
+            ],
         ]
         attrs = ' class="sg-unranked"' if unranked else ""
         attrs += f' data-model-id="{esc(mid)}"' if mid is not None else ""
@@ -286,27 +295,27 @@ def leaderboard_table(
     return HTMLFragment(_TOOLS.format(table_id) + "\n" + table, f"leaderboard table {table_id}")
 
 
-def _coverage_td(row: Mapping[str, Any], prompts_href: str | None) -> str:
+def _coverage_td(row: Mapping[str, Any], prompts_href: str | None, decimals: int) -> str:
     """ "719/751 (95.7%)", sorted by the coverage; a link to the prompts without a score."""
     n_scored, n_total, cov = row.get("n_scored"), row.get("n_total"), row.get("coverage")
     if is_null(n_scored) or is_null(n_total):
         return _num_td(cov)
     s, t = int(n_scored), int(n_total)
     key = repr(float(cov)) if not is_null(cov) else repr(s / t) if t else ""
-    inner = esc(coverage_text(s, t))
+    inner = esc(coverage_text(s, t, decimals))
     if prompts_href and row.get("model_id") is not None and s < t:
         link = prompts_href.format(model_id=quote(str(row["model_id"])))
         inner = f'<a href="{esc(link)}" title="its {t - s} prompts without a score">{inner}</a>'
     return f'<td data-order="{esc(key)}">{inner}</td>'
 
 
-def _uncertainty_tds(cell: Mapping[str, Any] | None, tie: str | None) -> list[str]:
+def _uncertainty_tds(cell: Mapping[str, Any] | None, tie: str | None, decimals: int) -> list[str]:
     """The interval and rank-range cells of one leaderboard row (N/A, – without a value)."""
     iv, rk = (cell or {}).get("overall_9"), (cell or {}).get("rank")
     iv_td = (
         f'<td class="sg-na">{NA}</td>'
         if iv is None
-        else (f'<td data-order="{esc(repr(float(iv[0])))}">{esc(interval_text(iv, None))}</td>')
+        else (f'<td data-order="{esc(repr(float(iv[0])))}">{esc(interval_text(iv, decimals))}</td>')
     )
     if rk is None:
         return [iv_td, '<td class="sg-na">–</td>']

@@ -14,7 +14,7 @@ from searchgen_nb.book.views import TAG_KINDS, Release, group_label
 from searchgen_nb.changes_markdown import score_changed, status_text
 from searchgen_nb.constants import INVALID, STATUSES
 from searchgen_nb.gate.report import CHECK_DESCRIPTIONS
-from searchgen_nb.numeric import to_public
+from searchgen_nb.numeric import RAW_DECIMALS, to_public
 
 
 def change_group_label(key: str) -> str:
@@ -101,7 +101,7 @@ def status_changes_frame(release: Release) -> pd.DataFrame:
                 p["sample_id"],
                 texts[1] if texts[0] == texts[1] else " → ".join(texts),
                 *(
-                    pair_cell(p[f"overall_9_{s}"], p[f"status_{s}"], pol[i], 4)
+                    pair_cell(p[f"overall_9_{s}"], p[f"status_{s}"], pol[i], RAW_DECIMALS)
                     for i, s in enumerate(("before", "after"))
                 ),
             )
@@ -157,7 +157,7 @@ def status_frame(release: Release) -> pd.DataFrame:
                 "model_id": model_id,
                 **{s: counts[s] for s in STATUSES},
                 "prompts": n,
-                "coverage": coverage_text(counts["scored"], n) if n else NA,
+                "coverage": coverage_text(counts["scored"], n, release.decimals) if n else NA,
                 "missing_policy": m["models"][model_id]["missing_policy"],
             }
         )

@@ -257,7 +257,6 @@
     if (text !== undefined && text !== null) { e.textContent = String(text); }
     return e;
   }
-  function num(v, digits) { return v === null || v === undefined ? "N/A" : Number(v).toFixed(digits); }
   function table(head, rows, cls) {
     var wrap = el("div", "sg-card-scroll"), t = el("table", "sg-card-table " + (cls || ""));
     var tr = el("tr");
@@ -317,9 +316,7 @@
         for (var c = 0; c < 2 + m.components.length; c++) { cells.push(statusCell(m, policy)); }
         return [mn[1], img, st].concat(cells);
       }
-      var d = index.decimals;
-      return [mn[1], img, st, num(m.overall_9, d), num(m.overall_10, d)]
-        .concat(m.components.map(function (v) { return num(v, d); }));
+      return [mn[1], img, st, m.overall_9, m.overall_10].concat(m.components);
     }), "sg-card-models");
   }
   // Each model's image at the preview's size, side by side, and the judge's reasons beside
@@ -339,7 +336,7 @@
       var cap = fig.appendChild(el("figcaption"));
       cap.appendChild(el("strong", null, mn[1]));
       cap.appendChild(document.createTextNode(m.status === "scored"
-        ? " \u00b7 Overall-9 " + num(m.overall_9, index.decimals)
+        ? " \u00b7 Overall-9 " + m.overall_9
         : " \u00b7 " + statusCell(m, (index.policies || {})[mn[0]]).textContent));
       var rows = [];
       m.checklist.forEach(function (c, i) { rows.push([c[0] || p.checklist[i] || "item " + (i + 1), c[1], c[2]]); });
@@ -349,7 +346,7 @@
         var det = fig.appendChild(el("details", "sg-card-reasons"));
         det.appendChild(el("summary", null, "The judge's reasons"));
         det.appendChild(table(["Item or dimension", "Score (0\u20133)", "Reason"], rows.map(function (r) {
-          return [r[0], num(r[1], 1), el("td", "sg-card-why", r[2] || "\u2013")];
+          return [r[0], r[1], el("td", "sg-card-why", r[2] || "\u2013")];
         }), "sg-card-why-table"));
       }
     });
@@ -365,7 +362,7 @@
       index.models.forEach(function (mn) { var c = p.models[mn[0]].checklist[i]; text = text || (c && c[0]); });
       rows.push([text || "item " + (i + 1)].concat(index.models.map(function (mn) {
         var c = p.models[mn[0]].checklist[i];
-        return c ? num(c[1], 1) : "\u2013";
+        return c ? c[1] : "\u2013";
       })));
     }
     if (rows.length) { out.push(el("h3", null, "The judge's checklist (0\u20133)"), table(["Checklist item"].concat(names), rows, "sg-card-checklist")); }
@@ -374,7 +371,7 @@
     rows = Object.keys(dims).sort().map(function (dim) {
       return [dim.replace(/_/g, " ")].concat(index.models.map(function (mn) {
         var r = p.models[mn[0]].rubric.filter(function (x) { return x[0] === dim; })[0];
-        return r ? num(r[1], 1) : "\u2013";
+        return r ? r[1] : "\u2013";
       }));
     });
     if (rows.length) { out.push(el("h3", null, "The judge's rubric dimensions (0\u20133)"), table(["Dimension"].concat(names), rows, "sg-card-rubric")); }
@@ -401,19 +398,8 @@
     root.appendChild(gallery(index, p, base));
     weight(root, index);
   }
-  function size(bytes) { return bytes >= 1e6 ? (bytes / 1e6).toFixed(1) + " MB" : Math.ceil(bytes / 1e3) + " KB"; }
-  function weight(root, index) {
-    var t = index.thumbnails, v = index.previews;
-    var text = !t || !t.enabled ? "This release has no thumbnails (evidence: thumbnails: false)."
-      : "Thumbnails of this release: " + t.n_files + " files, " + size(t.bytes) +
-        " in all (each at most " + Math.round(t.max_bytes / 1024) + " KB, " + t.max_px +
-        " px a side).";
-    if (t && t.enabled && v && v.enabled) {
-      text += " Previews: " + v.n_files + " files, " + size(v.bytes) + " in all (each at most " +
-        Math.round(v.max_bytes / 1024) + " KB, " + v.max_px + " px a side).";
-    }
-    root.appendChild(el("p", "sg-card-weight", text));
-  }
+  // Every figure of the card is a text the book wrote (searchgen_nb/book/cards.py).
+  function weight(root, index) { root.appendChild(el("p", "sg-card-weight", index.weight)); }
   function start() {
     var root = document.getElementById("sg-card");
     if (!root) { return; }
