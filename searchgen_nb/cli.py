@@ -323,7 +323,7 @@ def main() -> None:
         saved = {}
     try:
         cli(prog_name="searchgen-nb", standalone_mode=True)
-    except Exception as exc:  # noqa: BLE001 - last line of defence: name it, exit non-zero
+    except Exception as exc:  # last line of defence: name it, exit non-zero
         if os.environ.get("SEARCHGEN_DEBUG"):
             raise
         step = sys.argv[1] if len(sys.argv) > 1 else "command"

@@ -173,7 +173,7 @@ def renditions(data: bytes, sizes=tuple(t[1:] for t in TARGETS)) -> list[bytes]:
                 small.thumbnail((px, px))
     except ThumbnailError:
         raise
-    except Exception as exc:  # noqa: BLE001 - Pillow's many ways to refuse a file
+    except Exception as exc:  # Pillow's many ways to refuse a file
         raise ThumbnailError(f"not a readable image ({type(exc).__name__})") from None
     return [_webp(small, limit, *rest) for small, (_, limit, *rest) in zip(smalls, sizes)]
 

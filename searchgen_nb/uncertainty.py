@@ -304,9 +304,8 @@ def _ranked(
             t,
             alpha,
             decimals,
-            lambda reps: [
-                x - y
-                for x, y in zip(*(boot.exact("overall_9", g, models[k], reps) for k in (i, j)))
+            lambda reps, pair=(i, j): [
+                x - y for x, y in zip(*(boot.exact("overall_9", g, models[k], reps) for k in pair))
             ],
         )
         diff = Decimal(repr(published[ids[i]])) - Decimal(repr(published[ids[j]]))

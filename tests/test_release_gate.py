@@ -81,7 +81,7 @@ def _corrupt_staged(monkeypatch, mutate):
 
 def _edit_records(folder: Path, edit):
     path = folder / "prompt_scores.jsonl"
-    recs = [json.loads(l) for l in path.read_text().splitlines()]
+    recs = [json.loads(line) for line in path.read_text().splitlines()]
     recs = edit(recs) or recs
     path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in recs))
 
@@ -334,7 +334,8 @@ def test_0_schema_is_the_first_check(published, monkeypatch):
         out,
         before,
         "schema",
-        "leaderboard_overall.json /0: Additional properties are not allowed ('extra' was unexpected)",
+        "leaderboard_overall.json /0: Additional properties are not allowed ('extra' was "
+        "unexpected)",
         "leaderboard_overall.json /1/n_total: '",
         "prompt_scores.jsonl line 2 /models/a/status: 'maybe'",
     )

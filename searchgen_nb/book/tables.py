@@ -260,7 +260,8 @@ def leaderboard_table(
             else _PENDING
             if mid in pending
             else (
-                f' <span class="sg-badge sg-unranked-badge" title="{esc(COLUMN_DEFINITIONS["rank"])}">'
+                f' <span class="sg-badge sg-unranked-badge" '
+                f'title="{esc(COLUMN_DEFINITIONS["rank"])}">'
                 f"unranked (coverage &lt; {threshold})</span>"
             )
         )
