@@ -154,8 +154,11 @@ TARGETS = (
     (PREVIEWS, PREVIEW_PX, PREVIEW_BYTES, PREVIEW_QUALITIES),
 )
 
+#: What :func:`renditions` makes by default: every target but its folder.
+SIZES = tuple(t[1:] for t in TARGETS)
 
-def renditions(data: bytes, sizes=tuple(t[1:] for t in TARGETS)) -> list[bytes]:
+
+def renditions(data: bytes, sizes=SIZES) -> list[bytes]:
     """One image's bytes decoded once into a WebP per ``(pixels a side, bytes at most[, WebP
     qualities])`` of ``sizes`` (qualities: :data:`WEBP_QUALITIES` unless given): a JPEG at the
     smallest scale that covers each size (Pillow's ``draft``; a decode per distinct scale, so

@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from searchgen_nb.constants import (
     BUILTIN_EXTRACTOR,
@@ -226,7 +227,10 @@ def classify_result(
         return PairResult(MISSING_EVALUATION if image else MISSING_GENERATION)
     except OSError as exc:
         return PairResult(INVALID, error=f"cannot read file: {exc.strerror}")
-    read = {"file_sha256": hashlib.sha256(data).digest(), "file_id": (st.st_dev, st.st_ino)}
+    read: dict[str, Any] = {
+        "file_sha256": hashlib.sha256(data).digest(),
+        "file_id": (st.st_dev, st.st_ino),
+    }
     try:
         result = _DECODER.decode(data.decode(json.detect_encoding(data), "surrogatepass"))
     except DuplicateKey as exc:

@@ -8,6 +8,7 @@ import posixpath
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeGuard
 
 from searchgen_nb.errors import MetadataError
 from searchgen_nb.evidence import prompt_text
@@ -159,14 +160,15 @@ def _prompt(row: dict, path: Path, lineno: int, seen: dict, warnings: list) -> P
         subset,
         stratum,
         search_type,
-        *(tuple(dict.fromkeys(tags[name])) for name in TAG_FIELDS),
+        tuple(dict.fromkeys(tags["domains"])),
+        tuple(dict.fromkeys(tags["failure_modes"])),
         optional=_optional(row, fail),
         line=lineno,
         texts=prompt_text(row),
     )
 
 
-def _strings(value: object) -> bool:
+def _strings(value: object) -> TypeGuard[list[str]]:
     return isinstance(value, list) and all(isinstance(x, str) for x in value)
 
 

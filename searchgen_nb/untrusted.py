@@ -113,7 +113,8 @@ class ConfigLoader(yaml.SafeLoader):
             seen[key] = key_node.start_mark
         return super().construct_mapping(node, deep=deep)
 
-    def construct_yaml_float(self, node) -> Decimal:
+    # the stub's float: a config's numbers are read exactly, as Decimal
+    def construct_yaml_float(self, node) -> Decimal:  # type: ignore[override]
         text = self.construct_scalar(node).replace("_", "").strip().lower()
         if text in (".nan", ".inf", "+.inf", "-.inf") or ":" in text:
             return Decimal(repr(super().construct_yaml_float(node)))

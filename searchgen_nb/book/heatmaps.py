@@ -58,7 +58,8 @@ def _heat_cells(recs, tags, decimals, counts) -> tuple[list[dict], dict, dict]:
     """(cells model-major — a model's cells together: one hunk in a diff —, model labels, tag
     → label with "(n=…)" from ``counts``): ``tags`` first, other tags sorted after them (only
     where a record has them); a model × tag pair without a record is an N/A cell."""
-    labels, cells, names = model_labels(recs), {}, {}
+    labels, cells = model_labels(recs), {}
+    names: dict[str, str | None] = {}
     for r in recs:
         m, t = row_model(r), str(r["tag"])
         if (m, t) in cells:
@@ -274,7 +275,7 @@ def pairwise_heatmap(
     record per pair of ``uncertainty.json`` (naming the ``group``); the chart mirrors it."""
     order = list(dict.fromkeys(m for p in pairs for m in (p["a"], p["b"])))
     labels = model_labels([{"model_id": m, "display_name": display_names.get(m, m)} for m in order])
-    values = [
+    values: list[dict[str, Any]] = [
         {
             "a": labels[p["a"]],
             "b": labels[p["b"]],

@@ -231,7 +231,8 @@ def run_notebooks(root: Path, out: Path, work: Path, params: dict, log) -> dict[
     emptied between them, in ``out`` (``$SEARCHGEN_ROOT``; ``$SEARCHGEN_PROJECT``: ``root``), with
     the work folder's IPython folder and the thumbnail cache ``out/build/thumbs``; return each
     notebook's seconds."""
-    sources, timings = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")), {}
+    sources = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    timings: dict[str, float] = {}
     if not sources:
         raise ReleaseError(f"no notebooks found in {root / 'notebooks'}")
     env = {

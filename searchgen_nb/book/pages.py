@@ -240,7 +240,12 @@ def tag_tables(release: Release, kind: str) -> HTMLFragment:
         m = r["model_id"]
         frame = views.model_tag_table(release, kind, m)
         links = [
-            explorer_link(**{kind: tag.split(" · ")[0]}, **slice_filter(release), model=m)
+            explorer_link(
+                model_template=False,
+                **{kind: tag.split(" · ")[0]},
+                **slice_filter(release),
+                model=m,
+            )
             for tag in frame["Tag"]
         ]
         table = tables.data_table(
