@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 import yaml
@@ -348,13 +349,16 @@ def group_pairs(release: Release, kind: str, name: str) -> list[dict]:
     return (release.uncertainty or {}).get("pairs", {}).get(key, [])
 
 
-def in_rank_order(rows: list[dict]) -> list[dict]:
+_Row = TypeVar("_Row", bound=Mapping[str, Any])
+
+
+def in_rank_order(rows: Iterable[_Row]) -> list[_Row]:
     """Leaderboard rows in the contract's order (§ Coverage and ranking): the ranked by rank
     (equal published Overall-9 already ordered by model_id), then the others as given."""
     return sorted(rows, key=lambda r: (0, r["rank"]) if r.get("ranked") else (1, 0))
 
 
-def rank_gaps(rows: list[dict]) -> dict[str, float]:
+def rank_gaps(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     """``{model_id: published Overall-9 minus the next rank's}`` (exact decimal; 0.0 when tied);
     none for the last ranked, the unranked, or a next rank not in ``rows``."""
     by_rank = {r["rank"]: r for r in rows if r.get("ranked")}
