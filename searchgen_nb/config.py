@@ -328,7 +328,7 @@ def config_from_dict(raw: object, config_path: Path) -> ReleaseConfig:
     where = f"config {config_path}"
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: top level must be a mapping, got {type(raw).__name__}")
-    models = m if isinstance(m := raw.get("models"), dict) else {}
+    models = found if isinstance(found := raw.get("models"), dict) else {}
     problems = _twin_problems(models) + _string_problems(raw, models) + _reserved_names(raw, models)
     if problems:
         raise ConfigError(f"{where}: " + "; ".join(problems[:5]))

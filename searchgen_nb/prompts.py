@@ -154,14 +154,15 @@ def _prompt(row: dict, path: Path, lineno: int, seen: dict, warnings: list) -> P
                 {"check": "duplicate_tag", "sample_id": sid, "line": lineno, "message": said}
             )
     stratum, search_type = partition(subset, sid)
+    domains, failure_modes = (tuple(dict.fromkeys(tags[name])) for name in TAG_FIELDS)
     return Prompt(
         sid,
         release_row,
         subset,
         stratum,
         search_type,
-        tuple(dict.fromkeys(tags["domains"])),
-        tuple(dict.fromkeys(tags["failure_modes"])),
+        domains,
+        failure_modes,
         optional=_optional(row, fail),
         line=lineno,
         texts=prompt_text(row),
