@@ -12,7 +12,7 @@ UV ?= $(or $(shell command -v uv 2>/dev/null),build/uv/bin/uv)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
 export SOURCE_DATE_EPOCH
 
-.PHONY: setup lock release demo test test-fast bench bench-1m browser clean
+.PHONY: setup lock release demo lint test test-fast bench bench-1m browser clean
 
 # The environment: exactly requirements.txt, plus the project itself (editable, no deps),
 # byte-compiled once (every notebook kernel and test process then starts seconds faster, even
@@ -52,15 +52,22 @@ release: demo
 browser:
 	@command -v chromium-headless-shell >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium-headless-shell >/dev/null; }
 
+# The static checks both test targets run first: ruff's lint and format check (config in
+# pyproject.toml) and mypy on searchgen_nb/.
+lint: setup
+	$(BIN)/ruff check --quiet .
+	$(BIN)/ruff format --check --quiet .
+	$(BIN)/mypy
+
 # Every test, as CI runs it (.ci/run), on two pytest-xdist workers (`PYTEST_WORKERS=0`: one
 # process). Temporary files go to $TMPDIR (`TMPDIR=/dev/shm make test`: on a RAM disk).
 PYTEST_WORKERS ?= 2
 PYTEST = $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
-test: setup browser
+test: lint browser
 	$(PYTEST)
 
 # The quick loop while editing: no slow tests (demo, notebooks, book builds), no browser.
-test-fast: setup
+test-fast: lint
 	$(PYTEST) -m "not slow and not browser"
 
 # Benchmarks (figures in README): `data` against its floor on the demo and the demo ×8 (written

@@ -146,13 +146,14 @@ PR_SET_CHILD_SUBREAPER = 36
 
 
 def measure_main(result_path: str, argv: list[str]) -> int:
-    """``bench_scale.py _measure RESULT.json -- CMD…``: run CMD as a child subreaper, write its figures.
+    """``bench_scale.py _measure RESULT.json -- CMD…``: run CMD as a child subreaper.
 
-    A plain ``wait4`` of the command misses processes it does not reap itself (a worker that
-    outlives the main process as an orphan). As a child subreaper (Linux ``prctl``) this process inherits such orphans and reaps
-    them, so ``RUSAGE_CHILDREN`` holds the CPU of the whole process tree. Wall time ends when
-    CMD's main process exits (what a user waits for); CPU and peak RSS include stragglers
-    reaped up to 60 s later.
+    Writes CMD's figures to RESULT.json. A plain ``wait4`` of the command misses processes it
+    does not reap itself (a worker that outlives the main process as an orphan). As a child
+    subreaper (Linux ``prctl``) this process inherits such orphans and reaps them, so
+    ``RUSAGE_CHILDREN`` holds the CPU of the whole process tree. Wall time ends when CMD's main
+    process exits (what a user waits for); CPU and peak RSS include stragglers reaped up to 60 s
+    later.
     """
     import ctypes
     import resource
@@ -390,7 +391,8 @@ def bench(args: argparse.Namespace) -> dict:
         t = time.perf_counter()
         sizes = list_result_files(config, file_list)
         print(
-            f"bench_scale: {config}: {sizes['n_prompts']} prompts × {sizes['n_models']} models = {sizes['n_pairs']} pairs, "
+            f"bench_scale: {config}: {sizes['n_prompts']} prompts × {sizes['n_models']} models = "
+            f"{sizes['n_pairs']} pairs, "
             f"{sizes['n_files']} result files (listed in {time.perf_counter() - t:.1f} s)",
             file=sys.stderr,
         )
@@ -430,7 +432,8 @@ def bench(args: argparse.Namespace) -> dict:
                 else f"data FAILED (exit {d['rc']})"
             )
             print(
-                f"bench_scale: round {i + 1}/{args.rounds}: floor {floor_wall:.2f} s, data {d['wall_s']:.2f} s, {status}",
+                f"bench_scale: round {i + 1}/{args.rounds}: floor {floor_wall:.2f} s, data "
+                f"{d['wall_s']:.2f} s, {status}",
                 file=sys.stderr,
             )
             if d["rc"] != 0:
@@ -504,7 +507,9 @@ def summarise(
         "commit": _commit(args.src, getattr(args, "src_commit", None)),
         "data_command": " ".join(data_cmd)
         + (
-            f"  (PYTHONPATH={'<git archive ' + args.src_commit + '>' if args.src_commit else args.src})"
+            "  (PYTHONPATH="
+            + (f"<git archive {args.src_commit}>" if args.src_commit else str(args.src))
+            + ")"
             if args.src
             else ""
         ),
@@ -543,12 +548,21 @@ def markdown(res: dict) -> str:
     s, z = res["summary"], res["sizes"]
     n = z["n_pairs"]
     lines = [
-        f"### `searchgen-nb data` vs floor — {z['n_prompts']:,} prompts × {z['n_models']} models = {n:,} pairs ({z['n_files']:,} result files)",
+        f"### `searchgen-nb data` vs floor — {z['n_prompts']:,} prompts × {z['n_models']} models "
+        f"= {n:,} pairs ({z['n_files']:,} result files)",
         "",
-        f"Config `{res['config']}`; commit {res['commit']}; command `{res['data_command']}`; package `{res.get('package')}`; {res['cpus']} CPUs; "
-        f"stage timings {'from --timings' if res['timings_supported'] else 'not available (no --timings): totals only'}.",
+        f"Config `{res['config']}`; commit {res['commit']}; command `{res['data_command']}`; "
+        f"package `{res.get('package')}`; {res['cpus']} CPUs; "
+        "stage timings "
+        + (
+            "from --timings"
+            if res["timings_supported"]
+            else "not available (no --timings): totals only"
+        )
+        + ".",
         "",
-        "| round | order | load | floor 1 proc wall / CPU / RSS | floor 2 procs wall / CPU / RSS | floor | data wall / CPU / RSS | data / floor |",
+        "| round | order | load | floor 1 proc wall / CPU / RSS | floor 2 procs wall / CPU / RSS "
+        "| floor | data wall / CPU / RSS | data / floor |",
         "|---:|---|---:|---|---|---:|---|---:|",
     ]
     for r in res["rounds"]:
@@ -559,8 +573,9 @@ def markdown(res: dict) -> str:
 
         data_cell = trio(d) if d["rc"] == 0 else f"FAILED (exit {d['rc']})"
         lines.append(
-            f"| {r['round']} | {r['order']} | {_f(r['loadavg_1min'], '.1f')} | {trio(f1)} | {trio(f2)} | "
-            f"{r['floor_wall_s']:.2f} s ({r['floor_procs']}p) | {data_cell} | {_f(r['ratio'], '.2f', '×')} |"
+            f"| {r['round']} | {r['order']} | {_f(r['loadavg_1min'], '.1f')} | {trio(f1)} | "
+            f"{trio(f2)} | {r['floor_wall_s']:.2f} s ({r['floor_procs']}p) | {data_cell} | "
+            f"{_f(r['ratio'], '.2f', '×')} |"
         )
     target = RATIO_TARGET_LARGE if n >= LARGE_FROM_PAIRS else RATIO_TARGET_SMALL
     ratio = s["median_ratio"]
@@ -571,15 +586,23 @@ def markdown(res: dict) -> str:
         "",
         "| summary (median over rounds) | value | target |",
         "|---|---:|---|",
-        f"| **data / floor (median of per-round ratios)** | **{_f(ratio, '.2f', '×')}** | ≤ {target}× — {_verdict(None if ratio is None else ratio <= target)} |",
+        f"| **data / floor (median of per-round ratios)** | **{_f(ratio, '.2f', '×')}** | ≤ "
+        f"{target}× — {_verdict(None if ratio is None else ratio <= target)} |",
         f"| floor wall (faster of 1 and 2 processes) | {_f(s['floor_wall_s'], '.2f', ' s')} | |",
         f"| floor CPU per file (1 process) | {_f(s['floor1_cpu_us_per_file'], '.1f', ' µs')} | |",
         f"| data wall | {_f(s['data_wall_s'], '.2f', ' s')} | |",
         f"| data CPU (user + sys, all its processes) | {_f(s['data_cpu_s'], '.2f', ' s')} | |",
-        f"| data CPU per pair | {_f(s['data_cpu_us_per_pair'], '.1f', ' µs')} | flat ±20% from 10k to 1M (`--compare`) |",
-        f"| data peak RSS (ru_maxrss, largest process; max over rounds) | {_f(rss, '.0f', ' MB')} | ≤ 2 GB at 1M — {_verdict((rss <= RSS_TARGET_MB) if big and rss is not None else None)} |",
-        f"| data peak RSS as reported in --timings | {_f(s['data_peak_rss_mb_reported'], '.0f', ' MB')} | |",
-        f"| aggregation + validation wall ({', '.join(s['aggregate_validate_stages']) or 'no such stages'}) | {_f(agg, '.2f', ' s')} | ≤ 10 s at 1M — {_verdict((agg <= AGG_VAL_TARGET_S) if big and agg is not None else None)} |",
+        f"| data CPU per pair | {_f(s['data_cpu_us_per_pair'], '.1f', ' µs')} | flat ±20% from "
+        f"10k to 1M (`--compare`) |",
+        f"| data peak RSS (ru_maxrss, largest process; max over rounds) | {_f(rss, '.0f', ' MB')} "
+        f"| ≤ 2 GB at 1M — {_verdict((rss <= RSS_TARGET_MB) if big and rss is not None else None)} "
+        f"|",
+        f"| data peak RSS as reported in --timings | "
+        f"{_f(s['data_peak_rss_mb_reported'], '.0f', ' MB')} | |",
+        f"| aggregation + validation wall "
+        f"({', '.join(s['aggregate_validate_stages']) or 'no such stages'}) | "
+        f"{_f(agg, '.2f', ' s')} | ≤ 10 s at 1M — "
+        f"{_verdict((agg <= AGG_VAL_TARGET_S) if big and agg is not None else None)} |",
     ]
     if s["stages"]:
         lines += [
@@ -590,18 +613,23 @@ def markdown(res: dict) -> str:
         for name, v in s["stages"].items():
             per = None if v["cpu_s"] is None else v["cpu_s"] / n * 1e6
             lines.append(
-                f"| {name} | {_f(v['wall_s'], '.3f', ' s')} | {_f(v['cpu_s'], '.3f', ' s')} | {_f(per, '.1f', ' µs')} |"
+                f"| {name} | {_f(v['wall_s'], '.3f', ' s')} | {_f(v['cpu_s'], '.3f', ' s')} | "
+                f"{_f(per, '.1f', ' µs')} |"
             )
     if s["failed_rounds"]:
         lines += [
             "",
-            f"**{s['failed_rounds']} round(s) failed** (exit code of `data` non-zero); see the JSON for the error.",
+            f"**{s['failed_rounds']} round(s) failed** (exit code of `data` non-zero); see the "
+            f"JSON for the error.",
         ]
     return "\n".join(lines) + "\n"
 
 
 def compare(paths: list[str]) -> str:
-    """Scaling across several ``--json`` results: CPU per pair flat ±20%, extra memory per pair ≤ 2 KB."""
+    """Scaling across several ``--json`` results.
+
+    Targets: CPU per pair flat ±20%, extra memory per pair ≤ 2 KB.
+    """
     res = sorted(
         (json.loads(Path(p).read_text(encoding="utf-8")) for p in paths),
         key=lambda r: r["sizes"]["n_pairs"],
@@ -613,7 +641,9 @@ def compare(paths: list[str]) -> str:
         base["sizes"]["n_pairs"],
     )
     lines = [
-        "| pairs | rounds | data / floor (median) | data wall | CPU per pair | vs smallest (target ±20%) | peak RSS | extra memory per extra pair (target ≤ 2 KB) | agg + val | commit |",
+        "| pairs | rounds | data / floor (median) | data wall | CPU per pair | vs smallest "
+        "(target ±20%) | peak RSS | extra memory per extra pair (target ≤ 2 KB) | agg + val | "
+        "commit |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in res:
@@ -630,8 +660,9 @@ def compare(paths: list[str]) -> str:
             else f"{extra / 1024:.2f} KB {_verdict(extra <= EXTRA_BYTES_PER_PAIR)}"
         )
         lines.append(
-            f"| {n:,} | {len(r['rounds'])} | {_f(s['median_ratio'], '.2f', '×')} | {_f(s['data_wall_s'], '.1f', ' s')} | "
-            f"{_f(cpu, '.1f', ' µs')} | {dev_cell} | {_f(s['data_peak_rss_mb'], '.0f', ' MB')} | {extra_cell} | "
+            f"| {n:,} | {len(r['rounds'])} | {_f(s['median_ratio'], '.2f', '×')} | "
+            f"{_f(s['data_wall_s'], '.1f', ' s')} | {_f(cpu, '.1f', ' µs')} | {dev_cell} | "
+            f"{_f(s['data_peak_rss_mb'], '.0f', ' MB')} | {extra_cell} | "
             f"{_f(s['aggregate_validate_wall_s'], '.2f', ' s')} | {r['commit']} |"
         )
     return "\n".join(lines) + "\n"
@@ -658,11 +689,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--src",
-        help="run `python -m searchgen_nb` with PYTHONPATH=SRC (e.g. a `git archive` of a commit) instead of the console script",
+        help="run `python -m searchgen_nb` with PYTHONPATH=SRC (e.g. a `git archive` of a commit) "
+        "instead of the console script",
     )
     ap.add_argument(
         "--rev",
-        help="run the code of this git revision of the checkout (`git archive REV` unpacked into the work folder, "
+        help="run the code of this git revision of the checkout (`git archive REV` unpacked into "
+        "the work folder, "
         "then as --src): measures exactly one commit while the work tree changes",
     )
     ap.add_argument(

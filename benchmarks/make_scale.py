@@ -5,7 +5,8 @@ Usage::
     .venv/bin/python benchmarks/make_scale.py --out /tmp/sgbench/p8 --prompts 8
     .venv/bin/python benchmarks/make_scale.py --out /tmp/sgbench/m8 --models 8
     .venv/bin/python benchmarks/make_scale.py --out /tmp/sgbench/t8 --tags 8
-    .venv/bin/python benchmarks/make_scale.py --out /tmp/sgbench/p103 --prompts 103 --jobs 2   # ~1M pairs
+    .venv/bin/python benchmarks/make_scale.py --out /tmp/sgbench/p103 --prompts 103 --jobs 2
+    (the last: ~1M pairs)
 
 The demo (751 prompts × 13 models) is written once with ``searchgen-nb demo --out CACHE``
 (``--demo-cache``, default ``/tmp/sgbench/demo-cache``) and read back; nothing of the package
@@ -103,7 +104,8 @@ class Demo:
         self.paper_table = None
         if cfg.get("paper_table"):
             self.paper_table = json.loads((folder / cfg["paper_table"]).read_text(encoding="utf-8"))
-        # pairs[i][j] = (result bytes or None, [other file names in the pair's folder] or None = no folder)
+        # pairs[i][j] = (result bytes or None,
+        #                [other file names in the pair's folder] or None = no folder)
         self.pairs: list[list[tuple[bytes | None, list[str] | None]]] = []
         self.extra_bytes: dict[str, bytes] = {}
         n_results = 0
@@ -237,7 +239,10 @@ def _token(key: str, value: str) -> bytes:
 def write_prompts_range(
     out: Path, plan: Plan, copies: list[int], worker: int, images: str
 ) -> tuple[int, int]:
-    """Write the results of prompt copies ``copies`` (all models); return (result files, folders)."""
+    """Write the results of prompt copies ``copies`` (all models).
+
+    Returns (result files, folders).
+    """
     demo = plan.demo
     root = str(out / "results")
     pool_dir = out / ".image-pool"
@@ -369,8 +374,9 @@ def make_release(
             json.dumps(table, indent=2, sort_keys=True) + "\n", encoding="utf-8"
         )
     header = (
-        f"# Scale release written by benchmarks/make_scale.py from the synthetic demo: prompts ×{k_prompts}, "
-        f"models ×{k_models}, tags ×{k_tags}.\n# Every model name and score in it is invented. Regenerate, do not edit.\n"
+        f"# Scale release written by benchmarks/make_scale.py from the synthetic demo: prompts "
+        f"×{k_prompts}, models ×{k_models}, tags ×{k_tags}.\n# Every model name and score in it is "
+        f"invented. Regenerate, do not edit.\n"
     )
     text = yaml.dump(
         plan.config(has_table), Dumper=_NoAliases, sort_keys=False, allow_unicode=True, width=200
@@ -426,7 +432,8 @@ def main(argv: list[str] | None = None) -> int:
         "--images",
         choices=("link", "copy", "needed"),
         default="link",
-        help="images beside results: hard links into a pool (default), one file each, or only where no result is",
+        help="images beside results: hard links into a pool (default), one file each, or only "
+        "where no result is",
     )
     ap.add_argument(
         "--jobs", type=int, default=1, help="processes writing files (split by prompt copy)"
@@ -451,8 +458,9 @@ def main(argv: list[str] | None = None) -> int:
         out, args.prompts, args.models, args.tags, args.demo_cache.resolve(), args.images, args.jobs
     )
     print(
-        f"make_scale: {out}: {summary['n_prompts']} prompts × {summary['n_models']} models = {summary['n_pairs']} pairs, "
-        f"{summary['n_result_files']} result files, in {summary['seconds']} s (config: {out / 'release.yml'})"
+        f"make_scale: {out}: {summary['n_prompts']} prompts × {summary['n_models']} models = "
+        f"{summary['n_pairs']} pairs, {summary['n_result_files']} result files, in "
+        f"{summary['seconds']} s (config: {out / 'release.yml'})"
     )
     return 0
 

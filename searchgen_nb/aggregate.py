@@ -5,6 +5,7 @@ with the release table, each public cell half-up on the exact mean."""
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -190,7 +191,7 @@ def leaderboards(
                 names.append((name, kind, g))
                 members.append(idx[local])
     rows = group_rows(table, models, members, decimals)
-    by_slice = {
+    by_slice: dict[str, dict[str, Any]] = {
         name: {"overall": None, "strata": {}, "domains": {}, "failure_modes": {}} for name in slices
     }
     key = {"stratum": "strata", "domain": "domains", "failure_mode": "failure_modes"}

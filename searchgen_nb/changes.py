@@ -4,7 +4,9 @@ between releases). Figures are the published ones, differences exact decimal sub
 from __future__ import annotations
 
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -148,7 +150,7 @@ def paired_bootstrap(old: Published, new: Published, models: list[str], shared: 
     release's settings (data contract, § Uncertainty: the stratified prompt bootstrap)."""
     cfg = bootstrap_settings(new.manifest)
     decimals = new.manifest["scoring"]["public_rounding_decimals"]
-    head = {
+    head: dict[str, Any] = {
         "n_bootstrap": cfg.n_bootstrap,
         "seed": cfg.seed,
         "confidence": float(cfg.confidence),
@@ -176,9 +178,12 @@ def paired_bootstrap(old: Published, new: Published, models: list[str], shared: 
     )
     cis = _paired_intervals(table, zero_fill, cfg, decimals) if cfg.n_bootstrap else None
     for k, m in enumerate(models):
-        means = [_overall_9_mean(table, row, zero_fill[row]) for row in (k, len(models) + k)]
-        delta = None if None in means else half_up_signed(means[1] - means[0], decimals)
-        delta = None if delta is None else delta / 10**decimals
+        before, after = (
+            _overall_9_mean(table, row, zero_fill[row]) for row in (k, len(models) + k)
+        )
+        delta = None
+        if before is not None and after is not None:
+            delta = half_up_signed(after - before, decimals) / 10**decimals
         head["models"][m] = {"delta": delta, "ci": None if cis is None else cis[k]}
     return head
 
@@ -195,13 +200,14 @@ def _paired_intervals(table: ReleaseTable, zero_fill: np.ndarray, cfg, decimals:
     )
 
     def exact_d(k, reps):
-        new, old = boot.exact("overall_9", 0, n + k, reps), boot.exact("overall_9", 0, k, reps)
+        # replicates where both have a value (the interval's own): no None
+        new, old = (cast(list[Fraction], boot.exact("overall_9", 0, c, reps)) for c in (n + k, k))
         return [a - b for a, b in zip(new, old)]
 
     return intervals(d, tol, cfg.alpha, decimals, exact_d)
 
 
-def _overall_9_mean(table: ReleaseTable, row: int, zero_fill: bool) -> float | None:
+def _overall_9_mean(table: ReleaseTable, row: int, zero_fill: bool) -> Fraction | None:
     """The public Overall-9 of one column over every prompt (None when nothing is included)."""
     scored, vals = table.status[row] == 0, table.values[row, :, OVERALL_9]
     has = scored & ~np.isnan(vals)

@@ -213,7 +213,7 @@ def _tables(ch: dict, changed: dict, names: dict, fmt) -> list[str]:
     """The tables of score changes and of prompt × model changes."""
     lines = []
     if changed:
-        head = (
+        head: tuple[str, ...] = (
             "group",
             "model",
             "Overall-9 before (0–100)",

@@ -10,6 +10,7 @@ import resource
 import signal
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -26,7 +27,7 @@ _LEFT = {
 }
 
 
-def _fail(step: str, why: object, code: int = 1) -> None:
+def _fail(step: str, why: object, code: int = 1) -> NoReturn:
     click.echo(f"searchgen-nb {step}: FAILED: {why}", err=True)
     sys.exit(code)
 
@@ -178,7 +179,8 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
                 "demo", "--previous goes with --changed (the first release has no previous one)", 2
             )
     try:
-        summary = write_demo(Path(out_dir), changed=changed, previous=previous and Path(previous))
+        previous_path = None if previous is None else Path(previous)
+        summary = write_demo(Path(out_dir), changed=changed, previous=previous_path)
     except OSError as exc:  # a refusal says it all; a system error: where and why
         _fail("demo", os_failure("demo, write", exc) if exc.errno is not None else exc)
     config = Path(out_dir) / "release.yml"
@@ -324,7 +326,7 @@ def main() -> None:
         saved = {}
     try:
         cli(prog_name="searchgen-nb", standalone_mode=True)
-    except Exception as exc:  # noqa: BLE001 - last line of defence: name it, exit non-zero
+    except Exception as exc:  # last line of defence: name it, exit non-zero
         if os.environ.get("SEARCHGEN_DEBUG"):
             raise
         step = sys.argv[1] if len(sys.argv) > 1 else "command"

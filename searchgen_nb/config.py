@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from searchgen_nb.constants import (
     DEFAULT_GENERATION_GLOB,
@@ -252,7 +253,7 @@ def _string_problems(raw: dict, models: dict) -> list[str]:
 
 def _reserved_names(raw: dict, models: dict) -> list[str]:
     """Model ids, display names and slice names the book cannot show (:func:`js_reserved`)."""
-    slices = raw.get("slices") if isinstance(raw.get("slices"), dict) else {}
+    slices = found if isinstance(found := raw.get("slices"), dict) else {}
     named = [(f"models.{m}", m) for m in models]
     named += [
         (f"models.{excerpt(m, 40)}.display_name", v.get("display_name"))
@@ -303,7 +304,7 @@ def load_config(path: str | os.PathLike) -> ReleaseConfig:
         raise ConfigError(f"config {path}: line {line}: not UTF-8 text ({where})") from None
     bad = f"config {path}: not a valid release config YAML"
     try:
-        raw = yaml.load(text, Loader=ConfigLoader)  # noqa: S506 - a SafeLoader subclass
+        raw = yaml.load(text, Loader=ConfigLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise ConfigError(f"{bad}: {excerpt(str(exc), 400, newlines=True)}") from None
     except RecursionError:
@@ -313,7 +314,7 @@ def load_config(path: str | os.PathLike) -> ReleaseConfig:
     return config_from_dict(raw, p)
 
 
-def _problem(e: dict) -> str:
+def _problem(e: ErrorDetails) -> str:
     """One pydantic error as the key and what is wrong with it."""
     loc = ".".join(str(p) for p in e["loc"])
     if e["type"] == "missing":
@@ -327,7 +328,7 @@ def config_from_dict(raw: object, config_path: Path) -> ReleaseConfig:
     where = f"config {config_path}"
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: top level must be a mapping, got {type(raw).__name__}")
-    models = raw.get("models") if isinstance(raw.get("models"), dict) else {}
+    models = found if isinstance(found := raw.get("models"), dict) else {}
     problems = _twin_problems(models) + _string_problems(raw, models) + _reserved_names(raw, models)
     if problems:
         raise ConfigError(f"{where}: " + "; ".join(problems[:5]))

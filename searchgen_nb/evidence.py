@@ -156,8 +156,11 @@ TARGETS = (
     (PREVIEWS, PREVIEW_PX, PREVIEW_BYTES, PREVIEW_QUALITIES),
 )
 
+#: What :func:`renditions` makes by default: every target but its folder.
+SIZES = tuple(t[1:] for t in TARGETS)
 
-def renditions(data: bytes, sizes=tuple(t[1:] for t in TARGETS)) -> list[bytes]:
+
+def renditions(data: bytes, sizes=SIZES) -> list[bytes]:
     """One image's bytes decoded once into a WebP per ``(pixels a side, bytes at most[, WebP
     qualities])`` of ``sizes`` (qualities: :data:`WEBP_QUALITIES` unless given): a JPEG at the
     smallest scale that covers each size (Pillow's ``draft``; a decode per distinct scale, so
@@ -175,7 +178,7 @@ def renditions(data: bytes, sizes=tuple(t[1:] for t in TARGETS)) -> list[bytes]:
                 small.thumbnail((px, px))
     except ThumbnailError:
         raise
-    except Exception as exc:  # noqa: BLE001 - Pillow's many ways to refuse a file
+    except Exception as exc:  # Pillow's many ways to refuse a file
         raise ThumbnailError(f"not a readable image ({type(exc).__name__})") from None
     return [_webp(small, limit, *rest) for small, (_, limit, *rest) in zip(smalls, sizes)]
 

@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from searchgen_nb.constants import (
     BUILTIN_EXTRACTOR,
@@ -45,9 +46,11 @@ def _check_value(key: str, v: object) -> float:
     if t is not float and t is not int:  # a subclass (numpy's float64): its plain value
         try:
             v = float(v) if isinstance(v, float) else int(v)
-        except Exception as exc:  # noqa: BLE001 - an extractor's own number type failing
+        except Exception as exc:  # an extractor's own number type failing
             why = f"{type(exc).__name__}: {_text(exc)}"
-            raise InvalidResult(f"score {key!r}: a {t.__name__} that cannot be read ({why})")
+            raise InvalidResult(
+                f"score {key!r}: a {t.__name__} that cannot be read ({why})"
+            ) from exc
     if isinstance(v, float) and not math.isfinite(v):
         raise InvalidResult(f"score {key!r} is not finite: {v}")
     if 0 <= v <= 3:
@@ -62,7 +65,7 @@ def _shown(v: object) -> str:
     except (ValueError, TypeError, RecursionError):
         try:
             text = repr(v)
-        except Exception:  # noqa: BLE001
+        except Exception:
             text = f"<{type(v).__name__}>"
     return text if len(text) <= 80 else text[:79] + "…"
 
@@ -151,7 +154,7 @@ def load_extractor(spec: str | None) -> tuple[str, Extractor]:
         fn = getattr(module, func_name, None)
     except KeyboardInterrupt:
         raise
-    except BaseException as exc:  # noqa: BLE001 - any import failure, SystemExit too
+    except BaseException as exc:  # any import failure, SystemExit too
         why = f"cannot import {module_name}: {_text(exc)}"
         raise ExtractorError(f"extractor {spec}: {why}") from None
     if not callable(fn):
@@ -186,7 +189,7 @@ def _text(exc: BaseException) -> str:
     """``str(exc)``, also for an exception whose ``__str__`` fails (an extractor's own class)."""
     try:
         return str(exc)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return f"<{type(exc).__name__} that cannot be shown as text>"
 
 
@@ -224,7 +227,10 @@ def classify_result(
         return PairResult(MISSING_EVALUATION if image else MISSING_GENERATION)
     except OSError as exc:
         return PairResult(INVALID, error=f"cannot read file: {exc.strerror}")
-    read = {"file_sha256": hashlib.sha256(data).digest(), "file_id": (st.st_dev, st.st_ino)}
+    read: dict[str, Any] = {
+        "file_sha256": hashlib.sha256(data).digest(),
+        "file_id": (st.st_dev, st.st_ino),
+    }
     try:
         result = _DECODER.decode(data.decode(json.detect_encoding(data), "surrogatepass"))
     except DuplicateKey as exc:
@@ -251,7 +257,7 @@ def classify_result(
         return PairResult(INVALID, error=_reason(_text(exc)), **read)
     except KeyboardInterrupt:
         raise
-    except BaseException as exc:  # noqa: BLE001 - a pluggable extractor failing, SystemExit too
+    except BaseException as exc:  # a pluggable extractor failing, SystemExit too
         why = f"extractor raised {type(exc).__name__}" + (f": {_text(exc)}" if _text(exc) else "")
         return PairResult(INVALID, error=_reason(why), **read)
     ignored = f"score key(s) with no component ignored: {', '.join(sorted(unknown))}"

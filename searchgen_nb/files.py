@@ -2,11 +2,11 @@
 (data contract, § Input files); anything else is refused at once with :class:`UnreadableFile`."""
 
 import fnmatch
+import io
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
 
 MiB = 1 << 20
 #: Bounds: the release config and the paper table, one result file, the prompt metadata and a
@@ -39,7 +39,7 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
-def open_regular(path: str | os.PathLike, limit: int) -> BinaryIO:
+def open_regular(path: str | os.PathLike, limit: int) -> io.BufferedReader:
     """``path`` opened for binary reading when a regular file of at most ``limit`` bytes."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:

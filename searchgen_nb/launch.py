@@ -24,7 +24,7 @@ def main() -> None:
         from searchgen_nb.cli import main as command
 
         command()
-        code = 0
+        code: int | str | None = 0
     except SystemExit as exc:
         code = exc.code
     except KeyboardInterrupt as exc:

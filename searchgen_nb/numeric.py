@@ -5,6 +5,7 @@ result is rounded (data contract, § Public scale and rounding)."""
 from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -62,8 +63,9 @@ def public_values(units, decimals: int) -> list:
     return np.where(units >= 0, units.astype(np.float64) / float(10**decimals), np.nan).tolist()
 
 
-def coverage_values(n_scored, n_total) -> list:
-    """:func:`round_coverage` of arrays of whole counts as nested lists, in exact integers."""
+def coverage_values(n_scored, n_total) -> Any:
+    """:func:`round_coverage` of arrays of whole counts as nested lists (a float for 0-d
+    arrays), in exact integers."""
     units = (2 * n_scored * 10**4 + n_total) // np.maximum(2 * n_total, 1)
     units = np.where(n_total > 0, units, 0.0)
     return (units / 10**4).tolist()
@@ -83,7 +85,7 @@ def exact_mean(values: Iterable[float], count: int) -> Fraction:
     return Fraction(sum(n << (shift - d.bit_length() + 1) for n, d in ratios), count << shift)
 
 
-def decimal_text(value: float) -> str:
+def decimal_text(value: float | Decimal) -> str:
     """Text of a stored number that is no figure of the results (a setting, a p-value), never
     in exponent notation: its shortest form with a decimal (70.0 → "70.0", 0.05 → "0.05")."""
     text = f"{Decimal(repr(float(value))):f}"

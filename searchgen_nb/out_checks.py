@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from searchgen_nb.constants import ARTIFACTS, MANIFEST, VALIDATION_REPORT
@@ -103,7 +104,11 @@ def _foreign_entries(path: Path, names: list[str]) -> list[str]:
     nor in ``thumbs/``, ``previews/`` or ``schemas/`` a regular file named as a thumbnail, a
     preview or one of its schemas."""
     schemas = frozenset(p.name for p in schema_dir().glob("*.schema.json"))
-    inner = {THUMBS: _THUMB.fullmatch, PREVIEWS: _THUMB.fullmatch, "schemas": schemas.__contains__}
+    inner: dict[str, Callable[[str], object]] = {
+        THUMBS: _THUMB.fullmatch,
+        PREVIEWS: _THUMB.fullmatch,
+        "schemas": schemas.__contains__,
+    }
     foreign = [n for n in names if n not in inner and not (n in DATA_NAMES and _regular(path / n))]
     for sub, own in inner.items():
         if sub in names and ((path / sub).is_symlink() or not (path / sub).is_dir()):

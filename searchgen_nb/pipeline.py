@@ -284,7 +284,8 @@ def run_data(
     check_cache(cache_folder(cache), {**_read_only(cfg), "--out folder": out_dir})
     with step("data, staging"):
         staging = staging_dir(out_dir)
-    timings, published = {}, False
+    timings: dict[str, dict[str, float]] = {}
+    published = False
     try:
         with _stage(timings, "extract"):
             extraction = extract_stage(cfg, staging, progress, cache, timings)

@@ -8,6 +8,7 @@ import posixpath
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeGuard
 
 from searchgen_nb.errors import MetadataError
 from searchgen_nb.evidence import prompt_text
@@ -153,20 +154,22 @@ def _prompt(row: dict, path: Path, lineno: int, seen: dict, warnings: list) -> P
                 {"check": "duplicate_tag", "sample_id": sid, "line": lineno, "message": said}
             )
     stratum, search_type = partition(subset, sid)
+    domains, failure_modes = (tuple(dict.fromkeys(tags[name])) for name in TAG_FIELDS)
     return Prompt(
         sid,
         release_row,
         subset,
         stratum,
         search_type,
-        *(tuple(dict.fromkeys(tags[name])) for name in TAG_FIELDS),
+        domains,
+        failure_modes,
         optional=_optional(row, fail),
         line=lineno,
         texts=prompt_text(row),
     )
 
 
-def _strings(value: object) -> bool:
+def _strings(value: object) -> TypeGuard[list[str]]:
     return isinstance(value, list) and all(isinstance(x, str) for x in value)
 
 

@@ -234,7 +234,7 @@ def release_lock(out: Path, what: str):
     path = Path(out) / LOCK
     with step("release lock"):
         path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole block
+        fh = open(path, "a+", encoding="utf-8")  # held for the whole block
     try:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from searchgen_nb.config import UncertaintyConfig
 from searchgen_nb.constants import PARTITION_KEYS, SCHEMA_VERSION
@@ -133,7 +134,7 @@ class _ReleaseReader:
         except OSError as exc:  # not a regular file, over the bound, a loop of links, …
             raise self.fail(name, f"cannot read: {exc.strerror or exc}") from None
 
-    def parse(self, name: str, data: bytes, line: int | None = None) -> object:
+    def parse(self, name: str, data: bytes, line: int | None = None) -> Any:
         at = "" if line is None else f"line {line} "
         try:
             return strict_loads(data.decode("utf-8"))
@@ -185,7 +186,8 @@ class _ReleaseReader:
     def records(self, manifest: dict) -> tuple[list[dict], str]:
         """The records of ``prompt_scores.jsonl`` (streamed, checked by line) and its sha256."""
         name, models = "prompt_scores.jsonl", manifest["model_order"]
-        seen, records, sha = {}, [], hashlib.sha256()
+        seen: dict[str, int] = {}
+        records, sha = [], hashlib.sha256()
         try:
             for line_no, raw in enumerate(read_lines(self.folder / name), start=1):
                 sha.update(raw)

@@ -67,7 +67,7 @@ def result_paths(cfg: ReleaseConfig, prompts: list[Prompt]) -> dict[str, list[st
     read one file (naming both)."""
     paths: dict[str, list[str]] = {model_id: [] for model_id in cfg.model_ids}
     owner: dict[str, tuple[str, str]] = {}
-    clashes = []
+    clashes: list[str] = []
     for model_id, m in cfg.models.items():
         for prompt in prompts:
             rel = cfg.result_path.format(
@@ -105,7 +105,8 @@ class _Collected:
     def __init__(self, table: ReleaseTable, prompt_set: PromptSet) -> None:
         self.table, self.prompts, self.paths = table, prompt_set.prompts, table.result_files
         self.read: dict[tuple[int, int], tuple[bytes, tuple[int, int]]] = {}
-        self.warnings, self.problems = list(prompt_set.warnings), []
+        self.warnings = list(prompt_set.warnings)
+        self.problems: list[str] = []
         self.evidence: dict = {}
 
     def add(self, k: int, i: int, pair: PairResult) -> None:
@@ -115,7 +116,7 @@ class _Collected:
             comps = pair.components
             values = (*(comps[c] for c in COMPONENTS), *prompt_overalls(comps))
             self.table.values[k, i] = [float("nan") if v is None else v + 0.0 for v in values]
-        if pair.file_sha256 is not None:
+        if pair.file_sha256 is not None and pair.file_id is not None:  # read: both are set
             self.read[k, i] = pair.file_sha256, pair.file_id
         if pair.evidence:
             self.evidence[(k, i)] = pair.evidence

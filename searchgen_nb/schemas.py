@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from functools import cache
 from itertools import islice
 from pathlib import Path
@@ -98,7 +99,7 @@ _BOUNDS = {"maxLength": "characters", "maxItems": "items", "maxProperties": "key
 def error_text(error: jsonschema.ValidationError) -> str:
     """What a schema error says; a value over a length bound as ``too long: N characters, at most
     L`` (before any excerpt of the value, so that a bounded message keeps it)."""
-    unit = _BOUNDS.get(error.validator)
+    unit = _BOUNDS.get(str(error.validator))
     if unit is None or not isinstance(error.instance, (str, list, dict)):
         return error.message
     key = "a key " if "propertyNames" in error.relative_schema_path else ""
@@ -159,6 +160,7 @@ def check_document(artifact_name: str, doc: object, line: int | None = None) -> 
 
 def _check_file(path: Path, name: str) -> list[dict]:
     """The problems of one artifact file (a JSONL file streamed); ``OSError`` when unreadable."""
+    docs: Iterator[tuple[int | None, object, str | None]]
     if name.endswith(".jsonl"):
         docs = ((n, *_parse(raw, "empty line")) for n, raw in enumerate(read_lines(path), start=1))
     else:

@@ -2,6 +2,7 @@
 (ten components, Overall-10, Overall-9; NaN = null) as numpy arrays (data contract, § Status of
 a prompt × model pair; § Per-prompt values), the doubles bit-identical to what was read."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -107,16 +108,18 @@ class ReleaseTable:
                     table.errors[(k, p)] = e["error"]
         return table
 
-    def permuted(self, prompt_order: np.ndarray, model_order: np.ndarray) -> "ReleaseTable":
+    def permuted(self, prompt_order: Sequence[int], model_order: Sequence[int]) -> "ReleaseTable":
         """The same pairs with prompts and models in another order (the gate's order check)."""
         new_p, new_m = np.argsort(prompt_order), np.argsort(model_order)  # old index → new index
-        by_model = (
+        model_ids, lanes, source_ids = (
             [x[k] for k in model_order] for x in (self.model_ids, self.lanes, self.source_ids)
         )
-        cells = np.ix_(model_order, prompt_order)
+        cells = np.ix_(np.asarray(model_order), np.asarray(prompt_order))
         return ReleaseTable(
             [self.prompts[p] for p in prompt_order],
-            *by_model,
+            model_ids,
+            lanes,
+            source_ids,
             self.status[cells],
             self.values[cells],
             [[self.result_files[k][p] for p in prompt_order] for k in model_order],

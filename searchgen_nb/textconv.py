@@ -82,7 +82,7 @@ def pair_line(sid: str, model: str, pair: dict) -> Iterator[str]:
         pair.get("overall_10_raw"),
         *(comps.get(c) for c in COMPONENTS),
     ]
-    shown_ = [pair.get("status")]
+    shown_: list[object] = [pair.get("status")]
     if any(v is not None for v in values):  # a pair without a score shows no nulls
         shown_ += [
             f"o9={_number(values[0])}",
@@ -111,10 +111,9 @@ def _record_lines(n: int, doc: object) -> Iterator[str]:
     sid = doc.get("sample_id")
     name = sid if isinstance(sid, str) else f"line {n}"
     models = doc.get("models")
-    scores = isinstance(models, dict) and all(
+    if not isinstance(models, dict) or not all(
         isinstance(p, dict) and "components_raw_0to3" in p for p in models.values()
-    )
-    if not scores:
+    ):
         yield from flatten(name, doc)
         return
     yield from flatten(name, {k: v for k, v in doc.items() if k != "models"})

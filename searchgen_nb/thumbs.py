@@ -211,7 +211,10 @@ def _on_workers(paths: list[str], cache: ThumbCache | None):
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
     try:
         pool = ProcessPoolExecutor(
-            n, multiprocessing.get_context("fork"), _start_worker, (cache and cache.folder,)
+            n,
+            multiprocessing.get_context("fork"),
+            _start_worker,
+            (cache.folder if cache else None,),
         )
         results = pool.map(_render, paths, chunksize=max(1, min(64, len(paths) // (64 * n))))
     finally:
@@ -233,8 +236,8 @@ def render_all(paths: list[str], cache: ThumbCache | None):
     index, todo = {}, []
     for path in paths:
         hit = cache.known(path) if cache else None
-        made = cache.get(hit[1]) if hit else None
-        if made:
+        made = cache.get(hit[1]) if cache and hit else None
+        if made and hit:
             index[path] = [*hit[0], hit[1]]
             yield path, made, None
         else:
@@ -306,7 +309,8 @@ def make_thumbnails(cfg, table, folder: Path, cache: Path | None = None) -> Thum
     ``results_root``, is a warning naming its file, never a failure."""
     root, out, images = Path(cfg.results_root_path), Thumbnails(), _images(cfg, table)
     link = cfg.evidence.image_base_url is not None
-    names = {}  # path -> ({"thumbnail", "preview": their paths}, None) or (None, why none)
+    # path -> ({"thumbnail", "preview": their paths}, None) or (None, why none)
+    names: dict[str, tuple[dict[str, str] | None, str | None]] = {}
     inside = set()
     for path in {str(p) for p in images.values()}:
         if Path(os.path.realpath(path)).is_relative_to(root):

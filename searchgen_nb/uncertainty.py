@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any, cast
 
 import numpy as np
 
@@ -195,7 +196,9 @@ def _pair_signs(boot: Bootstrap, g: int, i: int, j: int) -> tuple[np.ndarray, ..
     if np.array_equal(x[cols, i], x[cols, j]) and np.array_equal(inc[cols, i], inc[cols, j]):
         sign[close] = 0  # the same inputs (a model listed twice): equal in every replicate
     elif len(close):  # both have a value where close
-        exact_i, exact_j = (boot.exact("overall_9", g, k, close) for k in (i, j))
+        exact_i, exact_j = (
+            cast(list[Fraction], boot.exact("overall_9", g, k, close)) for k in (i, j)
+        )
         sign[close] = [(a > b) - (a < b) for a, b in zip(exact_i, exact_j)]
     return sign, d, t
 
@@ -226,7 +229,8 @@ def tested_pairs(n_ranked: int, n_models: int) -> list[tuple[int, int]]:
 def _input_classes(boot: Bootstrap, g: int, models: list[int]) -> np.ndarray:
     """Per model, the first of ``models`` with the same Overall-9 inputs in group g: equal in
     every replicate (a model listed twice)."""
-    cols, first = boot.groups[g].columns, {}
+    cols = boot.groups[g].columns
+    first: dict[bytes, int] = {}
     x, inc = (
         np.ascontiguousarray(a[cols][:, models].T)
         for a in (boot.x["overall_9"], boot.inc["overall_9"])
@@ -271,7 +275,7 @@ def _settle(
     for b in np.flatnonzero((close & differ).any(axis=1)).tolist():
         links = np.flatnonzero(close[b]).tolist()
         start = prev = links[0]
-        for k in links[1:] + [None]:
+        for k in links[1:] + [-1]:  # -1: the end of the last run
             if k != prev + 1:
                 if differ[b, start : prev + 1].any():
                     runs.append((b, start, prev + 2))
@@ -281,9 +285,10 @@ def _settle(
     for b, lo, hi in runs:
         for k in order[b, lo:hi].tolist():
             need.setdefault(k, []).append(b)
-    exact = {}
+    exact: dict[tuple[int, int], Fraction] = {}  # every model of a run has a value there
     for k, reps in need.items():
-        exact.update(zip(((k, b) for b in reps), boot.exact("overall_9", g, models[k], reps)))
+        values = cast(list[Fraction], boot.exact("overall_9", g, models[k], reps))
+        exact.update(zip(((k, b) for b in reps), values))
     for b, lo, hi in runs:
         order[b, lo:hi] = sorted(order[b, lo:hi].tolist(), key=lambda k: (-exact[k, b], ids[k]))
 
@@ -293,7 +298,8 @@ def _ranked(
 ) -> tuple[dict, list]:
     """Rank interval of each ranked model of group g and its tested pairs (a above b in rank
     order; :func:`tested_pairs` of ``n_models`` configured models)."""
-    published, n_boot, alpha = boot.groups[g].ranked, boot.settings.n_bootstrap, boot.settings.alpha
+    published = boot.groups[g].ranked or {}  # a rank group's: never None here
+    n_boot, alpha = boot.settings.n_bootstrap, boot.settings.alpha
     ids, pairs, p_nums = list(published), [], []
     for i, j in tested_pairs(len(ids), n_models):
         sign, d, t = _pair_signs(boot, g, models[i], models[j])
@@ -304,9 +310,8 @@ def _ranked(
             t,
             alpha,
             decimals,
-            lambda reps: [
-                x - y
-                for x, y in zip(*(boot.exact("overall_9", g, models[k], reps) for k in (i, j)))
+            lambda reps, pair=(i, j): [
+                x - y for x, y in zip(*(boot.exact("overall_9", g, models[k], reps) for k in pair))
             ],
         )
         diff = Decimal(repr(published[ids[i]])) - Decimal(repr(published[ids[j]]))
@@ -356,7 +361,7 @@ def uncertainty(
     """``uncertainty.json`` of a release table and its leaderboard artifacts ``boards``;
     ``zero_fill``: ``{model_id: policy is zero_fill}``, ``slices``: ``{name: prompt indices}``.
     Intervals half-up to ``decimals``; ``n_bootstrap`` 0: the header, no groups."""
-    head = {
+    head: dict[str, Any] = {
         "method": METHOD,
         "n_bootstrap": settings.n_bootstrap,
         "seed": settings.seed,
@@ -385,7 +390,8 @@ def _group_cells(
 ) -> dict:
     """``groups[key]`` of group g of ``boot`` (``index``: ``{model_id: column}``); a rank group's
     pairs go into ``pairs``."""
-    group, settings, rank_of = boot.groups[g], boot.settings, {}
+    group, settings = boot.groups[g], boot.settings
+    rank_of: dict = {}
     if group.ranked:
         models = [index[m] for m in group.ranked]
         rank_of, pairs[group.key] = _ranked(boot, g, models, decimals, len(index))

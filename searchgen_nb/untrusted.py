@@ -95,14 +95,14 @@ class ConfigLoader(yaml.SafeLoader):
     """A YAML loader for configs: floats read as :class:`Decimal` (the number written), a
     duplicate key refused (naming both lines), anchors and aliases refused (no alias bomb)."""
 
-    def compose_node(self, parent, index):  # noqa: D102
+    def compose_node(self, parent, index):
         event = self.peek_event()
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             why = "anchors and aliases (& and *) are not allowed in a release config"
             raise yaml.composer.ComposerError(None, None, why, event.start_mark)
         return super().compose_node(parent, index)
 
-    def construct_mapping(self, node, deep=False):  # noqa: D102
+    def construct_mapping(self, node, deep=False):
         seen: dict = {}
         for key_node, _ in node.value if isinstance(node, yaml.MappingNode) else ():
             key = self.construct_object(key_node, deep=True)
@@ -116,7 +116,8 @@ class ConfigLoader(yaml.SafeLoader):
             seen[key] = key_node.start_mark
         return super().construct_mapping(node, deep=deep)
 
-    def construct_yaml_float(self, node) -> Decimal:  # noqa: D102
+    # the stub's float: a config's numbers are read exactly, as Decimal
+    def construct_yaml_float(self, node) -> Decimal:  # type: ignore[override]
         text = self.construct_scalar(node).replace("_", "").strip().lower()
         if text in (".nan", ".inf", "+.inf", "-.inf") or ":" in text:
             return Decimal(repr(super().construct_yaml_float(node)))

@@ -30,7 +30,8 @@ def launch(p):
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):
             raise RuntimeError(
-                "chromium-headless-shell is not installed (apt-get install -y chromium-headless-shell; make browser)"
+                "chromium-headless-shell is not installed (apt-get install -y "
+                "chromium-headless-shell; make browser)"
             )
         pytest.skip("chromium-headless-shell not installed (make browser)")
     return p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
@@ -70,7 +71,8 @@ class Page:
         if tab is None or tab.is_closed():
             tab = _TABS[browser] = browser.new_page()
             tab.sg_current = self
-            # each page starts with empty storage, as in a new context (the theme keeps its mode there)
+            # each page starts with empty storage, as in a new context (the theme keeps its mode
+            # there)
             tab.add_init_script(
                 "try { localStorage.clear(); sessionStorage.clear(); } catch (e) {}"
             )

@@ -53,7 +53,8 @@ def _run_with_lines(tmp_path, lines):
         ),
         (
             json.dumps({**prompt("p_bad"), "release_row": "rows/../../p_bad"}),
-            r"line 2 \(sample_id 'p_bad'\): release_row 'rows/../../p_bad' climbs out of results_root",
+            r"line 2 \(sample_id 'p_bad'\): release_row 'rows/../../p_bad' climbs out of "
+            r"results_root",
         ),
         (
             json.dumps({"sample_id": "a", "bench_id": "b"}),
@@ -209,8 +210,8 @@ def test_broken_result_files_become_invalid_with_reason(tmp_path):
     cfg = make_release(tmp_path, prompts, {"m": model("M")}, results)
     run_data(load_config(cfg), tmp_path / "out", progress=False)
     recs = {
-        json.loads(l)["sample_id"]: json.loads(l)
-        for l in (tmp_path / "out" / "prompt_scores.jsonl").read_text().splitlines()
+        json.loads(line)["sample_id"]: json.loads(line)
+        for line in (tmp_path / "out" / "prompt_scores.jsonl").read_text().splitlines()
     }
     for k, (_, reason) in BROKEN.items():
         e = recs[f"p_{k}"]["models"]["m"]
@@ -254,8 +255,8 @@ def test_cli_reports_without_traceback(tmp_path):
     )
     assert proc.returncode == 1
     assert (
-        "searchgen-nb data: FAILED: metadata prompts.jsonl line 2 (sample_id 'p2'): domains must be a list of strings"
-        in proc.stderr
+        "searchgen-nb data: FAILED: metadata prompts.jsonl line 2 (sample_id 'p2'): domains must "
+        "be a list of strings" in proc.stderr
     )
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "out").exists()

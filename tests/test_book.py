@@ -140,7 +140,8 @@ def test_fixture_book_in_browser(fixture_release, browser):
         pg = Page(browser, page_path(site, name))
         assert pg.wait_for_charts() == n, name
         svg_text = pg.page.evaluate(
-            "() => [...document.querySelectorAll('.sg-chart svg text')].map(t => t.textContent).join(' ')"
+            "() => [...document.querySelectorAll('.sg-chart svg text')].map(t => "
+            "t.textContent).join(' ')"
         )
         if name in ("05_domains", "06_failure_modes"):
             assert "N/A" in svg_text  # the exclude model without results: N/A cells, not 0
@@ -172,7 +173,8 @@ def _check_fixture_leaderboard(pg: Page) -> None:
     box = header.bounding_box()
     pg.page.mouse.click(box["x"] + 5, box["y"] + 5)
     pg.page.wait_for_function(
-        "(first) => document.querySelector('table#leaderboard-all tbody tr td:nth-child(2)').innerText !== first",
+        "(first) => document.querySelector('table#leaderboard-all tbody tr "
+        "td:nth-child(2)').innerText !== first",
         arg=names[0],
         timeout=5000,
     )
@@ -223,7 +225,8 @@ def test_failed_release_publishes_nothing(fixture_release):
     bad.write_text(yaml.safe_dump(data))
     with pytest.raises(
         ReleaseError,
-        match=r"(?s)notebook 03_validate.ipynb: cell \d+ .*raised ValidationFailed: .*check expected_counts failed.*4 prompts, expected 751",
+        match=r"(?s)notebook 03_validate.ipynb: cell \d+ .*raised ValidationFailed: .*check "
+        r"expected_counts failed.*4 prompts, expected 751",
     ):
         run_release(bad, log=lambda m: None, output_root=site)
     assert read_artifacts(site / "public" / "data") == published["data"]
@@ -239,7 +242,8 @@ def test_a_book_that_would_load_from_the_web_fails_the_release(tmp_path):
     published); a link a reader may follow is no load."""
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "page.html").write_text(
-        '<p>x</p><script src="https://cdn.example/vega.js"></script>\n<a href="https://example.org">a link</a>'
+        '<p>x</p><script src="https://cdn.example/vega.js"></script>\n<a '
+        'href="https://example.org">a link</a>'
         "<link rel=stylesheet HREF = '//fonts.example/f.css'><img data-x=1 src=img.png>",
         encoding="utf-8",
     )
@@ -354,14 +358,16 @@ def test_demo_book_in_browser(browser, demo_release, part):
             # light charts for a light system (dark: test_book_follows_the_dark_theme) …
             assert (
                 pg.page.evaluate(
-                    "() => document.querySelector('#sg-chart-heatmap-domain svg').style.backgroundColor"
+                    "() => document.querySelector('#sg-chart-heatmap-domain "
+                    "svg').style.backgroundColor"
                 )
                 == "white"
             )
             # … and 22 domain columns fit a 1280 px window, without sideways scrolling
             pg.page.set_viewport_size({"width": 1280, "height": 1000})
             svg, box = pg.page.evaluate(
-                "() => { const c = document.querySelector('#sg-chart-heatmap-domain'); return [c.querySelector('svg').getBoundingClientRect().width, c.clientWidth]; }"
+                "() => { const c = document.querySelector('#sg-chart-heatmap-domain'); return "
+                "[c.querySelector('svg').getBoundingClientRect().width, c.clientWidth]; }"
             )
             assert 0 < svg <= box, (svg, box)
         assert (pg.errors, pg.dialogs, pg.external) == ([], [], []), (
@@ -464,9 +470,15 @@ def _check_type_filter_and_component_toggle(pg: Page) -> None:
 def _check_compare_picker(pg: Page) -> None:
     """The Compare page's picker: every group is in the page; choosing one and adding a model
     in the legend redraws without rerunning anything."""
-    bars = "() => document.querySelectorAll('#sg-chart-compare-picker .role-mark.layer_1_marks path').length"
+    bars = (
+        "() => document.querySelectorAll("
+        "'#sg-chart-compare-picker .role-mark.layer_1_marks path').length"
+    )
     assert pg.page.evaluate(bars) == 3 * 9  # the top three, nine components
-    swatches = "() => [...document.querySelectorAll('#sg-chart-compare-picker g.role-legend-symbol path')].map(p => p.getAttribute('opacity'))"
+    swatches = (
+        "() => [...document.querySelectorAll('#sg-chart-compare-picker g.role-legend-symbol path')]"
+        ".map(p => p.getAttribute('opacity'))"
+    )
     assert pg.page.evaluate(swatches)[:4] == [
         "1",
         "1",
@@ -546,8 +558,8 @@ def test_what_changed_page_in_browser(fixture_release, browser):
 
     previous = json.loads((site / "public/data/changes.json").read_text())["previous"]
     assert (
-        f"Compared with the previous release (4 prompts, results sha256 {previous['results_sha256'][:12]})."
-        in text
+        f"Compared with the previous release (4 prompts, results sha256 "
+        f"{previous['results_sha256'][:12]})." in text
     )
     assert "2026-05-27" not in text  # no time in an executed notebook
     assert f"Rank change in All: Good Model (good) 2 → 1 ↑, {EVIL} (evil) 1 → 2 ↓" in text
@@ -626,7 +638,8 @@ def test_phone_width_and_print(browser, demo_release):
     )
     page = pg.page
     top = page.evaluate(
-        "document.querySelector('table#leaderboard-all').getBoundingClientRect().top + window.scrollY"
+        "document.querySelector('table#leaderboard-all').getBoundingClientRect().top + "
+        "window.scrollY"
     )
     page.evaluate(f"window.scrollTo(0, {top} - 100)")
     cell = page.locator("table#leaderboard-all tbody tr").first.locator("td").nth(3)
@@ -788,14 +801,17 @@ def test_book_follows_the_dark_theme(browser, fixture_release):
     pg = Page(browser, page_path(site, "04_leaderboard"), color_scheme="dark")
     assert pg.wait_for_charts() == 5  # the forest plots: All and the four strata (no slices)
     backgrounds = pg.page.evaluate(
-        "() => [...document.querySelectorAll('.sg-chart svg.marks')].map(s => s.style.backgroundColor)"
+        "() => [...document.querySelectorAll('.sg-chart svg.marks')].map(s => "
+        "s.style.backgroundColor)"
     )
     pg.page.wait_for_selector("table#leaderboard-all[data-sg-ready]")
     box = pg.page.evaluate(
-        "() => getComputedStyle(document.querySelector('.sg-table-tools').parentElement).backgroundColor"
+        "() => getComputedStyle(document.querySelector('.sg-table-tools').parentElement)"
+        ".backgroundColor"
     )
     right = pg.page.evaluate(
-        "() => [document.querySelector('.dt-search input').getBoundingClientRect().right, document.querySelector('#leaderboard-all-wrap').getBoundingClientRect().right]"
+        "() => [document.querySelector('.dt-search input').getBoundingClientRect().right, "
+        "document.querySelector('#leaderboard-all-wrap').getBoundingClientRect().right]"
     )
     assert (
         backgrounds == ["rgb(51, 51, 51)"] * 5
@@ -808,15 +824,24 @@ def test_book_follows_the_dark_theme(browser, fixture_release):
     colours = pg.page.evaluate(
         """() => {
           const main = document.querySelector('.bd-article');
-          const add = (html) => { const d = document.createElement('div'); d.innerHTML = html; main.appendChild(d); return d; };
+          const add = (html) => {
+            const d = document.createElement('div'); d.innerHTML = html; main.appendChild(d);
+            return d;
+          };
           const legend = add('<p class="sg-chart-legend">legend</p>').firstChild;
-          const banner = add('<div class="sg-demo-banner">demo <code>searchgen_nb.demo</code></div>').firstChild;
+          const banner = add(
+            '<div class="sg-demo-banner">demo <code>searchgen_nb.demo</code></div>'
+          ).firstChild;
           const page = getComputedStyle(document.body).backgroundColor;
+          const colour = (sel) => getComputedStyle(document.querySelector(sel)).color;
           return {
-            model_id: [getComputedStyle(document.querySelector('table#leaderboard-all .sg-model-id')).color, page],
-            na_cell: [getComputedStyle(document.querySelector('table#leaderboard-all td.sg-na')).color, page],
+            model_id: [colour('table#leaderboard-all .sg-model-id'), page],
+            na_cell: [colour('table#leaderboard-all td.sg-na'), page],
             legend: [getComputedStyle(legend).color, page],
-            banner_code: [getComputedStyle(banner.querySelector('code')).color, getComputedStyle(banner).backgroundColor],
+            banner_code: [
+              getComputedStyle(banner.querySelector('code')).color,
+              getComputedStyle(banner).backgroundColor,
+            ],
           };
         }"""
     )

@@ -1,6 +1,7 @@
 """Changes between releases (data contract, § Changes between releases): ``changes.json``,
-``searchgen-nb diff`` and the "What changed" page, on the demo and its second, changed release (one model lower on five prompts of
-domain FAS, two NoSearch results of another model lost), and on small hand-made pairs."""
+``searchgen-nb diff`` and the "What changed" page, on the demo and its second, changed release
+(one model lower on five prompts of domain FAS, two NoSearch results of another model lost), and
+on small hand-made pairs."""
 
 from __future__ import annotations
 
@@ -49,28 +50,34 @@ def test_diff_summary_names_every_fact_and_nothing_else(demo_data, changed_data)
     facts = head[2:]
     assert len(facts) == 6, facts
     assert facts[0].startswith(
-        "- **Halcyon Draw** (`halcyon_draw`): Overall-9 changed in 20 groups; All 53.3 → 53.2 (−0.1; paired 95% interval "
+        "- **Halcyon Draw** (`halcyon_draw`): Overall-9 changed in 20 groups; All 53.3 → 53.2 "
+        "(−0.1; paired 95% interval "
     )
     assert ": domain FAS −1.8, " in facts[0]
     assert facts[1].startswith(
-        "- **Pixelwright 2** (`pixelwright_2`): Overall-9 changed in 10 groups; All 68.2 → 68.0 (−0.2; paired 95% interval "
+        "- **Pixelwright 2** (`pixelwright_2`): Overall-9 changed in 10 groups; All 68.2 → 68.0 "
+        "(−0.2; paired 95% interval "
     )
     assert ": domain INF −2.6, NoSearch −1.6, " in facts[1]
     assert (
         facts[2]
-        == "- Rank change in domain FAS: **Halcyon Draw** (`halcyon_draw`) 5 → 6 ↓; moved with it: **Tessellate 3** (`tessellate_3`) 6 → 5 ↑"
+        == "- Rank change in domain FAS: **Halcyon Draw** (`halcyon_draw`) 5 → 6 ↓; moved with it: "
+        "**Tessellate 3** (`tessellate_3`) 6 → 5 ↑"
     )
     assert (
         facts[3]
-        == "- Rank change in failure mode CS: **Halcyon Draw** (`halcyon_draw`) 6 → 7 ↓; moved with it: **Marrowleaf** (`marrowleaf`) 7 → 6 ↑"
+        == "- Rank change in failure mode CS: **Halcyon Draw** (`halcyon_draw`) 6 → 7 ↓; moved "
+        "with it: **Marrowleaf** (`marrowleaf`) 7 → 6 ↑"
     )
     assert (
         facts[4]
-        == f"- **Pixelwright 2** (`pixelwright_2`): 2 results scored → missing evaluation (counts 0): `{LOST[0]}`, `{LOST[1]}`"
+        == f"- **Pixelwright 2** (`pixelwright_2`): 2 results scored → missing evaluation (counts "
+        f"0): `{LOST[0]}`, `{LOST[1]}`"
     )
     assert (
         facts[5]
-        == "- **Halcyon Draw** (`halcyon_draw`): Overall-9 of 5 scored prompts changed (5 lower, 0 higher)"
+        == "- **Halcyon Draw** (`halcyon_draw`): Overall-9 of 5 scored prompts changed (5 lower, 0 "
+        "higher)"
     )
     # nothing about models that did not change
     for quiet in (
@@ -84,8 +91,10 @@ def test_diff_summary_names_every_fact_and_nothing_else(demo_data, changed_data)
     tables = proc.stdout.split("\n### ")[1:]
     assert [t.splitlines()[0] for t in tables] == ["Score changes", "Prompt × model changes"]
     assert [t.splitlines()[2] for t in tables] == [  # one scale per table, named in its heads
-        "| group | model | Overall-9 before (0–100) | after (0–100) | Δ (0–100) | rank before | rank after |",
-        "| model | sample_id | status before | status after | raw Overall-9 before (0–3) | after (0–3) |",
+        "| group | model | Overall-9 before (0–100) | after (0–100) | Δ (0–100) | rank before | "
+        "rank after |",
+        "| model | sample_id | status before | status after | raw Overall-9 before (0–3) | after "
+        "(0–3) |",
     ]
     assert (
         len(
@@ -145,10 +154,12 @@ def test_changes_json_of_the_changed_demo(demo_data, changed_data):
     assert (
         f">{first_pair!r}<" not in html and f">{first_pair:.4f}</td>" in html
     )  # (sorting keeps the exact value)
-    # the page's facts: the rank swap in FAS, the two lost results (the page in a browser: test_book)
+    # the page's facts: the rank swap in FAS, the two lost results (the page in a browser:
+    # test_book)
     assert (
-        "<li>Rank change in domain FAS: <strong>Halcyon Draw</strong> (<code>halcyon_draw</code>) 5 → 6 ↓; "
-        "moved with it: <strong>Tessellate 3</strong> (<code>tessellate_3</code>) 6 → 5 ↑</li>"
+        "<li>Rank change in domain FAS: <strong>Halcyon Draw</strong> (<code>halcyon_draw</code>) "
+        "5 → 6 ↓; moved with it: <strong>Tessellate 3</strong> (<code>tessellate_3</code>) 6 → 5 "
+        "↑</li>"
     ) in html
     assert "scored → missing evaluation (counts 0)" in html and all(s in html for s in LOST)
     moves = views_audit.rank_moves_frame(views.Release(changed_data))

@@ -28,7 +28,8 @@ RESULT_FILE = "augmented_parsed_result_ffjudge_pp.json"
 GENERIC = GENERIC_RUBRIC
 REFS = ("visual_reference_evaluation", "text_reference_evaluation")
 
-# Published v1.0 sizes, pinned here and checked against the published taxonomy (FIXTURES / taxonomy.json).
+# Published v1.0 sizes, pinned here and checked against the published taxonomy
+# (FIXTURES / taxonomy.json).
 DOMAIN_COUNTS = {
     "ABS": 14, "ARC": 190, "ART": 258, "COM": 91, "CUL": 170, "EDU": 124, "FAS": 23, "FOO": 35,
     "GAM": 70, "HIS": 103, "INF": 31, "MED": 75, "MIL": 6, "MUS": 27, "OBJ": 38, "OTH": 6,
@@ -306,8 +307,8 @@ def test_every_status_and_every_broken_file_kind(release):
     reasons = {
         s[1] for by_prompt in release["results"].values() for s in by_prompt.values() if s[1]
     }
-    assert reasons == {"not_json", "not_object", "success_not_true", "no_scores", "boolean", "non_numeric", "nan",
-                       "infinite", "out_of_range"}  # fmt: skip
+    assert reasons == {"not_json", "not_object", "success_not_true", "no_scores", "boolean",
+                       "non_numeric", "nan", "infinite", "out_of_range"}  # fmt: skip
     # NaN and Infinity are written as the bare JSON-extension tokens.
     texts = [p.read_text(encoding="utf-8") for p in (release["out"] / "results").rglob(RESULT_FILE)]
     assert any(re.search(r": NaN[,}]", t) for t in texts) and any(

@@ -123,7 +123,7 @@ def test_deleting_one_scored_result_fails_and_names_it(demo, tmp_path):
     out = tmp_path / "public" / "data"
     shutil.copytree(demo.out, out)
     before = read_artifacts(out)
-    rec = next(json.loads(l) for l in (demo.out / "prompt_scores.jsonl").read_text().splitlines())
+    rec = next(json.loads(s) for s in (demo.out / "prompt_scores.jsonl").read_text().splitlines())
     model_id, entry = next(
         (m, e) for m, e in sorted(rec["models"].items()) if e["status"] == "scored"
     )

@@ -437,24 +437,33 @@ def test_prompt_card_in_browser(browser, demo_release):
         "Text Reference",
     ]
     assert pg.page.evaluate(
-        "() => [...document.querySelectorAll('.sg-card-thumb img')].every(i => i.complete && i.naturalWidth > 0)"
+        "() => [...document.querySelectorAll('.sg-card-thumb img')].every(i => i.complete && "
+        "i.naturalWidth > 0)"
     )
     assert pg.page.locator(".sg-card-thumb img").count() == len(rec["models"])
     thumbs = json.loads((demo_release / "public/data/manifest.json").read_text())["thumbnails"]
-    said = f"{thumbs['n_files']} files, {-(-thumbs['bytes'] // 1000)} KB in all"  # the demo's: 39, 21 KB
+    # the demo's: 39 files, 21 KB
+    said = f"{thumbs['n_files']} files, {-(-thumbs['bytes'] // 1000)} KB in all"
     assert said in pg.page.locator(".sg-card-weight").inner_text()
     # each model's preview, side by side, and the judge's reasons beside its scores
     figures = pg.page.locator(".sg-card-gallery figure")
     assert figures.count() == len(rec["models"])
     assert pg.page.evaluate(
-        "() => [...document.querySelectorAll('.sg-card-figure img')].every(i => i.complete && i.naturalWidth > 0)"
+        "() => [...document.querySelectorAll('.sg-card-figure img')].every(i => i.complete && "
+        "i.naturalWidth > 0)"
     )
     first = next(iter(pg.page.evaluate("() => window.SGEvidence.index.models")))[0]
     item = ev["models"][first]["checklist"][0]
-    assert (
-        item["reason"]
-        == f"[synthetic demo] {'Fully' if item['score'] == 3 else 'Mostly' if item['score'] >= 2 else 'Partly' if item['score'] >= 1 else 'Not'} met ({item['score']:g}/3): {item['item']}."
+    met = (
+        "Fully"
+        if item["score"] == 3
+        else "Mostly"
+        if item["score"] >= 2
+        else "Partly"
+        if item["score"] >= 1
+        else "Not"
     )
+    assert item["reason"] == f"[synthetic demo] {met} met ({item['score']:g}/3): {item['item']}."
     pg.page.locator(".sg-card-thumb a").first.click()  # the thumbnail opens the model's figure
     reasons = figures.first.locator("details.sg-card-reasons")
     assert reasons.get_attribute("open") is not None

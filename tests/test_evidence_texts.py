@@ -134,7 +134,8 @@ def _edit_evidence(out: Path, change) -> None:
         ),
         (
             lambda d: d[0]["models"]["a"].update(rubric={"r" * 65: 1}),
-            "line 1, sample_id p1, model a /models/a/rubric: a key too long: 65 characters, at most 64",
+            "line 1, sample_id p1, model a /models/a/rubric: a key too long: 65 characters, at "
+            "most 64",
         ),
         (lambda d: d[0].update(checklist=["c"] * 65), "/checklist: too long: 65 items, at most 64"),
     ],

@@ -34,8 +34,8 @@ def evaluator_release(tmp_path):
 
 def _records(out: Path) -> dict:
     return {
-        json.loads(l)["sample_id"]: json.loads(l)
-        for l in (out / "prompt_scores.jsonl").read_text().splitlines()
+        json.loads(line)["sample_id"]: json.loads(line)
+        for line in (out / "prompt_scores.jsonl").read_text().splitlines()
     }
 
 

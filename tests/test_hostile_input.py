@@ -205,7 +205,8 @@ def test_two_models_with_one_source_id_are_refused(tmp_path):
     cfg = _two_model_release(tmp_path, c=model("C", source_id="a"))
     with pytest.raises(
         ConfigError,
-        match=r"two prompt × model pairs would read one result file.*sample_id p1 / model a and of sample_id p1 / model c",
+        match=r"two prompt × model pairs would read one result file.*sample_id p1 / model a and "
+        r"of sample_id p1 / model c",
     ):
         run_data(load_config(cfg), tmp_path / "out", progress=False)
 
@@ -217,7 +218,8 @@ def test_two_prompts_with_one_release_row_are_refused(tmp_path):
     )
     with pytest.raises(
         ConfigError,
-        match=r"rows/p1/none/a/augmented_parsed_result_ffjudge_pp.json is the result file of sample_id p1 / model a and of sample_id p2 / model a",
+        match=r"rows/p1/none/a/augmented_parsed_result_ffjudge_pp.json is the result file of "
+        r"sample_id p1 / model a and of sample_id p2 / model a",
     ):
         run_data(load_config(cfg), tmp_path / "out", progress=False)
 
@@ -284,7 +286,8 @@ def test_duplicate_score_key_in_result_is_invalid_not_last_wins(tmp_path):
     "yaml_text, message",
     [
         (
-            "models:\n  a: {display_name: A, type: Open, source_id: a}\n  a: {display_name: A2, type: Commercial, source_id: a2}\n",
+            "models:\n  a: {display_name: A, type: Open, source_id: a}\n  a: {display_name: A2, "
+            "type: Commercial, source_id: a2}\n",
             r"duplicate key a \(first on line 4\)",
         ),
         ("benchmark: X\nbenchmark: Y\n", r"duplicate key benchmark \(first on line 3\)"),
@@ -389,7 +392,8 @@ def test_validator_catches_a_pending_model_ranked(tmp_path, monkeypatch):
     )
     with pytest.raises(
         ValidationFailed,
-        match=r"(?s)check aggregates failed.*ranked is true, recomputed false \[file leaderboard_overall.json, group All, model_id c\]",
+        match=r"(?s)check aggregates failed.*ranked is true, recomputed false \[file "
+        r"leaderboard_overall.json, group All, model_id c\]",
     ):
         run_data(load_config(cfg), tmp_path / "out", progress=False)
 

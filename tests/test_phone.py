@@ -19,7 +19,10 @@ POINTS_OFF_SCREEN = """() => [...document.querySelectorAll('.sg-chart[data-sg-ch
     const r = p.getBoundingClientRect();
     return [c.id, Math.round(r.left), Math.round(r.right)];
   })).filter(([id, l, r]) => l < 0 || r > window.innerWidth)"""
-BARS = "() => document.querySelectorAll('#sg-chart-compare-picker .role-mark.layer_1_marks path').length"
+BARS = (
+    "() => document.querySelectorAll("
+    "'#sg-chart-compare-picker .role-mark.layer_1_marks path').length"
+)
 
 
 @pytest.mark.slow

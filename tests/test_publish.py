@@ -142,7 +142,8 @@ def test_second_release_into_the_same_root_stops_naming_the_first(tmp_path):
     with release_lock(tmp_path / "site", "first.yml"):
         with pytest.raises(
             ReleaseError,
-            match=rf"another release is running into {tmp_path / 'site'} \(pid {os.getpid()}, started .*, config first.yml\)",
+            match=rf"another release is running into {tmp_path / 'site'} \(pid {os.getpid()}, "
+            rf"started .*, config first.yml\)",
         ):
             run_release(cfg, log=lambda m: None, output_root=tmp_path / "site")
     assert not (tmp_path / "site" / "build" / "release").exists()  # the work folder was not touched

@@ -66,7 +66,7 @@ def test_unset_variable_is_named(monkeypatch):
     monkeypatch.delenv("TOOLGEN_ROOT", raising=False)
     cfg = load_config(ROOT / "releases" / "searchgen-v1.0.yml")
     with pytest.raises(ConfigError, match=r"uses \$\{TOOLGEN_ROOT\}, which is not set"):
-        cfg.dataset_path
+        _ = cfg.dataset_path
 
 
 PUBLISHED_V1_1 = FIXTURES / "published" / "v1.1"
@@ -139,7 +139,7 @@ def test_a_small_v1_1_fixture_releases_through_the_v1_1_config(monkeypatch, tmp_
     (root / "phase4d1_generations" / "eval_datasets_548_finalized_v1.jsonl").write_text(
         "".join(json.dumps(p) + "\n" for p in prompts)
     )
-    for k, (model_id, m) in enumerate(data["models"].items()):
+    for k, m in enumerate(data["models"].values()):
         for i, p in enumerate(prompts):
             if (i + k) % 5 == 4:
                 continue  # a few missing results

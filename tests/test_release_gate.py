@@ -81,7 +81,7 @@ def _corrupt_staged(monkeypatch, mutate):
 
 def _edit_records(folder: Path, edit):
     path = folder / "prompt_scores.jsonl"
-    recs = [json.loads(l) for l in path.read_text().splitlines()]
+    recs = [json.loads(line) for line in path.read_text().splitlines()]
     recs = edit(recs) or recs
     path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in recs))
 
@@ -334,11 +334,26 @@ def test_0_schema_is_the_first_check(published, monkeypatch):
         out,
         before,
         "schema",
-        "leaderboard_overall.json /0: Additional properties are not allowed ('extra' was unexpected)",
+        "leaderboard_overall.json /0: Additional properties are not allowed ('extra' was "
+        "unexpected)",
         "leaderboard_overall.json /1/n_total: '",
         "prompt_scores.jsonl line 2 /models/a/status: 'maybe'",
     )
     assert msg.split("\n")[1].startswith("check schema failed (")  # the first check listed
+
+
+def test_0_record_without_sample_id_is_named_by_the_schema_check(published, monkeypatch):
+    """A record without its sample_id: the schema check names the line and the key, and the
+    record checks read it without tripping over the missing key."""
+    cfg, out, before = published
+
+    def drop(recs):
+        del recs[0]["sample_id"]
+        recs[0]["subset"] = "VisualSearch"
+
+    _corrupt_staged(monkeypatch, lambda f: _edit_records(f, drop))
+    msg = _fails(cfg, out, before, "schema", "line 1 (top level): 'sample_id' is a required")
+    assert "TypeError" not in msg and "strict_json" not in msg, msg
 
 
 def test_11_artifact_hash(published):

@@ -3,7 +3,8 @@
 Pins: N/A vs 0.0 in tables and chart data, escaping of ``<script>`` in tables and inlined
 specs, fixed ids and byte-identical output, sort keys, unranked flag, heatmap tooltip fields.
 The last test opens a page built from these fragments from ``file://`` in headless Chromium
-(marked ``browser``; as in ``tests/browser.py``, a missing Chromium skips it outside CI and fails it in CI).
+(marked ``browser``; as in ``tests/browser.py``, a missing Chromium skips it outside CI and fails
+it in CI).
 """
 
 from __future__ import annotations
@@ -475,8 +476,10 @@ _SNIPPET = """
 import hashlib, sys
 sys.path.insert(0, {root!r})
 from searchgen_nb.book import heatmaps, tables
-recs = [{{"model_id": "m", "display_name": "M", "tag": "ART", "overall_9": None, "n_total": 3, "n_scored": 1, "coverage": 0.3333}},
-        {{"model_id": "n", "display_name": "N", "tag": "ART", "overall_9": 0.0, "n_total": 3, "n_scored": 3, "coverage": 1.0}}]
+recs = [{{"model_id": "m", "display_name": "M", "tag": "ART", "overall_9": None,
+          "n_total": 3, "n_scored": 1, "coverage": 0.3333}},
+        {{"model_id": "n", "display_name": "N", "tag": "ART", "overall_9": 0.0,
+          "n_total": 3, "n_scored": 3, "coverage": 1.0}}]
 out = heatmaps.heatmap(recs, "h").html + tables.data_table(recs, "t").html
 print(hashlib.sha256(out.encode()).hexdigest())
 """
@@ -679,7 +682,8 @@ def test_page_from_file_url_in_chromium(vendor, tmp_path, rows, browser):
     # and only where the script runs (without it, a table shows as it is)
     assert page.locator("#lb").is_visible()
     page.evaluate(
-        "document.body.insertAdjacentHTML('beforeend', '<table class=\"sg-table\" id=\"late\"><tr><td>1</td></tr></table>')"
+        "document.body.insertAdjacentHTML('beforeend', '<table class=\"sg-table\" "
+        'id="late"><tr><td>1</td></tr></table>\')'
     )
     assert not page.locator("#late").is_visible()
     page.evaluate("document.documentElement.classList.remove('sg-tables-js')")
@@ -690,12 +694,16 @@ def test_page_from_file_url_in_chromium(vendor, tmp_path, rows, browser):
             "#lb tbody tr",
             f"""rows => rows.map(r => {{
                 const ths = [...document.querySelectorAll('#lb thead th')];
-                return r.children[ths.findIndex(t => t.dataset.sgCol === '{key}')].textContent.trim(); }})""",
+                const i = ths.findIndex(t => t.dataset.sgCol === '{key}');
+                return r.children[i].textContent.trim(); }})""",
         )
 
     assert col("overall_9") == ["72.2", "0.0", "N/A"]  # default: the rows' own (rank) order
     th = page.locator("#lb thead th[data-sg-col='overall_9']")
-    sorted_as = "document.querySelector('#lb thead th[data-sg-col=overall_9]').getAttribute('aria-sort') === '{}'"
+    sorted_as = (
+        "document.querySelector('#lb thead th[data-sg-col=overall_9]')"
+        ".getAttribute('aria-sort') === '{}'"
+    )
     th.click(position={"x": 3, "y": 3})  # a number sorts highest first
     page.wait_for_function(sorted_as.format("descending"))
     assert col("overall_9") == ["72.2", "0.0", "N/A"]

@@ -243,7 +243,7 @@ def test_both_validators_agree_on_every_artifact_and_mutation(docs):
     cases = [(name, doc) for name, doc in docs.items() if name != "prompt_scores.jsonl"]
     cases += [("prompt_scores.jsonl", r) for r in docs["prompt_scores.jsonl"]]
     for name, kinds in MUTATIONS.items():
-        for kind, path, value, _ in kinds:
+        for _kind, path, value, _ in kinds:
             doc = copy.deepcopy(docs[name])
             _del(doc, path) if value is None else _set(doc, path, value)
             cases.append((name, doc[path[0]] if name == "prompt_scores.jsonl" else doc))
@@ -410,7 +410,8 @@ def _del(doc, path):
 
 
 SLICE = f"full_{len(PROMPTS)}"
-#: artifact → [(kind, document path to change, new value or None to delete, expected pointer of the problem)].
+#: artifact → [(kind, document path to change, new value or None to delete,
+#:              expected pointer of the problem)].
 #: prompt_scores.jsonl paths start with the line number (1 = sample_id p01_vis, scored for model a).
 MUTATIONS = {
     "prompt_scores.jsonl": [

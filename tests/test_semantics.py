@@ -72,8 +72,8 @@ def release(tmp_path_factory):
         )
     }
     records = {
-        json.loads(l)["sample_id"]: json.loads(l)
-        for l in (out / "prompt_scores.jsonl").read_text().splitlines()
+        json.loads(line)["sample_id"]: json.loads(line)
+        for line in (out / "prompt_scores.jsonl").read_text().splitlines()
     }
     return out, boards, records
 
@@ -131,7 +131,8 @@ def test_zero_fill_row(release):
     _, boards, _ = release
     a = row(boards["leaderboard_overall.json"], "a")
     assert (a["n_total"], a["n_scored"], a["n_included"], a["coverage"]) == (4, 2, 4, 0.5)
-    # Overall-9: p01 1.375, p02 null (left out), two zero-filled prompts → 1.375/3 raw → 15.277… → 15.3
+    # Overall-9: p01 1.375, p02 null (left out), two zero-filled prompts → 1.375/3 raw
+    # → 15.277… → 15.3
     assert a["overall_9"] == 15.3
     # Overall-10: (1.375 + 3 + 0 + 0) / 4 = 1.09375 raw → 36.458… → 36.5
     assert a["overall_10"] == 36.5
@@ -213,7 +214,8 @@ def test_strata_and_multilabel(release):
 
 
 def test_half_up_rounding_of_exact_value(tmp_path):
-    # Overall-9 raw values 2.5 and 2.375 → mean 2.4375 → exactly 81.25 → 81.3 (float round gives 81.2)
+    # Overall-9 raw values 2.5 and 2.375 → mean 2.4375 → exactly 81.25 → 81.3
+    # (float round gives 81.2)
     prompts = [prompt("q1"), prompt("q2")]
     results = {
         ("a", "q1"): result({"checklist:0": 2.5}),

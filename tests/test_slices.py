@@ -129,7 +129,8 @@ def test_gate_fails_naming_the_slice_when_expected_rows_differs(tmp_path):
     )
     with pytest.raises(
         ValidationFailed,
-        match=r"check expected_counts failed.*\n.*slice mini has 2 prompts, expected_rows is 3 \[group mini\]",
+        match=r"check expected_counts failed.*\n.*slice mini has 2 prompts, expected_rows is 3 "
+        r"\[group mini\]",
     ):
         run_data(load_config(cfg), tmp_path / "out", progress=False)
     assert not (tmp_path / "out").exists()

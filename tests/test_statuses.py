@@ -39,7 +39,8 @@ from searchgen_nb.demo import write_demo
             (
                 "invalid · excluded",
                 "",
-                "invalid evaluation: =bad · excluded: left out of every mean (missing policy exclude); sorts last",
+                "invalid evaluation: =bad · excluded: left out of every mean (missing policy "
+                "exclude); sorts last",
                 "sg-excluded",
             ),
         ),
@@ -221,7 +222,8 @@ _SORTED = """([id, col, direction]) => { const t = document.getElementById(id), 
   const i = [...t.querySelectorAll('thead th')].findIndex(th => th.dataset.sgCol === col);
   if (direction) { api.order([i, direction]).draw(); }
   return api.rows({search: 'applied', order: 'applied'}).indexes().toArray().map(r => {
-    const td = api.cell(r, i).node(); return [td.className, td.textContent, td.title || '']; }); }"""
+    const td = api.cell(r, i).node();
+    return [td.className, td.textContent, td.title || '']; }); }"""
 
 
 @pytest.mark.slow
@@ -380,6 +382,7 @@ def test_phone_width_keeps_the_page_still(tab, changed_site, name):
     if name == "09_changes.html":  # Δ and rank after are on the screen, not behind a scroll
         for table, col in (("changes-scores", "Δ"), ("changes-ranks", "Rank after")):
             right = page.evaluate(
-                f"document.querySelector('#{table} thead th[data-sg-col=\"{col}\"]').getBoundingClientRect().right"
+                f"document.querySelector('#{table} thead "
+                f'th[data-sg-col="{col}"]\').getBoundingClientRect().right'
             )
             assert right <= 390

@@ -126,10 +126,11 @@ def reference(table, metas, boards, slices, cfg: UncertaintyConfig, dec: int = 1
             ids = [r["model_id"] for r in ranked]
             ranks = {m: [] for m in ids}
             for b in range(B):
-                key_of = lambda m: (0 if v9[m][b] is None else 1, v9[m][b] or 0)  # noqa: E731 - none below any value
-                ordered = sorted(
-                    sorted(ids), key=key_of, reverse=True
-                )  # stable: ties keep model_id order
+                ordered = sorted(  # stable: ties keep model_id order; none below any value
+                    sorted(ids),
+                    key=lambda m: (0 if v9[m][b] is None else 1, v9[m][b] or 0),
+                    reverse=True,
+                )
                 for pos, m in enumerate(ordered, start=1):
                     ranks[m].append(pos)
             for m in ids:
@@ -434,7 +435,8 @@ def test_percentile_positions(n, alpha, want):
 
 
 def test_holm_step_down_is_monotone_and_capped():
-    # p = 1/100, 4/100, 3/100 over K = 3: 3·0.01 = 0.03, 2·0.03 = 0.06, then max(0.06, 1·0.04) = 0.06
+    # p = 1/100, 4/100, 3/100 over K = 3: 3·0.01 = 0.03, 2·0.03 = 0.06,
+    # then max(0.06, 1·0.04) = 0.06
     assert unc._holm([1, 4, 3], 100) == [3, 6, 6]
     assert unc._holm([60, 50], 100) == [100, 100]  # 2·0.5 = 1 (capped), then max(1, 0.6)
 
@@ -614,8 +616,8 @@ def test_validate_names_an_edited_interval(tmp_path):
     assert proc.returncode == 1
     assert "uncertainty.json: sha256 differs" in proc.stderr
     assert (
-        f"uncertainty.json: overall_9 is [{lo}, {hi + 0.1}], recomputed [{lo}, {hi}] [file uncertainty.json, group domain:ART, model_id a]"
-        in proc.stderr
+        f"uncertainty.json: overall_9 is [{lo}, {hi + 0.1}], recomputed [{lo}, {hi}] [file "
+        f"uncertainty.json, group domain:ART, model_id a]" in proc.stderr
     ), proc.stderr
 
 
@@ -822,12 +824,14 @@ def test_compare_accepts_display_names_and_tag_names_any_case(demo_data):
     with pytest.raises(ValueError) as info:
         views.resolve_models(release, [7])
     assert str(info.value).startswith(
-        "compare_models: '7' is not a model of this release; valid (id or display name, any case): quillmark_ultra (Quillmark Ultra)"
+        "compare_models: '7' is not a model of this release; valid (id or display name, any case): "
+        "quillmark_ultra (Quillmark Ultra)"
     )
     assert "\n" not in str(info.value)
     with pytest.raises(
         ValueError,
-        match=r"^compare_group: 'Artz' is not a group of this release; valid \(code or name, any case\): All, ",
+        match=r"^compare_group: 'Artz' is not a group of this release; valid \(code or name, any "
+        r"case\): All, ",
     ):
         views.resolve_group(release, "Artz")
     # the page's slice sections: a slice with no prompt in the group says so (it stopped the
@@ -837,7 +841,8 @@ def test_compare_accepts_display_names_and_tag_names_any_case(demo_data):
     (note,) = pages.compare(hard, "fashion", ["Marrowleaf"])
     assert (
         note.html
-        == '<p class="sg-slice-note">No prompt of slice <code>testmini_hard</code> is in group <code>FAS</code>.</p>'
+        == '<p class="sg-slice-note">No prompt of slice <code>testmini_hard</code> is in group '
+        "<code>FAS</code>.</p>"
     )
     with pytest.raises(ValueError, match="^compare_group: 'Artz' is not a group of this release"):
         pages.compare(hard, "Artz", None)

@@ -65,7 +65,8 @@ def test_group_rows_and_compare_errors(release):
         views.group_rows(release, "XYZ")
     with pytest.raises(
         ValueError,
-        match=r"^compare_models: 'nope' is not a model of this release; valid \(id or display name, any case\): a \(",
+        match=r"^compare_models: 'nope' is not a model of this release; valid \(id or display "
+        r"name, any case\): a \(",
     ):
         pages.compare(release, "All", ["a", "nope"])
     assert views.top_models(release, 1) == ["a"]
@@ -89,7 +90,7 @@ def test_banner_and_escaping(release):
 
 
 def test_release_without_any_tag_of_a_kind_says_so(tmp_path):
-    """No prompt carries a failure-mode tag: the pages say so instead of crashing (KeyError before)."""
+    """No prompt carries a failure-mode tag: the pages say so instead of crashing."""
     cfg = make_release(
         tmp_path,
         [prompt("t1", failure_modes=[]), prompt("t2", failure_modes=[])],
@@ -104,8 +105,8 @@ def test_release_without_any_tag_of_a_kind_says_so(tmp_path):
     assert note in pages.tag_heatmap(rel, "failure_mode")._repr_html_()
     assert note in pages.tag_tables(rel, "failure_mode")._repr_html_()
     assert (
-        "The 0 failure-mode tags carry 0 prompt memberships for 2 prompts (2 prompts have no failure-mode tag)"
-        in pages.multilabel_note(rel, "failure_mode")._repr_html_()
+        "The 0 failure-mode tags carry 0 prompt memberships for 2 prompts (2 prompts have no "
+        "failure-mode tag)" in pages.multilabel_note(rel, "failure_mode")._repr_html_()
     )
 
 

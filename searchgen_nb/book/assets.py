@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -29,9 +30,11 @@ def vega_bundle() -> str:
     import altair as alt
     import vl_convert as vlc
 
-    version = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
-    version = version if version in vlc.get_vegalite_versions() else None
-    body = vlc.javascript_bundle(vl_version=version) if version else vlc.javascript_bundle()
+    wanted = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    version = wanted if wanted in vlc.get_vegalite_versions() else None
+    # (the stub requires ``snippet``; the function has a default one: window.vegaEmbed, …)
+    bundle: Callable[..., str] = vlc.javascript_bundle
+    body = bundle(vl_version=version) if version else bundle()
     if "window.vegaEmbed=" not in body.replace(" ", ""):
         raise RuntimeError("vl_convert.javascript_bundle() no longer assigns window.vegaEmbed")
     header = (

@@ -11,6 +11,7 @@ import json
 import shutil
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from searchgen_nb.book.views import BOARD_FILES, in_rank_order, rank_gaps, tie_groups
 from searchgen_nb.changes_markdown import counts_as
@@ -46,7 +47,7 @@ def _groups(name: str, data) -> list[tuple[tuple[str, ...], str | None, list[dic
     if name == "leaderboard_overall.json":
         return [(("All",), "all:All", data)]
     if name == "leaderboard_by_slice.json":
-        out = []
+        out: list[tuple[tuple[str, ...], str | None, list[dict]]] = []
         for slice_name, boards in data.items():
             out.append(((slice_name, "overall", "All"), f"slice:{slice_name}", boards["overall"]))
             for kind in ("strata", "domains", "failure_modes"):
@@ -89,7 +90,8 @@ def leaderboard_csv(name: str, data, uncertainty: dict | None = None, decimals: 
         cells = u.get("groups", {}).get(ukey, {})
         gaps, ties = rank_gaps(rows), tie_groups(rows, u.get("pairs", {}).get(ukey, []))
         for r in rows:
-            m, comps = r.get("model_id"), r.get("components") or {}
+            m: Any = r.get("model_id")  # a row of a checked board: a model_id each
+            comps = r.get("components") or {}
             cell, counts = cells.get(m) or {}, r.get("component_counts") or {}
             lines.append(
                 [

@@ -110,6 +110,7 @@ def format_number(value: Any, decimals: int | None = None, na: str = NA) -> tupl
         raise TypeError(f"not a number: {value!r}")
     if isinstance(value, (float, np.floating)):
         x = number(value)
+        assert x is not None  # not null: returned above
         text, key = decimal_text(x) if decimals is None else figure_text(x, decimals), repr(x)
     else:
         text = key = str(int(value))

@@ -54,8 +54,10 @@ def _heat_cell(r: Mapping[str, Any], decimals: int, overall: Any = _NONE) -> dic
         count_value(r.get("n_total")),
         count_value(r.get("n_scored")),
     )
-    shown = None if value is None or overall is _NONE or is_null(overall) else overall
-    shown = None if shown is None else exact_diff(value, shown)
+    if value is None or overall is _NONE or is_null(overall):
+        shown = None
+    else:
+        shown = exact_diff(value, overall)
     iv = None if is_null(r.get("interval")) else r.get("interval")
     return {
         "value": value,
@@ -73,7 +75,8 @@ def _heat_cells(recs, tags, decimals, counts, overall) -> tuple[list[dict], dict
     """(cells model-major — a model's cells together: one hunk in a diff —, model labels, tag
     → label with "(n=…)" from ``counts``): ``tags`` first, other tags sorted after them (only
     where a record has them); a model × tag pair without a record is an N/A cell."""
-    labels, cells, names = model_labels(recs), {}, {}
+    labels, cells = model_labels(recs), {}
+    names: dict[str, str | None] = {}
 
     def base(m: str) -> Any:
         return _NONE if overall is None else overall.get(m)
@@ -302,7 +305,7 @@ def pairwise_heatmap(
     record per pair of ``uncertainty.json`` (naming the ``group``); the chart mirrors it."""
     order = list(dict.fromkeys(m for p in pairs for m in (p["a"], p["b"])))
     labels = model_labels([{"model_id": m, "display_name": display_names.get(m, m)} for m in order])
-    values = [
+    values: list[dict[str, Any]] = [
         {
             "a": labels[p["a"]],
             "b": labels[p["b"]],
@@ -326,7 +329,7 @@ def pairwise_heatmap(
             col="[datum.b, datum.a]",
             s="[1, -1]",
         )
-        .transform_flatten(["row", "col", "s", "t", "it"], as_=_FLAT)
+        .transform_flatten(["row", "col", "s", "t", "it"], as_=list(_FLAT))
         .transform_calculate(
             d="datum.s * datum.diff + 0", separable="datum.sep ? 'yes' : 'no (tie)'"
         )

@@ -124,7 +124,7 @@ def release_kernel(cwd: Path):
             kc.start_channels()
             run_sync(kc.wait_for_ready)(timeout=60)
             kc.allow_stdin = False
-        except Exception as exc:  # noqa: BLE001 - no kernelspec, a kernel that dies at start, …
+        except Exception as exc:  # no kernelspec, a kernel that dies at start, …
             raise ReleaseError(
                 "could not start the notebooks' python3 kernel: "
                 f"{type(exc).__name__}: {_clean(str(exc))}"
@@ -151,7 +151,7 @@ def reset_namespace(kernel: tuple) -> None:
             timeout=60,
             output_hook=lambda msg: None,
         )
-    except Exception as exc:  # noqa: BLE001 - the kernel died between two notebooks, …
+    except Exception as exc:  # the kernel died between two notebooks, …
         raise ReleaseError(
             "could not reset the notebooks' kernel between two notebooks: "
             f"{type(exc).__name__}: {_clean(str(exc))}"
@@ -203,7 +203,7 @@ def execute_notebook(src: Path, dest: Path, parameters: dict, root: Path, kernel
             f"notebook {src.name}: cell {exc.cell_index} (execution "
             f"{exc.exec_count}) raised {exc.ename}: {_clean(exc.evalue)}"
         ) from None
-    except Exception as exc:  # noqa: BLE001 - kernel death, timeout, …
+    except Exception as exc:  # kernel death, timeout, …
         raise ReleaseError(
             f"notebook {src.name}: could not be executed: {type(exc).__name__}: {exc}"
         ) from None
@@ -231,7 +231,8 @@ def run_notebooks(root: Path, out: Path, work: Path, params: dict, log) -> dict[
     emptied between them, in ``out`` (``$SEARCHGEN_ROOT``; ``$SEARCHGEN_PROJECT``: ``root``), with
     the work folder's IPython folder and the thumbnail cache ``out/build/thumbs``; return each
     notebook's seconds."""
-    sources, timings = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")), {}
+    sources = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    timings: dict[str, float] = {}
     if not sources:
         raise ReleaseError(f"no notebooks found in {root / 'notebooks'}")
     env = {

@@ -119,10 +119,10 @@ def leaderboard_view(release: Release, group: str, forest: bool = True) -> HTMLF
                 chart,
                 (
                     f"Line: the {link('uncertainty', f'{conf} bootstrap interval')} — the range of "
-                    "Overall-9 over resampled prompt sets; it says how much the score depends on which "
-                    "prompts were drawn, not how noisy the judge is. Overlapping lines do not by "
-                    "themselves mean a tie: the tie groups (≈ T1, …) come from the paired tests on the "
-                    "Compare page."
+                    "Overall-9 over resampled prompt sets; it says how much the score depends on "
+                    "which prompts were drawn, not how noisy the judge is. Overlapping lines do "
+                    "not by themselves mean a tie: the tie groups (≈ T1, …) come from the paired "
+                    "tests on the Compare page."
                 ),
             )
         )
@@ -241,7 +241,12 @@ def tag_tables(release: Release, kind: str) -> HTMLFragment:
         m = r["model_id"]
         frame = views.model_tag_table(release, kind, m)
         links = [
-            explorer_link(**{kind: tag.split(" · ")[0]}, **slice_filter(release), model=m)
+            explorer_link(
+                model_template=False,
+                **{kind: tag.split(" · ")[0]},
+                **slice_filter(release),
+                model=m,
+            )
             for tag in frame["Tag"]
         ]
         table = tables.data_table(
@@ -319,9 +324,10 @@ def compare(release: Release, group: str, models: list[str] | None) -> list[HTML
         with_legend(
             chart,
             (
-                f"Bars: each {link('components', 'component')} on the 0–100 scale, prompt-macro over the "
-                f"group under each model's {link('missing-policy', 'missing policy')}. “N/A” instead of a "
-                f"bar: the component applies to none of the included prompts ({link('null', 'not 0')})."
+                f"Bars: each {link('components', 'component')} on the 0–100 scale, prompt-macro "
+                f"over the group under each model's {link('missing-policy', 'missing policy')}. "
+                f"“N/A” instead of a bar: the component applies to none of the included prompts "
+                f"({link('null', 'not 0')})."
             ),
         ),
         table,
@@ -535,7 +541,8 @@ def changes(release: Release) -> list[HTMLFragment]:
     out = [
         HTMLFragment(
             f'<p class="sg-previous">Compared with the previous release ({prev.get("n_prompts")} '
-            f"prompts, results sha256 <code>{esc(str(prev.get('results_sha256'))[:12])}</code>).</p>\n"
+            f"prompts, results sha256 "
+            f"<code>{esc(str(prev.get('results_sha256'))[:12])}</code>).</p>\n"
             + MarkdownIt("commonmark", {"html": False}).render(text),
             "changes summary",
         ),
@@ -550,8 +557,8 @@ def changes(release: Release) -> list[HTMLFragment]:
             None,
         ),
         (
-            "<h3>Score changes</h3><p>Largest first. The interval of a change is computed for All on "
-            "the prompts common to both releases "
+            "<h3>Score changes</h3><p>Largest first. The interval of a change is computed for All "
+            "on the prompts common to both releases "
             f"({link('changes', 'paired bootstrap')}).</p>",
             views_audit.score_changes_frame(release),
             "changes-scores",

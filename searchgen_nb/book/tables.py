@@ -253,7 +253,8 @@ def leaderboard_table(
         )
     gaps, threshold, body = rank_gaps(list(rows)), esc(pct_label(min_coverage)), []
     for row in in_rank_order(list(rows)):
-        mid, unranked = row.get("model_id"), row.get("ranked") is False
+        mid: Any = row.get("model_id")
+        unranked = row.get("ranked") is False
         name = row.get("display_name", mid)  # the model cell: name, badge, model_id below
         ident = f'<span class="sg-model-id">{esc(mid)}</span>' if mid is not None else ""
         badge = (
@@ -262,7 +263,8 @@ def leaderboard_table(
             else _PENDING
             if mid in pending
             else (
-                f' <span class="sg-badge sg-unranked-badge" title="{esc(COLUMN_DEFINITIONS["rank"])}">'
+                f' <span class="sg-badge sg-unranked-badge" '
+                f'title="{esc(COLUMN_DEFINITIONS["rank"])}">'
                 f"unranked (coverage &lt; {threshold})</span>"
             )
         )
@@ -297,7 +299,9 @@ def leaderboard_table(
 
 def _coverage_td(row: Mapping[str, Any], prompts_href: str | None, decimals: int) -> str:
     """ "719/751 (95.7%)", sorted by the coverage; a link to the prompts without a score."""
-    n_scored, n_total, cov = row.get("n_scored"), row.get("n_total"), row.get("coverage")
+    n_scored: Any = row.get("n_scored")
+    n_total: Any = row.get("n_total")
+    cov: Any = row.get("coverage")
     if is_null(n_scored) or is_null(n_total):
         return _num_td(cov)
     s, t = int(n_scored), int(n_total)
@@ -459,7 +463,7 @@ def data_table(
         (
             "<tr>",
             [
-                _td(v, numeric[j], decs[j], None if links[j] is None else links[j][i])
+                _td(v, numeric[j], decs[j], None if (link := links[j]) is None else link[i])
                 for j, v in enumerate(r)
             ],
         )

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pandas as pd
 import yaml
@@ -74,8 +76,9 @@ def open_config(release_config: str | None, given: dict | None = None) -> Releas
         )
     path = find_config(release_config)
     cfg = load_config(path)
+    given = given or {}
     raw = yaml.safe_load(path.read_text(encoding="utf-8")) if given else {}
-    keys = set(ReleaseConfig.model_fields) & set(given or ()) - {"release_config", "config_path"}
+    keys = set(ReleaseConfig.model_fields) & set(given) - {"release_config", "config_path"}
     if differ := sorted(k for k in keys if given[k] != raw.get(k, given)):
         raise ConfigError(
             f"notebook parameter `{differ[0]}` differs from `{differ[0]}` in {release_config} (the "
@@ -93,7 +96,7 @@ class Release:
     folder: Path
     slice: str | None = None
 
-    def _read(self, name: str, optional: bool = False) -> dict | None:
+    def _read(self, name: str, optional: bool = False) -> Any:
         if optional and not (self.folder / name).exists():
             return None
         return json.loads((self.folder / name).read_text(encoding="utf-8"))
@@ -139,7 +142,7 @@ class Release:
         return self.manifest["models"][model_id]["display_name"]
 
     @cached_property
-    def boards(self) -> dict[str, object]:
+    def boards(self) -> dict[str, Any]:
         """The leaderboards of this view: ``overall``, ``stratum``, ``domain``, ``failure_mode``."""
         if self.is_full:
             return {k: self._read(f) for k, f in BOARD_FILES.items()}
@@ -273,7 +276,8 @@ def _group_kinds(release: Release) -> dict[str, str]:
 def resolve_group(release: Release, group) -> str:
     """The group name from what a reader typed: All, a stratum or search type, a tag code or
     name, any case. ValueError with one line listing the valid values."""
-    kinds, names = _group_kinds(release), {}
+    kinds = _group_kinds(release)
+    names: dict[str, str] = {}
     for g, kind in kinds.items():
         names.setdefault(g.casefold(), g)
         if kind != "stratum":
@@ -345,13 +349,16 @@ def group_pairs(release: Release, kind: str, name: str) -> list[dict]:
     return (release.uncertainty or {}).get("pairs", {}).get(key, [])
 
 
-def in_rank_order(rows: list[dict]) -> list[dict]:
+_Row = TypeVar("_Row", bound=Mapping[str, Any])
+
+
+def in_rank_order(rows: Iterable[_Row]) -> list[_Row]:
     """Leaderboard rows in the contract's order (§ Coverage and ranking): the ranked by rank
     (equal published Overall-9 already ordered by model_id), then the others as given."""
     return sorted(rows, key=lambda r: (0, r["rank"]) if r.get("ranked") else (1, 0))
 
 
-def rank_gaps(rows: list[dict]) -> dict[str, float]:
+def rank_gaps(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     """``{model_id: published Overall-9 minus the next rank's}`` (exact decimal; 0.0 when tied);
     none for the last ranked, the unranked, or a next rank not in ``rows``."""
     by_rank = {r["rank"]: r for r in rows if r.get("ranked")}

@@ -91,7 +91,9 @@ def _sync_tree(root: Path, files: dict[str, bytes], known: set[str]) -> int:
     """Make ``root`` hold exactly ``files`` (relative POSIX path -> bytes; one with the right
     bytes stays); return files written. A stale file goes (with the folders it empties) only when
     a demo writes it (``known``); any other file or link: FileExistsError naming it, no change."""
-    existing, stale, unknown = set(), [], []
+    existing: set[str] = set()
+    stale: list[str] = []
+    unknown: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         for name in dirnames + filenames:

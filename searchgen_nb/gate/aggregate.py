@@ -4,6 +4,7 @@ alone (data contract, § Aggregation over a group of prompts; § Public scale an
 
 from collections import Counter
 from fractions import Fraction
+from typing import Any
 
 from searchgen_nb.constants import ARTIFACTS, STATUSES
 from searchgen_nb.gate.columns import (
@@ -16,17 +17,17 @@ from searchgen_nb.gate.columns import (
 )
 
 
-def reconstruct(manifest: dict, records: list[dict]) -> dict[str, object]:
+def reconstruct(manifest: dict, records: list[dict]) -> dict[str, Any]:
     """Recompute the leaderboard artifacts from records (in memory) and manifest alone."""
     return reconstruct_columns(manifest, Columns.from_records(manifest, records))
 
 
-def reconstruct_columns(manifest: dict, cols: Columns) -> dict[str, object]:
+def reconstruct_columns(manifest: dict, cols: Columns) -> dict[str, Any]:
     """Recompute the leaderboard artifacts from the validator's columns."""
     order = manifest["model_order"]
     groups = _groups(cols, manifest)
     rows = {m: _model_rows(manifest, cols, k, groups) for k, m in enumerate(order)}
-    by_slice = {
+    by_slice: dict[str, dict[str, Any]] = {
         name: {"overall": None, "strata": {}, "domains": {}, "failure_modes": {}}
         for name in manifest["published_slices"]
     }

@@ -4,8 +4,10 @@ of a decision is settled in fractions from that replicate's own draws."""
 
 import json
 import math
+from collections.abc import Mapping
 from fractions import Fraction
 from functools import partial
+from typing import Any, cast
 
 import numpy as np
 
@@ -71,7 +73,9 @@ def _groups(manifest: dict, cols, boards: dict, slice_prompts) -> list[tuple]:
         for key, idx in tag_groups(cols, range(len(cols.prompts))).items()
     }
     by_stratum = boards["leaderboard_by_stratum.json"]
-    out = [("all:All", every["strata", "All"], ranked(boards["leaderboard_overall.json"]))]
+    out: list[tuple[str, np.ndarray, list | None]] = [
+        ("all:All", every["strata", "All"], ranked(boards["leaderboard_overall.json"]))
+    ]
     out += [(f"stratum:{s}", every["strata", s], ranked(by_stratum[s])) for s in PARTITION_KEYS]
     out += [(f"{kind[:-1]}:{t}", idx, None) for (kind, t), idx in every.items() if kind != "strata"]
     for name in manifest["published_slices"]:
@@ -105,7 +109,7 @@ class Recompute:
         # each leaf stratum's prompts, numbered in sample_id order (the columns' order)
         leaves = [[i for i, p in enumerate(cols.prompts) if p[1] == s] for s in _LEAVES]
         self.leaves = [np.array(members, dtype=np.int64) for members in leaves if members]
-        self.states: dict[tuple[int, int], dict] = {}
+        self.states: dict[tuple[int, int], Mapping[str, Any]] = {}
         self._drawn: dict[int, tuple[int, np.ndarray]] = {}
 
     def _step(self, k: int) -> int:
@@ -160,7 +164,8 @@ class Recompute:
         return Fraction(total * 100, 3 * den) if den else None
 
     def exact_difference(self, g: int, i: int, j: int, pattern: tuple) -> Fraction:
-        return self.exact(_O9, g, i, pattern) - self.exact(_O9, g, j, pattern)
+        a, b = (self.exact(_O9, g, k, pattern) for k in (i, j))
+        return cast(Fraction, a) - cast(Fraction, b)  # asked where both have a value
 
     def by_pattern(self, g: int, reps: np.ndarray, f) -> list:
         """``f(pattern)`` for each replicate of ``reps``: how often it drew each of group g's
@@ -206,7 +211,7 @@ class Recompute:
         return sign.astype(int), d
 
     def artifact(self) -> dict:
-        head = {
+        head: dict[str, Any] = {
             "method": "stratified prompt bootstrap",
             "n_bootstrap": self.n_boot,
             "seed": self.seed,
@@ -230,7 +235,8 @@ class Recompute:
         """Every model's figures in group g from its replicate values ``q`` ``{kind: (B, M)}``;
         a rank group's pairs go into ``pairs``."""
         key, _, ranked = self.groups[g]
-        cells, tol = {}, {kind: self.bounds(g, q[kind]) for kind, _ in _KINDS}
+        cells: dict[str, dict[str, Any]] = {}
+        tol = {kind: self.bounds(g, q[kind]) for kind, _ in _KINDS}
         for k, m in enumerate(self.models):
             cells[m] = {"rank": None, "n_valid": int(np.sum(~np.isnan(q[_O9][:, k])))}
             for kind, _ in _KINDS:
@@ -296,7 +302,8 @@ class Recompute:
             for lo, hi in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)):
                 if mixed[b, lo:hi].any():  # the run of positions lo … hi
                     run = order[b, lo : hi + 1].tolist()
-                    value = {r: self.exact(_O9, g, col[r], pattern) for r in run}
+                    # close neighbours: every one has a value
+                    value = {r: cast(Fraction, self.exact(_O9, g, col[r], pattern)) for r in run}
                     order[b, lo : hi + 1] = sorted(run, key=lambda r: (-value[r], ids[r]))
         rank = np.empty_like(order)
         np.put_along_axis(rank, order, np.arange(1, len(ids) + 1), axis=-1)

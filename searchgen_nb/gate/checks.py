@@ -13,6 +13,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from searchgen_nb.constants import (
     ARTIFACTS,
@@ -50,7 +51,7 @@ __all__ = ["CHECKS", "CHECK_DESCRIPTIONS", "Report", "reconstruct", "validate_fo
 _SCORES = ARTIFACTS[0]  # prompt_scores.jsonl
 
 
-def _strict_load(path: Path) -> object:
+def _strict_load(path: Path) -> Any:
     """An artifact as strict JSON: NaN, Infinity, a repeated key and nesting too deep are
     refused (``ValueError``), so is a file not regular or over its bound (``OSError``)."""
     try:
@@ -108,7 +109,7 @@ def _check_own_report(folder: Path, report: Report) -> None:
         report.fail("strict_json", f"{VALIDATION_REPORT}: {why(exc)}", file=VALIDATION_REPORT)
         return
     doc = doc if isinstance(doc, dict) else {}  # the schema check names what is wrong
-    checks = doc.get("checks") if isinstance(doc.get("checks"), list) else []
+    checks = found if isinstance(found := doc.get("checks"), list) else []
     failed = [c.get("name") for c in checks if isinstance(c, dict) and c.get("passed") is not True]
     if doc.get("passed") is not True or failed:
         listed = ", ".join(excerpt(n, 40) for n in failed[:5]) or "none named"

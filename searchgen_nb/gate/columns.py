@@ -3,6 +3,7 @@ slice, and its own exact arithmetic (integers over a power-of-two denominator)."
 
 import math
 from array import array
+from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -44,7 +45,7 @@ class Columns:
     code, the twelve raw values of :func:`entry_row`, the result file and the reason (``error``)
     — never the records."""
 
-    def __init__(self, models: list[str], slice_fields: list[str] = ()) -> None:
+    def __init__(self, models: list[str], slice_fields: Sequence[str] = ()) -> None:
         self.models = models
         self.slice_fields = list(slice_fields)
         self.field_values: list[tuple] = []  # per prompt, the values of each slice field

@@ -2,6 +2,7 @@
 each difference a failure naming the file, the group, the model (or pair) and the key."""
 
 import json
+from typing import Any
 
 from searchgen_nb.constants import ARTIFACTS, UNCERTAINTY
 from searchgen_nb.gate.report import Report
@@ -15,7 +16,7 @@ def same(a, b) -> bool:
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
-def _flat_slices(data: object) -> object:
+def _flat_slices(data: object) -> Any:
     """``leaderboard_by_slice.json`` as one mapping ``{"<slice> <kind> <group>": rows}`` (the
     overall list under ``"<slice> overall"``); anything that is not that shape unchanged."""
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
@@ -31,7 +32,7 @@ def _flat_slices(data: object) -> object:
     return flat
 
 
-def compare_board(name: str, want: object, got: object, report: Report, check: str) -> None:
+def compare_board(name: str, want: Any, got: object, report: Report, check: str) -> None:
     """One leaderboard file, group by group, row by row, key by key."""
     if name == "leaderboard_overall.json":
         want, got = {"All": want}, {"All": got}

@@ -12,6 +12,7 @@ import os
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
+from typing import cast
 
 import jsonschema
 import jsonschema_rs
@@ -142,7 +143,7 @@ def _line(raw: bytes, n: int, report) -> dict | None:
         return None
     fast, slow = _validators()
     if fast.is_valid(doc):
-        return doc
+        return cast(dict, doc)  # the schema's top level is an object
     error = jsonschema.exceptions.best_match(slow.iter_errors(doc))
     path = list(error.absolute_path) if error is not None else []
     sid = doc.get("sample_id") if isinstance(doc, dict) else None

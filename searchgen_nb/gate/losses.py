@@ -27,7 +27,8 @@ def previous_statuses(folder: Path, report: Report) -> dict[tuple, object] | Non
     """``{(model_id, sample_id): status}`` of the previous release in ``folder``, read line by
     line as strict JSON; None (``lost_results`` failed, naming the file and line) when a line
     is not a record or the file cannot be read."""
-    path, out = Path(folder) / "prompt_scores.jsonl", {}
+    path = Path(folder) / "prompt_scores.jsonl"
+    out: dict[tuple, object] = {}
     where = f"previous release {path}"
     try:
         for n, raw in enumerate(read_lines(path), start=1):

@@ -63,10 +63,11 @@ def _as_float(v) -> float:
         return math.inf
 
 
-def _partition(subset, sample_id: str) -> tuple[str, str]:
+def _partition(subset, sample_id: object) -> tuple[str, str]:
     if subset == "NoSearch" or (isinstance(subset, list) and "NoSearch" in subset):
         return "NoSearch", "NoSearch"
-    if "texthard" in sample_id or "text_rendering" in sample_id:
+    text = isinstance(sample_id, str) and ("texthard" in sample_id or "text_rendering" in sample_id)
+    if text:
         return "SearchIntensive", "TextualSearch"
     return "SearchIntensive", "VisualSearch"
 
