@@ -8,14 +8,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from searchgen_nb.constants import (
-    ARTIFACTS,
-    COMPONENTS,
-    EXCLUDE,
-    PARTITION_KEYS,
-    STATUSES,
-    ZERO_FILL,
-)
+from searchgen_nb.constants import EXCLUDE, OVERALL_BOARD, STATUSES, ZERO_FILL
+from searchgen_nb.declaration import BREAKDOWN, COMPONENTS, Declaration, GroupKind, declared
 from searchgen_nb.numeric import (
     coverage_values,
     exact_mean,
@@ -23,6 +17,7 @@ from searchgen_nb.numeric import (
     public_units,
     public_values,
 )
+from searchgen_nb.slices import breakdown_groups
 from searchgen_nb.table import OVERALL_9, OVERALL_10, SCORED_CODE, ReleaseTable
 
 
@@ -37,22 +32,31 @@ class ModelMeta:
     pending: bool = False  # results not in yet on purpose: listed, never ranked
 
 
-def prompt_groups(prompts: list[dict]) -> dict[str, dict[str, np.ndarray]]:
-    """``{"stratum": {All, NoSearch, ...}, "domain": {tag: …}, "failure_mode": {…}}`` of sorted
-    prompt-index arrays: strata even when empty, tags sorted (data contract, § Aggregation …)."""
-    strata = {"All": list(range(len(prompts))), **{k: [] for k in PARTITION_KEYS}}
-    tags: dict[str, dict[str, list[int]]] = {"domain": {}, "failure_mode": {}}
-    for i, r in enumerate(prompts):
-        for s in dict.fromkeys((r["stratum"], r["search_type"])):
-            strata[s].append(i)
-        for kind, groups in tags.items():
-            for t in dict.fromkeys(r[f"{kind}s"]):
-                groups.setdefault(t, []).append(i)
-    out = {"stratum": strata, **{kind: dict(sorted(by.items())) for kind, by in tags.items()}}
-    return {
-        kind: {g: np.asarray(idx, dtype=np.int64) for g, idx in groups.items()}
-        for kind, groups in out.items()
-    }
+def prompt_groups(
+    prompts: list[dict], kinds: tuple[GroupKind, ...] | None = None
+) -> dict[str, dict[str, np.ndarray]]:
+    """``{kind: {group: sorted prompt indices}}`` of every kind of ``kinds`` (default: the
+    package's) but the slices: ``stratum`` every group even when empty (the first, All, every
+    prompt), tags and breakdown values sorted (data contract, § Aggregation …; § Breakdowns)."""
+    out = {}
+    for kind in declared().group_kinds if kinds is None else kinds:
+        if kind.source == "partition":
+            groups = {kind.groups[0]: list(range(len(prompts))), **{k: [] for k in kind.groups[1:]}}
+            for i, r in enumerate(prompts):
+                for s in dict.fromkeys(r[f] for f in kind.fields):
+                    groups[s].append(i)
+        elif kind.source == "tags":
+            groups = {}
+            for i, r in enumerate(prompts):
+                for t in dict.fromkeys(r[kind.fields[0]]):
+                    groups.setdefault(t, []).append(i)
+            groups = dict(sorted(groups.items()))
+        elif kind.source == BREAKDOWN:
+            groups = breakdown_groups(prompts, kind.fields[0])
+        else:
+            continue
+        out[kind.kind] = {g: np.asarray(idx, dtype=np.int64) for g, idx in groups.items()}
+    return out
 
 
 GROUP_BLOCK = 64  # groups per block of the membership matrix (block × n_prompts × 8 bytes)
@@ -167,10 +171,12 @@ def leaderboards(
     decimals: int,
     config_order: list[str] | None = None,
     slices: dict[str, np.ndarray] | None = None,
+    declaration: Declaration | None = None,
 ) -> dict[str, object]:
-    """The leaderboard artifacts by file name (§ Artifacts; § Named evaluation slices): every
-    board of every slice (``{name: prompt indices}``, default ``full_<n>``), the v1.0 files of
-    the slice of every prompt; ``config_order``: the order of unranked ties."""
+    """The leaderboard artifacts by file name (§ Artifacts; § Named evaluation slices;
+    § Breakdowns): every board of every slice (``{name: prompt indices}``, default ``full_<n>``),
+    the v1.0 files and each breakdown's board of the slice of every prompt; ``config_order``: the
+    order of unranked ties; ``declaration``: the group kinds (default: the package's)."""
     if [m.model_id for m in models] != table.model_ids:
         raise ValueError("leaderboards: models are not the table's models in its order")
     if slices is None:
@@ -178,6 +184,8 @@ def leaderboards(
     full = next((name for name, idx in slices.items() if len(idx) == table.n_prompts), None)
     if full is None:
         raise ValueError("leaderboards: no slice holds every prompt")
+    kinds = (declaration or declared()).group_kinds
+    in_slices = tuple(k for k in kinds if k.slice_key)
     # rows do not depend on the table's order
     order = sorted(range(len(models)), key=lambda k: models[k].model_id)
     config_order = list(config_order or table.model_ids)
@@ -185,20 +193,31 @@ def leaderboards(
     names, members = [], []
     for name, idx in slices.items():
         idx = np.sort(np.asarray(idx, dtype=np.int64))
-        for kind, gs in prompt_groups([table.prompts[i] for i in idx.tolist()]).items():
+        for kind, gs in prompt_groups([table.prompts[i] for i in idx.tolist()], in_slices).items():
             for g, local in gs.items():
                 names.append((name, kind, g))
                 members.append(idx[local])
+    breakdowns = tuple(k for k in kinds if k.source == BREAKDOWN)
+    for kind, gs in prompt_groups(table.prompts, breakdowns).items():
+        names += [(None, kind, g) for g in gs]
+        members += list(gs.values())
     rows = group_rows(table, models, members, decimals)
-    by_slice = {
-        name: {"overall": None, "strata": {}, "domains": {}, "failure_modes": {}} for name in slices
-    }
-    key = {"stratum": "strata", "domain": "domains", "failure_mode": "failure_modes"}
+    by_slice = {name: {"overall": None, **{k.slice_key: {} for k in in_slices}} for name in slices}
+    by_kind = {k.kind: k for k in kinds}
+    out: dict[str, object] = {k.board: {} for k in breakdowns}
     for (name, kind, g), group in zip(names, rows):
         ranked = rank_rows([group[k] for k in order], config_order, min_ranking_coverage, pending)
-        by_slice[name][key[kind]][g] = ranked
+        if name is None:
+            out[by_kind[kind].board][g] = ranked
+        else:
+            by_slice[name][by_kind[kind].slice_key][g] = ranked
+    first = in_slices[0]  # the partition: its first group holds every prompt
     for board in by_slice.values():
-        board["overall"] = board["strata"]["All"]
+        board["overall"] = board[first.slice_key][first.groups[0]]
     shown = by_slice[full]
-    parts = (shown["overall"], shown["strata"], shown["domains"], shown["failure_modes"], by_slice)
-    return dict(zip(ARTIFACTS[1:6], parts))  # leaderboard_overall.json … _by_slice.json
+    return {
+        OVERALL_BOARD: shown["overall"],
+        **{k.board: shown[k.slice_key] for k in in_slices},
+        **{k.board: by_slice for k in kinds if k.source == "slices"},
+        **out,
+    }

@@ -127,12 +127,13 @@ def preflight(cfg: ReleaseConfig, prompt_set) -> Work:
     is read; :class:`ConfigError` naming the config for an empty slice or a figure over its bound
     (:func:`searchgen_nb.slices.refuse_empty`; each figure named, with the setting to change)."""
     from searchgen_nb.records import prompt_record
-    from searchgen_nb.slices import refuse_empty, slice_members, slice_specs
+    from searchgen_nb.slices import refuse_empty, refuse_unknown_fields, slice_members, slice_specs
 
     prompts = [prompt_record(p, i) for i, p in enumerate(prompt_set.prompts)]
     specs = slice_specs(cfg.slices, len(prompts))
     members = slice_members(prompts, specs)
     refuse_empty(specs, members, cfg.config_path)
+    refuse_unknown_fields(cfg.declaration().breakdowns, prompts, cfg.config_path)
     work = measure(cfg, prompts, members)
     if work.problems():
         raise ConfigError(

@@ -25,7 +25,7 @@ THIRD_PARTY = {"numpy", "jsonschema", "jsonschema_rs", "referencing"}
 #: schemas' reader and the published names.
 OWN = "searchgen_nb.gate"
 SHARED = {"searchgen_nb.errors", "searchgen_nb.files", "searchgen_nb.untrusted",
-          "searchgen_nb.schemas", "searchgen_nb.constants"}  # fmt: skip
+          "searchgen_nb.schemas", "searchgen_nb.constants", "searchgen_nb.declaration"}  # fmt: skip
 
 
 def _within(name: str, allowed: set[str]) -> bool:

@@ -37,6 +37,7 @@ SCHEMA_FILE_NAMES = {
     "leaderboard_by_stratum.schema.json",
     "leaderboard_by_domain.schema.json",
     "leaderboard_by_failure_mode.schema.json",
+    "leaderboard_by_breakdown.schema.json",  # every breakdown's board
     "uncertainty.schema.json",
     "changes.schema.json",
     "leaderboard_by_slice.schema.json",
@@ -335,8 +336,10 @@ def test_optional_prompt_metadata_may_be_absent_but_nothing_else(docs):
     for key in ("difficulty", "language", "generation_task_type", "is_miniset", "eval_slices"):
         record.pop(key, None)
     assert errors("prompt_scores.jsonl", record) == []
-    record["theme"] = "x"
-    assert [e.validator for e in errors("prompt_scores.jsonl", record)] == ["additionalProperties"]
+    record["theme"] = "x"  # a breakdown's field: a string, number, boolean, strings or null
+    assert errors("prompt_scores.jsonl", record) == []
+    record["theme"] = {"x": 1}
+    assert [e.validator for e in errors("prompt_scores.jsonl", record)] == ["oneOf"]
 
 
 # ---- (c) the published v1.1 slice rows differ from ours --------------------------------------

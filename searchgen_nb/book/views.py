@@ -16,15 +16,8 @@ import yaml
 
 from searchgen_nb.book.fmt import exact_diff, interval_text, pct_label
 from searchgen_nb.config import ReleaseConfig, SliceConfig, find_config, load_config
-from searchgen_nb.constants import (
-    CHANGES,
-    COMPONENT_LABELS,
-    MANIFEST,
-    OVERALL_9_COMPONENTS,
-    STRATUM_GROUPS,
-    UNCERTAINTY,
-    VALIDATION_REPORT,
-)
+from searchgen_nb.constants import CHANGES, MANIFEST, STRATUM_GROUPS, UNCERTAINTY, VALIDATION_REPORT
+from searchgen_nb.declaration import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.numeric import scaled
 from searchgen_nb.records import read_records

@@ -5,14 +5,25 @@ alone (data contract, § Aggregation over a group of prompts; § Public scale an
 from collections import Counter
 from fractions import Fraction
 
-from searchgen_nb.constants import ARTIFACTS, STATUSES
+from searchgen_nb.constants import STATUSES
 from searchgen_nb.gate.columns import (
     SCORED,
     Columns,
+    breakdown_prompts,
+    breakdowns,
     exact_numerators,
     half_up,
     slice_prompts,
     tag_groups,
+)
+
+#: The files the site reads, in the order :func:`reconstruct_columns` makes them.
+FIXED_BOARDS = (
+    "leaderboard_overall.json",
+    "leaderboard_by_stratum.json",
+    "leaderboard_by_domain.json",
+    "leaderboard_by_failure_mode.json",
+    "leaderboard_by_slice.json",
 )
 
 
@@ -22,7 +33,8 @@ def reconstruct(manifest: dict, records: list[dict]) -> dict[str, object]:
 
 
 def reconstruct_columns(manifest: dict, cols: Columns) -> dict[str, object]:
-    """Recompute the leaderboard artifacts from the validator's columns."""
+    """Recompute the leaderboard artifacts from the validator's columns: the five files and each
+    breakdown's board of the manifest's declaration."""
     order = manifest["model_order"]
     groups = _groups(cols, manifest)
     rows = {m: _model_rows(manifest, cols, k, groups) for k, m in enumerate(order)}
@@ -30,21 +42,30 @@ def reconstruct_columns(manifest: dict, cols: Columns) -> dict[str, object]:
         name: {"overall": None, "strata": {}, "domains": {}, "failure_modes": {}}
         for name in manifest["published_slices"]
     }
+    out: dict[str, dict] = {kind.board: {} for kind in breakdowns(manifest)}
     for g, ((slice_name, kind, name), _) in enumerate(groups):
-        by_slice[slice_name][kind][name] = _board(manifest, [rows[m][g] for m in order])
+        board = _board(manifest, [rows[m][g] for m in order])
+        if slice_name is None:  # a breakdown's group: ``kind`` is its board
+            out[kind][name] = board
+        else:
+            by_slice[slice_name][kind][name] = board
     for board in by_slice.values():
         board["overall"] = board["strata"]["All"]
     shown = by_slice[manifest["output_slice"]]
     parts = (shown["overall"], shown["strata"], shown["domains"], shown["failure_modes"], by_slice)
-    return dict(zip(ARTIFACTS[1:6], parts))  # leaderboard_overall.json … _by_slice.json
+    return {**dict(zip(FIXED_BOARDS, parts)), **out}
 
 
-def _groups(cols: Columns, manifest: dict) -> list[tuple[tuple[str, str, str], list[int]]]:
-    """Every ``((slice, kind, group), prompt indices)`` in the files' order."""
+def _groups(cols: Columns, manifest: dict) -> list[tuple[tuple, list[int]]]:
+    """Every ``((slice, kind, group), prompt indices)`` in the files' order, then every
+    ``((None, board, value), prompt indices)`` of the breakdowns."""
     named, out = manifest["evaluation_slices"]["named"], []
     for name in manifest["published_slices"]:
         groups = tag_groups(cols, slice_prompts(cols, named[name]))
         out += [((name, *key), members) for key, members in groups.items()]
+    for kind in breakdowns(manifest):
+        groups = breakdown_prompts(cols, kind.fields[0])
+        out += [((None, kind.board, value), members) for value, members in groups.items()]
     return out
 
 

@@ -1,6 +1,7 @@
 """The gate's columns of ``prompt_scores.jsonl`` (:class:`Columns`), the prompts of a named
 slice, and its own exact arithmetic (integers over a power-of-two denominator)."""
 
+import json
 import math
 from array import array
 from fractions import Fraction
@@ -8,6 +9,7 @@ from fractions import Fraction
 import numpy as np
 
 from searchgen_nb.constants import STATUSES, STRATUM_GROUPS
+from searchgen_nb.declaration import Declaration, GroupKind
 
 STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
 UNKNOWN = 255
@@ -40,9 +42,9 @@ def entry_row(e: dict, comps10: list[str]) -> tuple[int, list[float]]:
 
 
 class Columns:
-    """Per prompt its sample_id, partition, tags and slice fields; per model and prompt a status
-    code, the twelve raw values of :func:`entry_row`, the result file and the reason (``error``)
-    — never the records."""
+    """Per prompt its sample_id, partition, tags and slice and breakdown fields; per model and
+    prompt a status code, the twelve raw values of :func:`entry_row`, the result file and the
+    reason (``error``) — never the records."""
 
     def __init__(self, models: list[str], slice_fields: list[str] = ()) -> None:
         self.models = models
@@ -98,8 +100,34 @@ class Columns:
 
 
 def slice_fields(manifest: dict) -> list[str]:
+    """The prompt fields the gate keeps: the value-selecting slices' and the breakdowns'."""
     named = (manifest.get("evaluation_slices") or {}).get("named") or {}
-    return sorted({s.get("field", "subset") for s in named.values() if s.get("include_tags")})
+    fields = {s.get("field", "subset") for s in named.values() if s.get("include_tags")}
+    return sorted(fields | {k.fields[0] for k in breakdowns(manifest)})
+
+
+def breakdowns(manifest: dict) -> tuple[GroupKind, ...]:
+    """The breakdowns of the manifest's ``declaration`` (data contract, § Breakdowns), none
+    without one (the schema check names it)."""
+    declaration = manifest.get("declaration")
+    if not isinstance(declaration, dict):
+        return ()
+    return Declaration.from_dict(declaration).breakdowns
+
+
+def breakdown_prompts(cols: Columns, field: str) -> dict[str, list[int]]:
+    """``{value: prompt indices}`` of a breakdown by ``field``, values sorted: a string is one
+    value, a number or a boolean its JSON text, a list of strings each of its strings; null,
+    absent or anything else: no group."""
+    j, groups = cols.slice_fields.index(field), {}
+    for i, values in enumerate(cols.field_values):
+        v = values[j]
+        if isinstance(v, (bool, int, float)):
+            v = json.dumps(v)
+        have = {v} if isinstance(v, str) else set(v) if isinstance(v, list) else set()
+        for value in have:
+            groups.setdefault(value, []).append(i)
+    return dict(sorted(groups.items()))
 
 
 def slice_prompts(cols: Columns, spec: dict) -> list[int]:
