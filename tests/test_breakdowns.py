@@ -10,15 +10,20 @@ import hashlib
 import io
 import json
 import shutil
+from dataclasses import astuple
 
 import pytest
 from factory import make_release, model, prompt, result
 
 from searchgen_nb.book.downloads import write_downloads
+from searchgen_nb.bounds import preflight
 from searchgen_nb.config import load_config
 from searchgen_nb.errors import ConfigError, MetadataError
 from searchgen_nb.gate.checks import validate_folder
+from searchgen_nb.gate.columns import Columns
+from searchgen_nb.gate.work import count
 from searchgen_nb.pipeline import run_data
+from searchgen_nb.prompts import read_prompts
 
 #: (sample_id, difficulty, level, theme, model a's checklist, model b's checklist)
 TABLE = [
@@ -158,3 +163,18 @@ def test_a_bad_name_an_unknown_field_and_a_dict_value_are_named(tmp_path):
     with pytest.raises(MetadataError, match=r"\(sample_id 'p1'\): breakdown field 'theme'"):
         run_data(cfg, tmp_path / "d_out", progress=False)
     assert not (tmp_path / "c_out").exists() and not (tmp_path / "d_out").exists()
+
+
+def test_the_work_bounds_count_the_breakdown_groups(released, tmp_path):
+    """``data``'s preflight and the gate count the six breakdown groups and their ten prompt
+    memberships alike."""
+    cfg = load_config(_release(tmp_path))
+    fields = tuple(b.field for b in cfg.breakdowns.values())
+    ours = preflight(cfg, read_prompts(cfg.dataset_path, fields))
+    manifest = json.loads((released / "manifest.json").read_text(encoding="utf-8"))
+    records = [json.loads(line) for line in (released / "prompt_scores.jsonl").open()]
+    theirs = count(manifest, Columns.from_records(manifest, records))
+    assert astuple(ours) == astuple(theirs)
+    # memberships: 4 in All, 8 in the strata (SearchIntensive and VisualSearch), 4 in domain ART,
+    # 4 in the slice, 3 + 3 + 4 in the breakdowns; groups: All, 4 strata, 1 tag, 1 slice, 6
+    assert (ours.n_breakdown_groups, ours.memberships, ours.groups) == (6, 30, 13)
