@@ -19,6 +19,7 @@ from factory import IMAGE, make_release, model, prompt, result
 
 from searchgen_nb import schemas
 from searchgen_nb.config import load_config
+from searchgen_nb.declaration import COMPONENTS
 from searchgen_nb.gate.checks import Report
 from searchgen_nb.pipeline import run_data
 
@@ -328,6 +329,15 @@ def test_record_status_rules(docs):
     bad = copy.deepcopy(scored)
     bad["search_type"] = "NoSearch"  # only a NoSearch stratum has the NoSearch search type
     assert errors("prompt_scores.jsonl", bad)
+
+
+def test_the_schemas_list_the_declared_components_in_order():
+    """The component lists of the schemas are the declaration's (data contract, § The
+    declaration of the benchmark): a component added there and not here fails."""
+    defs = json.loads((schemas.schema_dir() / "definitions.schema.json").read_text())["$defs"]
+    assert defs["componentName"]["enum"] == list(COMPONENTS)
+    for name in ("rawComponents", "publicComponents", "componentCounts"):
+        assert list(defs[name]["properties"]) == defs[name]["required"] == list(COMPONENTS), name
 
 
 def test_optional_prompt_metadata_may_be_absent_but_nothing_else(docs):
