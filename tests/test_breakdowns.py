@@ -178,3 +178,30 @@ def test_the_work_bounds_count_the_breakdown_groups(released, tmp_path):
     # memberships: 4 in All, 8 in the strata (SearchIntensive and VisualSearch), 4 in domain ART,
     # 4 in the slice, 3 + 3 + 4 in the breakdowns; groups: All, 4 strata, 1 tag, 1 slice, 6
     assert (ours.n_breakdown_groups, ours.memberships, ours.groups) == (6, 30, 13)
+
+
+def test_the_gate_refuses_a_declaration_it_cannot_recompute(released, tmp_path):
+    """A manifest whose declaration drops a built-in kind (its board would go unchecked) or
+    gives a breakdown another board fails ``strict_json`` by name; nothing is recomputed."""
+
+    def tampered(edit) -> dict:
+        copy = tmp_path / f"copy{len(list(tmp_path.iterdir()))}"
+        shutil.copytree(released, copy)
+        manifest = json.loads((copy / "manifest.json").read_text(encoding="utf-8"))
+        edit(manifest["declaration"]["group_kinds"])
+        (copy / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+        return validate_folder(copy).checks
+
+    checks = tampered(lambda kinds: kinds.pop(1))  # domain
+    assert checks["strict_json"]["failures"] == [
+        {
+            "message": "manifest.json: declaration: its group kinds before the breakdowns are not"
+            " the built-in ones",
+            "file": "manifest.json",
+        }
+    ]
+    assert checks["aggregates"]["skipped"]
+    checks = tampered(lambda kinds: kinds[-1].update(board="leaderboard_by_domain.json"))
+    assert checks["strict_json"]["failures"][0]["message"] == (
+        "manifest.json: declaration: breakdown theme is not declared as a breakdown is"
+    )

@@ -5,8 +5,9 @@ alone (data contract, § Aggregation over a group of prompts; § Public scale an
 from collections import Counter
 from fractions import Fraction
 
-from searchgen_nb.constants import STATUSES
+from searchgen_nb.constants import OVERALL_BOARD, STATUSES
 from searchgen_nb.gate.columns import (
+    BUILT_IN,
     SCORED,
     Columns,
     breakdown_prompts,
@@ -18,13 +19,7 @@ from searchgen_nb.gate.columns import (
 )
 
 #: The files the site reads, in the order :func:`reconstruct_columns` makes them.
-FIXED_BOARDS = (
-    "leaderboard_overall.json",
-    "leaderboard_by_stratum.json",
-    "leaderboard_by_domain.json",
-    "leaderboard_by_failure_mode.json",
-    "leaderboard_by_slice.json",
-)
+FIXED_BOARDS = (OVERALL_BOARD, *(board for *_, board, _, _ in BUILT_IN))
 
 
 def reconstruct(manifest: dict, records: list[dict]) -> dict[str, object]:

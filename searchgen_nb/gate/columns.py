@@ -9,8 +9,22 @@ from fractions import Fraction
 import numpy as np
 
 from searchgen_nb.constants import STATUSES, STRATUM_GROUPS
-from searchgen_nb.declaration import Declaration, GroupKind
+from searchgen_nb.declaration import BREAKDOWN, Declaration, GroupKind
+from searchgen_nb.untrusted import excerpt
 
+#: The group kinds the gate recomputes with its own code, as a manifest's ``declaration`` must
+#: state them before its breakdowns: (kind, from, fields, groups, board, key in a slice's board,
+#: uncertainty prefix).
+BUILT_IN = (
+    ("stratum", "partition", ("stratum", "search_type"), STRATUM_GROUPS,
+     "leaderboard_by_stratum.json", "strata", "stratum:"),
+    ("domain", "tags", ("domains",), None, "leaderboard_by_domain.json", "domains", "domain:"),
+    ("failure_mode", "tags", ("failure_modes",), None, "leaderboard_by_failure_mode.json",
+     "failure_modes", "failure_mode:"),
+    ("slice", "slices", (), None, "leaderboard_by_slice.json", None, "slice:"),
+)  # fmt: skip
+#: A built-in kind's uncertainty prefix by its key in a slice's board.
+PREFIX = {key: prefix for *_, key, prefix in BUILT_IN if key}
 STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
 UNKNOWN = 255
 SCORED = STATUS_CODE["scored"]
@@ -113,6 +127,25 @@ def breakdowns(manifest: dict) -> tuple[GroupKind, ...]:
     if not isinstance(declaration, dict):
         return ()
     return Declaration.from_dict(declaration).breakdowns
+
+
+def declared_kinds_problem(declaration: Declaration) -> str | None:
+    """What in a manifest's declaration the gate cannot recompute: built-in kinds other than
+    :data:`BUILT_IN`, or a breakdown whose board, prefix or field is not its own."""
+    built = [
+        (k.kind, k.source, k.fields, k.groups, k.board, k.slice_key, k.uncertainty_prefix)
+        for k in declaration.group_kinds
+        if k.source != BREAKDOWN
+    ]
+    if tuple(built) != BUILT_IN:
+        return "its group kinds before the breakdowns are not the built-in ones"
+    for k in declaration.breakdowns:
+        own = (f"leaderboard_by_{k.kind}.json", None, f"{k.kind}:", None, 1)
+        if (k.board, k.slice_key, k.uncertainty_prefix, k.groups, len(k.fields)) != own or any(
+            k.kind == b[0] or k.kind in ("all", "overall") for b in BUILT_IN
+        ):
+            return f"breakdown {excerpt(k.kind, 60)} is not declared as a breakdown is"
+    return None
 
 
 def breakdown_prompts(cols: Columns, field: str) -> dict[str, list[int]]:

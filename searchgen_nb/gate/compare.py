@@ -5,6 +5,7 @@ import json
 
 from searchgen_nb.constants import OVERALL_BOARD, UNCERTAINTY
 from searchgen_nb.declaration import BOARD_PATTERN, Declaration
+from searchgen_nb.gate.columns import declared_kinds_problem
 from searchgen_nb.gate.report import Report
 from searchgen_nb.untrusted import excerpt
 
@@ -13,13 +14,18 @@ _SLICE_KINDS = ("overall", "strata", "domains", "failure_modes")
 
 def board_names(manifest: object) -> tuple[str, ...]:
     """``leaderboard_overall.json`` and the board of every group kind of the manifest's
-    ``declaration`` (data contract, § The release gate); ``ValueError`` without one."""
+    ``declaration`` (data contract, § The release gate); ``ValueError`` without one, or with
+    one the gate cannot recompute (:func:`declared_kinds_problem`)."""
     try:
-        names = Declaration.from_dict(manifest["declaration"]).boards
-    except (KeyError, TypeError, IndexError, AttributeError) as exc:
+        declaration = Declaration.from_dict(manifest["declaration"])
+        problem = declared_kinds_problem(declaration)
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:
         raise ValueError(f"no readable declaration ({type(exc).__name__}: {exc})") from None
+    names = declaration.boards
     if bad := [n for n in names if not isinstance(n, str) or not BOARD_PATTERN.fullmatch(n)]:
-        raise ValueError(f"declaration: {excerpt(bad[0], 80)} is not a board's file name")
+        problem = f"{excerpt(bad[0], 80)} is not a board's file name"
+    if problem:
+        raise ValueError(f"declaration: {problem}")
     return (OVERALL_BOARD, *names)
 
 
