@@ -232,6 +232,12 @@ def _breakdown_fields(row: dict, fields: tuple[str, ...], fail) -> dict:
                 f"breakdown field {name!r} must be a string, a number, true, false, a list of "
                 f"strings or null, got {_kind(value)}"
             )
+    for name in fields:  # each value names a group the book shows, as a tag does
+        value = row.get(name)
+        for v in [value] if isinstance(value, str) else value if _strings(value) else []:
+            hidden = hidden_char(v, strict=True)
+            if why := f"holds {hidden}" if hidden else js_reserved(v):
+                raise fail(f"breakdown field {name!r}: value {excerpt(v, 60)} {why}")
     return out
 
 

@@ -205,3 +205,14 @@ def test_the_gate_refuses_a_declaration_it_cannot_recompute(released, tmp_path):
     assert checks["strict_json"]["failures"][0]["message"] == (
         "manifest.json: declaration: breakdown theme is not declared as a breakdown is"
     )
+
+
+def test_a_value_the_book_cannot_show_is_refused_by_line_and_field(tmp_path):
+    table = [*TABLE[:3], ("p4", "__proto__", None, ["y"], 3, 0)]
+    cfg = load_config(_release(tmp_path, table=table))
+    with pytest.raises(
+        MetadataError,
+        match=r"line 4 \(sample_id 'p4'\): breakdown field 'difficulty': value __proto__ is "
+        r"'__proto__', a name every JavaScript object already has",
+    ):
+        run_data(cfg, tmp_path / "out", progress=False)
