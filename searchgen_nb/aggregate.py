@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 
 from searchgen_nb.constants import EXCLUDE, OVERALL_BOARD, STATUSES, ZERO_FILL
-from searchgen_nb.declaration import BREAKDOWN, COMPONENTS, Declaration, GroupKind, declared
+from searchgen_nb.declaration import BENCHMARK, BREAKDOWN, COMPONENTS, Declaration, GroupKind
 from searchgen_nb.numeric import (
     coverage_values,
     exact_mean,
@@ -39,7 +39,7 @@ def prompt_groups(
     package's) but the slices: ``stratum`` every group even when empty (the first, All, every
     prompt), tags and breakdown values sorted (data contract, § Aggregation …; § Breakdowns)."""
     out = {}
-    for kind in declared().group_kinds if kinds is None else kinds:
+    for kind in BENCHMARK.group_kinds if kinds is None else kinds:
         if kind.source == "partition":
             groups = {kind.groups[0]: list(range(len(prompts))), **{k: [] for k in kind.groups[1:]}}
             for i, r in enumerate(prompts):
@@ -184,7 +184,7 @@ def leaderboards(
     full = next((name for name, idx in slices.items() if len(idx) == table.n_prompts), None)
     if full is None:
         raise ValueError("leaderboards: no slice holds every prompt")
-    kinds = (declaration or declared()).group_kinds
+    kinds = (declaration or BENCHMARK).group_kinds
     in_slices = tuple(k for k in kinds if k.slice_key)
     # rows do not depend on the table's order
     order = sorted(range(len(models)), key=lambda k: models[k].model_id)

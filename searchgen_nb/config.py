@@ -22,7 +22,7 @@ from searchgen_nb.constants import (
     PARTITION_KEYS,
     TOOLGEN_EXTRACTOR,
 )
-from searchgen_nb.declaration import NAME_PATTERN, declared
+from searchgen_nb.declaration import BENCHMARK, NAME_PATTERN
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import CONFIG_MAX, read_bytes
 from searchgen_nb.untrusted import ConfigLoader, excerpt, hidden_char, js_reserved, strings, twins
@@ -86,7 +86,7 @@ class ScoringConfig(_Strict):
 
     missing_policy_default: Policy = "zero_fill"
     min_ranking_coverage: Annotated[Decimal, BeforeValidator(exact_decimal)] = Decimal("0.9")
-    rounding_decimals: int = Field(default=declared().rounding_decimals, ge=0, le=6)
+    rounding_decimals: int = Field(default=BENCHMARK.rounding_decimals, ge=0, le=6)
 
 
 class ExpectedConfig(_Strict):
@@ -214,7 +214,7 @@ class ReleaseConfig(_Strict):
     @field_validator("breakdowns")
     @classmethod
     def _breakdown_names(cls, v: dict | None) -> dict | None:
-        reserved = declared().reserved()
+        reserved = BENCHMARK.reserved()
         for name in v or ():
             if not NAME_PATTERN.fullmatch(name):
                 raise ValueError(
@@ -262,7 +262,7 @@ class ReleaseConfig(_Strict):
         """The package's declaration with this config's breakdowns (data contract, § The
         declaration of the benchmark)."""
         fields = {name: b.field for name, b in (self.breakdowns or {}).items()}
-        return declared().with_breakdowns(fields)
+        return BENCHMARK.with_breakdowns(fields)
 
     def extractor_spec(self) -> str | None:
         """``TOOLGEN_ROOT`` set wins (data contract, § Release config), then the config's."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from functools import cache
 from importlib import resources
 
 import yaml
@@ -103,13 +102,6 @@ class Declaration:
     labels = property(lambda self: {c.id: c.label for c in self.components})
     boards = property(lambda self: tuple(k.board for k in self.group_kinds))
 
-    def kind(self, name: str) -> GroupKind:
-        """The kind named ``name``; ``KeyError`` naming it otherwise."""
-        for k in self.group_kinds:
-            if k.kind == name:
-                return k
-        raise KeyError(f"no group kind {name!r}")
-
     @property
     def breakdowns(self) -> tuple[GroupKind, ...]:
         """The kinds a release config added, in its order."""
@@ -158,14 +150,13 @@ class Declaration:
         )
 
 
-@cache
-def declared() -> Declaration:
-    """The package's declaration (``searchgen_nb/data/benchmark.yaml``)."""
+def _read() -> Declaration:
     text = resources.files("searchgen_nb.data").joinpath("benchmark.yaml").read_text("utf-8")
     return Declaration.from_dict(yaml.safe_load(text))
 
 
-BENCHMARK = declared()
+#: The package's declaration (``searchgen_nb/data/benchmark.yaml``).
+BENCHMARK = _read()
 #: The ten components in the contract's order (§ The ten components, Overall-9 and Overall-10).
 COMPONENTS = BENCHMARK.component_ids
 #: The nine public components of Overall-9, and the one Overall-9 leaves out.

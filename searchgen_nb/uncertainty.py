@@ -12,7 +12,7 @@ import numpy as np
 from searchgen_nb.aggregate import prompt_groups
 from searchgen_nb.config import UncertaintyConfig as Settings
 from searchgen_nb.constants import ALL_PAIRS_MAX_MODELS, OVERALL_BOARD
-from searchgen_nb.declaration import Declaration, declared
+from searchgen_nb.declaration import BENCHMARK, Declaration
 from searchgen_nb.table import OVERALL_9, OVERALL_10, SCORED_CODE, ReleaseTable
 
 LEAF_STRATA = ("NoSearch", "VisualSearch", "TextualSearch")  # in draw order
@@ -329,7 +329,7 @@ def bootstrap_groups(
     """Every group with its prompts and, for ``all``, strata, slices and breakdowns, the
     published ranking (from the leaderboard artifacts ``boards``); ``declaration``: the group
     kinds (default: the package's)."""
-    kinds = (declaration or declared()).group_kinds
+    kinds = (declaration or BENCHMARK).group_kinds
     groups = prompt_groups(table.prompts, kinds)
 
     def group(key: str, idx, rows: list[dict] | None = None) -> GroupDef:
