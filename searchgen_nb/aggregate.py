@@ -9,14 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from searchgen_nb.constants import (
-    ARTIFACTS,
-    COMPONENTS,
-    EXCLUDE,
-    PARTITION_KEYS,
-    STATUSES,
-    ZERO_FILL,
-)
+from searchgen_nb.constants import EXCLUDE, OVERALL_BOARD, STATUSES, ZERO_FILL
+from searchgen_nb.declaration import BENCHMARK, BREAKDOWN, COMPONENTS, Declaration, GroupKind
 from searchgen_nb.numeric import (
     coverage_values,
     exact_mean,
@@ -24,6 +18,7 @@ from searchgen_nb.numeric import (
     public_units,
     public_values,
 )
+from searchgen_nb.slices import breakdown_groups
 from searchgen_nb.table import OVERALL_9, OVERALL_10, SCORED_CODE, ReleaseTable
 
 
@@ -38,22 +33,32 @@ class ModelMeta:
     pending: bool = False  # results not in yet on purpose: listed, never ranked
 
 
-def prompt_groups(prompts: list[dict]) -> dict[str, dict[str, np.ndarray]]:
-    """``{"stratum": {All, NoSearch, ...}, "domain": {tag: …}, "failure_mode": {…}}`` of sorted
-    prompt-index arrays: strata even when empty, tags sorted (data contract, § Aggregation …)."""
-    strata = {"All": list(range(len(prompts))), **{k: [] for k in PARTITION_KEYS}}
-    tags: dict[str, dict[str, list[int]]] = {"domain": {}, "failure_mode": {}}
-    for i, r in enumerate(prompts):
-        for s in dict.fromkeys((r["stratum"], r["search_type"])):
-            strata[s].append(i)
-        for kind, groups in tags.items():
-            for t in dict.fromkeys(r[f"{kind}s"]):
-                groups.setdefault(t, []).append(i)
-    out = {"stratum": strata, **{kind: dict(sorted(by.items())) for kind, by in tags.items()}}
-    return {
-        kind: {g: np.asarray(idx, dtype=np.int64) for g, idx in groups.items()}
-        for kind, groups in out.items()
-    }
+def prompt_groups(
+    prompts: list[dict], kinds: tuple[GroupKind, ...] | None = None
+) -> dict[str, dict[str, np.ndarray]]:
+    """``{kind: {group: sorted prompt indices}}`` of every kind of ``kinds`` (default: the
+    package's) but the slices: ``stratum`` every group even when empty (the first, All, every
+    prompt), tags and breakdown values sorted (data contract, § Aggregation …; § Breakdowns)."""
+    out = {}
+    for kind in BENCHMARK.group_kinds if kinds is None else kinds:
+        if kind.source == "partition":
+            first, *rest = kind.groups or ()
+            groups = {first: list(range(len(prompts))), **{k: [] for k in rest}}
+            for i, r in enumerate(prompts):
+                for s in dict.fromkeys(r[f] for f in kind.fields):
+                    groups[s].append(i)
+        elif kind.source == "tags":
+            groups = {}
+            for i, r in enumerate(prompts):
+                for t in dict.fromkeys(r[kind.fields[0]]):
+                    groups.setdefault(t, []).append(i)
+            groups = dict(sorted(groups.items()))
+        elif kind.source == BREAKDOWN:
+            groups = breakdown_groups(prompts, kind.fields[0])
+        else:
+            continue
+        out[kind.kind] = {g: np.asarray(idx, dtype=np.int64) for g, idx in groups.items()}
+    return out
 
 
 GROUP_BLOCK = 64  # groups per block of the membership matrix (block × n_prompts × 8 bytes)
@@ -168,10 +173,12 @@ def leaderboards(
     decimals: int,
     config_order: list[str] | None = None,
     slices: dict[str, np.ndarray] | None = None,
+    declaration: Declaration | None = None,
 ) -> dict[str, object]:
-    """The leaderboard artifacts by file name (§ Artifacts; § Named evaluation slices): every
-    board of every slice (``{name: prompt indices}``, default ``full_<n>``), the v1.0 files of
-    the slice of every prompt; ``config_order``: the order of unranked ties."""
+    """The leaderboard artifacts by file name (§ Artifacts; § Named evaluation slices;
+    § Breakdowns): every board of every slice (``{name: prompt indices}``, default ``full_<n>``),
+    the v1.0 files and each breakdown's board of the slice of every prompt; ``config_order``: the
+    order of unranked ties; ``declaration``: the group kinds (default: the package's)."""
     if [m.model_id for m in models] != table.model_ids:
         raise ValueError("leaderboards: models are not the table's models in its order")
     if slices is None:
@@ -179,27 +186,44 @@ def leaderboards(
     full = next((name for name, idx in slices.items() if len(idx) == table.n_prompts), None)
     if full is None:
         raise ValueError("leaderboards: no slice holds every prompt")
+    kinds = (declaration or BENCHMARK).group_kinds
+    in_slices = tuple(k for k in kinds if k.slice_key)
     # rows do not depend on the table's order
     order = sorted(range(len(models)), key=lambda k: models[k].model_id)
     config_order = list(config_order or table.model_ids)
     pending = frozenset(m.model_id for m in models if m.pending)
-    names, members = [], []
+    names: list[tuple[str | None, str, str]] = []
+    members: list[np.ndarray] = []
     for name, idx in slices.items():
         idx = np.sort(np.asarray(idx, dtype=np.int64))
-        for kind, gs in prompt_groups([table.prompts[i] for i in idx.tolist()]).items():
+        for kind, gs in prompt_groups([table.prompts[i] for i in idx.tolist()], in_slices).items():
             for g, local in gs.items():
                 names.append((name, kind, g))
                 members.append(idx[local])
+    breakdowns = tuple(k for k in kinds if k.source == BREAKDOWN)
+    for kind, gs in prompt_groups(table.prompts, breakdowns).items():
+        names += [(None, kind, g) for g in gs]
+        members += list(gs.values())
     rows = group_rows(table, models, members, decimals)
+    keys = {k.kind: k.slice_key for k in in_slices if k.slice_key}
     by_slice: dict[str, dict[str, Any]] = {
-        name: {"overall": None, "strata": {}, "domains": {}, "failure_modes": {}} for name in slices
+        name: {"overall": None, **{key: {} for key in keys.values()}} for name in slices
     }
-    key = {"stratum": "strata", "domain": "domains", "failure_mode": "failure_modes"}
-    for (name, kind, g), group in zip(names, rows):
+    by_kind = {k.kind: k for k in kinds}
+    out: dict[str, dict[str, list[dict]]] = {k.board: {} for k in breakdowns}
+    for (slice_name, kind, g), group in zip(names, rows):
         ranked = rank_rows([group[k] for k in order], config_order, min_ranking_coverage, pending)
-        by_slice[name][key[kind]][g] = ranked
+        if slice_name is None:
+            out[by_kind[kind].board][g] = ranked
+        else:
+            by_slice[slice_name][keys[kind]][g] = ranked
+    first = in_slices[0]  # the partition: its first group holds every prompt
     for board in by_slice.values():
-        board["overall"] = board["strata"]["All"]
+        board["overall"] = board[keys[first.kind]][(first.groups or ("",))[0]]
     shown = by_slice[full]
-    parts = (shown["overall"], shown["strata"], shown["domains"], shown["failure_modes"], by_slice)
-    return dict(zip(ARTIFACTS[1:6], parts))  # leaderboard_overall.json … _by_slice.json
+    return {
+        OVERALL_BOARD: shown["overall"],
+        **{k.board: shown[keys[k.kind]] for k in in_slices},
+        **{k.board: by_slice for k in kinds if k.source == "slices"},
+        **out,
+    }

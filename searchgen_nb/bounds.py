@@ -19,6 +19,7 @@ from searchgen_nb.constants import (
     PARTITION_KEYS,
     ROW_BYTES,
 )
+from searchgen_nb.declaration import BREAKDOWN
 from searchgen_nb.errors import ConfigError
 
 # The bounds (MAX_*) are those of :mod:`searchgen_nb.constants`, which the gate reads too.
@@ -33,13 +34,18 @@ class Work:
     n_models: int
     n_tags: int  # distinct domain and failure-mode tags: one group each
     n_slices: int  # published slices (with the slice of every prompt)
-    memberships: int  # prompts summed over every group (All, strata, tags, slices)
+    memberships: int  # prompts summed over every group (All, strata, tags, slices, breakdowns)
     n_bootstrap: int
+    n_breakdown_groups: int = 0  # the values of every breakdown: one group and board row each
 
-    #: bootstrap groups: All, the four strata, every tag, every slice; those ranked (with ranks
-    #: and pairwise tests): All, strata, slices
-    groups = property(lambda self: 1 + len(PARTITION_KEYS) + self.n_tags + self.n_slices)
-    ranked_groups = property(lambda self: 1 + len(PARTITION_KEYS) + self.n_slices)
+    #: bootstrap groups: All, the four strata, every tag, slice and breakdown group; those ranked
+    #: (with ranks and pairwise tests): All, strata, slices, breakdown groups
+    groups = property(
+        lambda self: 1 + len(PARTITION_KEYS) + self.n_tags + self.n_slices + self.n_breakdown_groups
+    )
+    ranked_groups = property(
+        lambda self: 1 + len(PARTITION_KEYS) + self.n_slices + self.n_breakdown_groups
+    )
     values = property(lambda self: self.n_bootstrap * self.groups * self.n_models)
     comparisons = property(lambda self: self.n_bootstrap * self.ranked_groups * self.tested)
     draw_sums = property(
@@ -48,7 +54,13 @@ class Work:
         )
     )
     rows = property(
-        lambda self: (1 + self.n_slices) * (1 + len(PARTITION_KEYS) + self.n_tags) * self.n_models
+        lambda self: (
+            (
+                (1 + self.n_slices) * (1 + len(PARTITION_KEYS) + self.n_tags)
+                + self.n_breakdown_groups
+            )
+            * self.n_models
+        )
     )
     pairs = property(lambda self: self.n_prompts * self.n_models)
     row_prompts = property(lambda self: self.rows * self.n_prompts)
@@ -66,6 +78,12 @@ class Work:
         bootstrap = self.groups * self.n_models * CELL_BYTES + pairs * PAIR_BYTES
         return self.rows * ROW_BYTES + (bootstrap if self.n_bootstrap else 0)
 
+    def _more(self, m: str) -> str:
+        """The breakdowns' rows, when there are any."""
+        return f" + {self.n_breakdown_groups:,} breakdown groups × {m} models" * bool(
+            self.n_breakdown_groups
+        )
+
     def problems(self) -> list[str]:
         """What exceeds its bound: the figure, how it is made, the bound and what to change."""
         b, m, g = f"n_bootstrap {self.n_bootstrap:,}", f"{self.n_models:,}", self.groups
@@ -81,7 +99,7 @@ class Work:
              f"prompt draws ({b} × {m} models × {self.memberships + self.n_prompts * g:,} prompt "
              "memberships)"),
             ("rows", MAX_ROWS, publish, f"the leaderboards would hold {self.rows:,} rows "
-             f"({1 + self.n_slices:,} boards × {board:,} groups × {m} models)"),
+             f"({1 + self.n_slices:,} boards × {board:,} groups × {m} models{self._more(m)})"),
             ("pairs", MAX_PAIRS, "configure fewer models (or prompts)", "the release would "
              f"read and check {self.pairs:,} prompt × model pairs ({p} prompts × {m} models)"),
             ("row_prompts", MAX_ROW_PROMPTS, publish, "the aggregation would sum "
@@ -109,8 +127,11 @@ def measure(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
     """The :class:`Work` of a release's prompt records and ``{slice: prompt indices}``."""
     from searchgen_nb.aggregate import prompt_groups
 
-    groups = prompt_groups(prompts)
-    n_tags = len(groups["domain"]) + len(groups["failure_mode"])
+    declaration = cfg.declaration()
+    groups = prompt_groups(prompts, declaration.group_kinds)
+    kinds = {k.kind: k.source for k in declaration.group_kinds}
+    n_tags = sum(len(gs) for kind, gs in groups.items() if kinds[kind] == "tags")
+    n_breakdown = sum(len(gs) for kind, gs in groups.items() if kinds[kind] == BREAKDOWN)
     in_groups = [len(idx) for kind in (*groups.values(), members) for idx in kind.values()]
     return Work(
         len(prompts),
@@ -119,6 +140,7 @@ def measure(cfg: ReleaseConfig, prompts: list[dict], members: dict) -> Work:
         len(members),
         sum(in_groups),
         cfg.uncertainty.n_bootstrap,
+        n_breakdown,
     )
 
 
@@ -127,12 +149,13 @@ def preflight(cfg: ReleaseConfig, prompt_set) -> Work:
     is read; :class:`ConfigError` naming the config for an empty slice or a figure over its bound
     (:func:`searchgen_nb.slices.refuse_empty`; each figure named, with the setting to change)."""
     from searchgen_nb.records import prompt_record
-    from searchgen_nb.slices import refuse_empty, slice_members, slice_specs
+    from searchgen_nb.slices import refuse_empty, refuse_unknown_fields, slice_members, slice_specs
 
     prompts = [prompt_record(p, i) for i, p in enumerate(prompt_set.prompts)]
     specs = slice_specs(cfg.slices, len(prompts))
     members = slice_members(prompts, specs)
     refuse_empty(specs, members, cfg.config_path)
+    refuse_unknown_fields(cfg.declaration().breakdowns, prompts, cfg.config_path)
     work = measure(cfg, prompts, members)
     if work.problems():
         raise ConfigError(

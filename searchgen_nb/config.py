@@ -23,6 +23,7 @@ from searchgen_nb.constants import (
     PARTITION_KEYS,
     TOOLGEN_EXTRACTOR,
 )
+from searchgen_nb.declaration import BENCHMARK, NAME_PATTERN
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import CONFIG_MAX, read_bytes
 from searchgen_nb.untrusted import ConfigLoader, excerpt, hidden_char, js_reserved, strings, twins
@@ -86,7 +87,7 @@ class ScoringConfig(_Strict):
 
     missing_policy_default: Policy = "zero_fill"
     min_ranking_coverage: Annotated[Decimal, BeforeValidator(exact_decimal)] = Decimal("0.9")
-    rounding_decimals: int = Field(default=1, ge=0, le=6)
+    rounding_decimals: int = Field(default=BENCHMARK.rounding_decimals, ge=0, le=6)
 
 
 class ExpectedConfig(_Strict):
@@ -143,6 +144,24 @@ class SliceConfig(_Strict):
     expected_rows: int | None = Field(default=None, ge=0)
 
 
+#: Keys of a record that are not prompt metadata: no breakdown reads them.
+NOT_METADATA = ("models", "prompt_index")
+
+
+class BreakdownConfig(_Strict):
+    """One breakdown (data contract, § Breakdowns): the prompt metadata ``field`` whose values
+    are its groups."""
+
+    field: str = Field(min_length=1, max_length=64)
+
+    @field_validator("field")
+    @classmethod
+    def _metadata_key(cls, v: str) -> str:
+        if v in NOT_METADATA or hidden_char(v, strict=True) or not v.isprintable():
+            raise ValueError(f"{excerpt(v, 40)!r} is not a prompt metadata field")
+        return v
+
+
 class ReleaseConfig(_Strict):
     """A release config; ``config_path`` is the YAML file, which paths are relative to."""
 
@@ -160,6 +179,7 @@ class ReleaseConfig(_Strict):
     paper_table: str | None = None
     expected: ExpectedConfig | None = None
     slices: dict[str, SliceConfig] | None = None
+    breakdowns: dict[str, BreakdownConfig] | None = None
     uncertainty: UncertaintyConfig = Field(default_factory=UncertaintyConfig)
     evidence: EvidenceConfig = Field(default_factory=EvidenceConfig)
     previous_release: str | None = Field(default=None, min_length=1)
@@ -190,6 +210,21 @@ class ReleaseConfig(_Strict):
                     f"slice name {excerpt(name, 40)!r}: letters, digits, '_', '.', "
                     "'-' (at most 64, first a letter or digit)"
                 )
+        return v
+
+    @field_validator("breakdowns")
+    @classmethod
+    def _breakdown_names(cls, v: dict | None) -> dict | None:
+        reserved = BENCHMARK.reserved()
+        for name in v or ():
+            if not NAME_PATTERN.fullmatch(name):
+                raise ValueError(
+                    f"breakdown name {excerpt(name, 40)!r}: a lower-case letter, then lower-case "
+                    "letters, digits or '_' (at most 64)"
+                )
+            if name in reserved:
+                taken = ", ".join(sorted(reserved))
+                raise ValueError(f"breakdown name {name!r} is taken (built-in: {taken})")
         return v
 
     @field_validator("extractor")
@@ -224,13 +259,22 @@ class ReleaseConfig(_Strict):
 
     model_ids = property(lambda self: list(self.models))  # config order: the order of ties
 
+    def declaration(self):
+        """The package's declaration with this config's breakdowns (data contract, § The
+        declaration of the benchmark)."""
+        fields = {name: b.field for name, b in (self.breakdowns or {}).items()}
+        return BENCHMARK.with_breakdowns(fields)
+
     def extractor_spec(self) -> str | None:
         """``TOOLGEN_ROOT`` set wins (data contract, § Release config), then the config's."""
         return TOOLGEN_EXTRACTOR if os.environ.get("TOOLGEN_ROOT") else self.extractor
 
     def public_dict(self) -> dict:
         """The config as recorded in the manifest: paths as written, no absolute paths."""
-        d = self.model_dump(mode="json", exclude={"config_path", "release_config"})
+        exclude = {"config_path", "release_config"} | (
+            {"breakdowns"} if not self.breakdowns else set()
+        )
+        d = self.model_dump(mode="json", exclude=exclude)
         d["scoring"]["min_ranking_coverage"] = float(self.scoring.min_ranking_coverage)
         for key in ("confidence", "low_confidence_width"):
             d["uncertainty"][key] = float(getattr(self.uncertainty, key))

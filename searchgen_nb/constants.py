@@ -1,46 +1,7 @@
-"""Names fixed by the data contract: components, statuses, strata, policies, schema version."""
+"""Names fixed by the data contract: statuses, strata, policies, schema version, bounds (the
+components and group kinds: :mod:`searchgen_nb.declaration`)."""
 
 SCHEMA_VERSION = "1.1.0"
-
-#: The ten components in the contract's order (data contract, § The ten components, Overall-9
-#: and Overall-10); Overall-10 uses all of them.
-COMPONENTS = (
-    "checklist",
-    "rubric_adaptive",
-    "prompt_faithfulness",
-    "image_quality",
-    "text_rendering",
-    "ai_naturalness",
-    "composition_and_aesthetics",
-    "physical_plausibility",
-    "visual_reference_evaluation",
-    "text_reference_evaluation",
-)
-#: Excluded from Overall-9 only ("text fidelity" = text reference, never text rendering).
-EXCLUDED_PUBLIC_COMPONENT = "text_reference_evaluation"
-#: The nine public components of Overall-9.
-OVERALL_9_COMPONENTS = tuple(c for c in COMPONENTS if c != EXCLUDED_PUBLIC_COMPONENT)
-
-#: The six generic rubric dimensions; every other ``rubric:*`` key is adaptive.
-GENERIC_RUBRIC = COMPONENTS[2:8]
-
-COMPONENT_LABELS = dict(
-    zip(
-        COMPONENTS,
-        (
-            "Checklist",
-            "Rubric Adaptive",
-            "Prompt Faithfulness",
-            "Image Quality",
-            "Text Rendering",
-            "AI Naturalness",
-            "Composition & Aesthetics",
-            "Physical Plausibility",
-            "Visual Reference",
-            "Text Reference",
-        ),
-    )
-)
 
 #: Status of a prompt × model pair (data contract, § Status of a prompt × model pair).
 SCORED = "scored"
@@ -57,9 +18,6 @@ EXCLUDE = "exclude"
 STRATUM_GROUPS = ("All", "NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
 PARTITION_KEYS = ("NoSearch", "SearchIntensive", "VisualSearch", "TextualSearch")
 
-SCALE_RAW = (0, 3)
-SCALE_PUBLIC = (0, 100)
-
 ARTIFACTS = (
     "prompt_scores.jsonl",
     "leaderboard_overall.json",
@@ -71,6 +29,8 @@ ARTIFACTS = (
     "changes.json",
     "prompt_evidence.jsonl",
 )
+#: The board of every prompt; the boards of the group kinds: :mod:`searchgen_nb.declaration`.
+OVERALL_BOARD = "leaderboard_overall.json"
 MANIFEST = "manifest.json"
 UNCERTAINTY = "uncertainty.json"
 CHANGES = "changes.json"

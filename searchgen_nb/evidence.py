@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 
 from searchgen_nb.artifacts import write_jsonl
-from searchgen_nb.constants import GENERIC_RUBRIC
+from searchgen_nb.declaration import GENERIC_RUBRIC
 from searchgen_nb.numeric import mean_raw
 from searchgen_nb.untrusted import shown
 

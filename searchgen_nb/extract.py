@@ -16,14 +16,13 @@ from typing import Any
 
 from searchgen_nb.constants import (
     BUILTIN_EXTRACTOR,
-    COMPONENTS,
-    GENERIC_RUBRIC,
     INVALID,
     MISSING_EVALUATION,
     MISSING_GENERATION,
     SCORED,
     TOOLGEN_EXTRACTOR,
 )
+from searchgen_nb.declaration import COMPONENTS, GENERIC_RUBRIC
 from searchgen_nb.errors import ExtractorError
 from searchgen_nb.evidence import agrees, pair_evidence
 from searchgen_nb.files import RESULT_MAX, find_image, read_file

@@ -13,14 +13,13 @@ from pathlib import Path
 from searchgen_nb import __version__
 from searchgen_nb.artifacts import generated_at
 from searchgen_nb.config import PROJECT_ENV, ReleaseConfig, project_root
-from searchgen_nb.constants import (
-    ARTIFACTS,
+from searchgen_nb.constants import ARTIFACTS, SCHEMA_VERSION
+from searchgen_nb.declaration import (
     COMPONENTS,
     EXCLUDED_PUBLIC_COMPONENT,
     OVERALL_9_COMPONENTS,
     SCALE_PUBLIC,
     SCALE_RAW,
-    SCHEMA_VERSION,
 )
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import CONFIG_MAX, read_bytes
@@ -83,17 +82,19 @@ def _git_commit(folder: Path) -> str | None:
 def build_manifest(
     cfg: ReleaseConfig, extraction: Extraction, dataset_sha256: str, artifact_sha: dict
 ) -> dict:
-    """The release manifest (data contract, § Artifacts); ``pipeline_commit``: the release's
+    """The release manifest (data contract, § Artifacts) with the release's declaration (§ The
+    declaration of the benchmark); ``pipeline_commit``: the release's
     ``--project`` (``$SEARCHGEN_PROJECT``), else this package's checkout."""
     policies = {m: cfg.policy(m) for m in cfg.model_ids}
     default = cfg.scoring.missing_policy_default
     toolgen, project = os.environ.get("TOOLGEN_ROOT"), os.environ.get(PROJECT_ENV)
-    table = extraction.table
+    table, declaration = extraction.table, cfg.declaration()
     return {
-        "artifacts": list(ARTIFACTS),
+        "artifacts": [*ARTIFACTS, *(k.board for k in declaration.breakdowns)],
         "artifact_sha256": artifact_sha,
         "benchmark": cfg.benchmark,
         "data_origin": cfg.data_origin,
+        "declaration": declaration.as_dict(),
         "dataset": {
             "filename": cfg.dataset_path.name,
             "n_prompts": table.n_prompts,

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from searchgen_nb.constants import ARTIFACTS, MANIFEST, VALIDATION_REPORT
+from searchgen_nb.declaration import BOARD_PATTERN
 from searchgen_nb.errors import ReleaseError
 from searchgen_nb.evidence import PREVIEWS, THUMBS
 from searchgen_nb.files import ARTIFACT_MAX, CONFIG_MAX, read_bytes
@@ -100,7 +101,8 @@ def _regular(path: Path) -> bool:
 
 
 def _foreign_entries(path: Path, names: list[str]) -> list[str]:
-    """What of the folder ``path`` ``data`` did not write: not a regular file named as an artifact,
+    """What of the folder ``path`` ``data`` did not write: not a regular file named as an artifact
+    (a breakdown's board too),
     nor in ``thumbs/``, ``previews/`` or ``schemas/`` a regular file named as a thumbnail, a
     preview or one of its schemas."""
     schemas = frozenset(p.name for p in schema_dir().glob("*.schema.json"))
@@ -109,7 +111,10 @@ def _foreign_entries(path: Path, names: list[str]) -> list[str]:
         PREVIEWS: _THUMB.fullmatch,
         "schemas": schemas.__contains__,
     }
-    foreign = [n for n in names if n not in inner and not (n in DATA_NAMES and _regular(path / n))]
+    artifact = (n in DATA_NAMES or BOARD_PATTERN.fullmatch(n) for n in names)
+    foreign = [
+        n for n, ok in zip(names, artifact) if n not in inner and not (ok and _regular(path / n))
+    ]
     for sub, own in inner.items():
         if sub in names and ((path / sub).is_symlink() or not (path / sub).is_dir()):
             foreign.append(sub)

@@ -66,6 +66,7 @@ def aggregate_table(cfg: ReleaseConfig, table: ReleaseTable) -> dict[str, object
         cfg.scoring.rounding_decimals,
         list(cfg.model_ids),
         members,
+        cfg.declaration(),
     )
 
 
@@ -115,7 +116,9 @@ def extract_stage(
     check_cache(cache, {**_read_only(cfg), "staging folder": Path(os.path.realpath(folder))})
     previous_release(cfg)  # a wrong previous_release stops the release before any work
     folder.mkdir(parents=True, exist_ok=True)
-    prompt_set = read_prompts(cfg.dataset_path)
+    prompt_set = read_prompts(
+        cfg.dataset_path, tuple(k.fields[0] for k in cfg.declaration().breakdowns)
+    )
     preflight(cfg, prompt_set)  # an empty slice or too much work stops here, before any result
     extraction = extract_records(cfg, prompt_set, progress)
     table = extraction.table
@@ -166,7 +169,13 @@ def aggregate_stage(
         members = slice_members(table.prompts, slice_specs(cfg.slices, table.n_prompts))
         zero_fill = {m: cfg.policy(m) == ZERO_FILL for m in cfg.model_ids}
         doc = uncertainty(
-            table, zero_fill, boards, members, cfg.uncertainty, cfg.scoring.rounding_decimals
+            table,
+            zero_fill,
+            boards,
+            members,
+            cfg.uncertainty,
+            cfg.scoring.rounding_decimals,
+            cfg.declaration(),
         )
         sha[UNCERTAINTY] = write_text(folder / UNCERTAINTY, dumps(doc))
     with _stage(timings, "changes"):

@@ -30,6 +30,8 @@ TAG_FIELDS = ("domains", "failure_modes")
 NAME_MAX, TAGS_MAX, TEXT_MAX = 128, 1_000, 256
 TEXT_FIELDS = ("difficulty", "language", "generation_task_type")
 OPTIONAL_FIELDS = (*TEXT_FIELDS, "is_miniset", "eval_slices")
+#: What a record says of its prompt besides the optional fields.
+RECORD_FIELDS = ("sample_id", "release_row", "subset", "stratum", "search_type", *TAG_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -93,9 +95,10 @@ def _release_row(value: object, fail) -> str:
     raise fail(f"release_row {value!r} {why}")
 
 
-def read_prompts(path: str | Path) -> PromptSet:
+def read_prompts(path: str | Path, fields: tuple[str, ...] = ()) -> PromptSet:
     """Prompt metadata JSONL as a :class:`PromptSet` sorted by sample_id (data contract,
-    § Prompt metadata and the partition); :class:`MetadataError` naming the line otherwise."""
+    § Prompt metadata and the partition); :class:`MetadataError` naming the line otherwise.
+    ``fields``: the breakdowns' fields, kept with the optional fields (§ Breakdowns)."""
     path = Path(path)
     try:
         data = read_bytes(path, DATASET_MAX)
@@ -109,7 +112,7 @@ def read_prompts(path: str | Path) -> PromptSet:
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
         if raw.strip():
             row = _row(path, lineno, raw)
-            prompt = _prompt(row, path, lineno, prompts, warnings)
+            prompt = _prompt(row, path, lineno, prompts, warnings, fields)
             prompts[prompt.sample_id] = prompt
             lines[prompt.sample_id] = json.dumps(row, sort_keys=True, ensure_ascii=False).encode()
     ordered = [prompts[k] for k in sorted(prompts)]
@@ -134,7 +137,9 @@ def _row(path: Path, lineno: int, raw: bytes) -> dict:
     return row
 
 
-def _prompt(row: dict, path: Path, lineno: int, seen: dict, warnings: list) -> Prompt:
+def _prompt(
+    row: dict, path: Path, lineno: int, seen: dict, warnings: list, fields: tuple[str, ...] = ()
+) -> Prompt:
     """The prompt of one line; its duplicate tags dropped and reported in ``warnings``."""
     sid = _sample_id(row, path, lineno, seen)
     fail = functools.partial(_fail, path, lineno, sid)
@@ -163,7 +168,7 @@ def _prompt(row: dict, path: Path, lineno: int, seen: dict, warnings: list) -> P
         search_type,
         domains,
         failure_modes,
-        optional=_optional(row, fail),
+        optional=_optional(row, fail) | _breakdown_fields(row, fields, fail),
         line=lineno,
         texts=prompt_text(row),
     )
@@ -213,6 +218,30 @@ def _optional(row: dict, fail) -> dict:
         elif value is not None:
             _text(value, name, fail)
     return optional
+
+
+def _breakdown_fields(row: dict, fields: tuple[str, ...], fail) -> dict:
+    """The breakdown fields a record does not carry anyway, checked: a bounded string, a
+    number, true or false, a list of bounded strings, or null (data contract, § Breakdowns)."""
+    out = {}
+    for name in (f for f in fields if f not in RECORD_FIELDS and f not in OPTIONAL_FIELDS):
+        value = out[name] = row.get(name)
+        if isinstance(value, list):
+            _tags(value, name, fail)
+        elif isinstance(value, str):
+            _text(value, name, fail)
+        elif value is not None and not isinstance(value, (bool, int, float)):
+            raise fail(
+                f"breakdown field {name!r} must be a string, a number, true, false, a list of "
+                f"strings or null, got {_kind(value)}"
+            )
+    for name in fields:  # each value names a group the book shows, as a tag does
+        value = row.get(name)
+        for v in [value] if isinstance(value, str) else value if _strings(value) else []:
+            hidden = hidden_char(v, strict=True)
+            if why := f"holds {hidden}" if hidden else js_reserved(v):
+                raise fail(f"breakdown field {name!r}: value {excerpt(v, 60)} {why}")
+    return out
 
 
 def _kind(value: object) -> str:

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from searchgen_nb.config import UncertaintyConfig
-from searchgen_nb.constants import PARTITION_KEYS, SCHEMA_VERSION
+from searchgen_nb.constants import OVERALL_BOARD, PARTITION_KEYS, SCHEMA_VERSION
+from searchgen_nb.declaration import BENCHMARK
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.records import read_records
@@ -22,10 +23,8 @@ from searchgen_nb.untrusted import excerpt, strict_loads
 NEEDED = (
     "manifest.json",
     "prompt_scores.jsonl",
-    "leaderboard_overall.json",
-    "leaderboard_by_stratum.json",
-    "leaderboard_by_domain.json",
-    "leaderboard_by_failure_mode.json",
+    OVERALL_BOARD,
+    *(k.board for k in BENCHMARK.group_kinds if k.source in ("partition", "tags")),
 )
 
 

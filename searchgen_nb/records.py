@@ -13,12 +13,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from searchgen_nb.config import ReleaseConfig
-from searchgen_nb.constants import (
-    COMPONENTS,
-    EXCLUDED_PUBLIC_COMPONENT,
-    OVERALL_9_COMPONENTS,
-    SCORED,
-)
+from searchgen_nb.constants import SCORED
+from searchgen_nb.declaration import COMPONENTS, EXCLUDED_PUBLIC_COMPONENT, OVERALL_9_COMPONENTS
 from searchgen_nb.errors import ConfigError, ResultIdentityError
 from searchgen_nb.extract import PairResult, classify_result, load_extractor
 from searchgen_nb.files import read_lines

@@ -23,6 +23,7 @@ from searchgen_nb.constants import (
     SCHEMA_VERSION,  # noqa: F401 - re-exported
     VALIDATION_REPORT,
 )
+from searchgen_nb.declaration import BOARD_PATTERN
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.untrusted import excerpt, strict_loads
 
@@ -33,6 +34,9 @@ SCHEMA_FILES = {
     for n in (*ARTIFACTS, MANIFEST, VALIDATION_REPORT)
     if n != "prompt_evidence.jsonl"
 }
+#: The schema of every breakdown's board (``leaderboard_by_<name>.json``: data contract,
+#: § Breakdowns).
+BREAKDOWN_SCHEMA = "leaderboard_by_breakdown.schema.json"
 #: Problems listed per file by :func:`check_folder` (one more entry then gives the rest's count).
 MAX_LISTED = 50
 
@@ -65,6 +69,8 @@ def registry() -> referencing.Registry:
 
 
 def _schema(artifact_name: str) -> dict:
+    if artifact_name not in SCHEMA_FILES and BOARD_PATTERN.fullmatch(artifact_name):
+        return _read(BREAKDOWN_SCHEMA)
     if artifact_name not in SCHEMA_FILES:
         known = ", ".join(SCHEMA_FILES)
         raise KeyError(f"no schema for artifact {artifact_name!r} (known: {known})")
@@ -74,7 +80,7 @@ def _schema(artifact_name: str) -> dict:
 @cache
 def validator_for(artifact_name: str) -> jsonschema.Draft202012Validator:
     """The validator of one artifact (``format`` an annotation only; ``KeyError`` for a name
-    not in :data:`SCHEMA_FILES`)."""
+    not in :data:`SCHEMA_FILES` nor a breakdown's board)."""
     schema = _schema(artifact_name)
     return jsonschema.Draft202012Validator(schema, registry=registry(), format_checker=None)
 
@@ -186,7 +192,8 @@ def check_folder(folder: str | Path, skip: tuple[str, ...] = ()) -> list[dict]:
     if not folder.is_dir():
         raise NotADirectoryError(f"{folder} is not a folder")
     problems: list[dict] = []
-    for name in SCHEMA_FILES:
+    boards = sorted(n for n in os.listdir(folder) if BOARD_PATTERN.fullmatch(n))
+    for name in dict.fromkeys([*SCHEMA_FILES, *boards]):
         if os.path.lexists(folder / name) and name not in skip:
             try:
                 problems += _check_file(folder / name, name)

@@ -1,6 +1,8 @@
 """Named evaluation slices: which prompts each holds (data contract, § Named evaluation
 slices)."""
 
+import json
+
 import numpy as np
 
 from searchgen_nb.config import SliceConfig
@@ -9,15 +11,29 @@ from searchgen_nb.partition import partition_counts
 from searchgen_nb.untrusted import excerpt
 
 
-def field_values(prompt: dict, field: str) -> frozenset[str]:
+def field_values(prompt: dict, field: str, scalars: bool = False) -> frozenset[str]:
     """The values of a prompt's slice ``field`` (a string, a list of strings, null/absent: none);
-    :class:`MetadataError` naming the sample_id otherwise."""
+    ``scalars``: a breakdown's field, where a number or true/false is one value, its JSON text
+    (data contract, § Breakdowns). :class:`MetadataError` naming the sample_id otherwise."""
     v = prompt.get(field)
+    if scalars and (isinstance(v, (bool, int, float))):
+        return frozenset([json.dumps(v)])
     values = [] if v is None else [v] if isinstance(v, str) else v
     if isinstance(values, list) and all(isinstance(x, str) for x in values):
         return frozenset(values)
-    where = f"metadata: sample_id {prompt.get('sample_id')}: slice field {field!r}"
-    raise MetadataError(f"{where} is {excerpt(v, 80)}, not a string or a list of strings")
+    what, wanted = ("breakdown", ", a number, true, false") if scalars else ("slice", "")
+    where = f"metadata: sample_id {prompt.get('sample_id')}: {what} field {field!r}"
+    raise MetadataError(f"{where} is {excerpt(v, 80)}, not a string{wanted} or a list of strings")
+
+
+def breakdown_groups(prompts: list[dict], field: str) -> dict[str, list[int]]:
+    """``{value: prompt indices}`` of a breakdown by ``field`` (data contract, § Breakdowns),
+    values sorted; a prompt without a value is in no group."""
+    groups: dict[str, list[int]] = {}
+    for i, p in enumerate(prompts):
+        for value in sorted(field_values(p, field, scalars=True)):
+            groups.setdefault(value, []).append(i)
+    return dict(sorted(groups.items()))
 
 
 def in_slice(values: frozenset[str], spec: SliceConfig) -> bool:
@@ -106,3 +122,15 @@ def refuse_empty(
             f"config {config_path}: `slices`: no prompt is in {len(empty)} slice(s): "
             f"{said} (set expected_rows: 0 for a slice meant to be empty)"
         )
+
+
+def refuse_unknown_fields(kinds, prompts: list[dict], config_path: str) -> None:
+    """:class:`ConfigError` naming the config, the breakdown and its field when no prompt holds a
+    value of it (data contract, § Breakdowns); ``kinds``: the breakdowns' group kinds."""
+    for kind in kinds:
+        field = kind.fields[0]
+        if all(p.get(field) is None for p in prompts):
+            raise ConfigError(
+                f"config {config_path}: `breakdowns`: breakdown {kind.kind}: field {field!r} is "
+                "absent or null in every prompt of the metadata: no prompt is in any of its groups"
+            )

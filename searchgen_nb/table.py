@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from searchgen_nb.constants import COMPONENTS, STATUSES
+from searchgen_nb.constants import STATUSES
+from searchgen_nb.declaration import COMPONENTS
 
 #: Columns of :attr:`ReleaseTable.values`: the ten components, then the prompt's Overall-10 and
 #: Overall-9 (data contract, § Per-prompt values). Raw 0–3; NaN = null.

@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from searchgen_nb.constants import COMPONENTS
+from searchgen_nb.declaration import COMPONENTS
 from searchgen_nb.errors import SearchGenError
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.untrusted import excerpt, shown, strict_loads

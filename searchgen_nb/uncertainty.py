@@ -12,7 +12,8 @@ import numpy as np
 
 from searchgen_nb.aggregate import prompt_groups
 from searchgen_nb.config import UncertaintyConfig as Settings
-from searchgen_nb.constants import ALL_PAIRS_MAX_MODELS, PARTITION_KEYS
+from searchgen_nb.constants import ALL_PAIRS_MAX_MODELS, OVERALL_BOARD
+from searchgen_nb.declaration import BENCHMARK, Declaration
 from searchgen_nb.table import OVERALL_9, OVERALL_10, SCORED_CODE, ReleaseTable
 
 LEAF_STRATA = ("NoSearch", "VisualSearch", "TextualSearch")  # in draw order
@@ -327,27 +328,34 @@ def _ranked(
     return {m: [int(ranks[lo, k]), int(ranks[hi, k])] for k, m in enumerate(ids)}, pairs
 
 
-def bootstrap_groups(table: ReleaseTable, boards: dict, slices: dict) -> list[GroupDef]:
-    """Every group with its prompts and, for ``all``, strata and slices, the published ranking
-    (from the leaderboard artifacts ``boards``)."""
-    groups = prompt_groups(table.prompts)
+def bootstrap_groups(
+    table: ReleaseTable, boards: dict, slices: dict, declaration: Declaration | None = None
+) -> list[GroupDef]:
+    """Every group with its prompts and, for ``all``, strata, slices and breakdowns, the
+    published ranking (from the leaderboard artifacts ``boards``); ``declaration``: the group
+    kinds (default: the package's)."""
+    kinds = (declaration or BENCHMARK).group_kinds
+    groups = prompt_groups(table.prompts, kinds)
 
     def group(key: str, idx, rows: list[dict] | None = None) -> GroupDef:
         top = None if rows is None else {r["model_id"]: r["overall_9"] for r in rows if r["ranked"]}
         return GroupDef(key, np.asarray(idx, dtype=np.int64), top)
 
-    by_stratum = boards["leaderboard_by_stratum.json"]
-    by_slice = boards["leaderboard_by_slice.json"]
-    return [
-        group("all:All", groups["stratum"]["All"], boards["leaderboard_overall.json"]),
-        *(group(f"stratum:{s}", groups["stratum"][s], by_stratum[s]) for s in PARTITION_KEYS),
-        *(
-            group(f"{kind}:{tag}", idx)
-            for kind in ("domain", "failure_mode")
-            for tag, idx in groups[kind].items()
-        ),
-        *(group(f"slice:{s}", idx, by_slice[s]["overall"]) for s, idx in slices.items()),
-    ]
+    first = kinds[0]  # the partition: its first group holds every prompt
+    out = [group("all:All", groups[first.kind][(first.groups or ("",))[0]], boards[OVERALL_BOARD])]
+    for kind in kinds:
+        board, prefix = boards[kind.board], kind.uncertainty_prefix
+        if kind.source == "partition":
+            out += [
+                group(prefix + s, groups[kind.kind][s], board[s]) for s in (kind.groups or ())[1:]
+            ]
+        elif kind.source == "tags":
+            out += [group(prefix + t, idx) for t, idx in groups[kind.kind].items()]
+        elif kind.source == "slices":
+            out += [group(prefix + s, idx, board[s]["overall"]) for s, idx in slices.items()]
+        else:
+            out += [group(prefix + v, idx, board[v]) for v, idx in groups[kind.kind].items()]
+    return out
 
 
 def uncertainty(
@@ -357,10 +365,12 @@ def uncertainty(
     slices: dict[str, np.ndarray],
     settings: Settings,
     decimals: int,
+    declaration: Declaration | None = None,
 ) -> dict:
     """``uncertainty.json`` of a release table and its leaderboard artifacts ``boards``;
-    ``zero_fill``: ``{model_id: policy is zero_fill}``, ``slices``: ``{name: prompt indices}``.
-    Intervals half-up to ``decimals``; ``n_bootstrap`` 0: the header, no groups."""
+    ``zero_fill``: ``{model_id: policy is zero_fill}``, ``slices``: ``{name: prompt indices}``,
+    ``declaration``: the group kinds (default: the package's). Intervals half-up to
+    ``decimals``; ``n_bootstrap`` 0: the header, no groups."""
     head: dict[str, Any] = {
         "method": METHOD,
         "n_bootstrap": settings.n_bootstrap,
@@ -372,7 +382,7 @@ def uncertainty(
     }
     if settings.n_bootstrap == 0:
         return head
-    groups = bootstrap_groups(table, boards, slices)
+    groups = bootstrap_groups(table, boards, slices, declaration)
     zero = np.array([zero_fill[m] for m in table.model_ids])
     index = {m: k for k, m in enumerate(table.model_ids)}
     per_block = max(1, BLOCK_BYTES // (16 * settings.n_bootstrap * table.n_models))

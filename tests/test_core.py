@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from searchgen_nb.aggregate import ModelMeta, leaderboards
 from searchgen_nb.config import SliceConfig
-from searchgen_nb.constants import COMPONENTS, STATUSES
+from searchgen_nb.constants import STATUSES
+from searchgen_nb.declaration import COMPONENTS
 from searchgen_nb.gate.checks import reconstruct
 from searchgen_nb.gate.records import nearest_double_of_mean
 from searchgen_nb.numeric import public_units

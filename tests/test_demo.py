@@ -21,7 +21,7 @@ from paths import FIXTURES
 
 from searchgen_nb import demo
 from searchgen_nb.config import load_config, project_root
-from searchgen_nb.constants import COMPONENTS, GENERIC_RUBRIC
+from searchgen_nb.declaration import COMPONENTS, GENERIC_RUBRIC
 
 ROOT = project_root()
 RESULT_FILE = "augmented_parsed_result_ffjudge_pp.json"

@@ -25,7 +25,7 @@ THIRD_PARTY = {"numpy", "jsonschema", "jsonschema_rs", "referencing"}
 #: schemas' reader and the published names.
 OWN = "searchgen_nb.gate"
 SHARED = {"searchgen_nb.errors", "searchgen_nb.files", "searchgen_nb.untrusted",
-          "searchgen_nb.schemas", "searchgen_nb.constants"}  # fmt: skip
+          "searchgen_nb.schemas", "searchgen_nb.constants", "searchgen_nb.declaration"}  # fmt: skip
 
 
 def _within(name: str, allowed: set[str]) -> bool:
@@ -124,12 +124,13 @@ def test_a_planted_scoring_import_fails_the_check(tmp_path, module, planted, nam
 def test_the_gate_counts_the_work_as_data_does():
     """Its own code, the same figures, bounds and messages as ``data``'s preflight."""
     grid = itertools.product((0, 3, 751, 77_353), (0, 1, 2, 13, 41, 300, 3000, 5901), (0, 34),
-                             (0, 4), (0, 1, 10_000, 100_000))  # fmt: skip
-    refused = 0
-    for prompts, models, tags, slices, b in grid:
-        size = (prompts, models, tags, slices, prompts * (2 + slices) + tags * 20)
-        ours, theirs = GateWork(*size, b), PipelineWork(*size, b)
-        assert ours.problems() == theirs.problems(), (size, b)
-        assert ours.without_bootstrap().problems() == PipelineWork(*size, 0).problems()
+                             (0, 4), (0, 1, 10_000, 100_000), (0, 5))  # fmt: skip
+    refused = breakdowns = 0
+    for prompts, models, tags, slices, b, d in grid:
+        size = (prompts, models, tags, slices, prompts * (2 + slices) + tags * 20 + d * 9)
+        ours, theirs = GateWork(*size, b, d), PipelineWork(*size, b, d)
+        assert ours.problems() == theirs.problems(), (size, b, d)
+        assert ours.without_bootstrap().problems() == PipelineWork(*size, 0, d).problems()
         refused += bool(theirs.problems())
-    assert refused > 100  # the messages compared, not only empty lists
+        breakdowns += any("breakdown groups" in p for p in theirs.problems())
+    assert refused > 100 and breakdowns > 10  # the messages compared, not only empty lists

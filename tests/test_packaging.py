@@ -137,10 +137,15 @@ def test_wheel_ships_modules_data_and_metadata(wheel):
         p.relative_to(src).as_posix()
         for p in (src / "searchgen_nb").rglob("*")
         if p.is_file()
-        and (p.suffix == ".py" or p.parent.name in ("data", "schemas") and p.suffix == ".json")
+        and (
+            p.suffix == ".py"
+            or p.parent.name in ("data", "schemas")
+            and p.suffix in (".json", ".yaml")
+        )
     }
     assert {
         "searchgen_nb/data/taxonomy.json",
+        "searchgen_nb/data/benchmark.yaml",
         "searchgen_nb/schemas/manifest.schema.json",
     } <= expected
     assert not expected - names, f"missing from the wheel: {sorted(expected - names)}"

@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 
 from searchgen_nb.book import assets, charts, fmt, heatmaps, sphinx_ext, tables
-from searchgen_nb.constants import COMPONENTS, OVERALL_9_COMPONENTS
+from searchgen_nb.declaration import COMPONENTS, OVERALL_9_COMPONENTS
 
 ROOT = Path(__file__).resolve().parents[1]
 EVIL = "</script><script>alert('x')</script><!-- & \u2028"

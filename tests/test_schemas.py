@@ -19,6 +19,7 @@ from factory import IMAGE, make_release, model, prompt, result
 
 from searchgen_nb import schemas
 from searchgen_nb.config import load_config
+from searchgen_nb.declaration import COMPONENTS
 from searchgen_nb.gate.checks import Report
 from searchgen_nb.pipeline import run_data
 
@@ -37,6 +38,7 @@ SCHEMA_FILE_NAMES = {
     "leaderboard_by_stratum.schema.json",
     "leaderboard_by_domain.schema.json",
     "leaderboard_by_failure_mode.schema.json",
+    "leaderboard_by_breakdown.schema.json",  # every breakdown's board
     "uncertainty.schema.json",
     "changes.schema.json",
     "leaderboard_by_slice.schema.json",
@@ -329,14 +331,25 @@ def test_record_status_rules(docs):
     assert errors("prompt_scores.jsonl", bad)
 
 
+def test_the_schemas_list_the_declared_components_in_order():
+    """The component lists of the schemas are the declaration's (data contract, § The
+    declaration of the benchmark): a component added there and not here fails."""
+    defs = json.loads((schemas.schema_dir() / "definitions.schema.json").read_text())["$defs"]
+    assert defs["componentName"]["enum"] == list(COMPONENTS)
+    for name in ("rawComponents", "publicComponents", "componentCounts"):
+        assert list(defs[name]["properties"]) == defs[name]["required"] == list(COMPONENTS), name
+
+
 def test_optional_prompt_metadata_may_be_absent_but_nothing_else(docs):
     record = copy.deepcopy(docs["prompt_scores.jsonl"][0])
     assert record["difficulty"] == "easy" and record["is_miniset"] is True
     for key in ("difficulty", "language", "generation_task_type", "is_miniset", "eval_slices"):
         record.pop(key, None)
     assert errors("prompt_scores.jsonl", record) == []
-    record["theme"] = "x"
-    assert [e.validator for e in errors("prompt_scores.jsonl", record)] == ["additionalProperties"]
+    record["theme"] = "x"  # a breakdown's field: a string, number, boolean, strings or null
+    assert errors("prompt_scores.jsonl", record) == []
+    record["theme"] = {"x": 1}
+    assert [e.validator for e in errors("prompt_scores.jsonl", record)] == ["oneOf"]
 
 
 # ---- (c) the published v1.1 slice rows differ from ours --------------------------------------

@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from searchgen_nb.book.views import Release
-from searchgen_nb.constants import COMPONENT_LABELS, COMPONENTS
+from searchgen_nb.declaration import COMPONENT_LABELS, COMPONENTS
 from searchgen_nb.evidence import EVIDENCE, PREVIEWS, THUMBS
 from searchgen_nb.files import read_lines
 from searchgen_nb.numeric import figure_text, to_public

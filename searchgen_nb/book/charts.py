@@ -13,7 +13,8 @@ from typing import Any
 
 import altair as alt
 
-from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS, SCORED, STATUSES
+from searchgen_nb.constants import SCORED, STATUSES
+from searchgen_nb.declaration import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 from searchgen_nb.numeric import figure_text
 
 from .display import HTMLFragment

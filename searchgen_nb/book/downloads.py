@@ -15,7 +15,8 @@ from typing import Any
 
 from searchgen_nb.book.views import BOARD_FILES, in_rank_order, rank_gaps, tie_groups
 from searchgen_nb.changes_markdown import counts_as
-from searchgen_nb.constants import ARTIFACTS, COMPONENTS, MANIFEST, UNCERTAINTY, VALIDATION_REPORT
+from searchgen_nb.constants import ARTIFACTS, MANIFEST, UNCERTAINTY, VALIDATION_REPORT
+from searchgen_nb.declaration import COMPONENTS, Declaration
 from searchgen_nb.numeric import figure_text
 from searchgen_nb.records import read_records
 from searchgen_nb.untrusted import csv_cell
@@ -54,7 +55,10 @@ def _groups(name: str, data) -> list[tuple[tuple[str, ...], str | None, list[dic
                 out += [((slice_name, kind, g), None, rows) for g, rows in boards[kind].items()]
         return out
     kind = name.removeprefix("leaderboard_by_").removesuffix(".json")
-    return [((g,), "all:All" if g == "All" else f"{kind}:{g}", rows) for g, rows in data.items()]
+    return [
+        ((g,), "all:All" if (kind, g) == ("stratum", "All") else f"{kind}:{g}", rows)
+        for g, rows in data.items()
+    ]
 
 
 def _figure(value: float | None, decimals: int) -> Decimal | None:
@@ -192,23 +196,28 @@ def prompts_csv(records: list[dict], manifest: dict) -> str:
 
 def write_downloads(data_dir: Path, dest: Path) -> list[str]:
     """Copy the artifacts of ``data_dir`` (a staged or published ``public/data``) into ``dest``
-    with the CSVs beside them; return the file names, sorted. FileNotFoundError names a
-    missing artifact."""
+    with the CSVs beside them, each breakdown's board of the manifest's declaration too; return
+    the file names, sorted. FileNotFoundError names a missing artifact."""
     data_dir, dest = Path(data_dir), Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    names = [*ARTIFACTS, MANIFEST, VALIDATION_REPORT]
+    names, added = [*ARTIFACTS, MANIFEST, VALIDATION_REPORT], []
     for name in names:
         if not (data_dir / name).is_file():
             raise FileNotFoundError(f"downloads: {name} is missing from {data_dir.name}")
         shutil.copyfile(data_dir / name, dest / name)
+        if name == MANIFEST:
+            manifest = json.loads((data_dir / name).read_text(encoding="utf-8"))
+            added = [k.board for k in Declaration.from_dict(manifest["declaration"]).breakdowns]
+            names += added  # copied by this loop too
 
     def read(name: str):
         return json.loads((data_dir / name).read_text(encoding="utf-8"))
 
     u, manifest = read(UNCERTAINTY), read(MANIFEST)
     dec = manifest["scoring"]["public_rounding_decimals"]
+    csv_files = CSV_FILES | {name: name.removesuffix(".json") + ".csv" for name in added}
     texts = {
-        csv_name: leaderboard_csv(name, read(name), u, dec) for name, csv_name in CSV_FILES.items()
+        csv_name: leaderboard_csv(name, read(name), u, dec) for name, csv_name in csv_files.items()
     }
     texts[EXTRA_CSV[UNCERTAINTY]] = pairs_csv(u, dec)
     texts[EXTRA_CSV["prompt_scores.jsonl"]] = prompts_csv(read_records(data_dir), manifest)

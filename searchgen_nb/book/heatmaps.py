@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import altair as alt
 
-from searchgen_nb.constants import OVERALL_9_COMPONENTS
+from searchgen_nb.declaration import OVERALL_9_COMPONENTS
 from searchgen_nb.numeric import decimal_text, figure_text
 
 from .charts import (

@@ -12,7 +12,7 @@ from searchgen_nb.book.downloads import CSV_FILES, EXTRA_CSV, links_html
 from searchgen_nb.book.tables import COLUMN_DEFINITIONS as DEFS
 from searchgen_nb.book.tables import METHOD_ANCHORS, Head
 from searchgen_nb.book.views import Release
-from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
+from searchgen_nb.declaration import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 
 # The Methods page, the prompt explorer and the book's root (its downloads/) as seen from an
 # executed notebook (book/notebooks/NN.html).

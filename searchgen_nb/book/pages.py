@@ -27,7 +27,8 @@ from searchgen_nb.book.page_parts import (
 from searchgen_nb.book.tables import COLUMN_DEFINITIONS as DEFS
 from searchgen_nb.book.tables import Head
 from searchgen_nb.book.views import TAG_KINDS, Release
-from searchgen_nb.constants import OVERALL_9_COMPONENTS, STATUSES
+from searchgen_nb.constants import STATUSES
+from searchgen_nb.declaration import OVERALL_9_COMPONENTS
 from searchgen_nb.numeric import decimal_text
 
 

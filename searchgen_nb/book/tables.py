@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from searchgen_nb.constants import COMPONENT_LABELS, OVERALL_9_COMPONENTS
+from searchgen_nb.declaration import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 from searchgen_nb.evidence import clip
 
 from .cards import card_href

@@ -20,27 +20,22 @@ from searchgen_nb.book.fmt import exact_diff, interval_text, pct_label
 from searchgen_nb.config import ReleaseConfig, SliceConfig, find_config, load_config
 from searchgen_nb.constants import (
     CHANGES,
-    COMPONENT_LABELS,
     MANIFEST,
-    OVERALL_9_COMPONENTS,
+    OVERALL_BOARD,
     STRATUM_GROUPS,
     UNCERTAINTY,
     VALIDATION_REPORT,
 )
+from searchgen_nb.declaration import BENCHMARK, COMPONENT_LABELS, OVERALL_9_COMPONENTS
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.numeric import scaled
 from searchgen_nb.records import read_records
 from searchgen_nb.slices import field_values, in_slice
 
-BOARD_FILES = {
-    "overall": "leaderboard_overall.json",
-    "stratum": "leaderboard_by_stratum.json",
-    "domain": "leaderboard_by_domain.json",
-    "failure_mode": "leaderboard_by_failure_mode.json",
-    "slice": "leaderboard_by_slice.json",
-}
-#: The tag kinds, each with its taxonomy key.
-TAG_KINDS = {"domain": "domains", "failure_mode": "failure_modes"}
+#: The board files the book reads: overall and the package's declared group kinds.
+BOARD_FILES = {"overall": OVERALL_BOARD, **{k.kind: k.board for k in BENCHMARK.group_kinds}}
+#: The tag kinds, each with its field (its taxonomy key).
+TAG_KINDS = {k.kind: k.fields[0] for k in BENCHMARK.group_kinds if k.source == "tags"}
 #: The facts the Extraction page shows (by name, never by position).
 EXTRACTION_FACTS = (
     "Dataset",

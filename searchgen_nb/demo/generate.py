@@ -13,7 +13,8 @@ from importlib import resources
 
 import yaml
 
-from searchgen_nb.constants import DEFAULT_RESULT_PATH, GENERIC_RUBRIC, STATUSES
+from searchgen_nb.constants import DEFAULT_RESULT_PATH, STATUSES
+from searchgen_nb.declaration import GENERIC_RUBRIC
 from searchgen_nb.demo.evidence import image_png, initials, judge_reason, prompt_evidence
 
 
@@ -345,8 +346,9 @@ def demo_config_text(
         "partition": dict(PROMPTS["expected_partition"]),
         "n_scored": lock,
     } | ({"lost_results": lost_results} if lost_results else {})
-    body = yaml.safe_dump(cfg | {"slices": slices, "expected": expected}, sort_keys=False,
-                          allow_unicode=True, width=120)  # fmt: skip
+    breakdowns = PROFILE["config"]["breakdowns"]
+    body = yaml.safe_dump(cfg | {"slices": slices, "breakdowns": breakdowns, "expected": expected},
+                          sort_keys=False, allow_unicode=True, width=120)  # fmt: skip
     return "\n".join(PROFILE["config"]["header"]) + "\n" + body
 
 

@@ -6,15 +6,21 @@ from collections import Counter
 from fractions import Fraction
 from typing import Any
 
-from searchgen_nb.constants import ARTIFACTS, STATUSES
+from searchgen_nb.constants import OVERALL_BOARD, STATUSES
 from searchgen_nb.gate.columns import (
+    BUILT_IN,
     SCORED,
     Columns,
+    breakdown_prompts,
+    breakdowns,
     exact_numerators,
     half_up,
     slice_prompts,
     tag_groups,
 )
+
+#: The files the site reads, in the order :func:`reconstruct_columns` makes them.
+FIXED_BOARDS = (OVERALL_BOARD, *(board for *_, board, _, _ in BUILT_IN))
 
 
 def reconstruct(manifest: dict, records: list[dict]) -> dict[str, Any]:
@@ -23,7 +29,8 @@ def reconstruct(manifest: dict, records: list[dict]) -> dict[str, Any]:
 
 
 def reconstruct_columns(manifest: dict, cols: Columns) -> dict[str, Any]:
-    """Recompute the leaderboard artifacts from the validator's columns."""
+    """Recompute the leaderboard artifacts from the validator's columns: the five files and each
+    breakdown's board of the manifest's declaration."""
     order = manifest["model_order"]
     groups = _groups(cols, manifest)
     rows = {m: _model_rows(manifest, cols, k, groups) for k, m in enumerate(order)}
@@ -31,21 +38,31 @@ def reconstruct_columns(manifest: dict, cols: Columns) -> dict[str, Any]:
         name: {"overall": None, "strata": {}, "domains": {}, "failure_modes": {}}
         for name in manifest["published_slices"]
     }
+    out: dict[str, dict] = {kind.board: {} for kind in breakdowns(manifest)}
     for g, ((slice_name, kind, name), _) in enumerate(groups):
-        by_slice[slice_name][kind][name] = _board(manifest, [rows[m][g] for m in order])
-    for board in by_slice.values():
-        board["overall"] = board["strata"]["All"]
+        board = _board(manifest, [rows[m][g] for m in order])
+        if slice_name is None:  # a breakdown's group: ``kind`` is its board
+            out[kind][name] = board
+        else:
+            by_slice[slice_name][kind][name] = board
+    for b in by_slice.values():
+        b["overall"] = b["strata"]["All"]
     shown = by_slice[manifest["output_slice"]]
     parts = (shown["overall"], shown["strata"], shown["domains"], shown["failure_modes"], by_slice)
-    return dict(zip(ARTIFACTS[1:6], parts))  # leaderboard_overall.json … _by_slice.json
+    return {**dict(zip(FIXED_BOARDS, parts)), **out}
 
 
-def _groups(cols: Columns, manifest: dict) -> list[tuple[tuple[str, str, str], list[int]]]:
-    """Every ``((slice, kind, group), prompt indices)`` in the files' order."""
-    named, out = manifest["evaluation_slices"]["named"], []
+def _groups(cols: Columns, manifest: dict) -> list[tuple[tuple, list[int]]]:
+    """Every ``((slice, kind, group), prompt indices)`` in the files' order, then every
+    ``((None, board, value), prompt indices)`` of the breakdowns."""
+    named = manifest["evaluation_slices"]["named"]
+    out: list[tuple[tuple, list[int]]] = []
     for name in manifest["published_slices"]:
         groups = tag_groups(cols, slice_prompts(cols, named[name]))
         out += [((name, *key), members) for key, members in groups.items()]
+    for kind in breakdowns(manifest):
+        values = breakdown_prompts(cols, kind.fields[0])
+        out += [((None, kind.board, value), members) for value, members in values.items()]
     return out
 
 

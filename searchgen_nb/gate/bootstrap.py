@@ -12,7 +12,7 @@ from typing import Any, cast
 import numpy as np
 
 from searchgen_nb.constants import ALL_PAIRS_MAX_MODELS, PARTITION_KEYS
-from searchgen_nb.gate.columns import half_up, tag_groups
+from searchgen_nb.gate.columns import PREFIX, breakdown_prompts, breakdowns, half_up, tag_groups
 
 _LEAVES = ("NoSearch", "VisualSearch", "TextualSearch")
 _SLICE_BYTES = 32 * 2**20  # draws of one slice of replicates of one stratum (int64)
@@ -77,12 +77,17 @@ def _groups(manifest: dict, cols, boards: dict, slice_prompts) -> list[tuple]:
         ("all:All", every["strata", "All"], ranked(boards["leaderboard_overall.json"]))
     ]
     out += [(f"stratum:{s}", every["strata", s], ranked(by_stratum[s])) for s in PARTITION_KEYS]
-    out += [(f"{kind[:-1]}:{t}", idx, None) for (kind, t), idx in every.items() if kind != "strata"]
+    out += [(f"{PREFIX[key]}{t}", idx, None) for (key, t), idx in every.items() if key != "strata"]
     for name in manifest["published_slices"]:
         spec = manifest["evaluation_slices"]["named"][name]
         inside = np.array(slice_prompts(cols, spec), dtype=np.int64)
         rows = boards["leaderboard_by_slice.json"][name]["overall"]
         out.append((f"slice:{name}", inside, ranked(rows)))
+    for kind in breakdowns(manifest):  # ranked like a slice (data contract, § Breakdowns)
+        board = boards[kind.board]
+        for value, idx in breakdown_prompts(cols, kind.fields[0]).items():
+            key = f"{kind.uncertainty_prefix}{value}"
+            out.append((key, np.array(idx, dtype=np.int64), ranked(board[value])))
     return out
 
 

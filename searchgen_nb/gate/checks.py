@@ -28,7 +28,7 @@ from searchgen_nb.gate.aggregate import reconstruct, reconstruct_columns
 from searchgen_nb.gate.bootstrap import SettingsError, reconstruct_uncertainty
 from searchgen_nb.gate.columns import Columns, slice_prompts
 from searchgen_nb.gate.compare import (
-    BOARDS,
+    board_names,
     check_rows_null_vs_zero,
     compare_board,
     compare_uncertainty,
@@ -75,15 +75,20 @@ def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
         problem = "missing" if isinstance(exc, FileNotFoundError) else f"cannot read: {why(exc)}"
         report.fail(check, f"{_SCORES}: {problem}", file=_SCORES)
         return None
+    try:
+        names = board_names(manifest)
+    except ValueError as exc:
+        report.fail(check, f"{MANIFEST}: {exc}", file=MANIFEST)
+        return None
     boards = {}
-    for name in (*BOARDS, UNCERTAINTY, CHANGES):  # changes.json: read for strict JSON only
+    for name in (*names, UNCERTAINTY, CHANGES):  # changes.json: read for strict JSON only
         try:
             boards[name] = _strict_load(folder / name)
         except (OSError, ValueError) as exc:
             report.fail(check, f"{name}: {why(exc)}", file=name)
     hashes = manifest.get("artifact_sha256") if isinstance(manifest, dict) else None
     hashes = hashes if isinstance(hashes, dict) else {}  # the schema check names it
-    for name in (_SCORES, *BOARDS, UNCERTAINTY, CHANGES):
+    for name in (_SCORES, *names, UNCERTAINTY, CHANGES):
         try:
             with open_regular(folder / name, STREAM_MAX) as fh:
                 differs = hashes.get(name) != hashlib.file_digest(fh, "sha256").hexdigest()
@@ -94,7 +99,7 @@ def _load(folder: Path, report: Report) -> tuple[dict, dict] | None:
                 check, f"{name}: sha256 differs from the manifest's artifact_sha256", file=name
             )
     boards.pop(CHANGES, None)
-    return (manifest, boards) if len(boards) == len(BOARDS) + 1 else None
+    return (manifest, boards) if len(boards) == len(names) + 1 else None
 
 
 def _check_own_report(folder: Path, report: Report) -> None:
@@ -264,7 +269,8 @@ def _check_release(
         return
     check_rows_null_vs_zero(boards, report)
     want = reconstruct_columns(manifest, cols)
-    for name in BOARDS:
+    names = board_names(manifest)
+    for name in names:
         compare_board(name, want[name], boards[name], report, "aggregates")
     if aggregate is None:
         report.skip(
@@ -274,7 +280,7 @@ def _check_release(
         )
     else:
         theirs = aggregate()
-        for name in BOARDS:
+        for name in names:
             compare_board(name, want[name], theirs[name], report, "order_invariance")
     if not report.checks["aggregates"]["passed"]:
         report.skip(

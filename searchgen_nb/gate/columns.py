@@ -1,6 +1,7 @@
 """The gate's columns of ``prompt_scores.jsonl`` (:class:`Columns`), the prompts of a named
 slice, and its own exact arithmetic (integers over a power-of-two denominator)."""
 
+import json
 import math
 from array import array
 from collections.abc import Sequence
@@ -9,7 +10,22 @@ from fractions import Fraction
 import numpy as np
 
 from searchgen_nb.constants import STATUSES, STRATUM_GROUPS
+from searchgen_nb.declaration import BREAKDOWN, Declaration, GroupKind
+from searchgen_nb.untrusted import excerpt
 
+#: The group kinds the gate recomputes with its own code, as a manifest's ``declaration`` must
+#: state them before its breakdowns: (kind, from, fields, groups, board, key in a slice's board,
+#: uncertainty prefix).
+BUILT_IN = (
+    ("stratum", "partition", ("stratum", "search_type"), STRATUM_GROUPS,
+     "leaderboard_by_stratum.json", "strata", "stratum:"),
+    ("domain", "tags", ("domains",), None, "leaderboard_by_domain.json", "domains", "domain:"),
+    ("failure_mode", "tags", ("failure_modes",), None, "leaderboard_by_failure_mode.json",
+     "failure_modes", "failure_mode:"),
+    ("slice", "slices", (), None, "leaderboard_by_slice.json", None, "slice:"),
+)  # fmt: skip
+#: A built-in kind's uncertainty prefix by its key in a slice's board.
+PREFIX = {key: prefix for *_, key, prefix in BUILT_IN if key}
 STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
 UNKNOWN = 255
 SCORED = STATUS_CODE["scored"]
@@ -41,9 +57,9 @@ def entry_row(e: dict, comps10: list[str]) -> tuple[int, list[float]]:
 
 
 class Columns:
-    """Per prompt its sample_id, partition, tags and slice fields; per model and prompt a status
-    code, the twelve raw values of :func:`entry_row`, the result file and the reason (``error``)
-    — never the records."""
+    """Per prompt its sample_id, partition, tags and slice and breakdown fields; per model and
+    prompt a status code, the twelve raw values of :func:`entry_row`, the result file and the
+    reason (``error``) — never the records."""
 
     def __init__(self, models: list[str], slice_fields: Sequence[str] = ()) -> None:
         self.models = models
@@ -99,8 +115,54 @@ class Columns:
 
 
 def slice_fields(manifest: dict) -> list[str]:
+    """The prompt fields the gate keeps: the value-selecting slices' and the breakdowns'."""
     named = (manifest.get("evaluation_slices") or {}).get("named") or {}
-    return sorted({s.get("field", "subset") for s in named.values() if s.get("include_tags")})
+    fields = {s.get("field", "subset") for s in named.values() if s.get("include_tags")}
+    return sorted(fields | {k.fields[0] for k in breakdowns(manifest)})
+
+
+def breakdowns(manifest: dict) -> tuple[GroupKind, ...]:
+    """The breakdowns of the manifest's ``declaration`` (data contract, § Breakdowns), none
+    without one (the schema check names it)."""
+    declaration = manifest.get("declaration")
+    if not isinstance(declaration, dict):
+        return ()
+    return Declaration.from_dict(declaration).breakdowns
+
+
+def declared_kinds_problem(declaration: Declaration) -> str | None:
+    """What in a manifest's declaration the gate cannot recompute: built-in kinds other than
+    :data:`BUILT_IN`, or a breakdown whose board, prefix or field is not its own."""
+    built = [
+        (k.kind, k.source, k.fields, k.groups, k.board, k.slice_key, k.uncertainty_prefix)
+        for k in declaration.group_kinds
+        if k.source != BREAKDOWN
+    ]
+    if tuple(built) != BUILT_IN:
+        return "its group kinds before the breakdowns are not the built-in ones"
+    for k in declaration.breakdowns:
+        own = (f"leaderboard_by_{k.kind}.json", None, f"{k.kind}:", None, 1)
+        if (k.board, k.slice_key, k.uncertainty_prefix, k.groups, len(k.fields)) != own or any(
+            k.kind == b[0] or k.kind in ("all", "overall") for b in BUILT_IN
+        ):
+            return f"breakdown {excerpt(k.kind, 60)} is not declared as a breakdown is"
+    return None
+
+
+def breakdown_prompts(cols: Columns, field: str) -> dict[str, list[int]]:
+    """``{value: prompt indices}`` of a breakdown by ``field``, values sorted: a string is one
+    value, a number or a boolean its JSON text, a list of strings each of its strings; null,
+    absent or anything else: no group."""
+    j = cols.slice_fields.index(field)
+    groups: dict[str, list[int]] = {}
+    for i, values in enumerate(cols.field_values):
+        v = values[j]
+        if isinstance(v, (bool, int, float)):
+            v = json.dumps(v)
+        have = {v} if isinstance(v, str) else set(v) if isinstance(v, list) else set()
+        for value in have:
+            groups.setdefault(value, []).append(i)
+    return dict(sorted(groups.items()))
 
 
 def slice_prompts(cols: Columns, spec: dict) -> list[int]:

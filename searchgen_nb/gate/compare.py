@@ -4,11 +4,30 @@ each difference a failure naming the file, the group, the model (or pair) and th
 import json
 from typing import Any
 
-from searchgen_nb.constants import ARTIFACTS, UNCERTAINTY
+from searchgen_nb.constants import OVERALL_BOARD, UNCERTAINTY
+from searchgen_nb.declaration import BOARD_PATTERN, Declaration
+from searchgen_nb.gate.columns import declared_kinds_problem
 from searchgen_nb.gate.report import Report
+from searchgen_nb.untrusted import excerpt
 
-BOARDS = ARTIFACTS[1:6]  # leaderboard_overall.json … leaderboard_by_slice.json
 _SLICE_KINDS = ("overall", "strata", "domains", "failure_modes")
+
+
+def board_names(manifest: Any) -> tuple[str, ...]:
+    """``leaderboard_overall.json`` and the board of every group kind of the manifest's
+    ``declaration`` (data contract, § The release gate); ``ValueError`` without one, or with
+    one the gate cannot recompute (:func:`declared_kinds_problem`)."""
+    try:
+        declaration = Declaration.from_dict(manifest["declaration"])
+        problem = declared_kinds_problem(declaration)
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:
+        raise ValueError(f"no readable declaration ({type(exc).__name__}: {exc})") from None
+    names = declaration.boards
+    if bad := [n for n in names if not isinstance(n, str) or not BOARD_PATTERN.fullmatch(n)]:
+        problem = f"{excerpt(bad[0], 80)} is not a board's file name"
+    if problem:
+        raise ValueError(f"declaration: {problem}")
+    return (OVERALL_BOARD, *names)
 
 
 def same(a, b) -> bool:
@@ -79,8 +98,9 @@ def _compare_rows(name: str, g: str, wrows: list, grows: list, report: Report, c
 
 
 def check_rows_null_vs_zero(boards: dict, report: Report) -> None:
-    """In every row a component is null exactly when no value went into it (count 0)."""
-    for name in BOARDS:
+    """In every row a component is null exactly when no value went into it (count 0), in every
+    board of ``boards`` (``uncertainty.json`` aside)."""
+    for name in (n for n in boards if n != UNCERTAINTY):
         groups = boards[name]
         if isinstance(groups, list):
             groups = {"All": groups}

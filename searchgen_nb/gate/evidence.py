@@ -17,20 +17,13 @@ from typing import cast
 import jsonschema
 import jsonschema_rs
 
+from searchgen_nb.declaration import Declaration
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.schemas import error_text, schema_dir
 from searchgen_nb.untrusted import excerpt, strict_loads
 
 NAME = "prompt_evidence.jsonl"
 CHECK = "evidence"
-_GENERIC = (
-    "prompt_faithfulness",
-    "image_quality",
-    "text_rendering",
-    "ai_naturalness",
-    "composition_and_aesthetics",
-    "physical_plausibility",
-)
 _SCORED, _NO_IMAGE = 0, 3  # status codes of gate.columns
 #: What only a scored pair carries besides its scores: the judge's reasons.
 _REASONS = ("rubric_reasons", "reference_reasons")
@@ -91,6 +84,7 @@ def _check_lines(path: Path, manifest: dict, cols, report, named: dict) -> tuple
     sha256 of the file and of its texts (one sorted-key JSON line ``{sample_id, text,
     checklist}`` each)."""
     index = {c: j for j, c in enumerate(manifest["scoring"]["overall_10_components"])}
+    generic = Declaration.from_dict(manifest["declaration"]).generic_rubric
     sids, h, in_order, n = list(cols.sample_ids), hashlib.sha256(), True, 0
     texts = hashlib.sha256()
     for n, raw in enumerate(read_lines(path, ARTIFACT_MAX), start=1):
@@ -115,7 +109,7 @@ def _check_lines(path: Path, manifest: dict, cols, report, named: dict) -> tuple
             )
             continue
         for m, pair in p["models"].items():
-            if why := _pair_problem(pair, m, n - 1, cols, index):
+            if why := _pair_problem(pair, m, n - 1, cols, index, generic):
                 report.fail(
                     CHECK,
                     f"{NAME} line {n}: sample_id {excerpt(sid, 80)}, model {excerpt(m, 60)}: {why}",
@@ -165,7 +159,9 @@ def _line(raw: bytes, n: int, report) -> dict | None:
     return None
 
 
-def _pair_problem(pair: dict, m: str, i: int, cols, index: dict) -> str | None:
+def _pair_problem(
+    pair: dict, m: str, i: int, cols, index: dict, generic: tuple[str, ...]
+) -> str | None:
     """Why one model's entry of prompt ``i`` contradicts the records, or None."""
     if m not in cols.models:
         return "no such model in prompt_scores.jsonl"
@@ -190,7 +186,7 @@ def _pair_problem(pair: dict, m: str, i: int, cols, index: dict) -> str | None:
         mean = float(sum(map(Fraction, items), Fraction(0)) / len(items))
         if mean != value["checklist"]:
             return f"checklist items average {mean}, the record's checklist is {value['checklist']}"
-    for d in _GENERIC:
+    for d in generic:
         said = pair.get("rubric", {}).get(d)
         if said is not None and value[d] is not None and said != value[d]:
             return f"rubric {d} is {said}, the record's {d} is {value[d]}"

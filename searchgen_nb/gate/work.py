@@ -5,7 +5,7 @@ for more is refused before anything is recomputed."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from searchgen_nb.constants import (
@@ -23,7 +23,7 @@ from searchgen_nb.constants import (
     ROW_BYTES,
     STRATUM_GROUPS,
 )
-from searchgen_nb.gate.columns import Columns, slice_prompts
+from searchgen_nb.gate.columns import Columns, breakdown_prompts, breakdowns, slice_prompts
 
 #: Groups of every board and of the bootstrap besides the tags and slices: All and the strata.
 _FIXED = len(STRATUM_GROUPS)
@@ -33,7 +33,8 @@ _MIB = 2**20
 @dataclass(frozen=True)
 class Work:
     """The size of a release: P prompts, M models, T tags, S published slices, the prompts
-    summed over every group (All, strata, tags, slices) and B bootstrap replicates."""
+    summed over every group (All, strata, tags, slices, breakdowns), B bootstrap replicates and
+    the D groups of the breakdowns."""
 
     n_prompts: int
     n_models: int
@@ -41,10 +42,11 @@ class Work:
     n_slices: int
     memberships: int
     n_bootstrap: int
+    n_breakdown_groups: int = 0
 
     def without_bootstrap(self) -> Work:
         """The same release at B = 0: what the leaderboards alone cost."""
-        return Work(self.n_prompts, self.n_models, self.n_tags, self.n_slices, self.memberships, 0)
+        return replace(self, n_bootstrap=0)
 
     def problems(self) -> list[str]:
         """Each figure over its bound: what it counts, the bound and the setting to change (for
@@ -70,11 +72,12 @@ class _Figure(NamedTuple):
 
 def _figures(w: Work) -> list[_Figure]:
     """The contract's figures, in its order."""
-    b, p, m = w.n_bootstrap, w.n_prompts, w.n_models
-    groups, ranked = _FIXED + w.n_tags + w.n_slices, _FIXED + w.n_slices
+    b, p, m, d = w.n_bootstrap, w.n_prompts, w.n_models, w.n_breakdown_groups
+    groups, ranked = _FIXED + w.n_tags + w.n_slices + d, _FIXED + w.n_slices + d
     tested = m - 1 if m > ALL_PAIRS_MAX_MODELS else m * (m - 1) // 2
     drawn = w.memberships + p * groups  # prompt memberships a model's replicate sums
-    rows = (1 + w.n_slices) * (_FIXED + w.n_tags) * m
+    rows = ((1 + w.n_slices) * (_FIXED + w.n_tags) + d) * m
+    more = f" + {d:,} breakdown groups × {m:,} models" if d else ""
     size = rows * ROW_BYTES
     if b:
         size += groups * m * CELL_BYTES + ranked * tested * PAIR_BYTES
@@ -91,7 +94,7 @@ def _figures(w: Work) -> list[_Figure]:
                 f"{b * m * drawn:,} prompt draws ({n_b} × {m:,} models × {drawn:,} prompt "
                 "memberships)", fewer),
         _Figure(rows, None, MAX_ROWS, f"the leaderboards would hold {rows:,} rows "
-                f"({1 + w.n_slices:,} boards × {_FIXED + w.n_tags:,} groups × {m:,} models)",
+                f"({1 + w.n_slices:,} boards × {_FIXED + w.n_tags:,} groups × {m:,} models{more})",
                 publish),
         _Figure(p * m, None, MAX_PAIRS, f"the release would read and check {p * m:,} prompt × "
                 f"model pairs ({p:,} prompts × {m:,} models)",
@@ -104,19 +107,23 @@ def _figures(w: Work) -> list[_Figure]:
 
 
 def count(manifest: dict, cols: Columns) -> Work:
-    """The :class:`Work` of a release from its records and the manifest's published slices and
-    ``config.uncertainty.n_bootstrap`` (not an integer: 0 here, the ``uncertainty`` check names
-    it)."""
+    """The :class:`Work` of a release from its records and the manifest's published slices,
+    breakdowns and ``config.uncertainty.n_bootstrap`` (not an integer: 0 here, the
+    ``uncertainty`` check names it)."""
     named = (manifest.get("evaluation_slices") or {}).get("named") or {}
     published = [named[s] for s in manifest.get("published_slices") or [] if s in named]
     tags = {(j, t) for p in cols.prompts for j in (2, 3) for t in p[j]}
     strata = sum(1 + (p[1] != p[0]) for p in cols.prompts)
     in_tags = sum(len(set(p[2])) + len(set(p[3])) for p in cols.prompts)
     in_slices = sum(len(slice_prompts(cols, spec)) for spec in published)
+    split = [breakdown_prompts(cols, kind.fields[0]) for kind in breakdowns(manifest)]
+    in_breakdowns = sum(len(idx) for groups in split for idx in groups.values())
     b = ((manifest.get("config") or {}).get("uncertainty") or {}).get("n_bootstrap")
     b = b if isinstance(b, int) and not isinstance(b, bool) else 0
     n = len(cols.sample_ids)
-    return Work(n, len(cols.models), len(tags), len(published), n + strata + in_tags + in_slices, b)
+    memberships = n + strata + in_tags + in_slices + in_breakdowns
+    d = sum(len(groups) for groups in split)
+    return Work(n, len(cols.models), len(tags), len(published), memberships, b, d)
 
 
 def refusal(problems: list[str]) -> str:
