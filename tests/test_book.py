@@ -73,6 +73,7 @@ def test_release_publishes_everything(fixture_release):
         "08_audit.ipynb",
         "09_changes.ipynb",
         "10_prompts.ipynb",
+        "11_breakdowns.ipynb",
     ]
     assert external_references(site / "_build" / "html") == []
     # the kernels' IPython folder is the work folder's, not the user's, and holds no history
