@@ -118,3 +118,29 @@ def test_without_breakdowns_the_page_says_so_and_nothing_else_changes(plain):
     table = pages.prompt_explorer(plain)[1].html
     assert "data-sg-filters" not in table and "by_" not in table
     assert "breakdowns" not in cards.card_data(plain)[0]
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_demo_breakdowns_in_browser(demo_release, browser):
+    """The demo's Breakdowns page draws its heatmaps; the explorer filtered by a breakdown shows
+    that group's prompts; a card opened from it marks the group among its breakdown tags."""
+    from browser import Page
+
+    html = demo_release / "_build" / "html"
+    board = json.loads((demo_release / "public/data/leaderboard_by_difficulty.json").read_text())
+    page = Page(browser, html / "book/notebooks/11_breakdowns.html")
+    assert page.wait_for_charts() == 4  # difficulty and language, absolute and relative
+    assert page.page.locator("table.sg-leaderboard").count() == 5  # easy, hard, medium; en, zh
+    lst = Page(browser, html / "book/notebooks/10_prompts.html", "by_difficulty=hard")
+    lst.page.wait_for_selector("#prompt-explorer[data-sg-ready]")
+    shown = lst.page.get_attribute("#prompt-explorer", "data-sg-shown")
+    assert int(shown) == board["hard"][0]["n_total"]
+    assert "by difficulty hard" in lst.page.locator("#prompt-explorer-filter").inner_text()
+    lst.page.locator("#prompt-explorer tbody a").first.click()
+    lst.page.wait_for_selector(".sg-card-models", timeout=15000)
+    assert "tag=hard" in lst.page.url
+    tags = lst.page.locator(".sg-card-tags").all_inner_texts()
+    assert "difficulty: hard" in tags and any(t.startswith("language: ") for t in tags)
+    assert lst.page.locator(".sg-card-this").first.inner_text() == "hard"
+    assert (page.errors, lst.errors) == ([], [])

@@ -108,9 +108,9 @@ def _script(key: object, value: object) -> str:
 
 def write_card_assets(data_dir: Path, dest: Path) -> None:
     """Write into ``dest`` the card's ``index.js`` (each prompt's shard, the models, policies,
-    decimals, the components' names, the breakdowns' labels (none without one), the manifest's thumbnails and previews), ``shard-<n>.js``,
-    ``texts.js`` (the first 300 characters of each prompt) and a copy of the thumbnails and
-    previews."""
+    decimals, the components' names, the breakdowns' labels (none without one), the manifest's
+    thumbnails and previews), ``shard-<n>.js``, ``texts.js`` (the first 300 characters of each
+    prompt) and a copy of the thumbnails and previews."""
     dest, release = Path(dest), Release(Path(data_dir))
     dest.mkdir(parents=True, exist_ok=True)
     cards = card_data(release)
