@@ -1,8 +1,8 @@
 """The book's breakdowns (data contract, § The book, § Breakdowns), driven by the manifest's
 declaration: the Breakdowns page has, per breakdown, its heatmap and a leaderboard per group
 with intervals and tie groups, and its downloads; the prompt explorer a column and a URL filter
-per breakdown; the prompt card the prompt's groups as tags. A release without breakdowns says
-so in one sentence and its explorer and cards are as before."""
+per breakdown; the prompt card the prompt's groups as tags (the release of ``test_breakdowns``).
+A release without breakdowns says so in one sentence and its explorer and cards are as before."""
 
 from __future__ import annotations
 
@@ -11,17 +11,30 @@ import re
 
 import pytest
 from factory import make_release, model, prompt, result
-from test_breakdowns import _release
+from test_breakdowns import BREAKDOWNS, TABLE
 
 from searchgen_nb.book import cards, pages, views
 from searchgen_nb.config import load_config
 from searchgen_nb.pipeline import run_data
 
+#: Model a's and b's checklist score in a row of ``TABLE``.
+AB = (("a", 4), ("b", 5))
+
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory):
     root = tmp_path_factory.mktemp("breakdown-book")
-    run_data(load_config(_release(root / "in")), root / "out", progress=False)
+    prompts = [
+        prompt(sid, difficulty=d, **({} if lv is None else {"level": lv}), theme=th)
+        for sid, d, lv, th, _, _ in TABLE
+    ]
+    results = {(m, row[0]): result({"checklist:0": row[i]}) for row in TABLE for m, i in AB}
+    models = {"a": model("A"), "b": model("B")}
+    uncertainty = {"n_bootstrap": 200, "seed": 3}
+    cfg = make_release(
+        root / "in", prompts, models, results, breakdowns=BREAKDOWNS, uncertainty=uncertainty
+    )
+    run_data(load_config(cfg), root / "out", progress=False)
     return views.Release(root / "out")
 
 
