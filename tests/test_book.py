@@ -73,6 +73,7 @@ def test_release_publishes_everything(fixture_release):
         "08_audit.ipynb",
         "09_changes.ipynb",
         "10_prompts.ipynb",
+        "11_breakdowns.ipynb",
     ]
     assert external_references(site / "_build" / "html") == []
     # the kernels' IPython folder is the work folder's, not the user's, and holds no history
@@ -375,11 +376,11 @@ def test_demo_book_in_browser(browser, demo_release, part):
         )  # the page's load and what the checks did
     # domains, failure modes (absolute and relative), compare (components and pairs): the full set
     # and three slices each; the leaderboard's forests (All and four strata, three slices); audit;
-    # the compare picker
+    # the compare picker; the breakdowns (difficulty and language, absolute and relative)
     drawn = (
         {"04_leaderboard": 8, "05_domains": 8, "06_failure_modes": 8, "07_compare": 9}
         if part == "results"
-        else {"08_audit": 1}
+        else {"08_audit": 1, "11_breakdowns": 4}
     )
     assert {k: v for k, v in charts.items() if v} == drawn
 

@@ -119,12 +119,14 @@ def test_prompt_rows_difficulty_and_spread(release):
         "domains",
         "failure_modes",
         "slices",
+        "breakdowns",
         "difficulty",
         "spread",
         "scores",
         "statuses",
         "reasons",
     }
+    assert some["breakdowns"] == {}  # the release declares no breakdown
     assert (
         rows["v1"]["reasons"] == {"b": "not a JSON object (got list)"}
         and rows["v2"]["reasons"] == {}

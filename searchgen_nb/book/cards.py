@@ -11,7 +11,7 @@ from fractions import Fraction
 from pathlib import Path
 from urllib.parse import quote
 
-from searchgen_nb.book.views import Release
+from searchgen_nb.book.views import Release, group_values
 from searchgen_nb.declaration import COMPONENT_LABELS, COMPONENTS
 from searchgen_nb.evidence import EVIDENCE, PREVIEWS, THUMBS
 from searchgen_nb.files import read_lines
@@ -78,8 +78,9 @@ def prompt_texts(release: Release) -> dict[str, str | None]:
 
 
 def card_data(release: Release) -> list[dict]:
-    """One dict per prompt (sample_id order): what its card shows (text, tags, slices, and per
-    model status, reason, public 0–100 components, Overall-9/10, checklist and rubric as
+    """One dict per prompt (sample_id order): what its card shows (text, tags, slices, its
+    groups of each breakdown (in the declaration's order; no key without one), and per model
+    status, reason, public 0–100 components, Overall-9/10, checklist and rubric as
     ``[name, raw 0–3 score, the judge's reason]``, the reference evaluations' reasons (with the
     raw score), thumbnail, preview, image path)."""
     shown = _evidence(release)
@@ -87,6 +88,7 @@ def card_data(release: Release) -> list[dict]:
     out = []
     for r in release.all_records:
         ev = shown.get(r["sample_id"], {})
+        by = [group_values(r, k) for k in release.breakdowns]
         out.append(
             {
                 "id": r["sample_id"],
@@ -94,6 +96,7 @@ def card_data(release: Release) -> list[dict]:
                 "domains": r["domains"],
                 "failure_modes": r["failure_modes"],
                 "slices": [n for n, test in tests.items() if test(r)],
+                **({"breakdowns": by} if by else {}),
                 "text": ev.get("text"),
                 "checklist": ev.get("checklist", []),
                 "models": {
@@ -135,10 +138,9 @@ def _script(key: object, value: object) -> str:
 
 def write_card_assets(data_dir: Path, dest: Path) -> None:
     """Write into ``dest`` the card's ``index.js`` (each prompt's shard, the models, policies,
-    the components' names, the manifest's thumbnails and previews and :func:`weight_text`),
-    ``shard-<n>.js``,
-    ``texts.js`` (the first 300 characters of each prompt) and a copy of the thumbnails and
-    previews."""
+    the components' names, the breakdowns' labels (none without one), the manifest's thumbnails
+    and previews and :func:`weight_text`), ``shard-<n>.js``, ``texts.js`` (the first 300
+    characters of each prompt) and a copy of the thumbnails and previews."""
     dest, release = Path(dest), Release(Path(data_dir))
     dest.mkdir(parents=True, exist_ok=True)
     cards = card_data(release)
@@ -152,6 +154,7 @@ def write_card_assets(data_dir: Path, dest: Path) -> None:
         "policies": release.policies,
         "weight": weight_text(release.manifest.get("thumbnails"), release.manifest.get("previews")),
         "components": [COMPONENT_LABELS[c] for c in COMPONENTS],
+        **({"breakdowns": [k.label for k in release.breakdowns]} if release.breakdowns else {}),
         "thumbnails": release.manifest.get("thumbnails"),
         "previews": release.manifest.get("previews"),
     }

@@ -23,8 +23,15 @@ from searchgen_nb.untrusted import csv_cell
 
 #: Folder of the downloads below the built book's root.
 FOLDER = "downloads"
+
+
+def board_csv(name: str) -> str:
+    """The CSV beside a leaderboard file: ``leaderboard_by_x.json`` → ``leaderboard_by_x.csv``."""
+    return name.removesuffix(".json") + ".csv"
+
+
 #: Leaderboard JSON file → its CSV.
-CSV_FILES = {name: name.removesuffix(".json") + ".csv" for name in BOARD_FILES.values()}
+CSV_FILES = {name: board_csv(name) for name in BOARD_FILES.values()}
 #: Other artifacts with a CSV beside them.
 EXTRA_CSV = {"uncertainty.json": "pairwise_tests.csv", "prompt_scores.jsonl": "prompt_scores.csv"}
 _ROW_KEYS = (
@@ -215,7 +222,7 @@ def write_downloads(data_dir: Path, dest: Path) -> list[str]:
 
     u, manifest = read(UNCERTAINTY), read(MANIFEST)
     dec = manifest["scoring"]["public_rounding_decimals"]
-    csv_files = CSV_FILES | {name: name.removesuffix(".json") + ".csv" for name in added}
+    csv_files = CSV_FILES | {name: board_csv(name) for name in added}
     texts = {
         csv_name: leaderboard_csv(name, read(name), u, dec) for name, csv_name in csv_files.items()
     }

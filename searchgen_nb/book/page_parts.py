@@ -8,11 +8,11 @@ import re
 from urllib.parse import urlencode
 
 from searchgen_nb.book.display import HTMLFragment, wrapped
-from searchgen_nb.book.downloads import CSV_FILES, EXTRA_CSV, links_html
+from searchgen_nb.book.downloads import CSV_FILES, EXTRA_CSV, board_csv, links_html
 from searchgen_nb.book.tables import COLUMN_DEFINITIONS as DEFS
 from searchgen_nb.book.tables import METHOD_ANCHORS, Head
 from searchgen_nb.book.views import Release
-from searchgen_nb.declaration import COMPONENT_LABELS, OVERALL_9_COMPONENTS
+from searchgen_nb.declaration import BOARD_PATTERN, COMPONENT_LABELS, OVERALL_9_COMPONENTS
 
 # The Methods page, the prompt explorer and the book's root (its downloads/) as seen from an
 # executed notebook (book/notebooks/NN.html).
@@ -74,8 +74,10 @@ def explorer_link(model_template: bool = False, **filters: str) -> str:
 
 
 def downloads(*names: str) -> HTMLFragment:
-    """A "Download: …" line linking the given artifacts (and their CSVs) in the built book."""
+    """A "Download: …" line linking the given artifacts (and their CSVs, a breakdown's board's
+    too) in the built book."""
     csv = {**CSV_FILES, **EXTRA_CSV}
+    csv |= {n: board_csv(n) for n in names if BOARD_PATTERN.fullmatch(n) and n not in csv}
     files = [f for n in names for f in ([csv[n]] if n in csv else []) + [n]]
     return HTMLFragment(links_html(files, ROOT), "downloads")
 

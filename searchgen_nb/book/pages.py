@@ -28,7 +28,7 @@ from searchgen_nb.book.tables import COLUMN_DEFINITIONS as DEFS
 from searchgen_nb.book.tables import Head
 from searchgen_nb.book.views import TAG_KINDS, Release
 from searchgen_nb.constants import STATUSES
-from searchgen_nb.declaration import OVERALL_9_COMPONENTS
+from searchgen_nb.declaration import OVERALL_9_COMPONENTS, GroupKind
 from searchgen_nb.numeric import decimal_text
 
 
@@ -158,10 +158,12 @@ def multilabel_note(release: Release, kind: str) -> HTMLFragment:
 
 
 def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
-    """Model × tag heatmaps of Overall-9, absolute and relative to each model's Overall-9."""
+    """Model × tag heatmaps of Overall-9, absolute and relative to each model's Overall-9; a
+    breakdown's (``kind`` its name) by its groups."""
     if (empty := _no_tags(release, kind)) is not None:
         return empty
     df, word = views.tag_frame(release, kind), kind.replace("_", " ")
+    noun = "tag" if kind in TAG_KINDS else "group"
     sizes = {t: rows[0]["n_total"] for t, rows in release.boards[kind].items() if rows}
     tags = sorted(sizes, key=lambda t: (-sizes[t], t))
     # inside a named slice only the whole slice is bootstrapped: its tag cells have no interval
@@ -179,7 +181,7 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
         "data_id": data_id,
         "overall": {r["model_id"]: r["overall_9"] for r in release.boards["overall"]},
         "href": EXPLORER
-        + f"?{kind}={{tag}}&model={{model_id}}"
+        + f"?{views.explorer_key(kind)}={{tag}}&model={{model_id}}"
         + ("" if release.is_full else "&slice=" + release.slice_name),
     }
     base = "all prompts" + ("" if release.is_full else f" of slice {release.slice_name}")
@@ -195,7 +197,7 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
         df,
         f"heatmap-{kind}-relative{release.id_suffix}",
         title=f"Overall-9 by {word}, relative to each model's overall score",
-        subtitle=f"tag score minus the model's Overall-9 on {base}: blue = a strength, red = a "
+        subtitle=f"{noun} score minus the model's Overall-9 on {base}: blue = a strength, red = a "
         "weak spot",
         relative=True,
         **common,
@@ -203,15 +205,19 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
     tip = f"its {link('uncertainty', 'bootstrap interval')}, " if intervals else ""
     legend = (
         f"Colour: {link('overall-9', 'Overall-9')} on the 0–100 scale, models in leaderboard "
-        "order. Grey “N/A”: no included prompt of that tag has a value "
-        f"({link('null', 'not applicable, not 0')}). Tooltip: value, {tip}prompts in the tag "
-        f"and the model's {link('coverage', 'coverage')} there. Tags overlap "
-        f"({link('multi-label', 'multi-label')})."
+        f"order. Grey “N/A”: no included prompt of that {noun} has a value "
+        f"({link('null', 'not applicable, not 0')}). Tooltip: value, {tip}prompts in the {noun} "
+        f"and the model's {link('coverage', 'coverage')} there. "
+        + (
+            f"Tags overlap ({link('multi-label', 'multi-label')})."
+            if kind in TAG_KINDS
+            else f"A prompt with a list of values is in each ({link('breakdowns', 'breakdowns')})."
+        )
     )
     if width is not None:
         legend += (
             f" Dashed outline: low confidence, the {release.confidence} interval is wider "
-            f"than {decimal_text(width)} points (a tag with few prompts)."
+            f"than {decimal_text(width)} points (a {noun} with few prompts)."
         )
     elif release.uncertainty and not release.is_full:
         legend += (
@@ -272,6 +278,71 @@ def tag_tables(release: Release, kind: str) -> HTMLFragment:
             f"{table.html}</details>"
         )
     return HTMLFragment("\n".join(parts), f"{kind} tables")
+
+
+def breakdown_sections(release: Release) -> list[HTMLFragment]:
+    """Per breakdown of the manifest's declaration (data contract, § Breakdowns), in its order:
+    a heading, its groups' prompt counts, the model × group heatmaps with the downloads (JSON
+    and CSV) and a leaderboard per group with intervals, rank ranges and tie groups; one
+    sentence when the release declares none."""
+    if not release.breakdowns:
+        return [
+            para(
+                "This release declares no breakdown (its config has no <code>breakdowns</code>).",
+                "sg-note",
+                "no breakdowns",
+            )
+        ]
+    names = [k.kind for k in release.breakdowns]
+    out = [
+        para(
+            "Breakdowns: "
+            + " · ".join(f'<a href="#breakdown-{esc(n)}">by {esc(n)}</a>' for n in names),
+            "sg-note",
+            "navigation",
+        )
+    ]
+    for kind in release.breakdowns:
+        out += [_breakdown_head(release, kind), tag_heatmap(release, kind.kind)]
+        out += [breakdown_board(release, kind, value) for value in release.boards[kind.kind]]
+    return out
+
+
+def _breakdown_head(release: Release, kind: GroupKind) -> HTMLFragment:
+    """A breakdown's heading and what its groups hold (how many prompts have no value)."""
+    name, field = kind.kind, kind.fields[0]
+    sizes = [rows[0]["n_total"] for rows in release.boards[name].values() if rows]
+    none = sum(1 for r in release.records if not views.group_values(r, kind))
+    n = len(release.records)
+    return HTMLFragment(
+        f'<h2 id="breakdown-{esc(name)}">By {esc(name)}</h2>\n<p class="sg-note">Field '
+        f"<code>{esc(field)}</code> of the prompt metadata: {len(sizes)} groups holding "
+        f"{sum(sizes)} prompt memberships for {n} prompts ({none} prompts have no value). "
+        f"Every figure covers every prompt; {link('breakdowns', 'breakdowns')} are not computed "
+        "inside the evaluation slices.</p>",
+        f"breakdown {name}",
+    )
+
+
+def breakdown_board(release: Release, kind: GroupKind, value: str) -> HTMLFragment:
+    """The leaderboard of one group of a breakdown (its ``value``): intervals, rank ranges and
+    tie groups from ``uncertainty.json``, Coverage linking the group's prompts in the explorer."""
+    name, rows = kind.kind, release.boards[kind.kind][value]
+    pairs = views.group_pairs(release, name, value)
+    n = rows[0]["n_total"] if rows else 0
+    return tables.leaderboard_table(
+        rows,
+        f"leaderboard-{name}-{safe_id(value)}",
+        min_coverage=release.min_coverage,
+        pending=release.pending,
+        intervals=views.group_intervals(release, name, value),
+        ties=views.tie_groups(rows, pairs),
+        confidence=release.confidence,
+        caption=f"{name} {value} · {n} prompts · {sum(r['ranked'] for r in rows)} of "
+        f"{len(rows)} models ranked",
+        methods_href=METHODS,
+        prompts_href=explorer_link(True, **{views.explorer_key(name): value}),
+    )
 
 
 def compare(release: Release, group: str, models: list[str] | None) -> list[HTMLFragment]:
@@ -623,7 +694,14 @@ def prompt_explorer(release: Release) -> list[HTMLFragment]:
     out = [
         para(legend, "sg-note", "legend"),
         tables.prompt_table(
-            rows, models, "prompt-explorer", decimals=release.decimals, policies=release.policies
+            rows,
+            models,
+            "prompt-explorer",
+            decimals=release.decimals,
+            policies=release.policies,
+            breakdowns=[
+                (k.kind, views.explorer_key(k.kind), k.fields[0]) for k in release.breakdowns
+            ],
         ),
         HTMLFragment(TEXTS_SCRIPT, "prompt texts"),  # the search covers them (cards.py)
         downloads("prompt_scores.jsonl"),

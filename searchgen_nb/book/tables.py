@@ -358,12 +358,14 @@ _EXPLORER_HEADS = [
 ]
 
 
-def _row_values(r: Mapping[str, Any]) -> str:
+def _row_values(r: Mapping[str, Any], breakdowns: Sequence[tuple[str, str, str]] = ()) -> str:
     """A prompt's ``data-sg-values`` (single-quoted JSON) for the URL filters of the book's
-    script: stratum (and SearchIntensive), its tags, slices and non-scored statuses."""
+    script: stratum (and SearchIntensive), its tags, slices, each breakdown's values under its
+    filter key and non-scored statuses."""
     values = {
         "stratum": [r["stratum"]] + ([] if r["stratum"] == "NoSearch" else ["SearchIntensive"]),
         **{k: list(r[k]) for k in ("domains", "failure_modes", "slices")},
+        **{key: list(r["breakdowns"][name]) for name, key, _ in breakdowns},
         **({"statuses": dict(r["statuses"])} if r["statuses"] else {}),
     }
     text = json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -377,13 +379,26 @@ def prompt_table(
     *,
     decimals: int | None = None,
     policies: Mapping[str, str] | None = None,
+    breakdowns: Sequence[tuple[str, str, str]] = (),
 ) -> HTMLFragment:
     """The prompt explorer: a row per prompt (``views_audit.prompt_rows``, with its ``text`` or
-    None) filtered from the URL; its text cut to :data:`EXPLORER_TEXT` characters; a column per
-    ``models`` ``(model_id, name)``: Overall-9, or the status as it counts by ``policies``; a
-    hidden column of ``model_id=status`` words for the search."""
+    None) filtered from the URL; its text cut to :data:`EXPLORER_TEXT` characters; a column
+    and a URL filter per ``breakdowns`` ``(name, filter key, field)``; a column per ``models``
+    ``(model_id, name)``: Overall-9, or the status as it counts by ``policies``; a hidden
+    column of ``model_id=status`` words for the search."""
     _check_id(table_id)
     header = [_th(key, Head(label, title), num) for key, label, title, num in _EXPLORER_HEADS]
+    at = [key for key, *_ in _EXPLORER_HEADS].index("slices") + 1
+    header[at:at] = [
+        _th(
+            key,
+            Head(
+                name, f"Breakdown {name}: the prompt's value of its field {field} (a list: each)."
+            ),
+            False,
+        )
+        for name, key, field in breakdowns
+    ]
     header += [
         _th(
             f"m:{m}",
@@ -406,6 +421,7 @@ def prompt_table(
             else f'<td class="sg-prompt-text">{esc(clip(text, EXPLORER_TEXT))}</td>',
             f'<td data-search="{esc(search)}">{esc(r["stratum"])}</td>',
             *(f"<td>{esc(' '.join(r[k]))}</td>" for k in ("domains", "failure_modes", "slices")),
+            *(f"<td>{esc(' '.join(r['breakdowns'][name]))}</td>" for name, _, _ in breakdowns),
             _num_td(r["difficulty"], decimals),
             _num_td(r["spread"], decimals),
         ]
@@ -422,14 +438,18 @@ def prompt_table(
             for m, _ in models
         ]
         words = " ".join(f"{m}={r['statuses'][m]}" for m, _ in models if m in r["statuses"])
-        body.append((f"<tr data-sg-values={_row_values(r)}>", [*cells, f"<td>{esc(words)}</td>"]))
+        values = _row_values(r, breakdowns)
+        body.append((f"<tr data-sg-values={values}>", [*cells, f"<td>{esc(words)}</td>"]))
     options = {"autoWidth": False, "order": [[0, "asc"]], **_paging(50)}
     note = (
         f'<p class="sg-explorer-filter" id="{table_id}-filter" aria-live="polite"></p>\n'
         f'<div class="sg-table-tools"><button type="button" class="sg-export-rows" '
         f'data-sg-for="{table_id}">Download these rows (CSV)</button></div>'
     )
-    table = _table(table_id, header, body, options, None, "sg-explorer", ' data-sg-explorer="1"')
+    attrs = ' data-sg-explorer="1"'
+    if breakdowns:  # the filter keys the book's script reads besides its own (safe ids)
+        attrs += f" data-sg-filters='{json.dumps([key for _, key, _ in breakdowns])}'"
+    table = _table(table_id, header, body, options, None, "sg-explorer", attrs)
     return HTMLFragment(note + "\n" + table, f"prompt table {table_id}")
 
 

@@ -26,7 +26,13 @@ from searchgen_nb.constants import (
     UNCERTAINTY,
     VALIDATION_REPORT,
 )
-from searchgen_nb.declaration import BENCHMARK, COMPONENT_LABELS, OVERALL_9_COMPONENTS
+from searchgen_nb.declaration import (
+    BENCHMARK,
+    COMPONENT_LABELS,
+    OVERALL_9_COMPONENTS,
+    Declaration,
+    GroupKind,
+)
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.numeric import scaled
 from searchgen_nb.records import read_records
@@ -53,6 +59,20 @@ def taxonomy() -> dict[str, dict[str, str]]:
     path = resources.files("searchgen_nb").joinpath("data/taxonomy.json")
     data = json.loads(path.read_text(encoding="utf-8"))
     return {key: {code: v["name"] for code, v in data[key].items()} for key in TAG_KINDS.values()}
+
+
+def explorer_key(kind: str) -> str:
+    """The prompt explorer's URL filter of a group kind (its row value and column too): a
+    built-in kind's name (``domain``), a breakdown's ``by_<name>``, so that no breakdown name
+    is taken for another parameter of the explorer (``model``, ``status``)."""
+    return kind if kind in BOARD_FILES else f"by_{kind}"
+
+
+def group_values(record: dict, kind: GroupKind) -> list[str]:
+    """The groups of a breakdown ``kind`` a record's prompt is in, sorted (data contract,
+    § Breakdowns): its field's string, its list's strings, a number's or true/false's JSON text;
+    none for null or absent."""
+    return sorted(field_values(record, kind.fields[0], scalars=True))
 
 
 def tag_name(kind: str, code: str) -> str:
@@ -137,10 +157,18 @@ class Release:
         return self.manifest["models"][model_id]["display_name"]
 
     @cached_property
+    def breakdowns(self) -> tuple[GroupKind, ...]:
+        """The breakdowns of the manifest's declaration, in its order (data contract,
+        § Breakdowns): boards of the slice of every prompt only."""
+        return Declaration.from_dict(self.manifest["declaration"]).breakdowns
+
+    @cached_property
     def boards(self) -> dict[str, Any]:
-        """The leaderboards of this view: ``overall``, ``stratum``, ``domain``, ``failure_mode``."""
+        """The leaderboards of this view: ``overall``, ``stratum``, ``domain``, ``failure_mode``
+        and (the slice of every prompt only) each breakdown's, by its name."""
         if self.is_full:
-            return {k: self._read(f) for k, f in BOARD_FILES.items()}
+            files = {**BOARD_FILES, **{k.kind: k.board for k in self.breakdowns}}
+            return {k: self._read(f) for k, f in files.items()}
         by_slice = self._read(BOARD_FILES["slice"])
         if self.slice not in by_slice:
             raise KeyError(
@@ -200,7 +228,7 @@ def tag_frame(release: Release, kind: str) -> pd.DataFrame:
                 "model_id": r["model_id"],
                 "display_name": r["display_name"] + unranked.get(r["model_id"], ""),
                 "tag": tag,
-                "tag_name": tag_name(kind, tag),
+                "tag_name": tag_name(kind, tag) if kind in TAG_KINDS else None,
                 **{k: r[k] for k in ("overall_9", "n_total", "n_scored", "coverage")},
                 "interval": (intervals.get(r["model_id"]) or {}).get("overall_9"),
                 **{c: r["components"][c] for c in OVERALL_9_COMPONENTS},

@@ -53,6 +53,14 @@
     return tr.sgValues;
   }
   function holds(list, value) { return Array.isArray(list) && list.indexOf(value) !== -1; }
+  // The table's own filters besides these (a breakdown's by_<name>: its row value's key too).
+  function tableFilters(table) {
+    var keys = [], all = {};
+    try { keys = JSON.parse(table.getAttribute("data-sg-filters") || "[]"); } catch (e) { keys = []; }
+    Object.keys(FILTERS).forEach(function (k) { all[k] = FILTERS[k]; });
+    keys.forEach(function (k) { all[k] = k; });
+    return all;
+  }
   // A model's status on a row: its statuses name the models without a score only.
   function statusOf(v, model) {
     var s = v.statuses || {};
@@ -70,11 +78,11 @@
   }
   function filterFromUrl(table, api, cols) {
     var params = new URLSearchParams(window.location.search);
-    var tests = [], said = [];
-    Object.keys(FILTERS).forEach(function (key) {
+    var tests = [], said = [], filters = tableFilters(table);
+    Object.keys(filters).forEach(function (key) {
       var value = params.get(key);
       if (value) {
-        tests.push(function (v) { return holds(v[FILTERS[key]], value); });
+        tests.push(function (v) { return holds(v[filters[key]], value); });
         said.push(key.replace("_", " ") + " " + clip(value));
       }
     });
@@ -195,7 +203,8 @@
     return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
   }
   function rowsCsv(table, api) {
-    var keys = [], lines = [];
+    var keys = [], lines = [], lists = {};
+    try { JSON.parse(table.getAttribute("data-sg-filters") || "[]").forEach(function (k) { lists[k] = true; }); } catch (e) { lists = {}; }
     api.columns().every(function (i) { keys.push([i, this.header().getAttribute("data-sg-col")]); });
     keys = keys.filter(function (k) { return k[1] && k[1] !== "statuses"; });
     var head = [];
@@ -215,7 +224,7 @@
         if (k[1].indexOf("m:") === 0) {
           var s = v.statuses || {}, model = k[1].slice(2);  // only the models without a score
           out.push(cell(key, false), cell(Object.prototype.hasOwnProperty.call(s, model) ? s[model] : "scored", true));
-        } else if (LISTS[k[1]] === true) { out.push(cell(JSON.stringify(v[k[1]] || []), true)); }
+        } else if (LISTS[k[1]] === true || lists[k[1]] === true) { out.push(cell(JSON.stringify(v[k[1]] || []), true)); }
         else { out.push(num ? cell(key, false) : cell(td.textContent, true)); }
       });
       lines.push(out.join(","));
@@ -247,7 +256,9 @@
     var a = ev.target && ev.target.closest ? ev.target.closest('a[href*="prompt_card.html?id="]') : null;
     if (!a) { return; }
     var params = new URLSearchParams(window.location.search), tag = null;
-    LIST_KEYS.forEach(function (k) { tag = tag || params.get(k); });
+    var own = document.querySelector("table[data-sg-filters]"), keys = LIST_KEYS;
+    try { keys = keys.concat(own ? JSON.parse(own.getAttribute("data-sg-filters")) : []); } catch (e) { keys = LIST_KEYS; }
+    keys.forEach(function (k) { tag = tag || params.get(k); });
     if (tag) { var u = new URL(a.href); u.searchParams.set("tag", tag); a.href = u.toString(); }
   });
 
@@ -381,7 +392,9 @@
     root.textContent = "";
     root.appendChild(el("h2", "sg-card-id", p.id));
     if (tag) {
-      var holds = [p.stratum].concat(p.domains, p.failure_modes, p.slices).indexOf(tag) !== -1;
+      var all = [p.stratum].concat(p.domains, p.failure_modes, p.slices);
+      (p.breakdowns || []).forEach(function (values) { all = all.concat(values); });
+      var holds = all.indexOf(tag) !== -1;
       root.appendChild(el("p", holds ? "sg-card-from" : "sg-card-from sg-card-warn", holds
         ? "Opened from the prompts of " + clip(tag) + ": this prompt is one of them."
         : "Opened from the prompts of " + clip(tag) + ", but this prompt does not hold it."));
@@ -390,6 +403,7 @@
     root.appendChild(tags("Domains", p.domains, tag));
     root.appendChild(tags("Failure modes", p.failure_modes, tag));
     root.appendChild(tags("Slices", p.slices, tag));
+    (index.breakdowns || []).forEach(function (label, i) { root.appendChild(tags(label, (p.breakdowns || [])[i] || [], tag)); });
     root.appendChild(el("blockquote", "sg-card-text", p.text === null ? "The metadata gives no prompt text (user_prompt)." : p.text));
     root.appendChild(el("h3", null, "Scores (0\u2013100)"));
     root.appendChild(modelsTable(index, p, base));
