@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from searchgen_nb.constants import DEFAULT_CONFIDENCE
 from searchgen_nb.numeric import decimal_text
 from searchgen_nb.untrusted import md_code, md_text
 
@@ -134,7 +135,8 @@ def _score_facts(ch: dict, changed: dict, who) -> list[str]:
     """Per model with a changed Overall-9: in how many groups, All with its paired interval,
     then the largest changes."""
     boot = ch.get("paired_bootstrap") or {}
-    conf = f"{Decimal(repr(boot.get('confidence', 0.95))) * 100:f}".rstrip("0").rstrip(".") + "%"
+    confidence = Decimal(str(boot.get("confidence", DEFAULT_CONFIDENCE)))
+    conf = f"{confidence * 100:f}".rstrip("0").rstrip(".") + "%"
     lines = []
     for m in sorted(changed):
         cells = dict(changed[m])

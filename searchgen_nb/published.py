@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path
 
 from searchgen_nb.config import UncertaintyConfig
-from searchgen_nb.constants import PARTITION_KEYS, SCHEMA_VERSION
+from searchgen_nb.constants import DEFAULT_CONFIDENCE, PARTITION_KEYS, SCHEMA_VERSION
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.records import read_records
@@ -214,4 +214,6 @@ def bootstrap_settings(manifest: dict) -> UncertaintyConfig:
     if not isinstance(given, dict):
         raise TypeError(f"expected a mapping, got {type(given).__name__}")
     kept = {k: v for k, v in given.items() if k in ("n_bootstrap", "seed")}
-    return UncertaintyConfig(**kept, confidence=Decimal(repr(given.get("confidence", 0.95))))
+    return UncertaintyConfig(
+        **kept, confidence=Decimal(str(given.get("confidence", DEFAULT_CONFIDENCE)))
+    )

@@ -19,6 +19,7 @@ from searchgen_nb.config import ReleaseConfig, SliceConfig, find_config, load_co
 from searchgen_nb.constants import (
     CHANGES,
     COMPONENT_LABELS,
+    DEFAULT_CONFIDENCE,
     MANIFEST,
     OVERALL_9_COMPONENTS,
     STRATUM_GROUPS,
@@ -129,7 +130,9 @@ class Release:
         )
     )
     #: "95%" for confidence 0.95.
-    confidence = property(lambda self: pct_label((self.uncertainty or {}).get("confidence", 0.95)))
+    confidence = property(
+        lambda self: pct_label((self.uncertainty or {}).get("confidence", DEFAULT_CONFIDENCE))
+    )
     #: Appended to every table and chart id of a page, so one page can show several slices.
     id_suffix = property(
         lambda self: "" if self.is_full else "-" + self.slice_name.replace(".", "-").lower()
