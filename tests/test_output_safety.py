@@ -616,9 +616,7 @@ def test_demo_refuses_links_and_what_it_did_not_write(make, tiny_demo, tmp_path)
     assert snapshot(tmp_path) == before
 
 
-def test_a_demo_carries_the_one_mark_and_one_marked_as_before_is_still_its_own(
-    tiny_demo, tmp_path
-):
+def test_a_demo_carries_the_one_mark_and_one_marked_as_before_is_still_its_own(tiny_demo, tmp_path):
     out = tmp_path / "demo"
     assert cli("demo", "--out", out)[0] == 0
     assert (out / MARKER).read_text() == "synthetic-demo"

@@ -11,6 +11,7 @@ from fractions import Fraction
 from pathlib import Path
 from urllib.parse import quote
 
+from searchgen_nb.book.fmt import unscored_cell
 from searchgen_nb.book.views import Release
 from searchgen_nb.constants import COMPONENT_LABELS, COMPONENTS
 from searchgen_nb.evidence import EVIDENCE, PREVIEWS, THUMBS
@@ -39,10 +40,13 @@ def _public(raw: float | None, decimals: int) -> float | None:
     return None if raw is None else to_public(Fraction(raw), decimals)
 
 
-def _pair(entry: dict, said: dict, decimals: int) -> dict:
+def _pair(entry: dict, said: dict, decimals: int, policy: str | None) -> dict:
     comps, why = entry["components_raw_0to3"], said.get("rubric_reasons", {})
+    status = entry["status"]
+    counts = None if status == "scored" else unscored_cell(status, policy, entry.get("error"))
     return {
-        "status": entry["status"],
+        "status": status,
+        "counts": counts,
         "reason": entry.get("error"),
         "components": [_public(comps[c], decimals) for c in COMPONENTS],
         "overall_9": _public(entry["overall_9_raw"], decimals),
@@ -71,7 +75,8 @@ def prompt_texts(release: Release) -> dict[str, str | None]:
 
 def card_data(release: Release) -> list[dict]:
     """One dict per prompt (sample_id order): what its card shows (text, tags, slices, and per
-    model status, reason, public 0–100 components, Overall-9/10, checklist and rubric as
+    model status, how a pair not scored counts and is shown (:func:`fmt.unscored_cell`), reason,
+    public 0–100 components, Overall-9/10, checklist and rubric as
     ``[name, raw 0–3 score, the judge's reason]``, the reference evaluations' reasons (with the
     raw score), thumbnail, preview, image path)."""
     shown = _evidence(release)
@@ -89,7 +94,12 @@ def card_data(release: Release) -> list[dict]:
                 "text": ev.get("text"),
                 "checklist": ev.get("checklist", []),
                 "models": {
-                    m: _pair(r["models"][m], ev.get("models", {}).get(m, {}), release.decimals)
+                    m: _pair(
+                        r["models"][m],
+                        ev.get("models", {}).get(m, {}),
+                        release.decimals,
+                        release.policies[m],
+                    )
                     for m in release.model_order
                 },
             }
@@ -104,8 +114,8 @@ def _script(key: object, value: object) -> str:
 
 
 def write_card_assets(data_dir: Path, dest: Path) -> None:
-    """Write into ``dest`` the card's ``index.js`` (each prompt's shard, the models, policies,
-    decimals, the components' names, the manifest's thumbnails and previews), ``shard-<n>.js``,
+    """Write into ``dest`` the card's ``index.js`` (each prompt's shard, the models, decimals,
+    the components' names, the manifest's thumbnails and previews), ``shard-<n>.js``,
     ``texts.js`` (the first 300 characters of each prompt) and a copy of the thumbnails and
     previews."""
     dest, release = Path(dest), Release(Path(data_dir))
@@ -118,7 +128,6 @@ def write_card_assets(data_dir: Path, dest: Path) -> None:
     index = {
         "shards": {c["id"]: i // SHARD for i, c in enumerate(cards)},
         "models": [[m, release.display_name(m)] for m in release.model_order],
-        "policies": release.policies,
         "decimals": release.decimals,
         "components": [COMPONENT_LABELS[c] for c in COMPONENTS],
         "thumbnails": release.manifest.get("thumbnails"),

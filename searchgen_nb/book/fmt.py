@@ -37,6 +37,34 @@ class Shown(NamedTuple):
     cls: str = ""
 
 
+#: How a pair that is not scored is shown, by how it counts (:func:`counts_as`): its cell's
+#: text (``{}``: the status in short), class, and what it says of the means.
+_COUNTS_SHOWN = {
+    "0": ("0 · {}", "sg-zero", "counts 0 (missing policy zero_fill)"),
+    "excluded": (
+        "{} · excluded",
+        "sg-excluded",
+        "excluded: left out of every mean (missing policy exclude)",
+    ),
+    "": ("{}", "sg-na", ""),
+}
+
+
+def unscored_cell(status: str, policy: str | None, reason: str | None = None) -> list[str]:
+    """``[text, title, class, how it counts]`` of a pair that is not scored, in every table and
+    on the prompt card (data contract, § Aggregation over a group of prompts): its status in
+    short with "0 · " (``zero_fill``) or " · excluded" (``exclude``); the status in full, the
+    reason and how it counts on hover."""
+    text, cls, note = _COUNTS_SHOWN[counts_as(status, policy)]
+    title = STATUS_LABELS.get(status, status) + (f": {reason}" if reason else "")
+    return [
+        text.format(STATUS_SHORT.get(status, status)),
+        title + (note and f" · {note}"),
+        cls,
+        note,
+    ]
+
+
 def pair_cell(
     value: Any,
     status: str,
@@ -44,28 +72,15 @@ def pair_cell(
     decimals: int | None = None,
     reason: str | None = None,
 ) -> Shown:
-    """A pair's Overall-9 as it counts: its value (N/A if scored without one), else its status
-    with "0 · " (``zero_fill``, sorts as 0) or " · excluded" (``exclude``, sorts last); the
-    status in full, the reason and how it counts on hover."""
+    """A pair's Overall-9 as it counts: its value (N/A if scored without one), else
+    :func:`unscored_cell`, sorting as 0 (``zero_fill``) or last (``exclude``)."""
     if status == "scored":
         text, key = format_number(value, decimals)
         title = "" if key else "scored, but not applicable: no component of the set has a value"
         return Shown(text, key, title, "" if key else "sg-na")
-    how = counts_as(status, policy)
-    title = STATUS_LABELS.get(status, status) + (f": {reason}" if reason else "")
-    short = STATUS_SHORT.get(status, status)
-    if how == "0":
-        return Shown(
-            f"0 · {short}", "0", f"{title} · counts 0 (missing policy zero_fill)", "sg-zero"
-        )
-    if how == "excluded":
-        return Shown(
-            f"{short} · excluded",
-            "",
-            f"{title} · excluded: left out of every mean (missing policy exclude); sorts last",
-            "sg-excluded",
-        )
-    return Shown(short, "", title, "sg-na")
+    text, title, cls, _ = unscored_cell(status, policy, reason)
+    key = "0" if cls == "sg-zero" else ""
+    return Shown(text, key, title + ("; sorts last" if cls == "sg-excluded" else ""), cls)
 
 
 def esc(value: Any) -> str:
