@@ -163,7 +163,8 @@ def aggregate_stage(
         sha[UNCERTAINTY] = write_text(folder / UNCERTAINTY, dumps(doc))
     with _stage(timings, "changes"):
         prev = previous_release(cfg)
-        doc = first_release() if prev is None else compare(prev, folder)
+        staged = Published(folder, parsed={MANIFEST: manifest})  # its hashes not all in yet
+        doc = first_release() if prev is None else compare(prev, staged)
         sha[CHANGES] = write_text(folder / CHANGES, dumps(doc))
     write_text(folder / MANIFEST, dumps(manifest))
     return boards

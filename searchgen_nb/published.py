@@ -1,5 +1,6 @@
-"""Reading a published (or staged) release folder, strictly: a previous release, or a folder
-given to ``searchgen-nb diff`` (data contract, § Changes between releases)."""
+"""Reading a published (or staged) release folder, strictly: what the book shows, a previous
+release, or a folder given to ``searchgen-nb diff`` (data contract, § Changes between releases);
+the release gate reads on its own (§ The release gate)."""
 
 import hashlib
 import json
@@ -10,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 
 from searchgen_nb.config import UncertaintyConfig
-from searchgen_nb.constants import DEFAULT_CONFIDENCE, PARTITION_KEYS, SCHEMA_VERSION
+from searchgen_nb.constants import DEFAULT_CONFIDENCE, MANIFEST, PARTITION_KEYS, SCHEMA_VERSION
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.records import read_records
@@ -30,24 +31,35 @@ NEEDED = (
 
 @dataclass
 class Published:
-    """A published (or staged) release folder, read lazily; ``parsed``: JSON files already
-    read (by :func:`check_previous`), by name, None = absent."""
+    """A published (or staged) release folder, read lazily and strictly — the one reader of a
+    release folder, for the book, ``diff`` and ``previous_release`` (data contract, § Artifacts;
+    § Changes between releases): each JSON file read once, within its bound, as strict JSON that
+    conforms to its published schema, so every key the schema requires is there. Each refusal
+    is a :class:`ConfigError` starting ``<where>/<file>`` and naming the line or key; ``where``
+    defaults to the folder. ``parsed``: JSON files already read, by name (None: absent)."""
 
     folder: Path
+    where: str = ""
     parsed: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.folder = Path(self.folder)
+        self.where = self.where or str(self.folder)
 
     @cached_property
     def manifest(self) -> dict:
-        return self.board("manifest.json")
+        return self.document(MANIFEST)
 
-    def board(self, name: str):
+    def document(self, name: str, optional: bool = False):
+        """The JSON file ``name``, parsed and checked against its schema; None when
+        ``optional`` and absent."""
         if name not in self.parsed:
-            p = self.folder / name
-            self.parsed[name] = (
-                strict_loads(read_bytes(p, ARTIFACT_MAX).decode("utf-8"))
-                if os.path.lexists(p)
-                else None
-            )
+            if optional and not os.path.lexists(self.folder / name):
+                self.parsed[name] = None
+            else:
+                doc = self.parse(name, self.read(name))
+                self.conform(name, doc)
+                self.parsed[name] = doc
         return self.parsed[name]
 
     @cached_property
@@ -57,72 +69,17 @@ class Published:
     @cached_property
     def groups(self) -> dict[str, list[dict]]:
         """``{"<kind>:<name>": rows}``: all, strata, domains, failure modes, slices."""
-        out = {"all:All": self.board("leaderboard_overall.json")}
-        strata = self.board("leaderboard_by_stratum.json")
+        out = {"all:All": self.document("leaderboard_overall.json")}
+        strata = self.document("leaderboard_by_stratum.json")
         out.update({f"stratum:{s}": strata[s] for s in PARTITION_KEYS if s in strata})
         for kind in ("domain", "failure_mode"):
-            board = self.board(f"leaderboard_by_{kind}.json")
+            board = self.document(f"leaderboard_by_{kind}.json")
             out.update({f"{kind}:{t}": rows for t, rows in sorted(board.items())})
-        full = self.manifest.get("output_slice")
-        for s, boards in (self.board("leaderboard_by_slice.json") or {}).items():
+        full = self.manifest["output_slice"]
+        for s, boards in (self.document("leaderboard_by_slice.json", optional=True) or {}).items():
             if s != full:  # the slice of every prompt is group All again
                 out[f"slice:{s}"] = boards["overall"]
         return out
-
-
-def check_previous(
-    folder: Path, where: str, benchmark: str | None = None, data_origin: str | None = None
-) -> Published:
-    """The release in ``folder``, read and checked once (data contract, § Changes between
-    releases); :class:`ConfigError` naming ``where``, the folder, the file and the line or pointer
-    when it is not a release of this schema version, benchmark and data origin."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ConfigError(f"{where}: {folder} is not a folder")
-    missing = ", ".join(n for n in NEEDED if not os.path.lexists(folder / n))
-    if missing:
-        raise ConfigError(f"{where}: {folder} is not a published release (missing {missing})")
-    reader = _ReleaseReader(folder, f"{where}: {folder}")
-    parsed, digests = {}, {}
-    for name in ("manifest.json", *NEEDED[2:], "leaderboard_by_slice.json"):
-        if name in NEEDED or os.path.lexists(folder / name):
-            data = reader.read(name)
-            parsed[name], digests[name] = reader.parse(name, data), hashlib.sha256(data).hexdigest()
-            if name == "manifest.json":
-                reader.same_kind(parsed[name], benchmark, data_origin)
-            reader.conform(name, parsed[name])
-    manifest = parsed["manifest.json"]
-    reader.models_and_settings(manifest)
-    records, digests["prompt_scores.jsonl"] = reader.records(manifest)
-    hashes = manifest["artifact_sha256"]
-    for name in sorted(set(hashes) - set(digests)):  # hashed but not read above
-        if os.path.lexists(folder / name):
-            digests[name] = hashlib.sha256(reader.read(name)).hexdigest()
-    for name in sorted(set(digests) - {"manifest.json"}):  # the manifest holds the others'
-        if name not in hashes:
-            raise reader.fail("manifest.json", f"/artifact_sha256 holds no sha256 of {name}")
-        if digests[name] != hashes[name]:
-            why = "sha256 differs from the manifest's artifact_sha256 (edited or damaged)"
-            raise reader.fail(name, why)
-    release = Published(folder, parsed)  # what was just read and checked: nothing is read twice
-    release.__dict__["records"] = records
-    return release
-
-
-def shown(value: object) -> str:
-    return excerpt(json.dumps(value), 80)
-
-
-def not_compared(key: str) -> str:
-    return f"releases of another {key} are not compared"
-
-
-class _ReleaseReader:
-    """Reads one release folder for :func:`check_previous`; each refusal is a
-    :class:`ConfigError` starting with ``where`` (the key or argument and the folder)."""
-
-    def __init__(self, folder: Path, where: str) -> None:
-        self.folder, self.where = folder, where
 
     def fail(self, name: str, why: str) -> ConfigError:
         return ConfigError(f"{self.where}/{name}: {why}")
@@ -155,56 +112,106 @@ class _ReleaseReader:
                 f"{self.where}/{'; '.join(problems[:3])}{more}: not a release this version reads"
             )
 
-    def same_kind(self, manifest: object, benchmark: str | None, data_origin: str | None) -> None:
-        """Refuse another format, benchmark or data origin by name (before the schema)."""
-        if not isinstance(manifest, dict):
-            return
-        version = manifest.get("schema_version")
-        if version != SCHEMA_VERSION:
-            why = f"/schema_version is {shown(version)}: this version of searchgen-nb reads "
-            raise self.fail("manifest.json", f"{why}releases of schema_version {SCHEMA_VERSION}")
-        for key, want in (("benchmark", benchmark), ("data_origin", data_origin)):
-            if want is not None and manifest.get(key) != want:
-                why = f"/{key} is {shown(manifest.get(key))}, this release's is {shown(want)}"
-                raise self.fail("manifest.json", f"{why}: {not_compared(key)}")
 
-    def models_and_settings(self, manifest: dict) -> None:
-        """What the schema cannot say: every model of ``model_order`` is described, and
-        ``config.uncertainty`` holds settings the paired bootstrap can use."""
-        if lacking := [m for m in manifest["model_order"] if m not in manifest["models"]]:
-            m = excerpt(lacking[0], 60)
-            raise self.fail(
-                "manifest.json", f"/model_order names model {m}, which /models does not describe"
-            )
-        try:
-            bootstrap_settings(manifest)
-        except (ValueError, TypeError, ArithmeticError) as exc:
-            why = f"/config/uncertainty holds no bootstrap settings ({excerpt(str(exc), 160)})"
-            raise self.fail("manifest.json", why) from None
+def check_previous(
+    folder: Path, where: str, benchmark: str | None = None, data_origin: str | None = None
+) -> Published:
+    """The release in ``folder``, read and checked once (data contract, § Changes between
+    releases); :class:`ConfigError` naming ``where``, the folder, the file and the line or pointer
+    when it is not a release of this schema version, benchmark and data origin."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ConfigError(f"{where}: {folder} is not a folder")
+    missing = ", ".join(n for n in NEEDED if not os.path.lexists(folder / n))
+    if missing:
+        raise ConfigError(f"{where}: {folder} is not a published release (missing {missing})")
+    release, digests = Published(folder, f"{where}: {folder}"), {}
+    for name in ("manifest.json", *NEEDED[2:], "leaderboard_by_slice.json"):
+        if name in NEEDED or os.path.lexists(folder / name):
+            data = release.read(name)
+            doc, digests[name] = release.parse(name, data), hashlib.sha256(data).hexdigest()
+            if name == "manifest.json":
+                _same_kind(release, doc, benchmark, data_origin)
+            release.conform(name, doc)
+            release.parsed[name] = doc  # what was just read and checked: nothing is read twice
+    manifest = release.manifest
+    _models_and_settings(release, manifest)
+    release.__dict__["records"], digests["prompt_scores.jsonl"] = _records(release, manifest)
+    hashes = manifest["artifact_sha256"]
+    for name in sorted(set(hashes) - set(digests)):  # hashed but not read above
+        if os.path.lexists(folder / name):
+            digests[name] = hashlib.sha256(release.read(name)).hexdigest()
+    for name in sorted(set(digests) - {"manifest.json"}):  # the manifest holds the others'
+        if name not in hashes:
+            raise release.fail("manifest.json", f"/artifact_sha256 holds no sha256 of {name}")
+        if digests[name] != hashes[name]:
+            why = "sha256 differs from the manifest's artifact_sha256 (edited or damaged)"
+            raise release.fail(name, why)
+    return release
 
-    def records(self, manifest: dict) -> tuple[list[dict], str]:
-        """The records of ``prompt_scores.jsonl`` (streamed, checked by line) and its sha256."""
-        name, models = "prompt_scores.jsonl", manifest["model_order"]
-        seen, records, sha = {}, [], hashlib.sha256()
-        try:
-            for line_no, raw in enumerate(read_lines(self.folder / name), start=1):
-                sha.update(raw)
-                rec = self.parse(name, raw, line_no)
-                self.conform(name, rec, line_no)
-                sid = rec["sample_id"]
-                if sid in seen:
-                    why = f"repeated sample_id {excerpt(sid, 60)} (first on line {seen[sid]})"
-                    raise self.fail(name, f"line {line_no}: {why}")
-                if lacking := [m for m in models if m not in rec["models"]]:
-                    why = f"(sample_id {excerpt(sid, 60)}) has no record of model "
-                    raise self.fail(name, f"line {line_no} {why}{excerpt(lacking[0], 60)}")
-                seen[sid] = line_no
-                records.append(rec)
-        except OSError as exc:  # not a regular file, a line over the bound, …
-            raise self.fail(name, f"cannot read: {exc.strerror or exc}") from None
-        if len(seen) != (n := manifest["dataset"]["n_prompts"]):
-            raise self.fail(name, f"{len(seen)} prompts, the manifest says {n}")
-        return records, sha.hexdigest()
+
+def shown(value: object) -> str:
+    return excerpt(json.dumps(value), 80)
+
+
+def not_compared(key: str) -> str:
+    return f"releases of another {key} are not compared"
+
+
+def _same_kind(
+    release: Published, manifest: object, benchmark: str | None, data_origin: str | None
+) -> None:
+    """Refuse another format, benchmark or data origin by name (before the schema)."""
+    if not isinstance(manifest, dict):
+        return
+    version = manifest.get("schema_version")
+    if version != SCHEMA_VERSION:
+        why = f"/schema_version is {shown(version)}: this version of searchgen-nb reads "
+        raise release.fail("manifest.json", f"{why}releases of schema_version {SCHEMA_VERSION}")
+    for key, want in (("benchmark", benchmark), ("data_origin", data_origin)):
+        if want is not None and manifest.get(key) != want:
+            why = f"/{key} is {shown(manifest.get(key))}, this release's is {shown(want)}"
+            raise release.fail("manifest.json", f"{why}: {not_compared(key)}")
+
+
+def _models_and_settings(release: Published, manifest: dict) -> None:
+    """What the schema cannot say: every model of ``model_order`` is described, and
+    ``config.uncertainty`` holds settings the paired bootstrap can use."""
+    if lacking := [m for m in manifest["model_order"] if m not in manifest["models"]]:
+        m = excerpt(lacking[0], 60)
+        raise release.fail(
+            "manifest.json", f"/model_order names model {m}, which /models does not describe"
+        )
+    try:
+        bootstrap_settings(manifest)
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        why = f"/config/uncertainty holds no bootstrap settings ({excerpt(str(exc), 160)})"
+        raise release.fail("manifest.json", why) from None
+
+
+def _records(release: Published, manifest: dict) -> tuple[list[dict], str]:
+    """The records of ``prompt_scores.jsonl`` (streamed, checked by line) and its sha256."""
+    name, models = "prompt_scores.jsonl", manifest["model_order"]
+    seen, records, sha = {}, [], hashlib.sha256()
+    try:
+        for line_no, raw in enumerate(read_lines(release.folder / name), start=1):
+            sha.update(raw)
+            rec = release.parse(name, raw, line_no)
+            release.conform(name, rec, line_no)
+            sid = rec["sample_id"]
+            if sid in seen:
+                why = f"repeated sample_id {excerpt(sid, 60)} (first on line {seen[sid]})"
+                raise release.fail(name, f"line {line_no}: {why}")
+            if lacking := [m for m in models if m not in rec["models"]]:
+                why = f"(sample_id {excerpt(sid, 60)}) has no record of model "
+                raise release.fail(name, f"line {line_no} {why}{excerpt(lacking[0], 60)}")
+            seen[sid] = line_no
+            records.append(rec)
+    except OSError as exc:  # not a regular file, a line over the bound, …
+        raise release.fail(name, f"cannot read: {exc.strerror or exc}") from None
+    if len(seen) != (n := manifest["dataset"]["n_prompts"]):
+        raise release.fail(name, f"{len(seen)} prompts, the manifest says {n}")
+    return records, sha.hexdigest()
 
 
 def bootstrap_settings(manifest: dict) -> UncertaintyConfig:

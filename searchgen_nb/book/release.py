@@ -274,7 +274,7 @@ def _run_locked(
         (work / NOTEBOOKS).mkdir(parents=True)
     timings = run_notebooks(root, out, work, release_parameters(config_path, out), log)
     release = Release(work / "data")
-    if not (release.validation_report or {}).get("passed"):
+    if not release.validation_report or not release.validation_report["passed"]:
         raise ReleaseError(
             "validation report missing or failed: the validate notebook did not pass the release"
         )
