@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from searchgen_nb.constants import DEFAULT_CONFIDENCE
 from searchgen_nb.numeric import decimal_text
 from searchgen_nb.untrusted import md_code, md_text
 
@@ -135,8 +134,6 @@ def _score_facts(ch: dict, changed: dict, who) -> list[str]:
     """Per model with a changed Overall-9: in how many groups, All with its paired interval,
     then the largest changes."""
     boot = ch.get("paired_bootstrap") or {}
-    confidence = Decimal(str(boot.get("confidence", DEFAULT_CONFIDENCE)))
-    conf = f"{confidence * 100:f}".rstrip("0").rstrip(".") + "%"
     lines = []
     for m in sorted(changed):
         cells = dict(changed[m])
@@ -144,7 +141,8 @@ def _score_facts(ch: dict, changed: dict, who) -> list[str]:
         if c := cells.pop("all:All", None):
             ci = (boot.get("models", {}).get(m) or {}).get("ci")
             if ci:
-                ci = f"; paired {conf} interval {_fmt(ci[0], True)} to {_fmt(ci[1], True)} on the "
+                conf = f"{Decimal(repr(boot['confidence'])) * 100:f}".rstrip("0").rstrip(".")
+                ci = f"; paired {conf}% interval {_fmt(ci[0], True)} to {_fmt(ci[1], True)} on the "
                 ci += f"{boot['n_common_prompts']} common prompts"
             before, after = _fmt(c["overall_9_before"]), _fmt(c["overall_9_after"])
             head += f"; All {before} → {after} ({_fmt(c['delta'], True)}{ci or ''})"

@@ -17,7 +17,6 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from searchgen_nb.constants import (
-    DEFAULT_CONFIDENCE,
     DEFAULT_GENERATION_GLOB,
     DEFAULT_RESULT_PATH,
     PARTITION_KEYS,
@@ -105,7 +104,7 @@ class UncertaintyConfig(_Strict):
 
     n_bootstrap: int = Field(default=10_000, ge=0, le=100_000)  # capped: replicates are kept
     seed: int = Field(default=0, ge=0, le=2**63 - 1)
-    confidence: Annotated[Decimal, BeforeValidator(_confidence)] = DEFAULT_CONFIDENCE
+    confidence: Annotated[Decimal, BeforeValidator(_confidence)] = Decimal("0.95")
     low_confidence_width: Annotated[Decimal, BeforeValidator(_width)] = Decimal("20")
 
     @property

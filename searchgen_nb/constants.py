@@ -1,11 +1,6 @@
 """Names fixed by the data contract: components, statuses, strata, policies, schema version."""
 
-from decimal import Decimal
-
 SCHEMA_VERSION = "1.1.0"
-#: The bootstrap's confidence level when a config or a release names none (data contract,
-#: § Uncertainty: the stratified prompt bootstrap).
-DEFAULT_CONFIDENCE = Decimal("0.95")
 
 #: The ten components in the contract's order (data contract, § The ten components, Overall-9
 #: and Overall-10); Overall-10 uses all of them.

@@ -97,6 +97,14 @@ def marked(folder: Path, name: str | None = None) -> bool:
     return old or _mark_text(folder / MARKER) == want
 
 
+def not_ours(folder: Path, name: str | None = None) -> str | None:
+    """What is at ``folder`` (:func:`describe`) unless it is absent, an empty folder or marked
+    for ``name``: what a command never replaces."""
+    if not os.path.lexists(folder) or marked(folder, name):
+        return None
+    return None if (what := describe(folder)) == "an empty folder" else what
+
+
 def _ours(folder: Path) -> str | None:
     """What of this tool's ``folder`` is: a data release, a demo, a release's work folder."""
     if folder.is_symlink() or not folder.is_dir():

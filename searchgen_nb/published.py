@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 
 from searchgen_nb.config import UncertaintyConfig
-from searchgen_nb.constants import DEFAULT_CONFIDENCE, MANIFEST, PARTITION_KEYS, SCHEMA_VERSION
+from searchgen_nb.constants import MANIFEST, PARTITION_KEYS, SCHEMA_VERSION
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.records import read_records
@@ -41,10 +41,6 @@ class Published:
     folder: Path
     where: str = ""
     parsed: dict = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.folder = Path(self.folder)
-        self.where = self.where or str(self.folder)
 
     @cached_property
     def manifest(self) -> dict:
@@ -82,7 +78,7 @@ class Published:
         return out
 
     def fail(self, name: str, why: str) -> ConfigError:
-        return ConfigError(f"{self.where}/{name}: {why}")
+        return ConfigError(f"{self.where or self.folder}/{name}: {why}")
 
     def read(self, name: str) -> bytes:
         try:
@@ -109,7 +105,8 @@ class Published:
         if problems:
             more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
             raise ConfigError(
-                f"{self.where}/{'; '.join(problems[:3])}{more}: not a release this version reads"
+                f"{self.where or self.folder}/{'; '.join(problems[:3])}{more}: not a release "
+                "this version reads"
             )
 
 
@@ -220,7 +217,7 @@ def bootstrap_settings(manifest: dict) -> UncertaintyConfig:
     given = manifest.get("config", {}).get("uncertainty") or {}
     if not isinstance(given, dict):
         raise TypeError(f"expected a mapping, got {type(given).__name__}")
-    kept = {k: v for k, v in given.items() if k in ("n_bootstrap", "seed")}
-    return UncertaintyConfig(
-        **kept, confidence=Decimal(str(given.get("confidence", DEFAULT_CONFIDENCE)))
-    )
+    kept = {k: v for k, v in given.items() if k in ("n_bootstrap", "seed", "confidence")}
+    if "confidence" in kept:  # else the config's default
+        kept["confidence"] = Decimal(repr(kept["confidence"]))
+    return UncertaintyConfig(**kept)

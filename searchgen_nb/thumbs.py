@@ -30,7 +30,7 @@ from searchgen_nb.evidence import (
     renditions,
 )
 from searchgen_nb.files import ARTIFACT_MAX, find_image, read_bytes, read_file
-from searchgen_nb.publish import MARKER, describe, mark, marked, owned_problem
+from searchgen_nb.publish import MARKER, mark, marked, not_ours, owned_problem
 from searchgen_nb.table import STATUS_CODE
 
 #: The environment variable naming the thumbnail cache (``searchgen-nb release`` sets it to
@@ -138,9 +138,7 @@ class ThumbCache:
 def cache_problem(folder: Path) -> str | None:
     """Why ``folder`` cannot be the thumbnail cache: something there that is neither an empty
     folder nor a folder marked as this tool's thumbnail cache."""
-    if not os.path.lexists(folder) or marked(folder, CACHE_MARK):
-        return None
-    if (what := describe(folder)) == "an empty folder":
+    if (what := not_ours(folder, CACHE_MARK)) is None:
         return None
     return (
         f"the thumbnail cache {folder} is {what} without this tool's mark {MARKER} "

@@ -40,13 +40,12 @@ def _public(raw: float | None, decimals: int) -> float | None:
     return None if raw is None else to_public(Fraction(raw), decimals)
 
 
-def _pair(entry: dict, said: dict, decimals: int, policy: str | None) -> dict:
+def _pair(entry: dict, said: dict, release: Release, model_id: str) -> dict:
     comps, why = entry["components_raw_0to3"], said.get("rubric_reasons", {})
-    status = entry["status"]
-    counts = None if status == "scored" else unscored_cell(status, policy, entry.get("error"))
+    decimals, status, policy = release.decimals, entry["status"], release.policies[model_id]
     return {
         "status": status,
-        "counts": counts,
+        "counts": None if status == "scored" else unscored_cell(status, policy, entry.get("error")),
         "reason": entry.get("error"),
         "components": [_public(comps[c], decimals) for c in COMPONENTS],
         "overall_9": _public(entry["overall_9_raw"], decimals),
@@ -94,12 +93,7 @@ def card_data(release: Release) -> list[dict]:
                 "text": ev.get("text"),
                 "checklist": ev.get("checklist", []),
                 "models": {
-                    m: _pair(
-                        r["models"][m],
-                        ev.get("models", {}).get(m, {}),
-                        release.decimals,
-                        release.policies[m],
-                    )
+                    m: _pair(r["models"][m], ev.get("models", {}).get(m, {}), release, m)
                     for m in release.model_order
                 },
             }

@@ -20,6 +20,9 @@ from searchgen_nb.numeric import decimal_text, percent, scaled
 NA = "N/A"
 #: The statuses of a prompt × model pair, as charts and headers name them.
 STATUS_LABELS = {s: s.replace("_", " ") for s in STATUSES}
+#: What a pair not scored says of the means under ``zero_fill`` and ``exclude``.
+_ZERO = "counts 0 (missing policy zero_fill)"
+_EXCLUDED = "excluded: left out of every mean (missing policy exclude)"
 #: Short status words of the prompt explorer's cells (a scored pair shows its Overall-9).
 STATUS_SHORT = {
     "invalid_evaluation": "invalid",
@@ -37,32 +40,18 @@ class Shown(NamedTuple):
     cls: str = ""
 
 
-#: How a pair that is not scored is shown, by how it counts (:func:`counts_as`): its cell's
-#: text (``{}``: the status in short), class, and what it says of the means.
-_COUNTS_SHOWN = {
-    "0": ("0 · {}", "sg-zero", "counts 0 (missing policy zero_fill)"),
-    "excluded": (
-        "{} · excluded",
-        "sg-excluded",
-        "excluded: left out of every mean (missing policy exclude)",
-    ),
-    "": ("{}", "sg-na", ""),
-}
-
-
 def unscored_cell(status: str, policy: str | None, reason: str | None = None) -> list[str]:
     """``[text, title, class, how it counts]`` of a pair that is not scored, in every table and
     on the prompt card (data contract, § Aggregation over a group of prompts): its status in
     short with "0 · " (``zero_fill``) or " · excluded" (``exclude``); the status in full, the
     reason and how it counts on hover."""
-    text, cls, note = _COUNTS_SHOWN[counts_as(status, policy)]
+    how, short = counts_as(status, policy), STATUS_SHORT.get(status, status)
     title = STATUS_LABELS.get(status, status) + (f": {reason}" if reason else "")
-    return [
-        text.format(STATUS_SHORT.get(status, status)),
-        title + (note and f" · {note}"),
-        cls,
-        note,
-    ]
+    if how == "0":
+        return [f"0 · {short}", title + f" · {_ZERO}", "sg-zero", _ZERO]
+    if how == "excluded":
+        return [f"{short} · excluded", title + f" · {_EXCLUDED}", "sg-excluded", _EXCLUDED]
+    return [short, title, "sg-na", ""]
 
 
 def pair_cell(

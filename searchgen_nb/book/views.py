@@ -18,7 +18,6 @@ from searchgen_nb.config import ReleaseConfig, SliceConfig, find_config, load_co
 from searchgen_nb.constants import (
     CHANGES,
     COMPONENT_LABELS,
-    DEFAULT_CONFIDENCE,
     OVERALL_9_COMPONENTS,
     STRATUM_GROUPS,
     UNCERTAINTY,
@@ -26,7 +25,7 @@ from searchgen_nb.constants import (
 )
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.numeric import scaled
-from searchgen_nb.published import Published
+from searchgen_nb.published import Published, bootstrap_settings
 from searchgen_nb.records import read_records
 from searchgen_nb.slices import field_values, in_slice
 
@@ -118,12 +117,8 @@ class Release(Published):
             m for m, meta in self.manifest["models"].items() if meta["pending"] is True
         )
     )
-    #: "95%" for confidence 0.95.
-    confidence = property(
-        lambda self: pct_label(
-            self.uncertainty["confidence"] if self.uncertainty else DEFAULT_CONFIDENCE
-        )
-    )
+    #: "95%" for the bootstrap's confidence 0.95.
+    confidence = property(lambda self: pct_label(bootstrap_settings(self.manifest).confidence))
     #: Appended to every table and chart id of a page, so one page can show several slices.
     id_suffix = property(
         lambda self: "" if self.is_full else "-" + self.slice_name.replace(".", "-").lower()
