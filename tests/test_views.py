@@ -51,7 +51,7 @@ def test_the_book_reads_a_release_strictly_naming_file_and_key(release, tmp_path
     (tmp_path / "out" / name).write_text(json.dumps(doc))
     copy = views.Release(tmp_path / "out")
     with pytest.raises(ConfigError) as info:
-        _ = copy.output_slice, copy.confidence, copy.boards
+        _ = copy.output_slice, copy.uncertainty, copy.boards
     assert str(info.value).startswith(f"{tmp_path / 'out'}/{name} ") and said in str(info.value)
 
 
