@@ -16,7 +16,7 @@ from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.records import read_records
 from searchgen_nb.schemas import check_document
-from searchgen_nb.untrusted import excerpt, strict_loads
+from searchgen_nb.untrusted import excerpt, no_duplicate_keys, strict_loads
 
 #: Files a previous release's folder must hold.
 NEEDED = (
@@ -29,14 +29,24 @@ NEEDED = (
 )
 
 
+class _Object(dict):
+    """An object of a release's JSON file: a key it lacks is a :class:`ConfigError` naming the
+    file and the key, never a default."""
+
+    __slots__ = ("where",)
+
+    def __missing__(self, key: str):
+        raise ConfigError(f"{self.where}: no key {shown(key)}, which this version reads")
+
+
 @dataclass
 class Published:
     """A published (or staged) release folder, read lazily and strictly — the one reader of a
     release folder, for the book, ``diff`` and ``previous_release`` (data contract, § Artifacts;
-    § Changes between releases): each JSON file read once, within its bound, as strict JSON that
-    conforms to its published schema, so every key the schema requires is there. Each refusal
-    is a :class:`ConfigError` starting ``<where>/<file>`` and naming the line or key; ``where``
-    defaults to the folder. ``parsed``: JSON files already read, by name (None: absent)."""
+    § Changes between releases): each JSON file read once, within its bound, as strict JSON; a
+    key it lacks is never given a default. Each refusal is a :class:`ConfigError` starting
+    ``<where>/<file>`` and naming the line or key; ``where`` defaults to the folder.
+    ``parsed``: JSON files already read, by name (None: absent)."""
 
     folder: Path
     where: str = ""
@@ -47,15 +57,10 @@ class Published:
         return self.document(MANIFEST)
 
     def document(self, name: str, optional: bool = False):
-        """The JSON file ``name``, parsed and checked against its schema; None when
-        ``optional`` and absent."""
+        """The JSON file ``name`` (:meth:`parse`); None when ``optional`` and absent."""
         if name not in self.parsed:
-            if optional and not os.path.lexists(self.folder / name):
-                self.parsed[name] = None
-            else:
-                doc = self.parse(name, self.read(name))
-                self.conform(name, doc)
-                self.parsed[name] = doc
+            absent = optional and not os.path.lexists(self.folder / name)
+            self.parsed[name] = None if absent else self.parse(name, self.read(name))
         return self.parsed[name]
 
     @cached_property
@@ -87,9 +92,18 @@ class Published:
             raise self.fail(name, f"cannot read: {exc.strerror or exc}") from None
 
     def parse(self, name: str, data: bytes, line: int | None = None) -> object:
-        at = "" if line is None else f"line {line} "
+        """A file's (a line's) strict JSON, its objects :class:`_Object`."""
+        at, where = "" if line is None else f"line {line} ", f"{self.where or self.folder}/{name}"
+
+        def made(pairs: list) -> _Object:
+            obj = _Object(pairs)
+            if len(obj) < len(pairs):
+                no_duplicate_keys(pairs)  # names the repeated key
+            obj.where = where + (f" line {line}" if line else "")
+            return obj
+
         try:
-            return strict_loads(data.decode("utf-8"))
+            return strict_loads(data.decode("utf-8"), made)
         except RecursionError:
             raise self.fail(name, f"{at}is not strict JSON (nested too deeply)") from None
         except ValueError as exc:  # not UTF-8 or JSON, NaN, a repeated key, …
