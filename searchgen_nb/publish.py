@@ -396,11 +396,7 @@ def publication_problems(out: Path) -> list[str]:
 def _stale_tmp(child: Path) -> bool:
     """A version being written that a killed run left (``.<version>.tmp``, marked or empty)."""
     name = child.name
-    if not (name.startswith(".") and name.endswith(".tmp")):
-        return False
-    return marked(child, name[1:-4]) or (
-        not child.is_symlink() and child.is_dir() and not any(child.iterdir())
-    )
+    return name.startswith(".") and name.endswith(".tmp") and not not_ours(child, name[1:-4])
 
 
 def publish(

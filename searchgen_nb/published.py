@@ -93,13 +93,12 @@ class Published:
 
     def parse(self, name: str, data: bytes, line: int | None = None) -> object:
         """A file's (a line's) strict JSON, its objects :class:`_Object`."""
-        at, where = "" if line is None else f"line {line} ", f"{self.where or self.folder}/{name}"
+        at = "" if line is None else f"line {line} "
+        where = f"{self.where or self.folder}/{name}" + (f" line {line}" if line else "")
 
         def made(pairs: list) -> _Object:
-            obj = _Object(pairs)
-            if len(obj) < len(pairs):
-                no_duplicate_keys(pairs)  # names the repeated key
-            obj.where = where + (f" line {line}" if line else "")
+            obj = _Object(no_duplicate_keys(pairs))
+            obj.where = where
             return obj
 
         try:
@@ -123,6 +122,57 @@ class Published:
                 "this version reads"
             )
 
+    def same_kind(self, manifest: object, benchmark: str | None, data_origin: str | None) -> None:
+        """Refuse another format, benchmark or data origin by name (before the schema)."""
+        if not isinstance(manifest, dict):
+            return
+        version = manifest.get("schema_version")
+        if version != SCHEMA_VERSION:
+            why = f"/schema_version is {shown(version)}: this version of searchgen-nb reads "
+            raise self.fail("manifest.json", f"{why}releases of schema_version {SCHEMA_VERSION}")
+        for key, want in (("benchmark", benchmark), ("data_origin", data_origin)):
+            if want is not None and manifest.get(key) != want:
+                why = f"/{key} is {shown(manifest.get(key))}, this release's is {shown(want)}"
+                raise self.fail("manifest.json", f"{why}: {not_compared(key)}")
+
+    def models_and_settings(self, manifest: dict) -> None:
+        """What the schema cannot say: every model of ``model_order`` is described, and
+        ``config.uncertainty`` holds settings the paired bootstrap can use."""
+        if lacking := [m for m in manifest["model_order"] if m not in manifest["models"]]:
+            m = excerpt(lacking[0], 60)
+            raise self.fail(
+                "manifest.json", f"/model_order names model {m}, which /models does not describe"
+            )
+        try:
+            bootstrap_settings(manifest)
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            why = f"/config/uncertainty holds no bootstrap settings ({excerpt(str(exc), 160)})"
+            raise self.fail("manifest.json", why) from None
+
+    def checked_records(self, manifest: dict) -> tuple[list[dict], str]:
+        """The records of ``prompt_scores.jsonl`` (streamed, checked by line) and its sha256."""
+        name, models = "prompt_scores.jsonl", manifest["model_order"]
+        seen, records, sha = {}, [], hashlib.sha256()
+        try:
+            for line_no, raw in enumerate(read_lines(self.folder / name), start=1):
+                sha.update(raw)
+                rec = self.parse(name, raw, line_no)
+                self.conform(name, rec, line_no)
+                sid = rec["sample_id"]
+                if sid in seen:
+                    why = f"repeated sample_id {excerpt(sid, 60)} (first on line {seen[sid]})"
+                    raise self.fail(name, f"line {line_no}: {why}")
+                if lacking := [m for m in models if m not in rec["models"]]:
+                    why = f"(sample_id {excerpt(sid, 60)}) has no record of model "
+                    raise self.fail(name, f"line {line_no} {why}{excerpt(lacking[0], 60)}")
+                seen[sid] = line_no
+                records.append(rec)
+        except OSError as exc:  # not a regular file, a line over the bound, …
+            raise self.fail(name, f"cannot read: {exc.strerror or exc}") from None
+        if len(seen) != (n := manifest["dataset"]["n_prompts"]):
+            raise self.fail(name, f"{len(seen)} prompts, the manifest says {n}")
+        return records, sha.hexdigest()
+
 
 def check_previous(
     folder: Path, where: str, benchmark: str | None = None, data_origin: str | None = None
@@ -142,12 +192,12 @@ def check_previous(
             data = release.read(name)
             doc, digests[name] = release.parse(name, data), hashlib.sha256(data).hexdigest()
             if name == "manifest.json":
-                _same_kind(release, doc, benchmark, data_origin)
+                release.same_kind(doc, benchmark, data_origin)
             release.conform(name, doc)
             release.parsed[name] = doc  # what was just read and checked: nothing is read twice
     manifest = release.manifest
-    _models_and_settings(release, manifest)
-    release.__dict__["records"], digests["prompt_scores.jsonl"] = _records(release, manifest)
+    release.models_and_settings(manifest)
+    release.__dict__["records"], digests["prompt_scores.jsonl"] = release.checked_records(manifest)
     hashes = manifest["artifact_sha256"]
     for name in sorted(set(hashes) - set(digests)):  # hashed but not read above
         if os.path.lexists(folder / name):
@@ -167,62 +217,6 @@ def shown(value: object) -> str:
 
 def not_compared(key: str) -> str:
     return f"releases of another {key} are not compared"
-
-
-def _same_kind(
-    release: Published, manifest: object, benchmark: str | None, data_origin: str | None
-) -> None:
-    """Refuse another format, benchmark or data origin by name (before the schema)."""
-    if not isinstance(manifest, dict):
-        return
-    version = manifest.get("schema_version")
-    if version != SCHEMA_VERSION:
-        why = f"/schema_version is {shown(version)}: this version of searchgen-nb reads "
-        raise release.fail("manifest.json", f"{why}releases of schema_version {SCHEMA_VERSION}")
-    for key, want in (("benchmark", benchmark), ("data_origin", data_origin)):
-        if want is not None and manifest.get(key) != want:
-            why = f"/{key} is {shown(manifest.get(key))}, this release's is {shown(want)}"
-            raise release.fail("manifest.json", f"{why}: {not_compared(key)}")
-
-
-def _models_and_settings(release: Published, manifest: dict) -> None:
-    """What the schema cannot say: every model of ``model_order`` is described, and
-    ``config.uncertainty`` holds settings the paired bootstrap can use."""
-    if lacking := [m for m in manifest["model_order"] if m not in manifest["models"]]:
-        m = excerpt(lacking[0], 60)
-        raise release.fail(
-            "manifest.json", f"/model_order names model {m}, which /models does not describe"
-        )
-    try:
-        bootstrap_settings(manifest)
-    except (ValueError, TypeError, ArithmeticError) as exc:
-        why = f"/config/uncertainty holds no bootstrap settings ({excerpt(str(exc), 160)})"
-        raise release.fail("manifest.json", why) from None
-
-
-def _records(release: Published, manifest: dict) -> tuple[list[dict], str]:
-    """The records of ``prompt_scores.jsonl`` (streamed, checked by line) and its sha256."""
-    name, models = "prompt_scores.jsonl", manifest["model_order"]
-    seen, records, sha = {}, [], hashlib.sha256()
-    try:
-        for line_no, raw in enumerate(read_lines(release.folder / name), start=1):
-            sha.update(raw)
-            rec = release.parse(name, raw, line_no)
-            release.conform(name, rec, line_no)
-            sid = rec["sample_id"]
-            if sid in seen:
-                why = f"repeated sample_id {excerpt(sid, 60)} (first on line {seen[sid]})"
-                raise release.fail(name, f"line {line_no}: {why}")
-            if lacking := [m for m in models if m not in rec["models"]]:
-                why = f"(sample_id {excerpt(sid, 60)}) has no record of model "
-                raise release.fail(name, f"line {line_no} {why}{excerpt(lacking[0], 60)}")
-            seen[sid] = line_no
-            records.append(rec)
-    except OSError as exc:  # not a regular file, a line over the bound, …
-        raise release.fail(name, f"cannot read: {exc.strerror or exc}") from None
-    if len(seen) != (n := manifest["dataset"]["n_prompts"]):
-        raise release.fail(name, f"{len(seen)} prompts, the manifest says {n}")
-    return records, sha.hexdigest()
 
 
 def bootstrap_settings(manifest: dict) -> UncertaintyConfig:

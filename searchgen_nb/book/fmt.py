@@ -20,9 +20,6 @@ from searchgen_nb.numeric import decimal_text, percent, scaled
 NA = "N/A"
 #: The statuses of a prompt × model pair, as charts and headers name them.
 STATUS_LABELS = {s: s.replace("_", " ") for s in STATUSES}
-#: What a pair not scored says of the means under ``zero_fill`` and ``exclude``.
-_ZERO = "counts 0 (missing policy zero_fill)"
-_EXCLUDED = "excluded: left out of every mean (missing policy exclude)"
 #: Short status words of the prompt explorer's cells (a scored pair shows its Overall-9).
 STATUS_SHORT = {
     "invalid_evaluation": "invalid",
@@ -48,9 +45,11 @@ def unscored_cell(status: str, policy: str | None, reason: str | None = None) ->
     how, short = counts_as(status, policy), STATUS_SHORT.get(status, status)
     title = STATUS_LABELS.get(status, status) + (f": {reason}" if reason else "")
     if how == "0":
-        return [f"0 · {short}", title + f" · {_ZERO}", "sg-zero", _ZERO]
+        note = "counts 0 (missing policy zero_fill)"
+        return [f"0 · {short}", f"{title} · {note}", "sg-zero", note]
     if how == "excluded":
-        return [f"{short} · excluded", title + f" · {_EXCLUDED}", "sg-excluded", _EXCLUDED]
+        note = "excluded: left out of every mean (missing policy exclude)"
+        return [f"{short} · excluded", f"{title} · {note}", "sg-excluded", note]
     return [short, title, "sg-na", ""]
 
 

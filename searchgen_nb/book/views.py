@@ -92,11 +92,9 @@ class Release(Published):
 
     slice: str | None = None
 
-    changes = cached_property(lambda self: self.document(CHANGES, optional=True))
-    uncertainty = cached_property(lambda self: self.document(UNCERTAINTY, optional=True))
-    validation_report = cached_property(
-        lambda self: self.document(VALIDATION_REPORT, optional=True)
-    )
+    changes = property(lambda self: self.document(CHANGES, optional=True))
+    uncertainty = property(lambda self: self.document(UNCERTAINTY, optional=True))
+    validation_report = property(lambda self: self.document(VALIDATION_REPORT, optional=True))
     output_slice = property(lambda self: self.manifest["output_slice"])
     slice_name = property(lambda self: self.slice or self.output_slice)
     is_full = property(lambda self: self.slice_name == self.output_slice)
