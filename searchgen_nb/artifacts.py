@@ -1,6 +1,6 @@
 """Writing artifacts: canonical JSON (UTF-8, sorted keys, no NaN, a final newline: reruns are
-byte-identical), timestamps, and a staged folder swapped into place in one step
-(data contract, § Artifacts; § Publication)."""
+byte-identical) and timestamps (data contract, § Artifacts); a folder is published by
+:mod:`searchgen_nb.publish`."""
 
 from __future__ import annotations
 
