@@ -1,8 +1,9 @@
 """Publication (data contract, § Publication): the one way a command writes a folder it owns —
-built in a staging folder beside its place, checked again, then put in place in one step — the
-one mark of the folders this tool made, and the refusal by name of anything else. ``data --out``
-and ``demo --out`` replace their folder so; a release publishes each version so, one release at
-a time (``OUT/build/release.lock``), its published paths links through one ``current``::
+built in a staging folder beside its place, then put in place in one step (:func:`promote`) —
+the one mark of the folders this tool made, and the refusal by name of anything else. ``data
+--out`` and ``demo --out`` replace their folder so; a release publishes each version so, one
+release at a time (``OUT/build/release.lock``), its published paths links through one
+``current``::
 
     OUT/.releases/<version>/public/data, _build/html, book/notebooks
     OUT/.releases/current  -> <version>          (one atomic switch)
