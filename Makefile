@@ -88,6 +88,7 @@ bench-1m: bench
 # (.releases/ and the public/, _build/, book/notebooks links to it) are never removed here.
 clean:
 	rm -rf build book/vendor
-	if [ -f data/demo/.searchgen-nb-demo ]; then rm -rf data/demo; fi
+	if [ "$$(cat data/demo/.searchgen-nb 2>/dev/null)" = synthetic-demo ] || \
+		[ -f data/demo/.searchgen-nb-demo ]; then rm -rf data/demo; fi
 	@echo "kept: published releases (.releases/, public/, _build/, book/notebooks); remove them yourself"
 

@@ -133,7 +133,6 @@ def _score_facts(ch: dict, changed: dict, who, fmt) -> list[str]:
     """Per model with a changed Overall-9: in how many groups, All with its paired interval,
     then the largest changes."""
     boot = ch.get("paired_bootstrap") or {}
-    conf = f"{Decimal(repr(boot.get('confidence', 0.95))) * 100:f}".rstrip("0").rstrip(".") + "%"
     lines = []
     for m in sorted(changed):
         cells = dict(changed[m])
@@ -141,7 +140,8 @@ def _score_facts(ch: dict, changed: dict, who, fmt) -> list[str]:
         if c := cells.pop("all:All", None):
             ci = (boot.get("models", {}).get(m) or {}).get("ci")
             if ci:
-                ci = f"; paired {conf} interval {fmt(ci[0], True)} to {fmt(ci[1], True)} on the "
+                conf = f"{Decimal(repr(boot['confidence'])) * 100:f}".rstrip("0").rstrip(".")
+                ci = f"; paired {conf}% interval {fmt(ci[0], True)} to {fmt(ci[1], True)} on the "
                 ci += f"{boot['n_common_prompts']} common prompts"
             before, after = fmt(c["overall_9_before"]), fmt(c["overall_9_after"])
             head += f"; All {before} → {after} ({fmt(c['delta'], True)}{ci or ''})"

@@ -93,8 +93,8 @@ def data(
     """Extract, aggregate and validate CONFIG's release; write the artifacts to --out."""
     from searchgen_nb.artifacts import source_date_epoch
     from searchgen_nb.config import load_config
-    from searchgen_nb.out_checks import check_no_dangling_link, check_output_file
     from searchgen_nb.pipeline import inputs, run_data
+    from searchgen_nb.publish import check_no_dangling_link, check_output_file
 
     check_no_dangling_link(out_dir, "--out")
     if timings_path:
@@ -159,8 +159,7 @@ def demo(out_dir: str | None, print_config: bool, changed: bool, previous: str |
     """Write the deterministic synthetic demo release (prompts, results, release.yml,
     paper_table.json)."""
     from searchgen_nb.demo import committed_config_text, write_demo
-    from searchgen_nb.out_checks import check_no_dangling_link
-    from searchgen_nb.publish import os_failure
+    from searchgen_nb.publish import check_no_dangling_link, os_failure
     from searchgen_nb.published import check_previous
 
     if print_config:
@@ -245,7 +244,7 @@ def validate(folder: str, report_path: str | None) -> None:
     """Re-check a published (or staged) artifact FOLDER on its own; exit 1 on any failed check."""
     from searchgen_nb.artifacts import dumps
     from searchgen_nb.gate.checks import validate_folder
-    from searchgen_nb.out_checks import check_no_dangling_link, check_output_file
+    from searchgen_nb.publish import check_no_dangling_link, check_output_file
 
     if report_path:  # checked before the work
         check_no_dangling_link(report_path, "--report")
@@ -288,7 +287,7 @@ def release(config: str, output_root: str | None, project: str | None) -> None:
     and book/notebooks. Nothing is published unless every notebook, the validation and the book
     build succeed."""
     from searchgen_nb.book.release import run_release
-    from searchgen_nb.out_checks import check_no_dangling_link
+    from searchgen_nb.publish import check_no_dangling_link
 
     if output_root:
         check_no_dangling_link(output_root, "--output-root")

@@ -120,6 +120,6 @@ def figure_text(
     return ("+" + text if sign and d > 0 else text).replace("-", minus)
 
 
-def scaled(value: float, factor: int) -> float:
+def scaled(value: float | Decimal, factor: int) -> float:
     """``value × factor`` as the decimal it prints (a coverage 0.9567 → 95.67 exactly)."""
     return float(Decimal(repr(float(value))) * factor)

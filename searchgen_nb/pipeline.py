@@ -15,14 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from searchgen_nb.aggregate import ModelMeta, leaderboards
-from searchgen_nb.artifacts import (
-    dumps,
-    held_signals,
-    promote,
-    staging_dir,
-    write_jsonl,
-    write_text,
-)
+from searchgen_nb.artifacts import dumps, write_jsonl, write_text
 from searchgen_nb.bounds import preflight
 from searchgen_nb.changes import compare, first_release
 from searchgen_nb.config import ReleaseConfig, project_root, work_root
@@ -38,9 +31,8 @@ from searchgen_nb.errors import ReleaseError, ReleaseInterrupted, ValidationFail
 from searchgen_nb.evidence import EVIDENCE, PREVIEWS, texts_sha256, write_evidence
 from searchgen_nb.gate.checks import Report, validate_folder
 from searchgen_nb.manifest import build_manifest
-from searchgen_nb.out_checks import check_data_out
 from searchgen_nb.prompts import read_prompts
-from searchgen_nb.publish import step
+from searchgen_nb.publish import check_data_out, held_signals, promote, staging_dir, step
 from searchgen_nb.published import Published, check_previous
 from searchgen_nb.records import Extraction, extract_records, read_records
 from searchgen_nb.schemas import schema_dir
@@ -180,7 +172,8 @@ def aggregate_stage(
         sha[UNCERTAINTY] = write_text(folder / UNCERTAINTY, dumps(doc))
     with _stage(timings, "changes"):
         prev = previous_release(cfg)
-        doc = first_release() if prev is None else compare(prev, folder)
+        staged = Published(folder, parsed={MANIFEST: manifest})  # its hashes not all in yet
+        doc = first_release() if prev is None else compare(prev, staged)
         sha[CHANGES] = write_text(folder / CHANGES, dumps(doc))
     write_text(folder / MANIFEST, dumps(manifest))
     return boards
@@ -285,7 +278,7 @@ def run_data(
     cache: str | Path | None = None,
 ) -> DataRelease:
     """Build, validate and publish a release's data into ``out_dir`` (checked first: see
-    :func:`out_checks.check_data_out`) through a staging folder beside it, in one step once every
+    :func:`publish.check_data_out`) through a staging folder beside it, in one step once every
     check passes; on any failure or interruption ``out_dir`` is left as it was. ``cache``: the
     thumbnail cache folder (:func:`extract_stage`)."""
     out_dir = Path(os.path.realpath(out_dir))  # a loop of links: named below, no crash

@@ -1,5 +1,9 @@
-"""Publishing a whole release in one atomic step (data contract, § Publication), one release
-at a time (``OUT/build/release.lock``). The published paths are links through one ``current``::
+"""Publication (data contract, § Publication): the one way a command writes a folder it owns —
+built in a staging folder beside its place, then put in place in one step (:func:`promote`) —
+the one mark of the folders this tool made, and the refusal by name of anything else. ``data
+--out`` and ``demo --out`` replace their folder so; a release publishes each version so, one
+release at a time (``OUT/build/release.lock``), its published paths links through one
+``current``::
 
     OUT/.releases/<version>/public/data, _build/html, book/notebooks
     OUT/.releases/current  -> <version>          (one atomic switch)
@@ -10,27 +14,50 @@ at a time (``OUT/build/release.lock``). The published paths are links through on
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import datetime as dt
 import fcntl
 import json
 import os
 import re
 import shutil
+import signal
+import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
-from searchgen_nb.artifacts import held_signals
+from searchgen_nb.constants import ARTIFACTS, MANIFEST, VALIDATION_REPORT
+from searchgen_nb.declaration import BOARD_PATTERN
 from searchgen_nb.errors import ReleaseError
-from searchgen_nb.files import CONFIG_MAX, read_bytes
+from searchgen_nb.evidence import PREVIEWS, THUMBS
+from searchgen_nb.files import ARTIFACT_MAX, CONFIG_MAX, read_bytes
+from searchgen_nb.schemas import schema_dir
 from searchgen_nb.untrusted import excerpt
 
 #: The published paths below the output root, and where each lives inside a version folder.
 PUBLISHED = ("public/data", "_build/html", "book/notebooks")
 RELEASES = ".releases"
 LOCK = "build/release.lock"
-#: The file that marks a folder as made by this tool; it holds the folder's own name.
+#: The one mark of a folder this tool made: a regular file holding what the folder is — a
+#: version's or the work folder's own name, ``thumbnail cache``, ``synthetic-demo``. A data
+#: release carries none: its ``manifest.json`` (:data:`MANIFEST_KEYS`) says what it is.
 MARKER = ".searchgen-nb"
+DEMO = "synthetic-demo"
+#: The demo's mark as versions before this one wrote it (a file holding ``synthetic-demo``).
+OLD_DEMO_MARKER = ".searchgen-nb-demo"
 #: The temporary name :func:`_replace_link` gives a new link of ``.releases``.
 _LINK_TMP = re.compile(r"\.(current|previous)\.new-[0-9]+")
+#: What ``searchgen-nb data`` writes into its output folder (``schemas/`` holds ``*.schema.json``,
+#: ``thumbs/`` and ``previews/`` the thumbnails and previews ``<first 32 hex digits of their
+#: sha256>.webp``), and the change summary a release publishes beside it.
+DATA_NAMES = frozenset(
+    {*ARTIFACTS, MANIFEST, VALIDATION_REPORT, "schemas", THUMBS, PREVIEWS, "CHANGES.md"}
+)
+_THUMB = re.compile(r"[0-9a-f]{32}\.webp")
+#: Keys every ``manifest.json`` that ``data`` writes holds.
+MANIFEST_KEYS = frozenset({"artifact_sha256", "artifacts", "schema_version"})
 
 
 def listing(names: list[str]) -> str:
@@ -49,20 +76,47 @@ def describe(path: Path) -> str:
     return f"a folder holding {listing(names)}" if names else "an empty folder"
 
 
-def mark(folder: Path) -> None:
-    """Mark ``folder`` as made by this tool (:data:`MARKER`, holding the folder's name)."""
-    (folder / MARKER).write_text(folder.name, encoding="utf-8")
+def mark(folder: Path, name: str | None = None) -> None:
+    """Mark ``folder`` as made by this tool: :data:`MARKER` holding ``name`` (default: the
+    folder's own name)."""
+    (folder / MARKER).write_text(name or folder.name, encoding="utf-8")
+
+
+def _mark_text(path: Path) -> str | None:
+    """What a mark file holds; None unless a regular file (never a FIFO's wait), no link."""
+    try:
+        return None if path.is_symlink() else read_bytes(path, CONFIG_MAX).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def marked(folder: Path, name: str | None = None) -> bool:
-    """Whether ``folder`` is a real folder marked for ``name`` (default: its own name)."""
+    """Whether ``folder`` is a real folder marked for ``name`` (default: its own name); a demo
+    marked as versions before this one did counts as marked for :data:`DEMO`."""
     if folder.is_symlink() or not folder.is_dir():
         return False
-    try:
-        text = read_bytes(folder / MARKER, CONFIG_MAX).decode("utf-8")  # never a FIFO's wait
-        return text == (name or folder.name)
-    except (OSError, UnicodeDecodeError):
-        return False
+    want = name or folder.name
+    old = want == DEMO and _mark_text(folder / OLD_DEMO_MARKER) == DEMO + "\n"
+    return old or _mark_text(folder / MARKER) == want
+
+
+def not_ours(folder: Path, name: str | None = None) -> str | None:
+    """What is at ``folder`` (:func:`describe`) unless it is absent, an empty folder or marked
+    for ``name``: what a command never replaces."""
+    if not os.path.lexists(folder) or marked(folder, name):
+        return None
+    return None if (what := describe(folder)) == "an empty folder" else what
+
+
+def _ours(folder: Path) -> str | None:
+    """What of this tool's ``folder`` is: a data release, a demo, a release's work folder."""
+    if folder.is_symlink() or not folder.is_dir():
+        return None
+    if MANIFEST_KEYS <= _json_keys(folder / MANIFEST):
+        return "data release"
+    if marked(folder, DEMO):
+        return "demo"
+    return "release work folder (the next release empties it)" if marked(folder) else None
 
 
 def published_version(path: Path) -> Path | None:
@@ -93,6 +147,224 @@ def step(name: str):
         yield
     except OSError as exc:
         raise os_failure(name, exc) from None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths with Linux ``renameat2(RENAME_EXCHANGE)``; False if unsupported."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        pass
+    return True
+
+
+def staging_dir(dest: Path) -> Path:
+    """A fresh empty folder ``.<dest>.staging-<pid>-…`` beside ``dest`` (the final rename is
+    atomic) after removing what a killed run left; mode 0777 less the umask, not ``mkdtemp``'s
+    0700: what gets published must be readable by others."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    for kind in ("staging", "old"):  # this module's folders of a process that is gone
+        prefix = f".{dest.name}.{kind}-"
+        for path in dest.parent.glob(f"{prefix}*"):
+            pid = path.name[len(prefix) :].split("-", 1)[0]
+            if pid.isdigit() and not _pid_alive(int(pid)) and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+    path = Path(tempfile.mkdtemp(prefix=f".{dest.name}.staging-{os.getpid()}-", dir=dest.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o777 & ~umask)
+    return path
+
+
+@contextlib.contextmanager
+def held_signals():
+    """Hold SIGINT and SIGTERM while the block runs (a publication's few renames), then act on
+    the first one that came: a stop lands before the publication or after it, never inside."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    saved = {
+        s: signal.signal(s, lambda signum, frame: caught.append(signum))
+        for s in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        yield
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+        if caught:
+            signal.raise_signal(caught[0])
+
+
+def promote(staging: Path, dest: Path) -> None:
+    """Replace ``dest`` (checked by the caller) by ``staging`` in one step: exchanged atomically
+    with ``renameat2`` where supported, else renamed aside first (data contract, § Publication)."""
+    staging, dest = Path(staging), Path(dest)
+    if not dest.exists():
+        os.rename(staging, dest)
+    elif _exchange(staging, dest):
+        shutil.rmtree(staging)
+    else:
+        aside = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old-{os.getpid()}-", dir=dest.parent))
+        aside.rmdir()
+        os.rename(dest, aside)
+        os.rename(staging, dest)
+        shutil.rmtree(aside)
+
+
+def check_no_dangling_link(path: str | os.PathLike, option: str) -> None:
+    """:class:`ReleaseError` when the output ``path`` as given passes through a link to nothing
+    (the link itself, or a folder above it): writing there would make the link's target and its
+    missing folders wherever the link points (data contract, § Publication)."""
+    given = Path(os.path.abspath(path))
+    for link in (*reversed(given.parents), given):
+        if link.is_symlink() and not link.exists():
+            raise ReleaseError(
+                f"{option} {path}: {link} is a link to "
+                f"{excerpt(os.readlink(link), 120)}, which does not exist; an "
+                "output is never written through a dangling link; nothing was done"
+            )
+
+
+def owned_problem(path: Path, inputs: dict[str, Path]) -> str | None:
+    """Why no command may write at ``path`` (resolved; ``inputs``: name → resolved path): it is
+    or lies inside a published version, is, contains or lies inside an input, or lies inside a
+    data release, a demo or a release's work folder (data contract, § Publication)."""
+    version = published_version(path)
+    if version is not None:
+        root = version.parent.parent if version.name != RELEASES else version.parent
+        return (
+            f"lies inside the published release {version.name} ({version}): a published "
+            "version is never changed; publish a new release with `searchgen-nb release "
+            f"CONFIG --output-root {root}`"
+        )
+    for name, other in inputs.items():
+        relation = (
+            "is"
+            if path == other
+            else "contains"
+            if other.is_relative_to(path)
+            else "lies inside"
+            if path.is_relative_to(other)
+            else None
+        )
+        if relation:
+            return f"{relation} the {name} {other}: inputs are never written"
+    for folder in path.parents:
+        if kind := _ours(folder):
+            return f"lies inside the {kind} {folder}, which is never written into"
+    return None
+
+
+def _regular(path: Path) -> bool:
+    return not path.is_symlink() and path.is_file()
+
+
+def _foreign_entries(path: Path, names: list[str]) -> list[str]:
+    """What of the folder ``path`` ``data`` did not write: not a regular file named as an artifact
+    (a breakdown's board too),
+    nor in ``thumbs/``, ``previews/`` or ``schemas/`` a regular file named as a thumbnail, a
+    preview or one of its schemas."""
+    schemas = frozenset(p.name for p in schema_dir().glob("*.schema.json"))
+    inner: dict[str, Callable[[str], object]] = {
+        THUMBS: _THUMB.fullmatch,
+        PREVIEWS: _THUMB.fullmatch,
+        "schemas": schemas.__contains__,
+    }
+    artifact = (n in DATA_NAMES or BOARD_PATTERN.fullmatch(n) for n in names)
+    foreign = [
+        n for n, ok in zip(names, artifact) if n not in inner and not (ok and _regular(path / n))
+    ]
+    for sub, own in inner.items():
+        if sub in names and ((path / sub).is_symlink() or not (path / sub).is_dir()):
+            foreign.append(sub)
+        elif sub in names:
+            foreign += [
+                f"{sub}/{n}"
+                for n in sorted(os.listdir(path / sub))
+                if not (own(n) and _regular(path / sub / n))
+            ]
+    return foreign
+
+
+def _data_folder_problem(path: Path) -> str | None:
+    """What is at ``path`` unless absent, an empty folder or a data release ``data`` wrote."""
+    if not os.path.lexists(path):
+        return None
+    if path.is_symlink() or not path.is_dir():
+        return f"is {describe(path)}"
+    names = sorted(os.listdir(path))
+    if not names:
+        return None
+    if foreign := _foreign_entries(path, names):
+        return f"holds {listing(foreign)} this command did not write"
+    if not MANIFEST_KEYS <= _json_keys(path / MANIFEST):
+        return f"holds {listing(names)} but no {MANIFEST} of a data release"
+    return None
+
+
+def check_data_out(out: Path, inputs: dict[str, Path], again: bool = False) -> None:
+    """:class:`ReleaseError` unless ``searchgen-nb data`` may replace ``out`` (resolved;
+    ``inputs``: name → resolved path), as data contract, § Publication says; ``again``: the
+    same check right before the swap, for what appeared at ``out`` while the command ran."""
+    if problem := owned_problem(out, inputs):
+        problem = f"{problem}; give --out a new folder"
+    elif os.path.ismount(out):
+        problem = "is a mount point, which cannot be replaced; give --out a folder inside it"
+    elif problem := _data_folder_problem(out):
+        problem += (
+            ": data replaces only an empty folder or a data release it wrote; give --out "
+            "a new folder"
+        )
+    if problem and again:
+        raise ReleaseError(
+            f"--out {out} changed while data ran and now {problem}; nothing was published"
+        )
+    if problem:
+        raise ReleaseError(f"--out {out} {problem}")
+
+
+def _json_keys(path: Path) -> set:
+    """The top-level keys of a JSON object file; an empty set for anything else (what is not a
+    regular file within its bound is never opened)."""
+    try:
+        data = json.loads(read_bytes(path, ARTIFACT_MAX))
+    except (OSError, ValueError, RecursionError):
+        return set()
+    return set(data) if isinstance(data, dict) else set()
+
+
+def check_output_file(path: Path, option: str, keys: set, forbidden: dict[str, Path]) -> None:
+    """:class:`ReleaseError` unless a command may write its JSON file (an object with ``keys``)
+    at ``path`` when it ends; ``forbidden``: name → resolved path it must not be in."""
+    if problem := owned_problem(path, forbidden) or _file_problem(path, keys):
+        raise ReleaseError(f"{option} {path} {problem}; nothing was done")
+
+
+def _file_problem(path: Path, keys: set) -> str | None:
+    if os.path.lexists(path) and (
+        path.is_symlink() or not path.is_file() or not keys <= _json_keys(path)
+    ):
+        return f"is {describe(path)} this command did not write"
+    if not path.parent.is_dir():
+        return f"cannot be written: there is no folder {path.parent}"
+    if not os.access(path.parent, os.W_OK):
+        return f"cannot be written: folder {path.parent} is not writable"
+    return None
 
 
 def _want(out: Path, rel: str) -> str:
@@ -135,11 +407,7 @@ def publication_problems(out: Path) -> list[str]:
 def _stale_tmp(child: Path) -> bool:
     """A version being written that a killed run left (``.<version>.tmp``, marked or empty)."""
     name = child.name
-    if not (name.startswith(".") and name.endswith(".tmp")):
-        return False
-    return marked(child, name[1:-4]) or (
-        not child.is_symlink() and child.is_dir() and not any(child.iterdir())
-    )
+    return name.startswith(".") and name.endswith(".tmp") and not not_ours(child, name[1:-4])
 
 
 def publish(
@@ -172,10 +440,10 @@ def publish(
         raise ReleaseError(f"cannot publish: {final} already exists; nothing was changed")
     try:
         tmp.mkdir()
-        (tmp / MARKER).write_text(version, encoding="utf-8")
+        mark(tmp, version)
         for rel in PUBLISHED:
             shutil.copytree(sources[rel], tmp / rel)
-        os.rename(tmp, final)
+        promote(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

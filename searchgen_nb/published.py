@@ -1,5 +1,6 @@
-"""Reading a published (or staged) release folder, strictly: a previous release, or a folder
-given to ``searchgen-nb diff`` (data contract, § Changes between releases)."""
+"""Reading a published (or staged) release folder, strictly: what the book shows, a previous
+release, or a folder given to ``searchgen-nb diff`` (data contract, § Changes between releases);
+the release gate reads on its own (§ The release gate)."""
 
 import hashlib
 import json
@@ -11,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from searchgen_nb.config import UncertaintyConfig
-from searchgen_nb.constants import OVERALL_BOARD, PARTITION_KEYS, SCHEMA_VERSION
+from searchgen_nb.constants import MANIFEST, OVERALL_BOARD, PARTITION_KEYS, SCHEMA_VERSION
 from searchgen_nb.declaration import BENCHMARK
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.records import read_records
 from searchgen_nb.schemas import check_document
-from searchgen_nb.untrusted import excerpt, strict_loads
+from searchgen_nb.untrusted import excerpt, no_duplicate_keys, strict_loads
 
 #: Files a previous release's folder must hold.
 NEEDED = (
@@ -28,26 +29,39 @@ NEEDED = (
 )
 
 
+class _Object(dict):
+    """An object of a release's JSON file: a key it lacks is a :class:`ConfigError` naming the
+    file and the key, never a default."""
+
+    __slots__ = ("where",)
+    where: str
+
+    def __missing__(self, key: str):
+        raise ConfigError(f"{self.where}: no key {shown(key)}, which this version reads")
+
+
 @dataclass
 class Published:
-    """A published (or staged) release folder, read lazily; ``parsed``: JSON files already
-    read (by :func:`check_previous`), by name, None = absent."""
+    """A published (or staged) release folder, read lazily and strictly — the one reader of a
+    release folder, for the book, ``diff`` and ``previous_release`` (data contract, § Artifacts;
+    § Changes between releases): each JSON file read once, within its bound, as strict JSON; a
+    key it lacks is never given a default. Each refusal is a :class:`ConfigError` starting
+    ``<where>/<file>`` and naming the line or key; ``where`` defaults to the folder.
+    ``parsed``: JSON files already read, by name (None: absent)."""
 
     folder: Path
+    where: str = ""
     parsed: dict = field(default_factory=dict)
 
     @cached_property
     def manifest(self) -> dict:
-        return self.board("manifest.json")
+        return self.document(MANIFEST)
 
-    def board(self, name: str):
+    def document(self, name: str, optional: bool = False):
+        """The JSON file ``name`` (:meth:`parse`); None when ``optional`` and absent."""
         if name not in self.parsed:
-            p = self.folder / name
-            self.parsed[name] = (
-                strict_loads(read_bytes(p, ARTIFACT_MAX).decode("utf-8"))
-                if os.path.lexists(p)
-                else None
-            )
+            absent = optional and not os.path.lexists(self.folder / name)
+            self.parsed[name] = None if absent else self.parse(name, self.read(name))
         return self.parsed[name]
 
     @cached_property
@@ -57,75 +71,20 @@ class Published:
     @cached_property
     def groups(self) -> dict[str, list[dict]]:
         """``{"<kind>:<name>": rows}``: all, strata, domains, failure modes, slices."""
-        out = {"all:All": self.board("leaderboard_overall.json")}
-        strata = self.board("leaderboard_by_stratum.json")
+        out = {"all:All": self.document("leaderboard_overall.json")}
+        strata = self.document("leaderboard_by_stratum.json")
         out.update({f"stratum:{s}": strata[s] for s in PARTITION_KEYS if s in strata})
         for kind in ("domain", "failure_mode"):
-            board = self.board(f"leaderboard_by_{kind}.json")
+            board = self.document(f"leaderboard_by_{kind}.json")
             out.update({f"{kind}:{t}": rows for t, rows in sorted(board.items())})
-        full = self.manifest.get("output_slice")
-        for s, boards in (self.board("leaderboard_by_slice.json") or {}).items():
+        full = self.manifest["output_slice"]
+        for s, boards in (self.document("leaderboard_by_slice.json", optional=True) or {}).items():
             if s != full:  # the slice of every prompt is group All again
                 out[f"slice:{s}"] = boards["overall"]
         return out
 
-
-def check_previous(
-    folder: Path, where: str, benchmark: str | None = None, data_origin: str | None = None
-) -> Published:
-    """The release in ``folder``, read and checked once (data contract, § Changes between
-    releases); :class:`ConfigError` naming ``where``, the folder, the file and the line or pointer
-    when it is not a release of this schema version, benchmark and data origin."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ConfigError(f"{where}: {folder} is not a folder")
-    missing = ", ".join(n for n in NEEDED if not os.path.lexists(folder / n))
-    if missing:
-        raise ConfigError(f"{where}: {folder} is not a published release (missing {missing})")
-    reader = _ReleaseReader(folder, f"{where}: {folder}")
-    parsed, digests = {}, {}
-    for name in ("manifest.json", *NEEDED[2:], "leaderboard_by_slice.json"):
-        if name in NEEDED or os.path.lexists(folder / name):
-            data = reader.read(name)
-            parsed[name], digests[name] = reader.parse(name, data), hashlib.sha256(data).hexdigest()
-            if name == "manifest.json":
-                reader.same_kind(parsed[name], benchmark, data_origin)
-            reader.conform(name, parsed[name])
-    manifest = parsed["manifest.json"]
-    reader.models_and_settings(manifest)
-    records, digests["prompt_scores.jsonl"] = reader.records(manifest)
-    hashes = manifest["artifact_sha256"]
-    for name in sorted(set(hashes) - set(digests)):  # hashed but not read above
-        if os.path.lexists(folder / name):
-            digests[name] = hashlib.sha256(reader.read(name)).hexdigest()
-    for name in sorted(set(digests) - {"manifest.json"}):  # the manifest holds the others'
-        if name not in hashes:
-            raise reader.fail("manifest.json", f"/artifact_sha256 holds no sha256 of {name}")
-        if digests[name] != hashes[name]:
-            why = "sha256 differs from the manifest's artifact_sha256 (edited or damaged)"
-            raise reader.fail(name, why)
-    release = Published(folder, parsed)  # what was just read and checked: nothing is read twice
-    release.__dict__["records"] = records
-    return release
-
-
-def shown(value: object) -> str:
-    return excerpt(json.dumps(value), 80)
-
-
-def not_compared(key: str) -> str:
-    return f"releases of another {key} are not compared"
-
-
-class _ReleaseReader:
-    """Reads one release folder for :func:`check_previous`; each refusal is a
-    :class:`ConfigError` starting with ``where`` (the key or argument and the folder)."""
-
-    def __init__(self, folder: Path, where: str) -> None:
-        self.folder, self.where = folder, where
-
     def fail(self, name: str, why: str) -> ConfigError:
-        return ConfigError(f"{self.where}/{name}: {why}")
+        return ConfigError(f"{self.where or self.folder}/{name}: {why}")
 
     def read(self, name: str) -> bytes:
         try:
@@ -134,9 +93,17 @@ class _ReleaseReader:
             raise self.fail(name, f"cannot read: {exc.strerror or exc}") from None
 
     def parse(self, name: str, data: bytes, line: int | None = None) -> Any:
+        """A file's (a line's) strict JSON, its objects :class:`_Object`."""
         at = "" if line is None else f"line {line} "
+        where = f"{self.where or self.folder}/{name}" + (f" line {line}" if line else "")
+
+        def made(pairs: list) -> _Object:
+            obj = _Object(no_duplicate_keys(pairs))
+            obj.where = where
+            return obj
+
         try:
-            return strict_loads(data.decode("utf-8"))
+            return strict_loads(data.decode("utf-8"), made)
         except RecursionError:
             raise self.fail(name, f"{at}is not strict JSON (nested too deeply)") from None
         except ValueError as exc:  # not UTF-8 or JSON, NaN, a repeated key, …
@@ -152,7 +119,8 @@ class _ReleaseReader:
         if problems:
             more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
             raise ConfigError(
-                f"{self.where}/{'; '.join(problems[:3])}{more}: not a release this version reads"
+                f"{self.where or self.folder}/{'; '.join(problems[:3])}{more}: not a release "
+                "this version reads"
             )
 
     def same_kind(self, manifest: object, benchmark: str | None, data_origin: str | None) -> None:
@@ -182,7 +150,7 @@ class _ReleaseReader:
             why = f"/config/uncertainty holds no bootstrap settings ({excerpt(str(exc), 160)})"
             raise self.fail("manifest.json", why) from None
 
-    def records(self, manifest: dict) -> tuple[list[dict], str]:
+    def checked_records(self, manifest: dict) -> tuple[list[dict], str]:
         """The records of ``prompt_scores.jsonl`` (streamed, checked by line) and its sha256."""
         name, models = "prompt_scores.jsonl", manifest["model_order"]
         seen: dict[str, int] = {}
@@ -208,11 +176,58 @@ class _ReleaseReader:
         return records, sha.hexdigest()
 
 
+def check_previous(
+    folder: Path, where: str, benchmark: str | None = None, data_origin: str | None = None
+) -> Published:
+    """The release in ``folder``, read and checked once (data contract, § Changes between
+    releases); :class:`ConfigError` naming ``where``, the folder, the file and the line or pointer
+    when it is not a release of this schema version, benchmark and data origin."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ConfigError(f"{where}: {folder} is not a folder")
+    missing = ", ".join(n for n in NEEDED if not os.path.lexists(folder / n))
+    if missing:
+        raise ConfigError(f"{where}: {folder} is not a published release (missing {missing})")
+    release, digests = Published(folder, f"{where}: {folder}"), {}
+    for name in ("manifest.json", *NEEDED[2:], "leaderboard_by_slice.json"):
+        if name in NEEDED or os.path.lexists(folder / name):
+            data = release.read(name)
+            doc, digests[name] = release.parse(name, data), hashlib.sha256(data).hexdigest()
+            if name == "manifest.json":
+                release.same_kind(doc, benchmark, data_origin)
+            release.conform(name, doc)
+            release.parsed[name] = doc  # what was just read and checked: nothing is read twice
+    manifest = release.manifest
+    release.models_and_settings(manifest)
+    release.__dict__["records"], digests["prompt_scores.jsonl"] = release.checked_records(manifest)
+    hashes = manifest["artifact_sha256"]
+    for name in sorted(set(hashes) - set(digests)):  # hashed but not read above
+        if os.path.lexists(folder / name):
+            digests[name] = hashlib.sha256(release.read(name)).hexdigest()
+    for name in sorted(set(digests) - {"manifest.json"}):  # the manifest holds the others'
+        if name not in hashes:
+            raise release.fail("manifest.json", f"/artifact_sha256 holds no sha256 of {name}")
+        if digests[name] != hashes[name]:
+            why = "sha256 differs from the manifest's artifact_sha256 (edited or damaged)"
+            raise release.fail(name, why)
+    return release
+
+
+def shown(value: object) -> str:
+    return excerpt(json.dumps(value), 80)
+
+
+def not_compared(key: str) -> str:
+    return f"releases of another {key} are not compared"
+
+
 def bootstrap_settings(manifest: dict) -> UncertaintyConfig:
     """The paired bootstrap's settings: the manifest's ``config.uncertainty`` (defaults where
     absent); ``ValueError``, ``TypeError`` or ``ArithmeticError`` when they are not settings."""
     given = manifest.get("config", {}).get("uncertainty") or {}
     if not isinstance(given, dict):
         raise TypeError(f"expected a mapping, got {type(given).__name__}")
-    kept = {k: v for k, v in given.items() if k in ("n_bootstrap", "seed")}
-    return UncertaintyConfig(**kept, confidence=Decimal(repr(given.get("confidence", 0.95))))
+    kept = {k: v for k, v in given.items() if k in ("n_bootstrap", "seed", "confidence")}
+    if "confidence" in kept:  # else the config's default
+        kept["confidence"] = Decimal(repr(kept["confidence"]))
+    return UncertaintyConfig(**kept)

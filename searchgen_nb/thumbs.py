@@ -30,8 +30,7 @@ from searchgen_nb.evidence import (
     renditions,
 )
 from searchgen_nb.files import ARTIFACT_MAX, find_image, read_bytes, read_file
-from searchgen_nb.out_checks import owned_problem
-from searchgen_nb.publish import MARKER, describe, marked
+from searchgen_nb.publish import MARKER, mark, marked, not_ours, owned_problem
 from searchgen_nb.table import STATUS_CODE
 
 #: The environment variable naming the thumbnail cache (``searchgen-nb release`` sets it to
@@ -75,7 +74,7 @@ class ThumbCache:
             raise ReleaseError(problem)
         self.folder.mkdir(parents=True, exist_ok=True)
         if not marked(self.folder, CACHE_MARK):
-            (self.folder / MARKER).write_text(CACHE_MARK, encoding="utf-8")
+            mark(self.folder, CACHE_MARK)
         try:
             index = json.loads(read_bytes(self.folder / INDEX, ARTIFACT_MAX))
             self.index = index["images"] if index.get("recipe") == self.recipe else {}
@@ -139,9 +138,7 @@ class ThumbCache:
 def cache_problem(folder: Path) -> str | None:
     """Why ``folder`` cannot be the thumbnail cache: something there that is neither an empty
     folder nor a folder marked as this tool's thumbnail cache."""
-    if not os.path.lexists(folder) or marked(folder, CACHE_MARK):
-        return None
-    if (what := describe(folder)) == "an empty folder":
+    if (what := not_ours(folder, CACHE_MARK)) is None:
         return None
     return (
         f"the thumbnail cache {folder} is {what} without this tool's mark {MARKER} "

@@ -83,12 +83,10 @@ def _finite(token: str) -> float:
     return value
 
 
-def strict_loads(text: str | bytes) -> object:
-    """:func:`json.loads` refusing NaN/Infinity, numbers that overflow to Infinity and a repeated
-    key; raises ``ValueError`` (``DuplicateKey`` for a repeated key)."""
-    return json.loads(
-        text, parse_constant=_constant, parse_float=_finite, object_pairs_hook=no_duplicate_keys
-    )
+def strict_loads(text: str | bytes, hook=no_duplicate_keys) -> object:
+    """:func:`json.loads` refusing NaN/Infinity, numbers that overflow to Infinity and (``hook``:
+    what makes each object) a repeated key; ``ValueError`` (``DuplicateKey``: a repeated key)."""
+    return json.loads(text, parse_constant=_constant, parse_float=_finite, object_pairs_hook=hook)
 
 
 class ConfigLoader(yaml.SafeLoader):

@@ -230,6 +230,29 @@ def test_release_publishes_evidence_and_thumbnails(tmp_path):
         run_data(load_config(tmp_path / "src/release.yml"), out, progress=False)
 
 
+def test_the_card_shows_a_pair_without_a_score_as_the_tables_do(tmp_path):
+    from searchgen_nb.book import fmt
+    from searchgen_nb.book.cards import card_data
+    from searchgen_nb.book.views import Release
+
+    out = run_data(load_config(_release(tmp_path)), tmp_path / "data", progress=False).out_dir
+    p1 = card_data(Release(out))[0]
+    assert p1["models"]["a"]["counts"] is None  # scored: its numbers are shown
+    counts = p1["models"]["b"]["counts"]  # missing_generation under zero_fill
+    assert counts == [
+        "0 · no image",
+        "missing generation · counts 0 (missing policy zero_fill)",
+        "sg-zero",
+        "counts 0 (missing policy zero_fill)",
+    ]
+    cell = fmt.pair_cell(None, "missing_generation", "zero_fill")
+    assert [cell.text, cell.title, cell.cls] == counts[:3]
+    excluded = fmt.unscored_cell("invalid_evaluation", "exclude", "=bad")
+    shown = fmt.pair_cell(None, "invalid_evaluation", "exclude", 1, "=bad")
+    assert excluded[3] == "excluded: left out of every mean (missing policy exclude)"
+    assert shown.title == excluded[1] + "; sorts last" and shown.text == excluded[0]
+
+
 def test_an_image_linked_outside_results_root_gets_no_thumbnail(tmp_path):
     """As a result file, the image must lie below results_root: a link to a file elsewhere
     (here the user's own photo) is not published, and a warning names it."""

@@ -551,7 +551,7 @@ def _comment_only(out: Path) -> str:
     out.mkdir()
     (out / "release.yml").write_text("benchmark: X  # data_origin: synthetic-demo\n")
     (out / "prompts.jsonl").symlink_to(out.parent / "mine.jsonl")
-    return "holds no demo (no .searchgen-nb-demo file"
+    return "holds no demo (no .searchgen-nb file"
 
 
 def _linked_prompts(out: Path) -> str:
@@ -614,6 +614,22 @@ def test_demo_refuses_links_and_what_it_did_not_write(make, tiny_demo, tmp_path)
     code, msg = cli("demo", "--out", out)
     assert code == 1 and str(out) in msg and named in msg and "nothing was changed" in msg, msg
     assert snapshot(tmp_path) == before
+
+
+def test_a_demo_carries_the_one_mark_and_one_marked_as_before_is_still_its_own(tiny_demo, tmp_path):
+    out = tmp_path / "demo"
+    assert cli("demo", "--out", out)[0] == 0
+    assert (out / MARKER).read_text() == "synthetic-demo"
+    (out / MARKER).unlink()  # a demo as earlier versions marked it
+    (out / ".searchgen-nb-demo").write_text("synthetic-demo\n")
+    (out / "prompts.jsonl").write_text("stale\n")
+    assert cli("demo", "--out", out)[0] == 0  # updated in place, not refused
+    assert (out / MARKER).read_text() == "synthetic-demo"
+    assert (out / "prompts.jsonl").read_text() != "stale\n"
+    (out / ".searchgen-nb-demo").write_text("something else\n")
+    (out / MARKER).write_text("release")  # another folder's mark is no demo's
+    code, msg = cli("demo", "--out", out)
+    assert code == 1 and "holds no demo (no .searchgen-nb file a demo writes)" in msg, msg
 
 
 @pytest.mark.parametrize(

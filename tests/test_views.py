@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 
 import pytest
 from factory import IMAGE, make_release, model, prompt, result
 
 from searchgen_nb.book import pages, paper, views, views_audit
 from searchgen_nb.config import load_config
+from searchgen_nb.errors import ConfigError
 from searchgen_nb.pipeline import run_data
 
 
@@ -29,6 +32,27 @@ def release(tmp_path_factory):
     cfg = make_release(root, prompts, models, results, data_origin="synthetic-demo")
     run_data(load_config(cfg), root / "out", progress=False)
     return views.Release(root / "out")
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "read"),
+    [
+        ("manifest.json", "output_slice", lambda r: r.output_slice),
+        ("uncertainty.json", "groups", lambda r: views.group_intervals(r, "stratum", "All")),
+        ("leaderboard_overall.json", "rank", lambda r: views.in_rank_order(r.boards["overall"])),
+    ],
+)
+def test_the_book_reads_a_release_strictly_naming_file_and_key(release, tmp_path, name, key, read):
+    """The book reads through the one reader: a key the schema requires is never given a
+    default; its absence stops the book, naming the folder, the file and the key."""
+    shutil.copytree(release.folder, tmp_path / "out")
+    doc = json.loads((tmp_path / "out" / name).read_text())
+    for obj in doc if isinstance(doc, list) else [doc]:
+        del obj[key]
+    (tmp_path / "out" / name).write_text(json.dumps(doc))
+    with pytest.raises(ConfigError) as info:
+        read(views.Release(tmp_path / "out"))
+    assert str(info.value) == f'{tmp_path / "out" / name}: no key "{key}", which this version reads'
 
 
 def test_tag_frame_keeps_null(release):

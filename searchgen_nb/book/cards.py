@@ -11,6 +11,7 @@ from fractions import Fraction
 from pathlib import Path
 from urllib.parse import quote
 
+from searchgen_nb.book.fmt import unscored_cell
 from searchgen_nb.book.views import Release, group_values
 from searchgen_nb.declaration import COMPONENT_LABELS, COMPONENTS
 from searchgen_nb.evidence import EVIDENCE, PREVIEWS, THUMBS
@@ -40,10 +41,12 @@ def _public(raw: float | None, decimals: int) -> str:
     return figure_text(None if raw is None else to_public(Fraction(raw), decimals), decimals)
 
 
-def _pair(entry: dict, said: dict, decimals: int) -> dict:
+def _pair(entry: dict, said: dict, release: Release, model_id: str) -> dict:
     comps, why = entry["components_raw_0to3"], said.get("rubric_reasons", {})
+    decimals, status, policy = release.decimals, entry["status"], release.policies[model_id]
     return {
-        "status": entry["status"],
+        "status": status,
+        "counts": None if status == "scored" else unscored_cell(status, policy, entry.get("error")),
         "reason": entry.get("error"),
         "components": [_public(comps[c], decimals) for c in COMPONENTS],
         "overall_9": _public(entry["overall_9_raw"], decimals),
@@ -80,7 +83,8 @@ def prompt_texts(release: Release) -> dict[str, str | None]:
 def card_data(release: Release) -> list[dict]:
     """One dict per prompt (sample_id order): what its card shows (text, tags, slices, its
     groups of each breakdown (in the declaration's order; no key without one), and per model
-    status, reason, public 0–100 components, Overall-9/10, checklist and rubric as
+    status, how a pair not scored counts and is shown (:func:`fmt.unscored_cell`), reason,
+    public 0–100 components, Overall-9/10, checklist and rubric as
     ``[name, raw 0–3 score, the judge's reason]``, the reference evaluations' reasons (with the
     raw score), thumbnail, preview, image path)."""
     shown = _evidence(release)
@@ -100,7 +104,7 @@ def card_data(release: Release) -> list[dict]:
                 "text": ev.get("text"),
                 "checklist": ev.get("checklist", []),
                 "models": {
-                    m: _pair(r["models"][m], ev.get("models", {}).get(m, {}), release.decimals)
+                    m: _pair(r["models"][m], ev.get("models", {}).get(m, {}), release, m)
                     for m in release.model_order
                 },
             }
@@ -137,10 +141,10 @@ def _script(key: object, value: object) -> str:
 
 
 def write_card_assets(data_dir: Path, dest: Path) -> None:
-    """Write into ``dest`` the card's ``index.js`` (each prompt's shard, the models, policies,
-    the components' names, the breakdowns' labels (none without one), the manifest's thumbnails
-    and previews and :func:`weight_text`), ``shard-<n>.js``, ``texts.js`` (the first 300
-    characters of each prompt) and a copy of the thumbnails and previews."""
+    """Write into ``dest`` the card's ``index.js`` (each prompt's shard, the models, the
+    components' names, the breakdowns' labels (none without one), the manifest's thumbnails and
+    previews and :func:`weight_text`), ``shard-<n>.js``, ``texts.js`` (the first 300 characters
+    of each prompt) and a copy of the thumbnails and previews."""
     dest, release = Path(dest), Release(Path(data_dir))
     dest.mkdir(parents=True, exist_ok=True)
     cards = card_data(release)
@@ -151,7 +155,6 @@ def write_card_assets(data_dir: Path, dest: Path) -> None:
     index = {
         "shards": {c["id"]: i // SHARD for i, c in enumerate(cards)},
         "models": [[m, release.display_name(m)] for m in release.model_order],
-        "policies": release.policies,
         "weight": weight_text(release.manifest.get("thumbnails"), release.manifest.get("previews")),
         "components": [COMPONENT_LABELS[c] for c in COMPONENTS],
         **({"breakdowns": [k.label for k in release.breakdowns]} if release.breakdowns else {}),

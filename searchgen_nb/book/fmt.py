@@ -39,6 +39,22 @@ class Shown(NamedTuple):
     cls: str = ""
 
 
+def unscored_cell(status: str, policy: str | None, reason: str | None = None) -> list[str]:
+    """``[text, title, class, how it counts]`` of a pair that is not scored, in every table and
+    on the prompt card (data contract, § Aggregation over a group of prompts): its status in
+    short with "0 · " (``zero_fill``) or " · excluded" (``exclude``); the status in full, the
+    reason and how it counts on hover."""
+    how, short = counts_as(status, policy), STATUS_SHORT.get(status, status)
+    title = STATUS_LABELS.get(status, status) + (f": {reason}" if reason else "")
+    if how == "0":
+        note = "counts 0 (missing policy zero_fill)"
+        return [f"0 · {short}", f"{title} · {note}", "sg-zero", note]
+    if how == "excluded":
+        note = "excluded: left out of every mean (missing policy exclude)"
+        return [f"{short} · excluded", f"{title} · {note}", "sg-excluded", note]
+    return [short, title, "sg-na", ""]
+
+
 def pair_cell(
     value: Any,
     status: str,
@@ -46,28 +62,15 @@ def pair_cell(
     decimals: int | None = None,
     reason: str | None = None,
 ) -> Shown:
-    """A pair's Overall-9 as it counts: its value (N/A if scored without one), else its status
-    with "0 · " (``zero_fill``, sorts as 0) or " · excluded" (``exclude``, sorts last); the
-    status in full, the reason and how it counts on hover."""
+    """A pair's Overall-9 as it counts: its value (N/A if scored without one), else
+    :func:`unscored_cell`, sorting as 0 (``zero_fill``) or last (``exclude``)."""
     if status == "scored":
         text, key = format_number(value, decimals)
         title = "" if key else "scored, but not applicable: no component of the set has a value"
         return Shown(text, key, title, "" if key else "sg-na")
-    how = counts_as(status, policy)
-    title = STATUS_LABELS.get(status, status) + (f": {reason}" if reason else "")
-    short = STATUS_SHORT.get(status, status)
-    if how == "0":
-        return Shown(
-            f"0 · {short}", "0", f"{title} · counts 0 (missing policy zero_fill)", "sg-zero"
-        )
-    if how == "excluded":
-        return Shown(
-            f"{short} · excluded",
-            "",
-            f"{title} · excluded: left out of every mean (missing policy exclude); sorts last",
-            "sg-excluded",
-        )
-    return Shown(short, "", title, "sg-na")
+    text, title, cls, _ = unscored_cell(status, policy, reason)
+    key = "0" if cls == "sg-zero" else ""
+    return Shown(text, key, title + ("; sorts last" if cls == "sg-excluded" else ""), cls)
 
 
 def esc(value: Any) -> str:
@@ -135,7 +138,7 @@ def exact_diff(a: float, b: float) -> float:
     return float(Decimal(repr(float(a))) - Decimal(repr(float(b))))
 
 
-def pct_label(fraction: float) -> str:
+def pct_label(fraction: float | Decimal) -> str:
     """A fraction of a setting as a percent label: 0.9 → "90%", 0.95 → "95%"."""
     return f"{scaled(fraction, 100):g}%"
 

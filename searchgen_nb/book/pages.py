@@ -168,7 +168,7 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
     tags = sorted(sizes, key=lambda t: (-sizes[t], t))
     # inside a named slice only the whole slice is bootstrapped: its tag cells have no interval
     intervals = views.uncertainty_key(release, kind, tags[0]) is not None and bool(
-        (release.uncertainty or {}).get("groups")
+        release.uncertainty and release.uncertainty["groups"]
     )
     width = views.wide_interval(release) if intervals else None
     data_id = f"heatmap-{kind}{release.id_suffix}"

@@ -15,7 +15,7 @@ def comparison(release: Release) -> HTMLFragment:
     one and the difference (recomputed − paper, the decimals they print, exactly), a row per
     model in the overall leaderboard's order; a sentence when the release gives no paper table
     (data contract, § The book)."""
-    paper = (release.manifest.get("release_checks") or {}).get("paper_table")
+    paper = release.manifest["release_checks"]["paper_table"]
     if paper is None:
         return _note(
             "This release gives no paper table (<code>paper_table</code>): there is "

@@ -34,6 +34,7 @@ from searchgen_nb.publish import (
     describe,
     mark,
     marked,
+    not_ours,
     publication_problems,
     publish,
     release_lock,
@@ -240,10 +241,10 @@ def output_root_problems(out: Path, cfg) -> list[str]:
     work = out / BUILD
     if os.path.lexists(work.parent) and not work.parent.is_dir():
         problems.append(f"{work.parent} is {describe(work.parent)}, not a folder")
-    elif os.path.lexists(work) and not (marked(work) or describe(work) == "an empty folder"):
+    elif what := not_ours(work):
         problems.append(
-            f"the work folder {work} is {describe(work)} without this tool's mark "
-            f"{MARKER} (a release empties it)"
+            f"the work folder {work} is {what} without this tool's mark {MARKER} (a release "
+            "empties it)"
         )
     problems += [
         f"the {name} {path} lies inside the work folder {work}, which a release empties"
@@ -257,7 +258,7 @@ def output_root_problems(out: Path, cfg) -> list[str]:
 
 def fresh_work_folder(work: Path) -> None:
     """Empty the work folder (checked: absent, empty or marked) and mark it as this tool's."""
-    if marked(work) or describe(work) == "an empty folder":
+    if os.path.lexists(work) and not not_ours(work):
         shutil.rmtree(work)
     work.mkdir(parents=True)
     mark(work)
@@ -274,7 +275,7 @@ def _run_locked(
         (work / NOTEBOOKS).mkdir(parents=True)
     timings = run_notebooks(root, out, work, release_parameters(config_path, out), log)
     release = Release(work / "data")
-    if not (release.validation_report or {}).get("passed"):
+    if not release.validation_report or not release.validation_report["passed"]:
         raise ReleaseError(
             "validation report missing or failed: the validate notebook did not pass the release"
         )

@@ -10,7 +10,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pandas as pd
@@ -20,7 +19,6 @@ from searchgen_nb.book.fmt import exact_diff, interval_text, pct_label
 from searchgen_nb.config import ReleaseConfig, SliceConfig, find_config, load_config
 from searchgen_nb.constants import (
     CHANGES,
-    MANIFEST,
     OVERALL_BOARD,
     STRATUM_GROUPS,
     UNCERTAINTY,
@@ -35,6 +33,7 @@ from searchgen_nb.declaration import (
 )
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.numeric import scaled
+from searchgen_nb.published import Published, bootstrap_settings
 from searchgen_nb.records import read_records
 from searchgen_nb.slices import field_values, in_slice
 
@@ -104,34 +103,22 @@ def open_config(release_config: str | None, given: dict | None = None) -> Releas
 
 
 @dataclass
-class Release:
-    """A staged or published artifact folder, read lazily; ``slice`` None = the slice of every
-    prompt (the manifest's ``output_slice``), else one named evaluation slice."""
+class Release(Published):
+    """A staged or published artifact folder as the book sees it, read by :class:`Published`;
+    ``slice`` None = the slice of every prompt (the manifest's ``output_slice``), else one named
+    evaluation slice."""
 
-    folder: Path
     slice: str | None = None
 
-    def _read(self, name: str, optional: bool = False) -> Any:
-        if optional and not (self.folder / name).exists():
-            return None
-        return json.loads((self.folder / name).read_text(encoding="utf-8"))
-
-    manifest = cached_property(lambda self: self._read(MANIFEST))
-    changes = cached_property(lambda self: self._read(CHANGES, optional=True))
-    uncertainty = cached_property(lambda self: self._read(UNCERTAINTY, optional=True))
-    validation_report = cached_property(lambda self: self._read(VALIDATION_REPORT, optional=True))
-    output_slice = property(
-        lambda self: (
-            self.manifest.get("output_slice") or f"full_{self.manifest['dataset']['n_prompts']}"
-        )
-    )
+    changes = property(lambda self: self.document(CHANGES, optional=True))
+    uncertainty = property(lambda self: self.document(UNCERTAINTY, optional=True))
+    validation_report = property(lambda self: self.document(VALIDATION_REPORT, optional=True))
+    output_slice = property(lambda self: self.manifest["output_slice"])
     slice_name = property(lambda self: self.slice or self.output_slice)
     is_full = property(lambda self: self.slice_name == self.output_slice)
     #: The published slices, in order (the first holds every prompt).
-    slices = property(
-        lambda self: list(self.manifest.get("published_slices") or [self.output_slice])
-    )
-    is_demo = property(lambda self: self.manifest.get("data_origin") == "synthetic-demo")
+    slices = property(lambda self: list(self.manifest["published_slices"]))
+    is_demo = property(lambda self: self.manifest["data_origin"] == "synthetic-demo")
     #: Places of every published 0–100 value.
     decimals = property(lambda self: self.manifest["scoring"]["public_rounding_decimals"])
     min_coverage = property(lambda self: self.manifest["scoring"]["min_ranking_coverage"])
@@ -143,11 +130,11 @@ class Release:
     #: Models whose results are not in yet: never ranked.
     pending = property(
         lambda self: frozenset(
-            m for m, meta in self.manifest["models"].items() if meta.get("pending") is True
+            m for m, meta in self.manifest["models"].items() if meta["pending"] is True
         )
     )
-    #: "95%" for confidence 0.95.
-    confidence = property(lambda self: pct_label((self.uncertainty or {}).get("confidence", 0.95)))
+    #: "95%" for the bootstrap's confidence 0.95.
+    confidence = property(lambda self: pct_label(bootstrap_settings(self.manifest).confidence))
     #: Appended to every table and chart id of a page, so one page can show several slices.
     id_suffix = property(
         lambda self: "" if self.is_full else "-" + self.slice_name.replace(".", "-").lower()
@@ -168,8 +155,8 @@ class Release:
         and (the slice of every prompt only) each breakdown's, by its name."""
         if self.is_full:
             files = {**BOARD_FILES, **{k.kind: k.board for k in self.breakdowns}}
-            return {k: self._read(f) for k, f in files.items()}
-        by_slice = self._read(BOARD_FILES["slice"])
+            return {k: self.document(f) for k, f in files.items()}
+        by_slice = self.document(BOARD_FILES["slice"])
         if self.slice not in by_slice:
             raise KeyError(
                 f"no slice {self.slice!r} in this release (slices: {', '.join(by_slice)})"
@@ -204,8 +191,9 @@ class Release:
 
     def for_slice(self, name: str) -> Release:
         """The same release seen through one named slice (its boards, its records)."""
-        view = Release(self.folder, None if name == self.output_slice else name)
-        view.__dict__.update(manifest=self.manifest, all_records=self.all_records)  # one read
+        view = Release(self.folder, slice=None if name == self.output_slice else name)
+        view.parsed = self.parsed  # every file read once
+        view.__dict__.update(manifest=self.manifest, all_records=self.all_records)
         return view
 
 
@@ -363,13 +351,13 @@ def uncertainty_key(release: Release, kind: str, name: str) -> str | None:
 def group_intervals(release: Release, kind: str, name: str) -> dict[str, dict]:
     """``{model_id: {overall_9, overall_10, rank, n_valid}}`` of a group ({} without one)."""
     key = uncertainty_key(release, kind, name)
-    return (release.uncertainty or {}).get("groups", {}).get(key, {})
+    return release.uncertainty["groups"].get(key, {}) if release.uncertainty else {}
 
 
 def group_pairs(release: Release, kind: str, name: str) -> list[dict]:
     """The pairwise tests of a group (ranked groups only), in published rank order."""
     key = uncertainty_key(release, kind, name)
-    return (release.uncertainty or {}).get("pairs", {}).get(key, [])
+    return release.uncertainty["pairs"].get(key, []) if release.uncertainty else []
 
 
 _Row = TypeVar("_Row", bound=Mapping[str, Any])
@@ -408,9 +396,9 @@ def tie_groups(rows: list[dict], pairs: list[dict]) -> dict[str, str]:
 def wide_interval(release: Release) -> float | None:
     """The config's ``uncertainty.low_confidence_width`` (public points): a wider interval is
     low-confidence; None without an uncertainty section."""
-    if not (release.uncertainty or {}).get("groups"):
+    if not release.uncertainty or not release.uncertainty["groups"]:
         return None
-    config = (release.manifest.get("config") or {}).get("uncertainty") or {}
+    config = release.manifest["config"].get("uncertainty") or {}
     return float(config.get("low_confidence_width", 20.0))
 
 

@@ -13,7 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
-from searchgen_nb.artifacts import held_signals, staging_dir, write_bytes
+from searchgen_nb.artifacts import write_bytes
 from searchgen_nb.config import project_root
 from searchgen_nb.demo.generate import (  # noqa: F401 - re-exported
     PNG_BYTES,
@@ -31,13 +31,22 @@ from searchgen_nb.demo.generate import (  # noqa: F401 - re-exported
     result_folder,
 )
 from searchgen_nb.errors import ReleaseInterrupted
-from searchgen_nb.out_checks import DEMO_MARKER, DEMO_MARKER_TEXT, is_demo, owned_problem
+from searchgen_nb.publish import (
+    DEMO,
+    MARKER,
+    OLD_DEMO_MARKER,
+    held_signals,
+    marked,
+    owned_problem,
+    promote,
+    staging_dir,
+)
 from searchgen_nb.untrusted import excerpt
 
 _UNTOUCHED = "interrupted; nothing was written, {} is as it was"
-#: The demo's top-level files; only a folder holding these (one the marker names a demo) and
+#: The demo's top-level files; only a folder holding these (one its mark names a demo) and
 #: ``results/`` is brought up to date in place.
-TOP_FILES = ("release.yml", "prompts.jsonl", "paper_table.json", DEMO_MARKER)
+TOP_FILES = ("release.yml", "prompts.jsonl", "paper_table.json", MARKER, OLD_DEMO_MARKER)
 
 
 def _out_problem(out_dir: Path, previous: Path | None) -> str | None:
@@ -51,8 +60,8 @@ def _out_problem(out_dir: Path, previous: Path | None) -> str | None:
         return "is not a folder"
     if not (names := os.listdir(out_dir)):
         return None
-    if not is_demo(out_dir):
-        return f"is not empty and holds no demo (no {DEMO_MARKER} file a demo writes)"
+    if not marked(out_dir, DEMO):
+        return f"is not empty and holds no demo (no {MARKER} file a demo writes)"
     odd = sorted(
         n
         for n in names
@@ -155,7 +164,7 @@ def write_demo(out_dir: Path, changed: bool = False, previous: Path | None = Non
         "paper_table.json": json.dumps(paper_table, indent=2, sort_keys=True) + "\n",
         "release.yml": demo_config_text("", rel_config, n_scored, given and Path(given).as_posix(),
                                         lost_in_changed() if changed and given else None),
-        DEMO_MARKER: DEMO_MARKER_TEXT,
+        MARKER: DEMO,
     }  # fmt: skip
     known = {
         f"{result_folder(p, m)}/{name}"
@@ -184,7 +193,7 @@ def _write_all(out_dir: Path, files: dict[str, bytes], known: set[str], texts: d
                 _write(target / name, data)
         if new:
             with held_signals():
-                os.rename(target, out_dir)
+                promote(target, out_dir)
     except KeyboardInterrupt:
         if new:
             shutil.rmtree(target, ignore_errors=True)

@@ -288,19 +288,11 @@
     list.forEach(function (t) { p.appendChild(el("span", "sg-card-tag" + (t === tag ? " sg-card-this" : ""), t)); });
     return p;
   }
-  // An unscored pair's cell says how it counts, as the explorer's (searchgen_nb/book/fmt.py
-  // pair_cell): "0 · no image" (zero_fill, counts 0) or "no image · excluded" (exclude).
-  var SHORT = { invalid_evaluation: "invalid", missing_evaluation: "no eval", missing_generation: "no image" };
-  function statusCell(m, policy) {
-    var short = SHORT[m.status] || m.status, label = m.status.replace(/_/g, " ");
-    var title = label + (m.reason ? ": " + m.reason : ""), td;
-    if (policy === "zero_fill") {
-      td = el("td", "sg-zero", "0 \u00b7 " + short);
-      td.title = title + " \u00b7 counts 0 (missing policy zero_fill)";
-    } else if (policy === "exclude") {
-      td = el("td", "sg-excluded", short + " \u00b7 excluded");
-      td.title = title + " \u00b7 excluded: left out of every mean (missing policy exclude)";
-    } else { td = el("td", "sg-na", short); td.title = title; }
+  // An unscored pair's cell says how it counts, as Python wrote it (searchgen_nb/book/fmt.py
+  // unscored_cell): m.counts = [text, title, class, how it counts].
+  function statusCell(m) {
+    var td = el("td", m.counts[2], m.counts[0]);
+    td.title = m.counts[1];
     return td;
   }
   function modelsTable(index, p, base) {
@@ -319,12 +311,10 @@
       } else { img.textContent = "\u2013"; }
       st.appendChild(el("span", "sg-card-status", m.status.replace(/_/g, " ")));
       if (m.reason) { st.appendChild(el("span", "sg-card-reason", m.reason)); }
-      var policy = (index.policies || {})[mn[0]];
-      if (m.status !== "scored") {
-        st.appendChild(el("span", "sg-card-reason", (policy === "zero_fill" ? "counts 0" : "excluded")
-          + " (missing policy " + policy + ")"));
+      if (m.counts) {
+        if (m.counts[3]) { st.appendChild(el("span", "sg-card-reason", m.counts[3])); }
         var cells = [];
-        for (var c = 0; c < 2 + m.components.length; c++) { cells.push(statusCell(m, policy)); }
+        for (var c = 0; c < 2 + m.components.length; c++) { cells.push(statusCell(m)); }
         return [mn[1], img, st].concat(cells);
       }
       return [mn[1], img, st, m.overall_9, m.overall_10].concat(m.components);
@@ -348,7 +338,7 @@
       cap.appendChild(el("strong", null, mn[1]));
       cap.appendChild(document.createTextNode(m.status === "scored"
         ? " \u00b7 Overall-9 " + m.overall_9
-        : " \u00b7 " + statusCell(m, (index.policies || {})[mn[0]]).textContent));
+        : " \u00b7 " + m.counts[0]));
       var rows = [];
       m.checklist.forEach(function (c, i) { rows.push([c[0] || p.checklist[i] || "item " + (i + 1), c[1], c[2]]); });
       m.rubric.forEach(function (r) { rows.push([r[0].replace(/_/g, " "), r[1], r[2]]); });
