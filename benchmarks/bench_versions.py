@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_versions.py OLD NEW data CONFIG [--rounds 5]
     .venv/bin/python benchmarks/bench_versions.py OLD NEW release [--rounds 5]
+    .venv/bin/python benchmarks/bench_versions.py OLD NEW data CONFIG --stage extract [--rounds 5]
 
 ``OLD`` and ``NEW`` are git revisions of this checkout: each is unpacked (``git archive``) into
 its own work folder and run as ``python -m searchgen_nb`` with that folder on ``PYTHONPATH``
@@ -15,12 +16,19 @@ Each round runs both versions, in an order that alternates from round to round, 
 untimed warm-up run of each. Reported: the wall time of each run, the per-round ratio
 NEW / OLD and the median of those ratios (the drift of a shared machine hits both runs of a
 round alike).
+
+``--stage NAME`` (``data`` only) compares CPU seconds of one stage instead (``data --timings``;
+the ``extract`` stage without the ``thumbnails`` stage it holds, which is shown apart) and runs
+the read floor of ``bench_scale.py`` (one process: read and ``json.loads`` every result file)
+in each round too, reporting each version's stage against it (CPU seconds both).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -29,7 +37,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_scale import snapshot  # `git archive REV` unpacked into a folder
+from bench_scale import list_result_files, snapshot  # `git archive REV` unpacked into a folder
+
+#: Stages timed inside another (``data --timings``): subtracted from it by ``--stage``.
+NESTED = {"extract": ("thumbnails",)}
 
 
 def run(src: Path, argv: list[str], env: dict) -> float:
@@ -43,6 +54,22 @@ def run(src: Path, argv: list[str], env: dict) -> float:
     return time.perf_counter() - t0
 
 
+def stage_cpu(timings: Path, stage: str) -> tuple[float, float]:
+    """CPU seconds of ``stage`` without its nested stages, and of those nested stages."""
+    stages = json.loads(timings.read_text(encoding="utf-8"))["stages"]
+    nested = sum(stages[n]["cpu_s"] for n in NESTED.get(stage, ()) if n in stages)
+    return stages[stage]["cpu_s"] - nested, nested
+
+
+def floor_cpu(file_list: Path) -> float:
+    """CPU seconds of ``bench_scale.py``'s read floor in one process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    here = Path(__file__).parent / "bench_scale.py"
+    subprocess.run([sys.executable, str(here), "_floor", str(file_list), "1"], check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("old")
@@ -50,7 +77,10 @@ def main() -> int:
     ap.add_argument("command", choices=("data", "release"))
     ap.add_argument("config", nargs="?", help="the release config of `data`")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--stage", help="`data` only: compare CPU seconds of this stage, floor too")
     args = ap.parse_args()
+    if args.stage and args.command != "data":
+        ap.error("--stage needs the data command")
     env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", "PYTHONDONTWRITEBYTECODE": "1"}
     work = Path(tempfile.mkdtemp(prefix="bench-versions-"))
     try:
@@ -62,6 +92,9 @@ def main() -> int:
         if args.command == "data":
             config = str(Path(args.config).resolve())
             argv = ["data", config, "--out", str(out), "--no-progress"]
+            if args.stage:
+                argv += ["--timings", str(work / "timings.json")]
+                list_result_files(Path(config), work / "files.txt")
         else:
             argv = ["release", "releases/demo.yml"]
             for src in srcs.values():
@@ -70,21 +103,30 @@ def main() -> int:
         def once(rev: str) -> float:
             seconds = run(srcs[rev], argv, env)
             shutil.rmtree(out, ignore_errors=True)
-            return seconds
+            if not args.stage:
+                return seconds
+            cpu, nested = stage_cpu(work / "timings.json", args.stage)
+            print(f"  {rev}: {args.stage} {cpu:.2f} s CPU (nested stages {nested:.2f} s)")
+            return cpu
 
         for rev in srcs:  # warm-up: page cache, byte-compiled files
             once(rev)
-        ratios = []
+        ratios, to_floor = [], {args.old: [], args.new: []}
         for r in range(args.rounds):
             order = (args.old, args.new) if r % 2 == 0 else (args.new, args.old)
             t = {rev: once(rev) for rev in order}
             ratios.append(t[args.new] / t[args.old])
-            print(
-                f"round {r + 1}: {args.old} {t[args.old]:.2f} s, {args.new} {t[args.new]:.2f} s, "
-                f"ratio {ratios[-1]:.3f}",
-                flush=True,
-            )
+            line = f"{args.old} {t[args.old]:.2f} s, {args.new} {t[args.new]:.2f} s"
+            if args.stage:
+                floor = floor_cpu(work / "files.txt")
+                for rev in t:
+                    to_floor[rev].append(t[rev] / floor)
+                line += f", read floor {floor:.2f} s (load {os.getloadavg()[0]:.1f})"
+            print(f"round {r + 1}: {line}, ratio {ratios[-1]:.3f}", flush=True)
         print(f"median ratio {args.new} / {args.old}: {statistics.median(ratios):.3f}")
+        for rev, xs in to_floor.items():
+            if xs:
+                print(f"median ratio {rev} {args.stage} / read floor: {statistics.median(xs):.2f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -44,6 +44,8 @@ def clip(text: object, limit: int) -> str:
     longer one is cut before the character or escape (``\\n``, ``\\u200b``) that would pass
     ``limit - 1`` and ends with "…" (data contract, § Prompt evidence and thumbnails)."""
     text = text if isinstance(text, str) else ""
+    if len(text) <= limit and text.isprintable():  # the common case: kept as it is
+        return text
     if text[:limit].isprintable():  # every character is one piece
         return text if len(text) <= limit else text[: limit - 1] + "…"
     pieces = [shown(c) for c in text[:limit]]  # each piece at least one character
@@ -60,16 +62,20 @@ def clip(text: object, limit: int) -> str:
 
 def _score(value: object) -> float | None:
     """A judge's score as a float in 0–3, None when not a number there ("", "N/A", null)."""
+    if (type(value) is float or type(value) is int) and 0 <= value <= 3:  # the common case
+        return float(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) and 0 <= value <= 3 else None
 
 
 def _item_text(entry: object) -> str:
-    if isinstance(entry, str):
-        return clip(entry, ITEM_MAX)
-    entry = entry if isinstance(entry, dict) else {}
-    return clip(next((entry[k] for k in _ITEM_KEYS if isinstance(entry.get(k), str)), ""), ITEM_MAX)
+    if isinstance(entry, dict):
+        for k in _ITEM_KEYS:
+            if isinstance(text := entry.get(k), str):
+                return clip(text, ITEM_MAX)
+        return ""
+    return clip(entry, ITEM_MAX)  # a string, else ""
 
 
 def _reason(entry: object) -> dict:
@@ -80,8 +86,12 @@ def _reason(entry: object) -> dict:
 
 def _item(entry: object) -> dict:
     """One judged checklist item: its text, score (None unless a number in 0–3) and reason."""
-    score = entry.get("score") if isinstance(entry, dict) else None
-    return {"item": _item_text(entry), "score": _score(score), **_reason(entry)}
+    if not isinstance(entry, dict):
+        return {"item": _item_text(entry), "score": None}
+    out = {"item": _item_text(entry), "score": _score(entry.get("score"))}
+    if isinstance(reason := entry.get("reason"), str):
+        out["reason"] = clip(reason, REASON_MAX)
+    return out
 
 
 def pair_evidence(result: dict) -> dict | None:
@@ -96,15 +106,14 @@ def pair_evidence(result: dict) -> dict | None:
     if isinstance(items := parsed.get("checklist_scores"), list):
         out["checklist"] = [_item(e) for e in items[:ITEMS_MAX]]
     if isinstance(rubric := parsed.get("rubric_scores"), dict):
-        out["rubric"] = {clip(k, NAME_MAX): _score(v.get("score") if isinstance(v, dict) else v)
-                         for k, v in list(rubric.items())[:ITEMS_MAX]}  # fmt: skip
-        said = {
-            clip(k, NAME_MAX): _reason(v)["reason"]
-            for k, v in list(rubric.items())[:ITEMS_MAX]
-            if _reason(v)
-        }
+        out["rubric"], said = {}, {}
+        for k, v in list(rubric.items())[:ITEMS_MAX]:
+            name, judged = clip(k, NAME_MAX), isinstance(v, dict)
+            out["rubric"][name] = _score(v.get("score") if judged else v)
+            if judged and isinstance(reason := v.get("reason"), str):
+                said[name] = clip(reason, REASON_MAX)
         out.update({"rubric_reasons": said} if said else {})
-    said = {r: _reason(parsed[r])["reason"] for r in REFERENCES if _reason(parsed.get(r))}
+    said = {r: t for r in REFERENCES if (t := _reason(parsed.get(r)).get("reason")) is not None}
     out.update({"reference_reasons": said} if said else {})
     return out or None
 

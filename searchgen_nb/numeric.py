@@ -2,6 +2,7 @@
 and the text of every number the book shows. Means are exact over the stored doubles, only the
 result is rounded (data contract, § Public scale and rounding)."""
 
+import math
 from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
@@ -13,10 +14,18 @@ _U = 2.0**-53  # unit roundoff of float64
 
 
 def mean_raw(values: Iterable[float]) -> float | None:
-    """Mean of raw 0–3 values, exact then rounded once to the nearest double (a Fraction's float
-    is correctly rounded); None when empty (data contract, § Per-prompt values)."""
+    """Mean of raw 0–3 values, exact then rounded once to the nearest double; None when empty
+    (data contract, § Per-prompt values)."""
     vals = list(values)
-    return float(exact_mean(vals, len(vals))) if vals else None
+    if not vals:
+        return None
+    total = sum(vals)
+    if math.fsum([*vals, -total]) == 0:  # the float sum is exact: one correctly rounded division
+        return total / len(vals)
+    ratios = [v.as_integer_ratio() for v in vals]  # every double: an int over a power of 2
+    den = max(d for _, d in ratios)
+    # the exact sum in units of 1/den over the count, as one correctly rounded int division
+    return sum(n * (den // d) for n, d in ratios) / (den * len(ratios))
 
 
 def means_with_extra(base: list[float], extra: float | None) -> tuple[float | None, float | None]:

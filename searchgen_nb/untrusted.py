@@ -65,12 +65,15 @@ class DuplicateKey(ValueError):
 
 def no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
     """``object_pairs_hook`` for :func:`json.loads` that refuses a repeated key (naming it)."""
+    out = dict(pairs)
+    if len(out) == len(pairs):  # no key repeated: the common case, decided in C
+        return out
     seen: set[str] = set()
     for k, _ in pairs:
         if k in seen:
             raise DuplicateKey(f"duplicate key {printable(k)[:80]!r} in one JSON object")
         seen.add(k)
-    return dict(pairs)
+    return out
 
 
 def _constant(token: str):

@@ -322,6 +322,18 @@ def test_prompt_overalls_are_correctly_rounded_exact_means(base, extra):
     assert means_with_extra(list(base), extra) == (want10, want9)
 
 
+def test_a_mean_whose_float_sum_is_inexact_is_still_the_exact_mean_rounded_once():
+    """The plain float mean of these five is one double too low; an exact float sum (the
+    integers, the halves) is divided once."""
+    from searchgen_nb.numeric import mean_raw
+
+    values = [2.9, 1e-17, 0.3, 0.6666666666666666, 0.2]
+    assert sum(values) / 5 == 0.8133333333333332
+    assert mean_raw(values) == 0.8133333333333334 == nearest_double(values)
+    assert mean_raw([1.0, 1.5, 2.0]) == 1.5 and mean_raw([0.0, 0.0, 1.0]) == 1 / 3
+    assert mean_raw([]) is None
+
+
 def test_vectorised_coverage_and_public_values_equal_the_scalar_rules():
     """numeric.coverage_values / public_values (the aggregation's) = round_coverage / to_public."""
     from searchgen_nb.numeric import coverage_values, public_values, round_coverage, to_public

@@ -85,6 +85,23 @@ def test_the_judges_reasons_are_kept_bounded_in_their_escaped_form():
     assert evidence.clip("ab\u200bcd", 5) == "ab…" and evidence.clip("abcd", 4) == "abcd"
 
 
+def test_an_empty_reason_is_a_reason_and_a_score_outside_0_to_3_none():
+    parsed = {
+        "checklist_scores": [{"item": "a", "score": 3.5, "reason": ""}, "b", 7],
+        "rubric_scores": {"image_quality": {"score": True, "reason": ""}, "x" * 70: 2},
+        "visual_reference_evaluation": {"reason": ""},
+    }
+    got = evidence.pair_evidence({"parsed": parsed})
+    assert got["checklist"] == [
+        {"item": "a", "score": None, "reason": ""},
+        {"item": "b", "score": None},
+        {"item": "", "score": None},
+    ]
+    assert got["rubric"] == {"image_quality": None, "x" * 63 + "…": 2.0}
+    assert got["rubric_reasons"] == {"image_quality": ""}
+    assert got["reference_reasons"] == {"visual_reference_evaluation": ""}
+
+
 @pytest.mark.parametrize(
     "parsed,kept", [(PARSED, True), ({**PARSED, "rubric_scores": {"image_quality": 1}}, False)]
 )
