@@ -91,7 +91,9 @@ def test_each_breakdown_has_its_heatmap_and_a_board_per_group(release):
     assert (a[0], a[3]) == ("2", "50.0")
     assert "≈ T1" in b[6] and "≈ T1" in a[6]
     assert re.fullmatch(r"\d+\.\d–\d+\.\d", b[5])  # the bootstrap interval of the group
-    assert "1 prompts have no value" in html.split('id="breakdown-level"')[0]
+    assert "1 prompt has no value" in html.split('id="breakdown-level"')[0]
+    # the heatmap's tooltip names a column by the breakdown, not "Tag"
+    assert '"title": "Difficulty"' in html and '"title": "Tag"' not in html
 
 
 def test_explorer_has_a_column_and_a_filter_per_breakdown(release):

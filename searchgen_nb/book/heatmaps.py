@@ -201,10 +201,12 @@ def heatmap(
     confidence: str = "95%",
     tag_counts: Mapping[str, int] | None = None,
     data_id: str | None = None,
+    group_title: str = "Tag",
 ) -> HTMLFragment:
     """Model × tag heatmap of Overall-9 (0–100, N/A grey; ValueError for a duplicate cell) from
     records (``model_id``, ``display_name``, ``tag``, ``overall_9``, ``n_total``, ``n_scored``);
-    ``relative``: minus ``overall``; ``data_id``: a page data block; ``href``: {tag}, {model_id}."""
+    ``relative``: minus ``overall``; ``data_id``: a page data block; ``href``: {tag}, {model_id};
+    ``group_title``: what the tooltip calls a column."""
     recs = chart_records(df)
     tags = list(tag_order) if tag_order is not None else sorted({str(r["tag"]) for r in recs})
     side = 46 if len(tags) <= 12 else 40 if len(tags) <= 18 else 36  # px: 22 tags fit 960 px
@@ -222,7 +224,7 @@ def heatmap(
         sort=list(labels.values()),
         axis=alt.Axis(labelLimit=260, labelFontSize=11),
     )
-    tooltip = tooltips("model:N", "Model", "tag_label:N", "Tag", "value_text:N", "Overall-9")
+    tooltip = tooltips("model:N", "Model", "tag_label:N", group_title, "value_text:N", "Overall-9")
     if any(c.get("lo") is not None for c in cells):  # none computed (a slice's tags): no line
         tooltip += tooltips("interval_text:N", f"{confidence} interval")
     tooltip += tooltips("n_text:N", "Prompts (n_total)", "coverage_text:N", "Coverage (scored)")

@@ -179,6 +179,7 @@ def tag_heatmap(release: Release, kind: str) -> HTMLFragment:
         "tag_counts": sizes,
         "confidence": release.confidence,
         "data_id": data_id,
+        "group_title": "Tag" if kind in TAG_KINDS else word.capitalize(),
         "overall": {r["model_id"]: r["overall_9"] for r in release.boards["overall"]},
         "href": EXPLORER
         + f"?{views.explorer_key(kind)}={{tag}}&model={{model_id}}"
@@ -317,7 +318,8 @@ def _breakdown_head(release: Release, kind: GroupKind) -> HTMLFragment:
     return HTMLFragment(
         f'<h2 id="breakdown-{esc(name)}">By {esc(name)}</h2>\n<p class="sg-note">Field '
         f"<code>{esc(field)}</code> of the prompt metadata: {len(sizes)} groups holding "
-        f"{sum(sizes)} prompt memberships for {n} prompts ({none} prompts have no value). "
+        f"{sum(sizes)} prompt memberships for {n} prompts ({none} "
+        f"{'prompt has' if none == 1 else 'prompts have'} no value). "
         f"Every figure covers every prompt; {link('breakdowns', 'breakdowns')} are not computed "
         "inside the evaluation slices.</p>",
         f"breakdown {name}",
