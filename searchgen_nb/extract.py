@@ -40,7 +40,7 @@ class InvalidResult(ValueError):
 def _check_value(key: str, v: object) -> float:
     """A score value as float, or :class:`InvalidResult` (not a finite number in 0–3)."""
     t = type(v)
-    if (t is float or t is int) and 0 <= v <= 3:  # the common case
+    if (t is float or t is int) and isinstance(v, (int, float)) and 0 <= v <= 3:  # the common case
         return float(v)
     if t is bool or not isinstance(v, (int, float)):
         raise InvalidResult(f"score {key!r} is not a number: {_shown(v)}")
