@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Any
 from urllib.parse import urlencode
 
+from markupsafe import Markup
+
+from searchgen_nb.book import texts
 from searchgen_nb.book.display import HTMLFragment, wrapped
 from searchgen_nb.book.downloads import CSV_FILES, EXTRA_CSV, board_csv, links_html
 from searchgen_nb.book.tables import COLUMN_DEFINITIONS as DEFS
@@ -47,6 +51,12 @@ def para(html_text: str, cls: str = "sg-slice-note", label: str = "html") -> HTM
 def link(anchor: str, text: str) -> str:
     """A link to a section of the Methods page."""
     return f'<a href="{METHODS}#{anchor}">{text}</a>'
+
+
+def prose(template: str, /, **values: Any) -> str:
+    """The book template ``template`` (``book/templates/``) filled with ``values`` (text is
+    escaped); the template writes a link to Methods as ``{{ link(anchor, text) }}``."""
+    return texts.render(template, link=lambda anchor, text: Markup(link(anchor, text)), **values)
 
 
 def safe_id(model_id: str) -> str:
