@@ -18,7 +18,6 @@ from searchgen_nb.book.page_parts import (
     board_file,
     downloads,
     explorer_link,
-    link,
     para,
     prose,
     safe_id,
@@ -538,22 +537,18 @@ def changes(release: Release) -> list[HTMLFragment]:
 
     ch, dec = release.changes, release.decimals
     if ch is None or ch.get("first_release"):
-        return [
-            para(
-                "This is the first release: there is no previous release to compare with. A "
-                "release config names one with <code>previous_release</code>.",
-                "sg-first-release",
-                "first release",
-            )
-        ]
+        return [para(prose("first_release.html.j2"), "sg-first-release", "first release")]
     text = markdown(ch, release.names, policies=release.policies, decimals=dec)
     text = text.split("\n### ")[0]
     text, prev = text.replace("## What changed\n", "", 1), ch.get("previous") or {}
     out = [
         HTMLFragment(
-            f'<p class="sg-previous">Compared with the previous release ({prev.get("n_prompts")} '
-            f"prompts, results sha256 "
-            f"<code>{esc(str(prev.get('results_sha256'))[:12])}</code>).</p>\n"
+            prose(
+                "changes_previous.html.j2",
+                n_prompts=str(prev.get("n_prompts")),
+                sha=str(prev.get("results_sha256"))[:12],
+            )
+            + "\n"
             + MarkdownIt("commonmark", {"html": False}).render(text),
             "changes summary",
         ),
@@ -561,26 +556,21 @@ def changes(release: Release) -> list[HTMLFragment]:
     ]
     sections = [
         (
-            "<h3>Rank movements</h3>",
+            prose("changes_ranks_head.html.j2"),
             views_audit.rank_moves_frame(release),
             "changes-ranks",
             dec,
             None,
         ),
         (
-            "<h3>Score changes</h3><p>Largest first. The interval of a change is computed for All "
-            "on the prompts common to both releases "
-            f"({link('changes', 'paired bootstrap')}).</p>",
+            prose("changes_scores_head.html.j2"),
             views_audit.score_changes_frame(release),
             "changes-scores",
             {"Overall-9 before": dec, "Overall-9 after": dec, "Δ": dec},
             25,
         ),
         (
-            "<h3>Prompts behind the changes</h3><p>Every prompt × model whose status or raw (0–3) "
-            "Overall-9 changed; raw values to four decimals (exact in <code>changes.json</code>). "
-            f"A result without a score counts 0 or is excluded, by the model's "
-            f"{link('missing-policy', 'missing policy')}.</p>",
+            prose("changes_pairs_head.html.j2"),
             views_audit.status_changes_frame(release),
             "changes-pairs",
             None,

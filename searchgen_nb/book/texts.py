@@ -8,6 +8,7 @@ from importlib import resources
 from typing import Any
 
 import jinja2
+import yaml
 from markupsafe import Markup
 
 from searchgen_nb.book.fmt import esc
@@ -41,3 +42,8 @@ def render(template: str, /, **values: Any) -> str:
     are; the template's final newline is dropped. Raises ``jinja2.UndefinedError`` when the
     template uses a value not passed."""
     return _environment().get_template(template).render({k: _safe(v) for k, v in values.items()})
+
+
+def mapping(name: str) -> dict[str, str]:
+    """The texts of the YAML file ``name`` of ``book/templates/`` (key → plain text)."""
+    return yaml.safe_load(_source(name))
