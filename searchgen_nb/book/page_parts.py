@@ -22,21 +22,17 @@ from searchgen_nb.declaration import BOARD_PATTERN, COMPONENT_LABELS, OVERALL_9_
 # executed notebook (book/notebooks/NN.html).
 METHODS, EXPLORER, ROOT = "../methods.html", "10_prompts.html", "../../"
 
+_TAG_TITLES = texts.mapping("tag_columns.yaml")
 TAG_HEADS = {
     "Overall-9": Head(None, DEFS["overall_9"], f"{METHODS}#overall-9"),
-    "Prompts": Head(
-        None,
-        "Prompts carrying this tag (n_total). Tags overlap: a prompt counts in every tag it has.",
-        f"{METHODS}#multi-label",
-    ),
-    "Scored": Head(
-        None,
-        "Prompts of this tag the model has a scored evaluation for (n_scored).",
-        f"{METHODS}#status",
-    ),
-    "Coverage %": Head(
-        None, "Scored prompts of this tag / prompts of this tag, in percent.", f"{METHODS}#coverage"
-    ),
+    **{
+        column: Head(None, _TAG_TITLES[column], f"{METHODS}#{anchor}")
+        for column, anchor in (
+            ("Prompts", "multi-label"),
+            ("Scored", "status"),
+            ("Coverage %", "coverage"),
+        )
+    },
     **{
         COMPONENT_LABELS[c]: Head(None, DEFS[c], f"{METHODS}#{METHOD_ANCHORS[c]}")
         for c in OVERALL_9_COMPONENTS

@@ -7,7 +7,7 @@ import json
 import math
 from decimal import Decimal
 
-from searchgen_nb.book import charts, heatmaps, tables, views, views_audit
+from searchgen_nb.book import charts, heatmaps, tables, texts, views, views_audit
 from searchgen_nb.book.cards import TEXTS_SCRIPT, card_href, card_links, prompt_texts
 from searchgen_nb.book.display import HTMLFragment, join
 from searchgen_nb.book.fmt import STATUS_LABELS, esc, format_number
@@ -436,12 +436,7 @@ def pairwise(release: Release, group: str) -> list[HTMLFragment]:
     return [*lead, HTMLFragment(note, "pairs note"), chart, table, downloads("uncertainty.json")]
 
 
-_STATUS_TITLES = {
-    "scored": "Result parsed, success true, every value a finite number in 0–3.",
-    "invalid_evaluation": "Result file present but unusable (reason listed below).",
-    "missing_evaluation": "No result file, but a generated image exists.",
-    "missing_generation": "Neither a result file nor a generated image.",
-}
+_STATUS_TITLES = texts.mapping("status_titles.yaml")
 _STATUS_HEADS = {
     "display_name": Head("Model"),
     **{
