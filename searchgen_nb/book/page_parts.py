@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Any
 from urllib.parse import urlencode
 
+from markupsafe import Markup
+
+from searchgen_nb.book import texts
 from searchgen_nb.book.display import HTMLFragment, wrapped
 from searchgen_nb.book.downloads import CSV_FILES, EXTRA_CSV, board_csv, links_html
 from searchgen_nb.book.tables import COLUMN_DEFINITIONS as DEFS
@@ -18,21 +22,17 @@ from searchgen_nb.declaration import BOARD_PATTERN, COMPONENT_LABELS, OVERALL_9_
 # executed notebook (book/notebooks/NN.html).
 METHODS, EXPLORER, ROOT = "../methods.html", "10_prompts.html", "../../"
 
+_TAG_TITLES = texts.mapping("tag_columns.yaml")
 TAG_HEADS = {
     "Overall-9": Head(None, DEFS["overall_9"], f"{METHODS}#overall-9"),
-    "Prompts": Head(
-        None,
-        "Prompts carrying this tag (n_total). Tags overlap: a prompt counts in every tag it has.",
-        f"{METHODS}#multi-label",
-    ),
-    "Scored": Head(
-        None,
-        "Prompts of this tag the model has a scored evaluation for (n_scored).",
-        f"{METHODS}#status",
-    ),
-    "Coverage %": Head(
-        None, "Scored prompts of this tag / prompts of this tag, in percent.", f"{METHODS}#coverage"
-    ),
+    **{
+        column: Head(None, _TAG_TITLES[column], f"{METHODS}#{anchor}")
+        for column, anchor in (
+            ("Prompts", "multi-label"),
+            ("Scored", "status"),
+            ("Coverage %", "coverage"),
+        )
+    },
     **{
         COMPONENT_LABELS[c]: Head(None, DEFS[c], f"{METHODS}#{METHOD_ANCHORS[c]}")
         for c in OVERALL_9_COMPONENTS
@@ -47,6 +47,12 @@ def para(html_text: str, cls: str = "sg-slice-note", label: str = "html") -> HTM
 def link(anchor: str, text: str) -> str:
     """A link to a section of the Methods page."""
     return f'<a href="{METHODS}#{anchor}">{text}</a>'
+
+
+def prose(template: str, /, **values: Any) -> str:
+    """The book template ``template`` (``book/templates/``) filled with ``values`` (text is
+    escaped); the template writes a link to Methods as ``{{ link(anchor, text) }}``."""
+    return texts.render(template, link=lambda anchor, text: Markup(link(anchor, text)), **values)
 
 
 def safe_id(model_id: str) -> str:

@@ -15,6 +15,7 @@ import pandas as pd
 from searchgen_nb.declaration import COMPONENT_LABELS, OVERALL_9_COMPONENTS
 from searchgen_nb.evidence import clip
 
+from . import texts
 from .cards import card_href
 from .display import HTMLFragment
 from .fmt import (
@@ -51,30 +52,10 @@ METHOD_ANCHORS = {
 }
 
 #: Header tooltips (``title``) of the leaderboard columns.
+_DEFINITIONS = texts.mapping("column_definitions.yaml")
 COLUMN_DEFINITIONS = {
-    "rank": "1-based position by Overall-9 among models whose coverage reaches the ranking "
-    "threshold (ties broken by model_id); N/A = unranked.",
-    "model": "Model display name (model_id below).",
-    "type": "Open or Commercial model.",
-    "overall_9": "Overall-9 (0–100): prompt-macro mean of each prompt's mean over the nine public "
-    "components (text reference excluded). The default ranking metric.",
-    "overall_10": "Overall-10 (0–100, paper-compatible): prompt-macro mean of each prompt's mean "
-    "over all ten components, text reference included.",
-    "coverage": "Scored prompts / prompts in the group (n_scored/n_total).",
-    "gap": "Overall-9 minus the next ranked model's (published values); 0.0 between models tied on "
-    "the published Overall-9 (ordered by model_id); – for the last ranked and unranked models.",
-    "interval": "Bootstrap interval of Overall-9: the range the score takes over resampled "
-    "prompt sets (stratified prompt bootstrap); prompt sampling only, not judge noise.",
-    "rank_range": "Bootstrap interval of the rank: the ranks the model takes over resampled "
-    "prompt sets. ≈ T1: cannot be separated from its neighbour in rank (Holm-adjusted p above "
-    "α); same label = one tie group.",
-    "missing_policy": "How non-scored prompts count: zero_fill = as 0 in every score; "
-    "exclude = left out (only scored prompts are averaged).",
-    **{
-        c: f"{label} (0–100): mean over included prompts that have this component; "
-        "N/A = no included prompt has it."
-        for c, label in COMPONENT_LABELS.items()
-    },
+    **{k: v for k, v in _DEFINITIONS.items() if k != "component"},
+    **{c: _DEFINITIONS["component"].format(label=label) for c, label in COMPONENT_LABELS.items()},
 }
 
 
