@@ -44,9 +44,7 @@ def clip(text: object, limit: int) -> str:
     longer one is cut before the character or escape (``\\n``, ``\\u200b``) that would pass
     ``limit - 1`` and ends with "…" (data contract, § Prompt evidence and thumbnails)."""
     text = text if isinstance(text, str) else ""
-    if len(text) <= limit and text.isprintable():  # the common case: kept as it is
-        return text
-    if text[:limit].isprintable():  # every character is one piece
+    if text[:limit].isprintable():  # the common case: every character is one piece
         return text if len(text) <= limit else text[: limit - 1] + "…"
     pieces = [shown(c) for c in text[:limit]]  # each piece at least one character
     if len(text) <= limit and sum(map(len, pieces)) <= limit:
