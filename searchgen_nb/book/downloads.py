@@ -207,21 +207,23 @@ def write_downloads(data_dir: Path, dest: Path) -> list[str]:
     the file names, sorted. FileNotFoundError names a missing artifact."""
     data_dir, dest = Path(data_dir), Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    names, added = [*ARTIFACTS, MANIFEST, VALIDATION_REPORT], []
-    for name in names:
-        if not (data_dir / name).is_file():
-            raise FileNotFoundError(f"downloads: {name} is missing from {data_dir.name}")
-        shutil.copyfile(data_dir / name, dest / name)
-        if name == MANIFEST:
-            manifest = json.loads((data_dir / name).read_text(encoding="utf-8"))
-            added = [k.board for k in Declaration.from_dict(manifest["declaration"]).breakdowns]
-            names += added  # copied by this loop too
 
     def read(name: str):
         return json.loads((data_dir / name).read_text(encoding="utf-8"))
 
-    u, manifest = read(UNCERTAINTY), read(MANIFEST)
-    dec = manifest["scoring"]["public_rounding_decimals"]
+    def present(names: list[str]) -> list[str]:
+        for name in names:
+            if not (data_dir / name).is_file():
+                raise FileNotFoundError(f"downloads: {name} is missing from {data_dir.name}")
+        return names
+
+    names = present([*ARTIFACTS, MANIFEST, VALIDATION_REPORT])
+    manifest = read(MANIFEST)
+    added = present([k.board for k in Declaration.from_dict(manifest["declaration"]).breakdowns])
+    names += added
+    for name in names:
+        shutil.copyfile(data_dir / name, dest / name)
+    u, dec = read(UNCERTAINTY), manifest["scoring"]["public_rounding_decimals"]
     csv_files = CSV_FILES | {name: board_csv(name) for name in added}
     texts = {
         csv_name: leaderboard_csv(name, read(name), u, dec) for name, csv_name in csv_files.items()
