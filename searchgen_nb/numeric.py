@@ -22,10 +22,7 @@ def mean_raw(values: Iterable[float]) -> float | None:
     total = sum(vals)
     if math.fsum([*vals, -total]) == 0:  # the float sum is exact: one correctly rounded division
         return total / len(vals)
-    ratios = [v.as_integer_ratio() for v in vals]  # every double: an int over a power of 2
-    den = max(d for _, d in ratios)
-    # the exact sum in units of 1/den over the count, as one correctly rounded int division
-    return sum(n * (den // d) for n, d in ratios) / (den * len(ratios))
+    return float(exact_mean(vals, len(vals)))  # a Fraction's float is correctly rounded
 
 
 def means_with_extra(base: list[float], extra: float | None) -> tuple[float | None, float | None]:
