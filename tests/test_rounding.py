@@ -28,7 +28,7 @@ _TAG = re.compile(r"<[^>]+>")
 #: Tables of words and settings, not figures (the checks' descriptions, the manifest's keys).
 _PROSE = re.compile(r'<table id="(?:validation-report|manifest-summary)".*?</table>', re.S)
 _JSON_BLOCK = re.compile(r'<script type="application/json" id="[^"]+">(.*?)</script>', re.S)
-_SPEC = re.compile(r"var spec=(.*?);\nvar opt=", re.S)
+_VEGA_EMBED = re.compile(r"var spec=(.*?);\nvar opt=", re.S)
 _SHARD = re.compile(r"\(window\.SGEvidence=window\.SGEvidence\|\|\{\}\)\[[^\]]+\]=(.*);\n$", re.S)
 
 
@@ -92,7 +92,7 @@ def test_two_decimals_everywhere(two_decimals):
     for page in pages[3:]:  # the results and audit pages, not the three stages'
         text = page.read_text(encoding="utf-8")
         cells += [html.unescape(_TAG.sub("", c)) for c in _TD.findall(_PROSE.sub("", text))]
-        for block in _JSON_BLOCK.findall(text) + _SPEC.findall(text):
+        for block in _JSON_BLOCK.findall(text) + _VEGA_EMBED.findall(text):
             chart_texts += strings(records(json.loads(block)))
     card = [
         s
