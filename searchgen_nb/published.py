@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from searchgen_nb.config import UncertaintyConfig
-from searchgen_nb.constants import MANIFEST, OVERALL_BOARD, PARTITION_KEYS, SCHEMA_VERSION
-from searchgen_nb.declaration import BENCHMARK
+from searchgen_nb.constants import MANIFEST, OVERALL_BOARD, SCHEMA_VERSION
+from searchgen_nb.declaration import BENCHMARK, Declaration
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.records import read_records
@@ -69,18 +69,25 @@ class Published:
         return read_records(self.folder)
 
     @cached_property
+    def declaration(self) -> Declaration:
+        """The manifest's ``declaration`` (data contract, § The declaration of the benchmark);
+        the package's for a release published before manifests held one."""
+        declared = self.manifest.get("declaration")
+        return BENCHMARK if declared is None else Declaration.from_dict(declared)
+
+    @cached_property
     def groups(self) -> dict[str, list[dict]]:
-        """``{"<kind>:<name>": rows}``: all, strata, domains, failure modes, slices."""
-        out = {"all:All": self.document("leaderboard_overall.json")}
-        strata = self.document("leaderboard_by_stratum.json")
-        out.update({f"stratum:{s}": strata[s] for s in PARTITION_KEYS if s in strata})
-        for kind in ("domain", "failure_mode"):
-            board = self.document(f"leaderboard_by_{kind}.json")
-            out.update({f"{kind}:{t}": rows for t, rows in sorted(board.items())})
-        full = self.manifest["output_slice"]
-        for s, boards in (self.document("leaderboard_by_slice.json", optional=True) or {}).items():
-            if s != full:  # the slice of every prompt is group All again
-                out[f"slice:{s}"] = boards["overall"]
+        """``{"<kind>:<name>": rows}`` for every group of the declaration's kinds: ``all:All``,
+        the strata, the tags, the slices (but the slice of every prompt, which is All again)
+        and the breakdowns."""
+        out, full = {"all:All": self.document(OVERALL_BOARD)}, self.manifest["output_slice"]
+        for kind in self.declaration.group_kinds:
+            board = self.document(kind.board, optional=kind.source == "slices") or {}
+            for name, rows in board.items():
+                if kind.source == "slices" and name != full:
+                    out[kind.uncertainty_prefix + name] = rows["overall"]
+                elif kind.source != "slices" and name != "All":
+                    out[kind.uncertainty_prefix + name] = rows
         return out
 
     def fail(self, name: str, why: str) -> ConfigError:

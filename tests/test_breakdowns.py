@@ -216,3 +216,20 @@ def test_a_value_the_book_cannot_show_is_refused_by_line_and_field(tmp_path):
         r"'__proto__', a name every JavaScript object already has",
     ):
         run_data(cfg, tmp_path / "out", progress=False)
+
+
+def test_changes_name_the_breakdown_groups(released, tmp_path):
+    # the next release lowers A on p1 (easy) from 3 to 0: easy A (0 + 0) / 2 → 0.0, from 50.0
+    table = [("p1", "easy", 1, ["x", "y"], 0, 1.5), *TABLE[1:]]
+    shutil.copytree(released, tmp_path / "old-data")
+    config = _release(tmp_path / "in", table=table)
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text + "previous_release: ../old-data\n", encoding="utf-8")
+    run_data(load_config(config), tmp_path / "out", progress=False)
+    groups = json.loads((tmp_path / "out" / "changes.json").read_text(encoding="utf-8"))["groups"]
+    easy = groups["difficulty:easy"]["a"]
+    assert (easy["overall_9_before"], easy["overall_9_after"], easy["delta"]) == (50.0, 0.0, -50.0)
+    assert groups["difficulty:hard"]["a"]["delta"] == 0.0
+    assert {g for g in groups if g.startswith(("level:", "theme:"))} == {
+        "level:1", "level:2", "theme:x", "theme:y"
+    }  # fmt: skip

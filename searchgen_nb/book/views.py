@@ -28,7 +28,6 @@ from searchgen_nb.declaration import (
     BENCHMARK,
     COMPONENT_LABELS,
     OVERALL_9_COMPONENTS,
-    Declaration,
     GroupKind,
 )
 from searchgen_nb.errors import ConfigError
@@ -147,7 +146,7 @@ class Release(Published):
     def breakdowns(self) -> tuple[GroupKind, ...]:
         """The breakdowns of the manifest's declaration, in its order (data contract,
         § Breakdowns): boards of the slice of every prompt only."""
-        return Declaration.from_dict(self.manifest["declaration"]).breakdowns
+        return self.declaration.breakdowns
 
     @cached_property
     def boards(self) -> dict[str, Any]:
