@@ -205,6 +205,15 @@ def test_the_gate_refuses_a_declaration_it_cannot_recompute(released, tmp_path):
     assert checks["strict_json"]["failures"][0]["message"] == (
         "manifest.json: declaration: breakdown theme is not declared as a breakdown is"
     )
+    copy = tmp_path / "before-declarations"  # a manifest as published before it had one
+    shutil.copytree(released, copy)
+    manifest = json.loads((copy / "manifest.json").read_text(encoding="utf-8"))
+    del manifest["declaration"]
+    (copy / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    assert validate_folder(copy).checks["strict_json"]["failures"][0]["message"] == (
+        "manifest.json: no declaration: a folder published before manifests carried one is "
+        "checked by the version that made it (its manifest's pipeline_commit)"
+    )
 
 
 def test_a_value_the_book_cannot_show_is_refused_by_line_and_field(tmp_path):

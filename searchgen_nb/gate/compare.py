@@ -17,6 +17,11 @@ def board_names(manifest: Any) -> tuple[str, ...]:
     """``leaderboard_overall.json`` and the board of every group kind of the manifest's
     ``declaration`` (data contract, § The release gate); ``ValueError`` without one, or with
     one the gate cannot recompute (:func:`declared_kinds_problem`)."""
+    if isinstance(manifest, dict) and "declaration" not in manifest:
+        raise ValueError(
+            "no declaration: a folder published before manifests carried one is checked by the "
+            "version that made it (its manifest's pipeline_commit)"
+        )
     try:
         declaration = Declaration.from_dict(manifest["declaration"])
         problem = declared_kinds_problem(declaration)
