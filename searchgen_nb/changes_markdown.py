@@ -35,9 +35,13 @@ def _raw(x: float | None) -> str:
 
 
 def _group_label(key: str, table: bool = False) -> str:
-    """The group's name as Markdown text (its tag or slice name escaped)."""
+    """The group's name as Markdown text (its tag, slice or breakdown value escaped); a
+    breakdown's group is its name and value (``difficulty hard``)."""
     kind, _, name = key.partition(":")
-    return "All" if kind not in _KIND_LABEL else _KIND_LABEL[kind] + md_text(name, table)
+    if kind == "all":
+        return "All"
+    label = _KIND_LABEL.get(kind, md_text(kind, table) + " ")
+    return label + md_text(name, table)
 
 
 def _plural(n: int, word: str) -> str:

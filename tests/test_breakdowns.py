@@ -17,6 +17,7 @@ from factory import make_release, model, prompt, result
 
 from searchgen_nb.book.downloads import write_downloads
 from searchgen_nb.bounds import preflight
+from searchgen_nb.changes_markdown import markdown
 from searchgen_nb.config import load_config
 from searchgen_nb.errors import ConfigError, MetadataError
 from searchgen_nb.gate.checks import validate_folder
@@ -242,3 +243,9 @@ def test_changes_name_the_breakdown_groups(released, tmp_path):
     assert {g for g in groups if g.startswith(("level:", "theme:"))} == {
         "level:1", "level:2", "theme:x", "theme:y"
     }  # fmt: skip
+    changes = json.loads((tmp_path / "out" / "changes.json").read_text(encoding="utf-8"))
+    text = markdown(changes, {"a": "A", "b": "B"}, policies={}, decimals=1)
+    assert "| difficulty easy | A | 50.0 | 0.0 | −50.0 | 2 | 2 |" in text.splitlines()
+    assert "- Rank change in theme x: **A** (`a`) 1 → 2 ↓; moved with it: **B** (`b`) 2 → 1 ↑" in (
+        text.splitlines()
+    )

@@ -50,12 +50,12 @@ def test_diff_summary_names_every_fact_and_nothing_else(demo_data, changed_data)
     facts = head[2:]
     assert len(facts) == 6, facts
     assert facts[0].startswith(
-        "- **Halcyon Draw** (`halcyon_draw`): Overall-9 changed in 20 groups; All 53.3 → 53.2 "
+        "- **Halcyon Draw** (`halcyon_draw`): Overall-9 changed in 21 groups; All 53.3 → 53.2 "
         "(−0.1; paired 95% interval "
     )
     assert ": domain FAS −1.8, " in facts[0]
     assert facts[1].startswith(
-        "- **Pixelwright 2** (`pixelwright_2`): Overall-9 changed in 10 groups; All 68.2 → 68.0 "
+        "- **Pixelwright 2** (`pixelwright_2`): Overall-9 changed in 13 groups; All 68.2 → 68.0 "
         "(−0.2; paired 95% interval "
     )
     assert ": domain INF −2.6, NoSearch −1.6, " in facts[1]
@@ -104,7 +104,7 @@ def test_diff_summary_names_every_fact_and_nothing_else(demo_data, changed_data)
                 if line.startswith("| ") and "group" not in line
             ]
         )
-        == 20 + 10
+        == 21 + 13
     )  # the slice of every prompt is All again: not repeated
     assert sorted(line.split("`")[1] for line in tables[1].splitlines() if "`" in line) == sorted(
         LOWERED + LOST
