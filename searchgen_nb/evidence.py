@@ -9,8 +9,12 @@ import hashlib
 import io
 import json
 import math
+import pickle
+import tempfile
 import warnings
 from pathlib import Path
+
+import numpy as np
 
 from searchgen_nb.artifacts import write_jsonl
 from searchgen_nb.declaration import GENERIC_RUBRIC
@@ -226,10 +230,37 @@ def preview(data: bytes) -> bytes:
     return renditions(data, (TARGETS[1][1:],))[0]
 
 
-def write_evidence(texts: dict, table, pairs: dict, folder: Path, images: dict) -> str:
+class PairEvidenceStore:
+    """The judge's answers (:func:`pair_evidence`) of the pairs read, held in an anonymous
+    temporary file until ``prompt_evidence.jsonl`` is written: at a million pairs they are
+    gigabytes as Python objects. ``shape``: (models, prompts); :meth:`get` by ``(model index,
+    prompt index)``, None for a pair without one; :meth:`close` frees the file."""
+
+    def __init__(self, shape: tuple[int, int]) -> None:
+        self.file = tempfile.TemporaryFile()
+        self.at = np.zeros((*shape, 2), dtype=np.int64)  # (offset, length); length 0: none
+
+    def add(self, key: tuple[int, int], evidence: dict) -> None:
+        data = pickle.dumps(evidence, protocol=pickle.HIGHEST_PROTOCOL)
+        self.at[key] = self.file.tell(), len(data)
+        self.file.write(data)
+
+    def get(self, key: tuple[int, int]) -> dict | None:
+        offset, length = self.at[key].tolist()
+        if not length:
+            return None
+        self.file.seek(offset)
+        return pickle.loads(self.file.read(length))  # written by add() in this run
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def write_evidence(texts: dict, table, pairs, folder: Path, images: dict) -> str:
     """Write ``prompt_evidence.jsonl`` (a line per prompt of ``table``; ``texts``: ``sample_id
-    ->`` :func:`prompt_text`, from the one read of the metadata; ``pairs``: ``(model index,
-    prompt index) ->`` :func:`pair_evidence`; ``images``: the same key -> the pair's
+    ->`` :func:`prompt_text`, from the one read of the metadata; ``pairs``: a
+    :class:`PairEvidenceStore` or a mapping, ``(model index, prompt index) ->``
+    :func:`pair_evidence`; ``images``: the same key -> the pair's
     ``thumbnail``, ``preview`` and ``image`` paths) into ``folder``; return its sha256."""
 
     def lines():

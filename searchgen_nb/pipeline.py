@@ -120,7 +120,7 @@ def extract_stage(
         made = make_thumbnails(cfg, table, folder, cache) if on else Thumbnails()
     texts = {p.sample_id: p.texts for p in prompt_set.prompts}  # the metadata read once
     sha[EVIDENCE] = write_evidence(texts, table, extraction.evidence, folder, made.paths)
-    extraction.evidence.clear()  # written: the judge's texts need no memory past this point
+    extraction.evidence.close()  # written: the judge's texts need no room past this point
     extraction.warnings += made.warnings  # an image without a thumbnail: named, never a failure
     manifest = build_manifest(cfg, extraction, prompt_set.canonical_sha256, sha)
     manifest["thumbnails"] = made.summary(on)

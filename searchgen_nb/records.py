@@ -7,7 +7,7 @@ import hashlib
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
@@ -16,6 +16,7 @@ from searchgen_nb.config import ReleaseConfig
 from searchgen_nb.constants import SCORED
 from searchgen_nb.declaration import COMPONENTS, EXCLUDED_PUBLIC_COMPONENT, OVERALL_9_COMPONENTS
 from searchgen_nb.errors import ConfigError, ResultIdentityError
+from searchgen_nb.evidence import PairEvidenceStore
 from searchgen_nb.extract import PairResult, classify_result, load_extractor
 from searchgen_nb.files import read_lines
 from searchgen_nb.numeric import means_with_extra
@@ -54,7 +55,7 @@ class Extraction:
     input_sha256: str
     n_files_read: int
     extractor: str
-    evidence: dict = field(default_factory=dict)  # (model index, prompt index) -> judge's answer
+    evidence: PairEvidenceStore  # (model index, prompt index) -> the judge's answer
 
 
 def result_paths(cfg: ReleaseConfig, prompts: list[Prompt]) -> dict[str, list[str]]:
@@ -103,7 +104,7 @@ class _Collected:
         self.read: dict[tuple[int, int], tuple[bytes, tuple[int, int]]] = {}
         self.warnings = list(prompt_set.warnings)
         self.problems: list[str] = []
-        self.evidence: dict = {}
+        self.evidence = PairEvidenceStore((table.n_models, table.n_prompts))
 
     def add(self, k: int, i: int, pair: PairResult) -> None:
         """Pair ``(model index k, prompt index i)``."""
@@ -115,7 +116,7 @@ class _Collected:
         if pair.file_sha256 is not None and pair.file_id is not None:  # read: both are set
             self.read[k, i] = pair.file_sha256, pair.file_id
         if pair.evidence:
-            self.evidence[(k, i)] = pair.evidence
+            self.evidence.add((k, i), pair.evidence)
         if pair.error is not None:
             self.table.errors[(k, i)] = pair.error
         if pair.identity_error:

@@ -18,7 +18,7 @@ import jsonschema
 import jsonschema_rs
 
 from searchgen_nb.declaration import Declaration
-from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
+from searchgen_nb.files import read_bytes, read_lines
 from searchgen_nb.schemas import error_text, schema_dir
 from searchgen_nb.untrusted import excerpt, strict_loads
 
@@ -87,7 +87,7 @@ def _check_lines(path: Path, manifest: dict, cols, report, named: dict) -> tuple
     generic = Declaration.from_dict(manifest["declaration"]).generic_rubric
     sids, h, in_order, n = list(cols.sample_ids), hashlib.sha256(), True, 0
     texts = hashlib.sha256()
-    for n, raw in enumerate(read_lines(path, ARTIFACT_MAX), start=1):
+    for n, raw in enumerate(read_lines(path), start=1):
         h.update(raw)
         p = _line(raw, n, report)
         if p is None:
