@@ -144,19 +144,21 @@ def release_kernel(cwd: Path):
             run_sync(km.shutdown_kernel)(now=True)
 
 
-def reset_namespace(kernel: tuple) -> None:
-    """Empty the kernel's user namespace (IPython's reset: modules stay loaded, execution counts
-    start again at 1). :class:`ReleaseError` when the kernel died or the reset failed."""
+def _execute(kernel: tuple, code: str) -> dict:
+    """Run ``code`` on the kernel outside any notebook (no history, outputs dropped); its reply."""
     from jupyter_core.utils import run_sync
 
     _, kc = kernel
+    return run_sync(kc.execute_interactive)(
+        code, store_history=False, timeout=60, output_hook=lambda msg: None
+    )
+
+
+def reset_namespace(kernel: tuple) -> None:
+    """Empty the kernel's user namespace (IPython's reset: modules stay loaded, execution counts
+    start again at 1). :class:`ReleaseError` when the kernel died or the reset failed."""
     try:
-        reply = run_sync(kc.execute_interactive)(
-            "get_ipython().reset(new_session=True)",
-            store_history=False,
-            timeout=60,
-            output_hook=lambda msg: None,
-        )
+        reply = _execute(kernel, "get_ipython().reset(new_session=True)")
     except Exception as exc:  # the kernel died between two notebooks, …
         raise ReleaseError(
             "could not reset the notebooks' kernel between two notebooks: "
@@ -164,6 +166,18 @@ def reset_namespace(kernel: tuple) -> None:
         ) from None
     if reply["content"].get("status") != "ok":
         raise ReleaseError(f"kernel namespace reset failed: {reply['content'].get('ename', '?')}")
+
+
+#: What the second kernel imports while it waits for the staged data: the views' modules.
+WARM_UP = "import searchgen_nb.book.pages, searchgen_nb.book.paper, searchgen_nb.pipeline"
+
+
+def warm_up(kernel: tuple) -> None:
+    """Import :data:`WARM_UP` on ``kernel`` and empty its namespace again; an import that
+    fails is left to the notebook that needs it to say."""
+    with contextlib.suppress(Exception):
+        _execute(kernel, WARM_UP)
+    reset_namespace(kernel)
 
 
 def _kernel_engine() -> str:
@@ -315,10 +329,11 @@ def run_lane(names: list[str], kernel: tuple, run: NotebookRun) -> None:
 
 
 def second_lane(names: list[str], run: NotebookRun) -> None:
-    """Start a kernel, wait for the staged data, run ``names`` on it (:func:`run_lane`); a
-    kernel that does not start is the failure of the first of them."""
+    """Start a kernel, warm it up, wait for the staged data, run ``names`` on it
+    (:func:`run_lane`); a kernel that does not start is the failure of the first of them."""
     try:
         with release_kernel(run.cwd) as kernel:
+            warm_up(kernel)
             run.staged.wait()
             run_lane(names, kernel, run)
     except BaseException as exc:
