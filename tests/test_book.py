@@ -759,83 +759,22 @@ def test_one_kernel_starts_each_notebook_empty(tmp_path):
     assert (cell.execution_count, cell.outputs[0]["data"]["text/plain"]) == (1, "(False, False)")
 
 
-def _notebooks(folder: Path, cells: dict[str, str]) -> None:
-    """One notebook per name in ``folder``, each of one code cell."""
-    folder.mkdir(parents=True)
-    for name, source in cells.items():
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "3", "language": "python"}
-        nbformat.write(nb, folder / name)
+def test_a_book_part_written_beside_the_notebooks_fails_at_its_step(tmp_path):
+    """The vendor assets are written in a thread while the notebooks run: a failure there is
+    said when the book is staged, at that step and in the system's words, as it was when they
+    were written after the notebooks; the parts after it are not written."""
+    from searchgen_nb.book.release import beside_notebooks, book_parts, make_book
+    from searchgen_nb.config import project_root
 
-
-def _run_notebooks(root: Path) -> dict[str, float]:
-    from searchgen_nb.book.notebooks import NOTEBOOKS, run_notebooks
-
-    (root / "work" / NOTEBOOKS).mkdir(parents=True)
-    return run_notebooks(root, root, root / "work", {}, log=lambda m: None)
-
-
-def _executed(root: Path) -> dict[str, str]:
-    from searchgen_nb.book.notebooks import NOTEBOOKS
-
-    return {
-        p.name: "".join(o.get("text", "") for o in nbformat.read(p, 4).cells[0].get("outputs", []))
-        for p in sorted((root / "work" / NOTEBOOKS).iterdir())
-    }
-
-
-def test_views_run_on_a_second_kernel_once_the_data_is_staged(tmp_path):
-    """04–07 and 09–11 read only what 01–02 staged: they run on a second kernel beside the gate;
-    08 reads the gate's report: after 03, on the first. Each counts its executions from 1."""
-    pid = "import os; print(os.getpid(), open('staged').read())"
-    names = ["01_extract", "02_aggregate", "03_validate", "04_leaderboard", "05_domains"]
-    cells = {f"{n}.ipynb": pid for n in [*names, "08_audit", "09_changes"]}
-    cells["01_extract.ipynb"] = "import os; print(os.getpid(), 'x')"
-    cells["02_aggregate.ipynb"] = "import os, time; time.sleep(1); open('staged', 'w').write('02')"
-    cells["03_validate.ipynb"] = "import os, time; time.sleep(2); print(os.getpid(), 'gate')"
-    _notebooks(tmp_path / "notebooks", cells)
-    assert list(_run_notebooks(tmp_path)) == sorted(cells)
-    said = {name: text.split() for name, text in _executed(tmp_path).items()}
-    first, second = said["01_extract.ipynb"][0], said["04_leaderboard.ipynb"][0]
-    assert first != second
-    assert {name: words[0] for name, words in said.items() if words} == {
-        "01_extract.ipynb": first,
-        "03_validate.ipynb": first,
-        "04_leaderboard.ipynb": second,
-        "05_domains.ipynb": second,
-        "08_audit.ipynb": first,
-        "09_changes.ipynb": second,
-    }
-    assert said["05_domains.ipynb"][1] == "02"  # after 02_aggregate had written it
-    counts = {
-        p.name: nbformat.read(p, 4).cells[0].execution_count
-        for p in (tmp_path / "work").rglob("*.ipynb")
-    }
-    assert set(counts.values()) == {1}
-
-
-def test_the_first_failed_notebook_in_order_is_said_whichever_kernel_ran_it(tmp_path):
-    """04 fails while 03 (the gate) runs on the other kernel, then 03 fails too: the failure is
-    03's, as one kernel running them in order would say. When 03 passes, 04's failure is said
-    and no notebook after 04 starts on either kernel."""
-    cells = {f"{n}.ipynb": "1" for n in ("01_extract", "02_aggregate", "06_failure_modes")}
-    cells["03_validate.ipynb"] = "import time; time.sleep(2); raise ValueError('the gate')"
-    cells["04_leaderboard.ipynb"] = "raise KeyError('a view')"
-    cells["08_audit.ipynb"] = "1"
-    _notebooks(tmp_path / "notebooks", cells)
-    with pytest.raises(
-        ReleaseError,
-        match=r"^notebook 03_validate.ipynb: cell 0 \(execution 1\) raised "
-        r"ValueError: the gate$",
-    ):
-        _run_notebooks(tmp_path)
-    assert "06_failure_modes.ipynb" not in _executed(tmp_path)
-    cells["03_validate.ipynb"] = "import time; time.sleep(2)"
-    _notebooks(tmp_path / "again" / "notebooks", cells)
-    with pytest.raises(ReleaseError, match=r"^notebook 04_leaderboard.ipynb: cell 0 .* KeyError"):
-        _run_notebooks(tmp_path / "again")
-    assert "06_failure_modes.ipynb" not in _executed(tmp_path / "again")
-    assert "08_audit.ipynb" not in _executed(tmp_path / "again")
+    work = tmp_path / "work"
+    (work / "src" / "book").mkdir(parents=True)
+    (work / "src" / "book" / "vendor").write_text("a file where the folder goes\n")
+    vendor = re.escape(str(work / "src" / "book" / "vendor"))
+    with pytest.raises(ReleaseError, match=rf"^release, book sources: {vendor}: File exists$"):
+        with beside_notebooks() as pool:
+            started = {"vendor": pool.submit(book_parts(work)["vendor"])}
+            make_book(project_root(), work, False, lambda m: None, started)
+    assert not (work / "src" / "book" / "extra").exists()  # downloads and cards: not written
 
 
 @pytest.mark.parametrize("how", ["dies", "cannot start"])

@@ -5,21 +5,15 @@ timestamps, random ids or absolute paths)."""
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import sys
-import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
 from searchgen_nb.config import PROJECT_ENV, WORK_ROOT_ENV, project_root
 from searchgen_nb.errors import ReleaseError
-from searchgen_nb.pipeline import STAGES
 from searchgen_nb.publish import step
 from searchgen_nb.thumbs import CACHE_ENV
 from searchgen_nb.untrusted import no_ansi
@@ -144,21 +138,19 @@ def release_kernel(cwd: Path):
             run_sync(km.shutdown_kernel)(now=True)
 
 
-def _execute(kernel: tuple, code: str) -> dict:
-    """Run ``code`` on the kernel outside any notebook (no history, outputs dropped); its reply."""
-    from jupyter_core.utils import run_sync
-
-    _, kc = kernel
-    return run_sync(kc.execute_interactive)(
-        code, store_history=False, timeout=60, output_hook=lambda msg: None
-    )
-
-
 def reset_namespace(kernel: tuple) -> None:
     """Empty the kernel's user namespace (IPython's reset: modules stay loaded, execution counts
     start again at 1). :class:`ReleaseError` when the kernel died or the reset failed."""
+    from jupyter_core.utils import run_sync
+
+    _, kc = kernel
     try:
-        reply = _execute(kernel, "get_ipython().reset(new_session=True)")
+        reply = run_sync(kc.execute_interactive)(
+            "get_ipython().reset(new_session=True)",
+            store_history=False,
+            timeout=60,
+            output_hook=lambda msg: None,
+        )
     except Exception as exc:  # the kernel died between two notebooks, …
         raise ReleaseError(
             "could not reset the notebooks' kernel between two notebooks: "
@@ -166,18 +158,6 @@ def reset_namespace(kernel: tuple) -> None:
         ) from None
     if reply["content"].get("status") != "ok":
         raise ReleaseError(f"kernel namespace reset failed: {reply['content'].get('ename', '?')}")
-
-
-#: What the second kernel imports while it waits for the staged data: the views' modules.
-WARM_UP = "import searchgen_nb.book.pages, searchgen_nb.book.paper, searchgen_nb.pipeline"
-
-
-def warm_up(kernel: tuple) -> None:
-    """Import :data:`WARM_UP` on ``kernel`` and empty its namespace again; an import that
-    fails is left to the notebook that needs it to say."""
-    with contextlib.suppress(Exception):
-        _execute(kernel, WARM_UP)
-    reset_namespace(kernel)
 
 
 def _kernel_engine() -> str:
@@ -246,110 +226,16 @@ def environ(values: dict[str, str]):
                 os.environ[key] = value
 
 
-#: Notebooks that read only what the extract and aggregate stages staged (never the gate's
-#: report): once the aggregate stage's notebook has run they run on a second kernel, beside the
-#: gate's; every other notebook runs in order on the first kernel.
-BESIDE_GATE = frozenset(
-    f"{name}.ipynb"
-    for name in (
-        "04_leaderboard",
-        "05_domains",
-        "06_failure_modes",
-        "07_compare",
-        "09_changes",
-        "10_prompts",
-        "11_breakdowns",
-    )
-)
-
-
-def kernel_plan(names: list[str]) -> tuple[list[str], list[str]]:
-    """The notebook names in order split between two kernels: the second's are the
-    :data:`BESIDE_GATE` ones after the aggregate stage's notebook (none without it)."""
-    staged_by = STAGES["aggregate"][0]
-    if staged_by not in names:
-        return names, []
-    second = [n for n in names[names.index(staged_by) + 1 :] if n in BESIDE_GATE]
-    return [n for n in names if n not in second], second
-
-
-@dataclass
-class NotebookRun:
-    """One release's notebooks, as its kernels share them: where they are read and written,
-    their order, when the staged data is there, each one's seconds and the failures (no
-    notebook after a failed one starts)."""
-
-    folder: Path  # the notebooks read
-    dest: Path  # the executed notebooks written
-    params: dict
-    cwd: Path
-    log: Callable[[str], object]
-    order: dict[str, int]
-    after: dict[str, Callable[[], object]]  # what starts once a notebook has run
-    timings: dict[str, float] = field(default_factory=dict)
-    failures: dict[str, BaseException] = field(default_factory=dict)
-    staged: threading.Event = field(default_factory=threading.Event)
-    stop: float = math.inf  # the index of the first failed notebook (-1: the release stopped)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def failed(self, name: str | None, exc: BaseException) -> None:
-        """Record a failure of notebook ``name`` (None: of the release) and stop what follows."""
-        with self.lock:
-            self.stop = min(self.stop, -1 if name is None else self.order[name])
-            self.failures[name or ""] = exc
-        self.staged.set()  # a kernel waiting for the staged data stops waiting
-
-    def first_failure(self) -> BaseException | None:
-        """The failure one kernel running them in order would report: the first notebook's."""
-        named = sorted(self.failures, key=lambda n: self.order.get(n, -1))
-        return self.failures[named[0]] if named else None
-
-
-def run_lane(names: list[str], kernel: tuple, run: NotebookRun) -> None:
-    """Run ``names`` in order on ``kernel``, emptied between them, until one fails or a notebook
-    before the next one failed (failures recorded in ``run``)."""
-    staged_by = STAGES["aggregate"][0]
-    for i, name in enumerate(names):
-        if run.order[name] > run.stop:
-            return
-        t = time.perf_counter()
-        run.log(f"running {name} …")
-        try:
-            if i:
-                reset_namespace(kernel)
-            execute_notebook(run.folder / name, run.dest / name, run.params, run.cwd, kernel)
-        except Exception as exc:  # a failed notebook, a full disk, …: said in order
-            run.failed(name, exc)
-            return
-        run.timings[name] = time.perf_counter() - t
-        if name == staged_by:
-            run.staged.set()
-        if start := run.after.get(name):
-            start()
-
-
-def second_lane(names: list[str], run: NotebookRun) -> None:
-    """Start a kernel, warm it up, wait for the staged data, run ``names`` on it
-    (:func:`run_lane`); a kernel that does not start is the failure of the first of them."""
-    try:
-        with release_kernel(run.cwd) as kernel:
-            warm_up(kernel)
-            run.staged.wait()
-            run_lane(names, kernel, run)
-    except BaseException as exc:
-        run.failed(names[0], exc)
-
-
 def run_notebooks(
     root: Path, out: Path, work: Path, params: dict, log, after: dict | None = None
 ) -> dict[str, float]:
-    """Run ``root/notebooks/NN_*.ipynb`` into ``work/`` :data:`NOTEBOOKS` on one kernel emptied
-    between them (:data:`BESIDE_GATE` on a second, :func:`kernel_plan`), in ``out``
-    (``$SEARCHGEN_ROOT``; ``$SEARCHGEN_PROJECT``: ``root``), with the work folder's IPython
-    folder and the thumbnail cache ``out/build/thumbs``; ``after``: notebook name → a function
-    called (without waiting for it) once that notebook has run. Return each notebook's seconds,
-    in order; the first failed notebook in order raises its :class:`ReleaseError`."""
-    sources = sorted(p.name for p in (root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    """Run ``root/notebooks/NN_*.ipynb`` in order into ``work/`` :data:`NOTEBOOKS` on one kernel
+    emptied between them, in ``out`` (``$SEARCHGEN_ROOT``; ``$SEARCHGEN_PROJECT``: ``root``), with
+    the work folder's IPython folder and the thumbnail cache ``out/build/thumbs``; ``after``:
+    notebook name → a function called once that notebook has run (it must not wait for work it
+    starts). Return each notebook's seconds."""
+    sources = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    timings: dict[str, float] = {}
     if not sources:
         raise ReleaseError(f"no notebooks found in {root / 'notebooks'}")
     env = {
@@ -358,21 +244,19 @@ def run_notebooks(
         "IPYTHONDIR": str(work / "ipython"),
         CACHE_ENV: str(out / THUMB_CACHE),
     }
-    first, second = kernel_plan(sources)
-    order = {name: i for i, name in enumerate(sources)}
-    run = NotebookRun(root / "notebooks", work / NOTEBOOKS, params, out, log, order, after or {})
-    with environ(env), step("release, notebooks"), kernel_stderr_to(work / "kernels.log"):
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            try:
-                if second:
-                    pool.submit(second_lane, second, run)
-                with release_kernel(out) as kernel:
-                    run_lane(first, kernel, run)
-            except BaseException as exc:  # Ctrl-C, …: the second kernel stops after its notebook
-                run.failed(None, exc)
-                raise
-            finally:
-                run.staged.set()
-        if failure := run.first_failure():
-            raise failure
-    return {name: run.timings[name] for name in sources}
+    with (
+        environ(env),
+        step("release, notebooks"),
+        kernel_stderr_to(work / "kernels.log"),
+        release_kernel(out) as kernel,
+    ):
+        for src in sources:
+            t = time.perf_counter()
+            log(f"running {src.name} …")
+            if timings:
+                reset_namespace(kernel)
+            execute_notebook(src, work / NOTEBOOKS / src.name, params, out, kernel)
+            timings[src.name] = time.perf_counter() - t
+            if start := (after or {}).get(src.name):
+                start()
+    return timings
