@@ -105,6 +105,11 @@ def _dead_kernel_said(loop, context: dict) -> None:
         loop.default_exception_handler(context)
 
 
+#: No IPython history; no output cache (``Out``, ``_1``, …, which no notebook reads): IPython's
+#: reset between two notebooks then skips its full garbage collection (0.07–0.1 s → 0.005 s).
+KERNEL_ARGUMENTS = ["--HistoryManager.enabled=False", "--InteractiveShell.cache_size=0"]
+
+
 @contextlib.contextmanager
 def release_kernel(cwd: Path):
     """One ``python3`` kernel started in ``cwd`` for all of a release's notebooks (a kernel per
@@ -117,9 +122,7 @@ def release_kernel(cwd: Path):
     ensure_event_loop().set_exception_handler(_dead_kernel_said)  # the loop run_sync runs
     try:
         try:
-            run_sync(km.start_kernel)(
-                cwd=str(cwd), extra_arguments=["--HistoryManager.enabled=False"]
-            )
+            run_sync(km.start_kernel)(cwd=str(cwd), extra_arguments=KERNEL_ARGUMENTS)
             kc = km.client()
             kc.start_channels()
             run_sync(kc.wait_for_ready)(timeout=60)
