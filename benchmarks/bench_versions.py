@@ -13,9 +13,10 @@ and as the working directory, with this checkout's venv. ``data CONFIG`` runs ``
 demo (``demo --out data/demo``, untimed) and runs ``release releases/demo.yml`` in its folder.
 
 Each round runs both versions, in an order that alternates from round to round, after one
-untimed warm-up run of each. Reported: the wall time of each run, the per-round ratio
-NEW / OLD and the median of those ratios (the drift of a shared machine hits both runs of a
-round alike).
+untimed warm-up run of each. Reported: the wall time of each run (without ``--stage``, its
+CPU seconds too, subprocesses included, and the load average after the round), the per-round
+ratio NEW / OLD and the median of those ratios (the drift of a shared machine hits both runs
+of a round alike).
 
 ``--stage NAME`` (``data`` only) compares CPU seconds of one stage instead (``data --timings``;
 the ``extract`` stage without the ``thumbnails`` stage it holds, which is shown apart) and runs
@@ -43,14 +44,24 @@ from bench_scale import list_result_files, snapshot  # `git archive REV` unpacke
 NESTED = {"extract": ("thumbnails",)}
 
 
+#: CPU seconds (user + system) of each version's runs, its subprocesses (kernels, builds) too.
+CPU: dict[str, list[float]] = {}
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run(src: Path, argv: list[str], env: dict) -> float:
-    """Wall seconds of ``python -m searchgen_nb ARGV`` run from ``src``."""
-    t0 = time.perf_counter()
+    """Wall seconds of ``python -m searchgen_nb ARGV`` run from ``src`` (CPU seconds: CPU)."""
+    t0, cpu0 = time.perf_counter(), children_cpu()
     subprocess.run(
         [sys.executable, "-m", "searchgen_nb", *argv],
         cwd=src, env={**env, "PYTHONPATH": str(src)}, check=True,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
+    CPU.setdefault(str(src), []).append(children_cpu() - cpu0)
     return time.perf_counter() - t0
 
 
@@ -122,6 +133,10 @@ def main() -> int:
                 for rev in t:
                     to_floor[rev].append(t[rev] / floor)
                 line += f", read floor {floor:.2f} s (load {os.getloadavg()[0]:.1f})"
+            if not args.stage:
+                cpu = {rev: CPU[str(srcs[rev])][-1] for rev in t}
+                line += f" (CPU {cpu[args.old]:.1f} s, {cpu[args.new]:.1f} s"
+                line += f", load {os.getloadavg()[0]:.1f})"
             print(f"round {r + 1}: {line}, ratio {ratios[-1]:.3f}", flush=True)
         print(f"median ratio {args.new} / {args.old}: {statistics.median(ratios):.3f}")
         for rev, xs in to_floor.items():

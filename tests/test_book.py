@@ -759,6 +759,24 @@ def test_one_kernel_starts_each_notebook_empty(tmp_path):
     assert (cell.execution_count, cell.outputs[0]["data"]["text/plain"]) == (1, "(False, False)")
 
 
+def test_a_book_part_written_beside_the_notebooks_fails_at_its_step(tmp_path):
+    """The vendor assets are written in a thread while the notebooks run: a failure there is
+    said when the book is staged, at that step and in the system's words, as it was when they
+    were written after the notebooks; the parts after it are not written."""
+    from searchgen_nb.book.release import beside_notebooks, book_parts, make_book
+    from searchgen_nb.config import project_root
+
+    work = tmp_path / "work"
+    (work / "src" / "book").mkdir(parents=True)
+    (work / "src" / "book" / "vendor").write_text("a file where the folder goes\n")
+    vendor = re.escape(str(work / "src" / "book" / "vendor"))
+    with pytest.raises(ReleaseError, match=rf"^release, book sources: {vendor}: File exists$"):
+        with beside_notebooks() as pool:
+            started = {"vendor": pool.submit(book_parts(work)["vendor"])}
+            make_book(project_root(), work, False, lambda m: None, started)
+    assert not (work / "src" / "book" / "extra").exists()  # downloads and cards: not written
+
+
 @pytest.mark.parametrize("how", ["dies", "cannot start"])
 def test_kernel_failure_is_a_named_release_error(tmp_path, monkeypatch, how):
     from jupyter_client.manager import AsyncKernelManager

@@ -5,6 +5,7 @@ release time."""
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from fractions import Fraction
@@ -36,8 +37,10 @@ def card_links(frame) -> dict | None:
     return {"sample_id": [card_href(s) for s in frame["sample_id"]]}
 
 
+@functools.lru_cache(maxsize=4096)
 def _public(raw: float | None, decimals: int) -> str:
-    """The text of a raw 0–3 value's public 0–100 figure (N/A for None)."""
+    """The text of a raw 0–3 value's public 0–100 figure (N/A for None); a release's cards
+    show a few thousand values a hundred thousand times."""
     return figure_text(None if raw is None else to_public(Fraction(raw), decimals), decimals)
 
 

@@ -4,6 +4,7 @@ together as one version. Nothing below the output root is replaced that the rele
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import errno
 import os
@@ -12,6 +13,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +29,7 @@ from searchgen_nb.book.notebooks import NOTEBOOKS, THUMB_CACHE, run_notebooks
 from searchgen_nb.book.sphinx_ext import check_offline
 from searchgen_nb.config import find_config, load_config, project_root
 from searchgen_nb.errors import ReleaseError, ReleaseInterrupted, SearchGenError
-from searchgen_nb.pipeline import inputs
+from searchgen_nb.pipeline import STAGES, inputs
 from searchgen_nb.publish import (
     MARKER,
     RELEASES,
@@ -158,20 +161,48 @@ def _build_cause(output: str) -> str:
     return excerpt(said, 600) + more
 
 
-def make_book(root: Path, work: Path, demo: bool, log) -> Path:
-    """Stage the book sources, vendor assets and downloads in ``work``, build the book and check
-    that it loads nothing from the web; return its html folder."""
+def book_parts(work: Path) -> dict[str, Callable[[], object]]:
+    """What the book takes besides its sources, each written into ``work/src`` by a function:
+    ``vendor`` (the offline assets: no data read), ``downloads`` and ``cards`` (from the staged
+    data, once the gate has passed)."""
     from searchgen_nb.book import assets
 
-    src = work / "src"
+    src, data = work / "src", work / "data"
+    return {
+        "vendor": lambda: assets.write_vendor_assets(src / "book" / "vendor"),
+        "downloads": lambda: write_downloads(data, src / EXTRA / DOWNLOADS),
+        "cards": lambda: write_card_assets(data, src / EXTRA / CARD_DATA),
+    }
+
+
+@contextlib.contextmanager
+def beside_notebooks():
+    """A thread for :func:`book_parts` while the notebooks run (vl-convert's bundling releases
+    the GIL; the kernels are other processes). On a failure, parts not started are dropped and
+    the running one is waited for: nothing writes into the work folder after the release."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(cancel_futures=True)
+        raise
+    pool.shutdown()
+
+
+def make_book(root: Path, work: Path, demo: bool, log, started: dict[str, Future]) -> Path:
+    """Stage the book sources in ``work`` with :func:`book_parts` (those ``started`` waited for,
+    the others run now), build the book and check that it loads nothing from the web; return
+    its html folder."""
     with step("release, book sources"):
-        stage_book_sources(root, src, demo)
-        assets.write_vendor_assets(src / "book" / "vendor")
-        write_downloads(work / "data", src / EXTRA / DOWNLOADS)
-        write_card_assets(work / "data", src / EXTRA / CARD_DATA)
+        stage_book_sources(root, work / "src", demo)
+        for name, write in book_parts(work).items():
+            if name in started:
+                started[name].result()  # raises what the part raised
+            else:
+                write()
     log("building the book …")
     with step("release, book build"):
-        html = build_book(src)
+        html = build_book(work / "src")
     check_offline(html)
     return html
 
@@ -267,25 +298,21 @@ def fresh_work_folder(work: Path) -> None:
 def _run_locked(
     root: Path, out: Path, config_path: Path, log, t0: float, ins: dict[str, Path]
 ) -> ReleaseOutcome:
-    from searchgen_nb.book.views import Release
-
     work = out / BUILD
     with step("release, work folder"):
         fresh_work_folder(work)
         (work / NOTEBOOKS).mkdir(parents=True)
-    timings = run_notebooks(root, out, work, release_parameters(config_path, out), log)
-    release = Release(work / "data")
-    if not release.validation_report or not release.validation_report["passed"]:
-        raise ReleaseError(
-            "validation report missing or failed: the validate notebook did not pass the release"
-        )
-    for warning in release.validation_report.get("warnings", []):
-        log(f"warning {warning['name']}: {warning['message']}")
-    with step("release, change summary"):
-        write_change_summary(release)
-    t = time.perf_counter()
-    html = make_book(root, work, release.is_demo, log)
-    timings["book"] = time.perf_counter() - t
+    with beside_notebooks() as pool:
+        parts = book_parts(work)
+        started = {"vendor": pool.submit(parts["vendor"])}
+
+        def after_gate() -> None:
+            started.update({name: pool.submit(parts[name]) for name in ("downloads", "cards")})
+
+        params = release_parameters(config_path, out)
+        gate = STAGES["validate"][0]
+        timings = run_notebooks(root, out, work, params, log, after={gate: after_gate})
+        html = _checked_book(root, work, log, started, timings)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     version, before = f"release-{stamp}-{os.getpid()}", current_version(out)
     sources = {
@@ -309,6 +336,28 @@ def _run_locked(
     timings["total"] = time.perf_counter() - t0
     notebooks = [out / "book" / "notebooks" / name for name in timings if name.endswith(".ipynb")]
     return ReleaseOutcome(out / "public" / "data", out / "_build" / "html", notebooks, timings)
+
+
+def _checked_book(
+    root: Path, work: Path, log, started: dict[str, Future], timings: dict[str, float]
+) -> Path:
+    """Once the notebooks have run: the gate's report checked, its warnings said, the change
+    summary written, the book made (:func:`make_book`; its seconds into ``timings``)."""
+    from searchgen_nb.book.views import Release
+
+    release = Release(work / "data")
+    if not release.validation_report or not release.validation_report["passed"]:
+        raise ReleaseError(
+            "validation report missing or failed: the validate notebook did not pass the release"
+        )
+    for warning in release.validation_report.get("warnings", []):
+        log(f"warning {warning['name']}: {warning['message']}")
+    with step("release, change summary"):
+        write_change_summary(release)
+    t = time.perf_counter()
+    html = make_book(root, work, release.is_demo, log, started)
+    timings["book"] = time.perf_counter() - t
+    return html
 
 
 def write_change_summary(release) -> None:
