@@ -9,6 +9,7 @@ import hashlib
 import json
 import math
 import os
+from fractions import Fraction
 from functools import cache
 from pathlib import Path
 from typing import cast
@@ -18,7 +19,6 @@ import jsonschema_rs
 
 from searchgen_nb.declaration import Declaration
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
-from searchgen_nb.gate.columns import exact_numerators
 from searchgen_nb.schemas import error_text, schema_dir
 from searchgen_nb.untrusted import excerpt, strict_loads
 
@@ -177,12 +177,13 @@ def _pair_problem(
         return "a preview or image of a pair without a generated image"
     if ("thumbnail" in pair) != ("preview" in pair):
         return "a thumbnail without its preview, or a preview without its thumbnail"
-    row = cols.values[k, i].tolist()
-    value = {c: None if math.isnan(row[j]) else row[j] for c, j in index.items()}
+    value = {
+        c: None if math.isnan(v) else v
+        for c, v in ((c, float(cols.values[k, i, j])) for c, j in index.items())
+    }
     items = [e["score"] for e in pair.get("checklist", ())]
     if items and None not in items and value["checklist"] is not None:
-        nums, den = exact_numerators(items)
-        mean = sum(nums) / (den * len(items))  # int / int: the exact mean, rounded once
+        mean = float(sum(map(Fraction, items), Fraction(0)) / len(items))
         if mean != value["checklist"]:
             return f"checklist items average {mean}, the record's checklist is {value['checklist']}"
     for d in generic:
