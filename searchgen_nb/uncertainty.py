@@ -71,17 +71,6 @@ class Draws:
             self._last = (chunk, out)
         return self._last[1]
 
-    def by_prompt(self, chunk: int) -> np.ndarray:
-        """float64 (n_prompts, rows): :meth:`counts` of the chunk laid out by prompt."""
-        rows = self.chunks[chunk][1] - self.chunks[chunk][0]
-        out = np.zeros((self.n_prompts, rows))
-        for k, members in enumerate(self.strata):
-            cells = self.indices(chunk, k) * rows + np.arange(rows)[:, None]
-            out[members] = np.bincount(cells.ravel(), minlength=rows * len(members)).reshape(
-                len(members), rows
-            )
-        return out
-
     def count_rows(self, replicates) -> np.ndarray:
         """Counts of the given replicates (any order): int64 (len, n_prompts)."""
         replicates = np.asarray(replicates, dtype=np.int64)
@@ -124,24 +113,16 @@ class Bootstrap:
             self.x[name] = np.where(present, table.values[:, :, col], 0.0).T
             self.inc[name] = (present | (zero_fill[:, None] & ~scored)).T.astype(np.int64)
         y = np.hstack([self.x[name] for name in _NAMES] + [self.inc[name] for name in _NAMES])
-        # each distinct column of y once (zero-fill models include alike), as a row
-        unique, slot = np.unique(y, axis=1, return_inverse=True)
-        ys = np.ascontiguousarray(unique.T)
         m = table.n_models
         self.q = {name: [np.empty((settings.n_bootstrap, m)) for _ in groups] for name in _NAMES}
-        alike: dict[bytes, list[int]] = {}  # groups of the same prompts: summed once
-        for g, group in enumerate(groups):
-            alike.setdefault(np.sort(group.columns).tobytes(), []).append(g)
-        work = [(groups[gs[0]].columns, ys[:, groups[gs[0]].columns], gs) for gs in alike.values()]
         for c, (a, b) in enumerate(self.draws.chunks):
-            counts = self.draws.by_prompt(c)  # float64 (n_prompts, rows)
-            for columns, weights, gs in work:
-                sums = (weights @ counts[columns])[slot.ravel()]  # (4m, rows)
-                num, den = sums[: 2 * m], sums[2 * m :]
+            counts = self.draws.counts(c).astype(np.float64)
+            for g, group in enumerate(groups):
+                sums = counts[:, group.columns] @ y[group.columns]
+                num, den = sums[:, : 2 * m], sums[:, 2 * m :]
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    q = np.where(den > 0, num / den * 100.0 / 3.0, np.nan).T
-                for g in gs:
-                    self.q["overall_9"][g][a:b], self.q["overall_10"][g][a:b] = q[:, :m], q[:, m:]
+                    q = np.where(den > 0, num / den * 100.0 / 3.0, np.nan)
+                self.q["overall_9"][g][a:b], self.q["overall_10"][g][a:b] = q[:, :m], q[:, m:]
 
     def tolerance(self, g: int, q: np.ndarray) -> np.ndarray:
         """Error bound of float values ``q`` of group g (a sum of k non-negative terms is within
