@@ -8,6 +8,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import posixpath
 import re
 import signal
 import stat
@@ -227,22 +228,39 @@ def _on_workers(paths: list[str], cache: ThumbCache | None):
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _same_files(paths: list[str]) -> list[list[str]]:
+    """``paths`` in groups that name one file (hard links: the same device and inode), each in
+    the order given; a path that cannot be read is a group of its own."""
+    groups: dict[object, list[str]] = {}
+    for path in paths:
+        try:
+            st = os.stat(path)
+            key: object = (st.st_dev, st.st_ino)
+        except OSError:
+            key = path
+        groups.setdefault(key, []).append(path)
+    return list(groups.values())
+
+
 def render_all(paths: list[str], cache: ThumbCache | None):
-    """``(path, renditions or None, why none)`` of every image, each read on a worker process
-    per core unless the cache's index knows it; the cache then holds exactly these images."""
+    """``(paths, renditions or None, why none)`` of every image, each file read once (``paths``:
+    its hard links, in the order given) on a worker process per core unless the cache's index
+    knows it; the cache then holds exactly these images."""
     index, todo = {}, []
     for path in paths:
         hit = cache.known(path) if cache else None
         made = cache.get(hit[1]) if cache and hit else None
         if made and hit:
             index[path] = [*hit[0], hit[1]]
-            yield path, made, None
+            yield [path], made, None
         else:
             todo.append(path)
-    for path, ident, sha, made, why in _on_workers(todo, cache) if todo else ():
+    groups = _same_files(todo)
+    done = _on_workers([g[0] for g in groups], cache) if groups else ()
+    for (_, ident, sha, made, why), group in zip(done, groups):  # the workers' end first
         if made is not None:
-            index[path] = [*ident, sha]
-        yield path, made, why
+            index.update((path, [*ident, sha]) for path in group)
+        yield group, made, why
     if cache:
         cache.finish(index)
 
@@ -267,6 +285,12 @@ class Thumbnails:
             self.files[path] = (digest, len(data))
         return path
 
+    def put(self, folder: Path, made: list[bytes]) -> dict[str, str]:
+        """Write an image's renditions (:data:`TARGETS` order) into ``folder``: the paths of its
+        ``thumbnail`` and ``preview``."""
+        pieces = zip(("thumbnail", "preview"), TARGETS, made)
+        return {name: self.write(Path(folder), t[0], data) for name, t, data in pieces}
+
     def summary(self, enabled: bool, target: str = THUMBS) -> dict:
         """``manifest.json``'s ``thumbnails`` (``target`` thumbs) or ``previews``: whether made,
         count, bytes, sha256 and bounds."""
@@ -284,19 +308,34 @@ class Thumbnails:
         }
 
 
-def _images(cfg, table) -> dict[tuple[int, int], Path]:
-    """The image of every pair of ``table`` that has one: the first file of its folder that
-    ``generation_glob`` matches."""
-    root, images = Path(cfg.results_root_path), {}
+def _images(cfg, table) -> dict[tuple[int, int], str]:
+    """The image of every pair of ``table`` that has one, as its path below the results' root
+    (POSIX): the first file of its folder that ``generation_glob`` matches."""
+    root, images = str(cfg.results_root_path), {}
+    missing = STATUS_CODE["missing_generation"]
+    status = table.status.tolist()
     for i in range(table.n_prompts):
         for k in range(table.n_models):
-            if table.status[k, i] != STATUS_CODE["missing_generation"]:
-                image = find_image(
-                    root / os.path.dirname(table.result_files[k][i]), cfg.generation_glob
-                )
+            if status[k][i] != missing:
+                folder = posixpath.dirname(table.result_files[k][i])
+                image = find_image(os.path.join(root, folder), cfg.generation_glob)
                 if image is not None:
-                    images[k, i] = image
+                    images[k, i] = f"{folder}/{image.name}" if folder else image.name
     return images
+
+
+def real_path(path: str, known: dict[str, str]) -> str:
+    """``os.path.realpath`` of a normalised absolute ``path``, each folder above it resolved once
+    into ``known`` (path -> real path)."""
+    if (real := known.get(path)) is None:
+        head, tail = os.path.split(path)
+        if not tail or head == path:
+            real = os.path.realpath(path)
+        else:
+            real = os.path.join(real_path(head, known), tail)
+            real = os.path.realpath(real) if os.path.islink(real) else real
+        known[path] = real
+    return real
 
 
 def make_thumbnails(cfg, table, folder: Path, cache: Path | None = None) -> Thumbnails:
@@ -304,31 +343,21 @@ def make_thumbnails(cfg, table, folder: Path, cache: Path | None = None) -> Thum
     written into ``folder`` (data contract, § Prompt evidence and thumbnails); ``cache``: the
     thumbnail cache folder, or None. An image that gives none, or that links to a file outside
     ``results_root``, is a warning naming its file, never a failure."""
-    root, out, images = Path(cfg.results_root_path), Thumbnails(), _images(cfg, table)
+    root, out, images = str(cfg.results_root_path), Thumbnails(), _images(cfg, table)
     link = cfg.evidence.image_base_url is not None
     # path -> ({"thumbnail", "preview": their paths}, None) or (None, why none)
     names: dict[str, tuple[dict[str, str] | None, str | None]] = {}
-    inside = set()
-    for path in {str(p) for p in images.values()}:
-        if Path(os.path.realpath(path)).is_relative_to(root):
+    inside, below, known = set(), root.rstrip("/") + "/", dict[str, str]()
+    for path in {os.path.join(root, rel) for rel in images.values()}:
+        if (real := real_path(path, known)) == root or real.startswith(below):
             inside.add(path)
         else:
             names[path] = None, "a link to a file outside results_root"
-    for path, made, why in render_all(sorted(inside), ThumbCache(cache).open() if cache else None):
-        names[path] = (
-            (None, why)
-            if made is None
-            else (
-                {
-                    name: out.write(Path(folder), t[0], data)
-                    for name, t, data in zip(("thumbnail", "preview"), TARGETS, made)
-                },
-                None,
-            )
-        )
-    for (k, i), image in images.items():
-        made, why = names[str(image)]
-        rel = image.relative_to(root).as_posix()
+    for paths, made, why in render_all(sorted(inside), ThumbCache(cache).open() if cache else None):
+        got = (None, why) if made is None else (out.put(folder, made), None)
+        names |= dict.fromkeys(paths, got)
+    for (k, i), rel in images.items():
+        made, why = names[os.path.join(root, rel)]
         if made is not None:
             out.paths[k, i] = {**made, "image": clip(rel, PATH_MAX)} if link else made
         else:

@@ -156,3 +156,38 @@ def test_a_release_refuses_a_foreign_build_thumbs(tmp_path):
     (site / "build" / "thumbs" / "scan.png").write_bytes(b"mine")
     (problem,) = output_root_problems(site, cfg)
     assert problem.startswith(f"the thumbnail cache {site / 'build' / 'thumbs'} is a folder")
+
+
+def test_hard_links_to_one_image_are_read_once_and_give_what_copies_give(monkeypatch, tmp_path):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    cfg = _release(tmp_path)
+    copies = _data(cfg, tmp_path / "copies")  # ("b", 0) holds a copy of ("a", 0)'s image
+    _path(tmp_path, "b", 0).unlink()
+    os.link(_path(tmp_path, "a", 0), _path(tmp_path, "b", 0))
+    log, original = tmp_path / "reads.log", thumbs.read_file
+
+    def counting(path, limit):
+        with open(log, "a") as fh:
+            fh.write(f"{path}\n")
+        return original(path, limit)
+
+    monkeypatch.setattr(thumbs, "read_file", counting)
+    assert _data(cfg, tmp_path / "links") == copies
+    assert len(log.read_text().splitlines()) == 5  # six images, two of them one file
+
+
+def test_real_path_is_realpath_with_each_folder_resolved_once(tmp_path):
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "a" / "b" / "f.png").write_bytes(b"x")
+    (tmp_path / "out" / "g.png").write_bytes(b"x")
+    os.symlink("b", tmp_path / "a" / "lb")  # a relative link to a folder beside it
+    os.symlink(tmp_path / "out", tmp_path / "a" / "lo")  # an absolute one, outside
+    os.symlink("../lo/g.png", tmp_path / "a" / "b" / "up.png")  # a link through a link
+    os.symlink("nowhere.png", tmp_path / "a" / "b" / "dangling.png")
+    known: dict[str, str] = {}
+    for rel in ("a/b/f.png", "a/lb/f.png", "a/lo/g.png", "a/b/up.png", "a/lb/up.png",
+                "a/b/dangling.png", "a/missing/x.png", "a/lb"):  # fmt: skip
+        path = str(tmp_path / rel)
+        assert thumbs.real_path(path, known) == os.path.realpath(path), rel
+    assert known[str(tmp_path / "a" / "lb")] == str(tmp_path / "a" / "b")

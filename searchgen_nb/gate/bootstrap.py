@@ -55,9 +55,13 @@ def _nth(frac: Fraction, n: int) -> int:
     return max(math.ceil(frac * n), 1) - 1
 
 
-def _tally(drawn: np.ndarray) -> np.ndarray:
-    """(rows, n_s) counts of each of n_s prompts in each row of draws (rows, n_s)."""
+def _tally(drawn: np.ndarray, by_prompt: bool = False) -> np.ndarray:
+    """(rows, n_s) counts of each of n_s prompts in each row of draws (rows, n_s); ``by_prompt``:
+    the same counts as (n_s, rows)."""
     rows, n_s = drawn.shape
+    if by_prompt:
+        cells = (drawn * rows + np.arange(rows)[:, None]).ravel()
+        return np.bincount(cells, minlength=rows * n_s).reshape(n_s, rows)
     cells = (drawn + n_s * np.arange(rows)[:, None]).ravel()
     return np.bincount(cells, minlength=rows * n_s).reshape(rows, n_s)
 
@@ -120,24 +124,46 @@ class Recompute:
     def _step(self, k: int) -> int:
         return max(1, _SLICE_BYTES // (8 * len(self.leaves[k])))
 
+    def _sets(self, members: np.ndarray, block: range, rows: np.ndarray) -> list[tuple]:
+        """``(positions or None, weights, groups)``: each distinct set of a stratum's prompts
+        (``members``) that groups of ``block`` hold (their indices in it), by positions in the
+        stratum (None: every prompt), with its columns of ``rows`` (columns, prompts)."""
+        shared: dict[bytes, tuple[np.ndarray | None, list[int]]] = {}
+        for g in block:
+            pos = np.flatnonzero(np.isin(members, self.groups[g][1]))
+            if len(pos):
+                whole = None if len(pos) == len(members) else pos
+                shared.setdefault(pos.tobytes(), (whole, []))[1].append(g - block.start)
+        return [
+            (pick, rows[:, members if pick is None else members[pick]], gs)
+            for pick, gs in shared.values()
+        ]
+
     def replicate_values(self, block: range | None = None) -> dict[str, np.ndarray]:
         """``{kind: float (len(block), B, M)}`` public-scale replicate values of the groups of
         ``block`` (default: every group), NaN where none; saves the generator's state at the
         start of every slice of every stratum."""
         m, block = len(self.models), range(len(self.groups)) if block is None else block
         yw = np.hstack([self.x[kind].T for kind, _ in _KINDS] + [self.w[k].T for k, _ in _KINDS])
-        sums = np.zeros((len(block), self.n_boot, 4 * m))
+        # each distinct column once (the inclusions of zero-fill models are alike), as a row
+        distinct, slot = np.unique(yw, axis=1, return_inverse=True)
+        rows = np.ascontiguousarray(distinct.T)  # (columns, prompts)
+        sums = np.zeros((len(block), len(rows), self.n_boot))  # (groups, columns, B)
         rng = np.random.default_rng(self.seed)
         for k, members in enumerate(self.leaves):
-            own = [np.flatnonzero(np.isin(members, self.groups[g][1])) for g in block]
+            sets = self._sets(members, block, rows)
             for a in range(0, self.n_boot, self._step(k)):
                 self.states[k, a] = rng.bit_generator.state
                 size = (min(self._step(k), self.n_boot - a), len(members))
-                counts = _tally(rng.integers(0, len(members), size=size)).astype(np.float64)
-                for g, pos in enumerate(own):
-                    sums[g, a : a + size[0]] += counts[:, pos] @ yw[members[pos]]
+                drawn = rng.integers(0, len(members), size=size)
+                counts = _tally(drawn, by_prompt=True).astype(np.float64)  # (prompts, replicates)
+                for pick, w, gs in sets:
+                    part = w @ (counts if pick is None else counts[pick])
+                    for g in gs:
+                        sums[g, :, a : a + size[0]] += part
         q = np.empty((len(block), self.n_boot, 2 * m))
         for g, s in enumerate(sums):
+            s = s[slot.ravel()].T  # (B, 4m)
             with np.errstate(divide="ignore", invalid="ignore"):
                 q[g] = np.where(s[:, 2 * m :] > 0, s[:, : 2 * m] / s[:, 2 * m :] * 100 / 3, np.nan)
         return {"overall_9": q[..., :m], "overall_10": q[..., m:]}
