@@ -11,9 +11,11 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from searchgen_nb.bounds import Work as PipelineWork
+from searchgen_nb.gate.columns import Columns
 from searchgen_nb.gate.work import Work as GateWork
 
 PACKAGE = Path(__file__).resolve().parent.parent / "searchgen_nb"
@@ -134,3 +136,19 @@ def test_the_gate_counts_the_work_as_data_does():
         refused += bool(theirs.problems())
         breakdowns += any("breakdown groups" in p for p in theirs.problems())
     assert refused > 100 and breakdowns > 10  # the messages compared, not only empty lists
+
+
+def test_the_gate_lays_out_its_columns_by_the_manifests_components():
+    """The gate's columns follow the manifest's components (here three), then Overall-10 and
+    Overall-9: no count of its own."""
+    manifest = {"model_order": ["a", "b"], "scoring": {"overall_10_components": ["x", "y", "z"]}}
+    scored = {"status": "scored", "components_raw_0to3": {"x": 1, "y": None, "z": 3},
+              "overall_10_raw": 2.0, "overall_9_raw": 1.0}  # fmt: skip
+    missing = {"status": "missing_generation", "components_raw_0to3": dict.fromkeys("xyz")}
+    cols = Columns.from_records(
+        manifest, [{"sample_id": "p1", "models": {"a": scored, "b": missing}}]
+    )
+    assert (cols.n_components, cols.column) == (3, {"overall_10": 3, "overall_9": 4})
+    assert cols.values.shape == (2, 1, 5)
+    assert np.isnan(cols.values[0, 0, 1]) and cols.values[0, 0].tolist()[2:] == [3.0, 2.0, 1.0]
+    assert np.isnan(cols.values[1, 0]).all()

@@ -84,7 +84,7 @@ def _model_rows(manifest: dict, cols: Columns, k: int, groups: list) -> list[dic
     meta, sc = manifest["models"][m], manifest["scoring"]
     policy, comps10 = meta["missing_policy"], sc["overall_10_components"]
     dec = sc["public_rounding_decimals"]
-    columns = [_exact_column(cols, k, j) for j in range(12)]
+    columns = [_exact_column(cols, k, j) for j in range(cols.n_components + 2)]
     codes = cols.status[k].tolist()
     rows = []
     for _, members in groups:
@@ -102,8 +102,8 @@ def _model_rows(manifest: dict, cols: Columns, k: int, groups: list) -> list[dic
                 "n_scored": ns,
                 "n_included": ns + zeros,
                 "coverage": half_up(Fraction(ns, nt), 4) if nt else 0.0,
-                "overall_9": cells[11][0],
-                "overall_10": cells[10][0],
+                "overall_9": cells[cols.column["overall_9"]][0],
+                "overall_10": cells[cols.column["overall_10"]][0],
                 "components": {c: cell[0] for c, cell in zip(comps10, cells)},
                 "component_counts": {c: cell[1] for c, cell in zip(comps10, cells)},
                 "status_counts": {s: status[i] for i, s in enumerate(STATUSES)},

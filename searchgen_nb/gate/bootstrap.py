@@ -17,7 +17,7 @@ from searchgen_nb.gate.columns import PREFIX, breakdown_prompts, breakdowns, hal
 _LEAVES = ("NoSearch", "VisualSearch", "TextualSearch")
 _SLICE_BYTES = 32 * 2**20  # draws of one slice of replicates of one stratum (int64)
 _BLOCK_BYTES = 512 * 2**20  # replicate sums and values of the groups recomputed at once
-_KINDS = (("overall_9", 11), ("overall_10", 10))
+_KINDS = ("overall_9", "overall_10")
 _O9 = "overall_9"
 
 
@@ -111,7 +111,8 @@ class Recompute:
             [manifest["models"][m]["missing_policy"] == "zero_fill" for m in self.models]
         )
         self.x, self.w = {}, {}
-        for kind, c in _KINDS:
+        for kind in _KINDS:
+            c = cols.column[kind]
             has = scored & ~np.isnan(cols.values[:, :, c])
             self.x[kind] = np.where(has, cols.values[:, :, c], 0.0)
             self.w[kind] = (has | (zero[:, None] & ~scored)).astype(np.int64)
@@ -144,7 +145,7 @@ class Recompute:
         ``block`` (default: every group), NaN where none; saves the generator's state at the
         start of every slice of every stratum."""
         m, block = len(self.models), range(len(self.groups)) if block is None else block
-        yw = np.hstack([self.x[kind].T for kind, _ in _KINDS] + [self.w[k].T for k, _ in _KINDS])
+        yw = np.hstack([self.x[kind].T for kind in _KINDS] + [self.w[k].T for k in _KINDS])
         # each distinct column once (the inclusions of zero-fill models are alike), as a row
         distinct, slot = np.unique(yw, axis=1, return_inverse=True)
         rows = np.ascontiguousarray(distinct.T)  # (columns, prompts)
@@ -258,7 +259,7 @@ class Recompute:
             block = range(start, min(start + per, len(self.groups)))
             values = self.replicate_values(block)
             for g in block:
-                q = {kind: values[kind][g - start] for kind, _ in _KINDS}
+                q = {kind: values[kind][g - start] for kind in _KINDS}
                 head["groups"][self.groups[g][0]] = self.cells(g, q, head["pairs"])
         return head
 
@@ -267,10 +268,10 @@ class Recompute:
         a rank group's pairs go into ``pairs``."""
         key, _, ranked = self.groups[g]
         cells: dict[str, dict[str, Any]] = {}
-        tol = {kind: self.bounds(g, q[kind]) for kind, _ in _KINDS}
+        tol = {kind: self.bounds(g, q[kind]) for kind in _KINDS}
         for k, m in enumerate(self.models):
             cells[m] = {"rank": None, "n_valid": int(np.sum(~np.isnan(q[_O9][:, k])))}
-            for kind, _ in _KINDS:
+            for kind in _KINDS:
                 exact = partial(self.exact, kind, g, k)
                 cells[m][kind] = self.ends(g, q[kind][:, k], tol[kind][k], exact)
         if ranked:

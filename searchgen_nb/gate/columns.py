@@ -29,7 +29,6 @@ PREFIX = {key: prefix for *_, key, prefix in BUILT_IN if key}
 STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
 UNKNOWN = 255
 SCORED = STATUS_CODE["scored"]
-NAN_ROW = [math.nan] * 12
 
 
 def exact_numerators(values: list[float]) -> tuple[list[int], int]:
@@ -45,12 +44,18 @@ def half_up(x: Fraction, decimals: int) -> float:
     return float(Fraction(units if x >= 0 else -units, 10**decimals))
 
 
+def nan_row(comps10: Sequence[str]) -> list[float]:
+    """A row of :func:`entry_row`'s width (the manifest's components, Overall-10, Overall-9),
+    every value NaN."""
+    return [math.nan] * (len(comps10) + 2)
+
+
 def entry_row(e: dict, comps10: list[str]) -> tuple[int, list[float]]:
-    """A schema-conforming entry's status code and twelve raw values (ten components,
-    Overall-10, Overall-9; NaN = null)."""
+    """A schema-conforming entry's status code and raw values: the manifest's components in its
+    ``overall_10_components`` order, Overall-10, Overall-9 (NaN = null)."""
     code = STATUS_CODE.get(e["status"], UNKNOWN)
     if code != SCORED:
-        return code, NAN_ROW
+        return code, nan_row(comps10)
     comps = e["components_raw_0to3"]
     raw = (*(comps[c] for c in comps10), e["overall_10_raw"], e["overall_9_raw"])
     return code, [math.nan if v is None else float(v) for v in raw]
@@ -58,11 +63,16 @@ def entry_row(e: dict, comps10: list[str]) -> tuple[int, list[float]]:
 
 class Columns:
     """Per prompt its sample_id, partition, tags and slice and breakdown fields; per model and
-    prompt a status code, the twelve raw values of :func:`entry_row`, the result file and the
-    reason (``error``) — never the records."""
+    prompt a status code, the raw values of :func:`entry_row` (``column``: where Overall-10
+    and Overall-9 are, after the ``n_components``), the result file and the reason (``error``) —
+    never the records."""
 
-    def __init__(self, models: list[str], slice_fields: Sequence[str] = ()) -> None:
+    def __init__(
+        self, models: list[str], comps10: Sequence[str], slice_fields: Sequence[str] = ()
+    ) -> None:
         self.models = models
+        self.n_components = n = len(comps10)
+        self.column = {"overall_10": n, "overall_9": n + 1}
         self.slice_fields = list(slice_fields)
         self.field_values: list[tuple] = []  # per prompt, the values of each slice field
         self.sample_ids: list = []
@@ -92,7 +102,7 @@ class Columns:
         status = np.frombuffer(b"".join(self._status), dtype=np.uint8)
         values = np.frombuffer(b"".join(a.tobytes() for a in self._values), dtype=np.float64)
         self.status = status.reshape(m, n)[:, order]
-        self.values = values.reshape(m, n, 12)[:, order]
+        self.values = values.reshape(m, n, self.n_components + 2)[:, order]
         self.sample_ids = [self.sample_ids[i] for i in order]
         self.prompts = [self.prompts[i] for i in order]
         self.field_values = [self.field_values[i] for i in order]
@@ -103,8 +113,8 @@ class Columns:
     @classmethod
     def from_records(cls, manifest: dict, records: list[dict]) -> "Columns":
         """Columns of records already in memory (tests; the gate streams the file)."""
-        cols = cls(list(manifest["model_order"]), slice_fields(manifest))
         comps10 = manifest["scoring"]["overall_10_components"]
+        cols = cls(list(manifest["model_order"]), comps10, slice_fields(manifest))
         for r in records:
             cols.add_prompt(r)
             for k, m in enumerate(cols.models):

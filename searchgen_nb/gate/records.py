@@ -15,13 +15,13 @@ import numpy as np
 from searchgen_nb.constants import ARTIFACTS
 from searchgen_nb.files import read_lines
 from searchgen_nb.gate.columns import (
-    NAN_ROW,
     SCORED,
     STATUS_CODE,
     UNKNOWN,
     Columns,
     entry_row,
     exact_numerators,
+    nan_row,
     slice_fields,
 )
 from searchgen_nb.gate.report import Report
@@ -112,7 +112,7 @@ class _Scan:
             self.template = None
         self.meta = manifest.get("models", {})
         self.owner: dict[str, tuple] = {}  # normalised result file → its (sample_id, model)
-        self.cols = Columns(self.models, slice_fields(manifest))
+        self.cols = Columns(self.models, self.comps10, slice_fields(manifest))
         self.seen: Counter = Counter()
         self.report = report
 
@@ -146,7 +146,7 @@ class _Scan:
         for k, m in enumerate(self.models):
             e = entries.get(m)
             if not isinstance(e, dict):
-                self.cols.add_entry(k, UNKNOWN, NAN_ROW, None)
+                self.cols.add_entry(k, UNKNOWN, nan_row(self.comps10), None)
                 continue
             if conforms:  # the schema has checked every type, status rule and range of this entry
                 code, row = entry_row(e, self.comps10)
@@ -186,7 +186,8 @@ class _Scan:
         cols = self.cols
         cols.finish()
         scored = cols.status == SCORED
-        for k, p in zip(*np.nonzero(scored & np.isnan(cols.values[:, :, :10]).all(axis=2))):
+        none = np.isnan(cols.values[:, :, : cols.n_components]).all(axis=2)
+        for k, p in zip(*np.nonzero(scored & none)):
             self.report.fail(
                 "null_zero_distinct", "scored record with no component value", **_where(cols, k, p)
             )
@@ -213,8 +214,9 @@ def _check_prompt_overalls(cols: Columns, nine: list[int], report: Report) -> No
     """Every scored entry's Overall-10 and Overall-9 is the :func:`_mean` of its present
     components (data contract, § Per-prompt values)."""
     k_idx, p_idx = np.nonzero(cols.status == SCORED)
-    rows = cols.values[k_idx, p_idx].tolist()  # (n scored, 12)
-    for j, key, comp_cols in ((10, "overall_10_raw", range(10)), (11, "overall_9_raw", nine)):
+    rows = cols.values[k_idx, p_idx].tolist()  # (n scored, components + 2)
+    o10, o9, every = cols.column["overall_10"], cols.column["overall_9"], range(cols.n_components)
+    for j, key, comp_cols in ((o10, "overall_10_raw", every), (o9, "overall_9_raw", nine)):
         wants = [_mean([row[c] for c in comp_cols]) for row in rows]  # raises before any failure
         for k, p, row, want in zip(k_idx.tolist(), p_idx.tolist(), rows, wants):
             got = None if row[j] != row[j] else row[j]
@@ -225,27 +227,28 @@ def _check_prompt_overalls(cols: Columns, nine: list[int], report: Report) -> No
 
 
 def _check_entry(sid, m, e, comps10, report: Report) -> tuple[int, list[float]]:
-    """Checks of an entry that does not conform to the schema: its status code and its twelve
-    raw values as :func:`entry_row` gives them; an unusable entry gives the unknown code, NaN."""
+    """Checks of an entry that does not conform to the schema: its status code and its raw
+    values as :func:`entry_row` gives them; an unusable entry gives the unknown code, NaN."""
     fail = partial(report.fail, sample_id=sid, model_id=m, file=e.get("result_file"))
+    blank = nan_row(comps10)
     status = e.get("status")
     if status not in STATUS_CODE:
         fail("component_values", f"unknown status {status!r}")
-        return UNKNOWN, NAN_ROW
+        return UNKNOWN, blank
     comps = e.get("components_raw_0to3")
     if not isinstance(comps, dict) or set(comps) != set(comps10):
         fail(
             "null_zero_distinct",
-            "components_raw_0to3 must hold exactly the 10 components (a"
+            f"components_raw_0to3 must hold exactly the {len(comps10)} components (a"
             " missing key is neither null nor 0)",
         )
-        return UNKNOWN, NAN_ROW
+        return UNKNOWN, blank
     values = [comps[c] for c in comps10]
     stored = [e.get("overall_10_raw"), e.get("overall_9_raw")]
     for c, v in zip(comps10, values):
         if v is not None and not is_number(v):
             fail("null_zero_distinct", f"{c} is {json.dumps(v)}: neither null nor a number")
-            return UNKNOWN, NAN_ROW
+            return UNKNOWN, blank
     if status != "scored":
         if present := [c for c, v in zip(comps10, values) if v is not None]:
             fail(
@@ -258,7 +261,7 @@ def _check_entry(sid, m, e, comps10, report: Report) -> tuple[int, list[float]]:
             fail("null_zero_distinct", "invalid_evaluation without its reason")
         if status != "invalid_evaluation" and e.get("error") is not None:
             fail("null_zero_distinct", f"{status} record carries an error reason")
-        return STATUS_CODE[status], NAN_ROW
+        return STATUS_CODE[status], blank
     for c, v in zip(comps10, values):
         if v is not None and not (0 <= _as_float(v) <= 3):
             fail("component_values", f"{c} = {v} is not a finite value in 0–3")
@@ -267,5 +270,5 @@ def _check_entry(sid, m, e, comps10, report: Report) -> tuple[int, list[float]]:
     for key, got in zip(("overall_10_raw", "overall_9_raw"), stored):
         if got is not None and not (is_number(got) and math.isfinite(_as_float(got))):
             fail("prompt_overalls", f"{key} is {json.dumps(got)}: neither null nor a number")
-            return UNKNOWN, NAN_ROW
+            return UNKNOWN, blank
     return SCORED, [math.nan if v is None else _as_float(v) for v in (*values, *stored)]
