@@ -13,7 +13,7 @@ from typing import Any
 
 from searchgen_nb.config import UncertaintyConfig
 from searchgen_nb.constants import MANIFEST, OVERALL_BOARD, SCHEMA_VERSION
-from searchgen_nb.declaration import BENCHMARK, Declaration
+from searchgen_nb.declaration import BENCHMARK, Declaration, declared
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.records import read_records
@@ -70,10 +70,9 @@ class Published:
 
     @cached_property
     def declaration(self) -> Declaration:
-        """The manifest's ``declaration`` (data contract, § The declaration of the benchmark);
-        the package's for a release published before manifests held one."""
-        declared = self.manifest.get("declaration")
-        return BENCHMARK if declared is None else Declaration.from_dict(declared)
+        """The manifest's :func:`~searchgen_nb.declaration.declared` declaration (data contract,
+        § The declaration of the benchmark)."""
+        return declared(self.manifest)
 
     @cached_property
     def groups(self) -> dict[str, list[dict]]:

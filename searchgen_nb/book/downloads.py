@@ -16,7 +16,7 @@ from typing import Any
 from searchgen_nb.book.views import BOARD_FILES, in_rank_order, rank_gaps, tie_groups
 from searchgen_nb.changes_markdown import counts_as
 from searchgen_nb.constants import ARTIFACTS, MANIFEST, UNCERTAINTY, VALIDATION_REPORT
-from searchgen_nb.declaration import COMPONENTS, Declaration
+from searchgen_nb.declaration import COMPONENTS, declared
 from searchgen_nb.numeric import figure_text
 from searchgen_nb.records import read_records
 from searchgen_nb.untrusted import csv_cell
@@ -219,7 +219,7 @@ def write_downloads(data_dir: Path, dest: Path) -> list[str]:
 
     names = present([*ARTIFACTS, MANIFEST, VALIDATION_REPORT])
     manifest = read(MANIFEST)
-    added = present([k.board for k in Declaration.from_dict(manifest["declaration"]).breakdowns])
+    added = present([k.board for k in declared(manifest).breakdowns])
     names += added
     for name in names:
         shutil.copyfile(data_dir / name, dest / name)
