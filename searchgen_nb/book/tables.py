@@ -361,12 +361,14 @@ def prompt_table(
     decimals: int | None = None,
     policies: Mapping[str, str] | None = None,
     breakdowns: Sequence[tuple[str, str, str]] = (),
+    filters: Mapping[str, Any] | None = None,
 ) -> HTMLFragment:
     """The prompt explorer: a row per prompt (``views_audit.prompt_rows``, with its ``text`` or
     None) filtered from the URL; its text cut to :data:`EXPLORER_TEXT` characters; a column
     and a URL filter per ``breakdowns`` ``(name, filter key, field)``; a column per ``models``
     ``(model_id, name)``: Overall-9, or the status as it counts by ``policies``; a hidden
-    column of ``model_id=status`` words for the search."""
+    column of ``model_id=status`` words for the search; ``filters``: the URL filters the book's
+    script applies (``views.explorer_filters``, safe ids)."""
     _check_id(table_id)
     header = [_th(key, Head(label, title), num) for key, label, title, num in _EXPLORER_HEADS]
     at = [key for key, *_ in _EXPLORER_HEADS].index("slices") + 1
@@ -427,9 +429,8 @@ def prompt_table(
         f'<div class="sg-table-tools"><button type="button" class="sg-export-rows" '
         f'data-sg-for="{table_id}">Download these rows (CSV)</button></div>'
     )
-    attrs = ' data-sg-explorer="1"'
-    if breakdowns:  # the filter keys the book's script reads besides its own (safe ids)
-        attrs += f" data-sg-filters='{json.dumps([key for _, key, _ in breakdowns])}'"
+    filters_json = json.dumps(filters or {}, separators=(",", ":"))  # a line of its own
+    attrs = f" data-sg-explorer=\"1\"\ndata-sg-filters='{filters_json}'\n"
     table = _table(table_id, header, body, options, None, "sg-explorer", attrs)
     return HTMLFragment(note + "\n" + table, f"prompt table {table_id}")
 

@@ -26,6 +26,7 @@ from searchgen_nb.constants import (
 )
 from searchgen_nb.declaration import (
     BENCHMARK,
+    BREAKDOWN,
     COMPONENT_LABELS,
     OVERALL_9_COMPONENTS,
     GroupKind,
@@ -57,6 +58,19 @@ def taxonomy() -> dict[str, dict[str, str]]:
     path = resources.files("searchgen_nb").joinpath("data/taxonomy.json")
     data = json.loads(path.read_text(encoding="utf-8"))
     return {key: {code: v["name"] for code, v in data[key].items()} for key in TAG_KINDS.values()}
+
+
+def explorer_filters(breakdowns: tuple[GroupKind, ...] = ()) -> dict:
+    """The prompt explorer's URL filters, which the book's script reads from its table:
+    ``{"filters": {filter key: key of a row's values}, "lists": [keys whose column shows a
+    list]}`` of the declared kinds (``domain`` → ``domains``; the slices, which read no field,
+    → ``slices``), then of each breakdown (``by_<name>`` → ``by_<name>``)."""
+    filters, lists = {}, []
+    for k in (*BENCHMARK.group_kinds, *breakdowns):
+        key = explorer_key(k.kind)
+        filters[key] = key if k.source == BREAKDOWN else (k.fields or ("slices",))[0]
+        lists += [] if k.source == "partition" else [filters[key]]
+    return {"filters": filters, "lists": lists}
 
 
 def explorer_key(kind: str) -> str:

@@ -38,7 +38,6 @@
   // link from any heatmap or table cell opens exactly that cell's prompts and can be shared.
   // A filter compares whole values, read from each row's data-sg-values (the tag "A B" is
   // neither "A" nor "B"); a URL parameter is only compared as a string, never compiled.
-  var FILTERS = { stratum: "stratum", domain: "domains", failure_mode: "failure_modes", slice: "slices" };
   var SHOWN = 80;  // characters of a parameter repeated in the filter's note
   function clip(s) { return s.length > SHOWN ? s.slice(0, SHOWN - 1) + "\u2026" : s; }
   function columnIndex(table) {  // read before DataTables removes the hidden columns' headers
@@ -53,13 +52,10 @@
     return tr.sgValues;
   }
   function holds(list, value) { return Array.isArray(list) && list.indexOf(value) !== -1; }
-  // The table's own filters besides these (a breakdown's by_<name>: its row value's key too).
+  // The table's filters, as the page declares them: {"filters": {URL key: row value key},
+  // "lists": [row value keys shown as lists]} (a breakdown's by_<name> is both).
   function tableFilters(table) {
-    var keys = [], all = {};
-    try { keys = JSON.parse(table.getAttribute("data-sg-filters") || "[]"); } catch (e) { keys = []; }
-    Object.keys(FILTERS).forEach(function (k) { all[k] = FILTERS[k]; });
-    keys.forEach(function (k) { all[k] = k; });
-    return all;
+    try { return JSON.parse(table.getAttribute("data-sg-filters") || "{}"); } catch (e) { return {}; }
   }
   // A model's status on a row: its statuses name the models without a score only.
   function statusOf(v, model) {
@@ -78,7 +74,7 @@
   }
   function filterFromUrl(table, api, cols) {
     var params = new URLSearchParams(window.location.search);
-    var tests = [], said = [], filters = tableFilters(table);
+    var tests = [], said = [], filters = tableFilters(table).filters || {};
     Object.keys(filters).forEach(function (key) {
       var value = params.get(key);
       if (value) {
@@ -196,7 +192,6 @@
    ' (as searchgen_nb/untrusted.py csv_cell), so a spreadsheet never reads it as a formula. */
 (function () {
   "use strict";
-  var LISTS = { domains: true, failure_modes: true, slices: true };
   function cell(text, isText) {
     var s = String(text === null || text === undefined ? "" : text);
     if (isText && /^[=+\-@\t\r]/.test(s)) { s = "'" + s; }
@@ -204,7 +199,7 @@
   }
   function rowsCsv(table, api) {
     var keys = [], lines = [], lists = {};
-    try { JSON.parse(table.getAttribute("data-sg-filters") || "[]").forEach(function (k) { lists[k] = true; }); } catch (e) { lists = {}; }
+    try { JSON.parse(table.getAttribute("data-sg-filters") || "{}").lists.forEach(function (k) { lists[k] = true; }); } catch (e) { lists = {}; }
     api.columns().every(function (i) { keys.push([i, this.header().getAttribute("data-sg-col")]); });
     keys = keys.filter(function (k) { return k[1] && k[1] !== "statuses"; });
     var head = [];
@@ -224,7 +219,7 @@
         if (k[1].indexOf("m:") === 0) {
           var s = v.statuses || {}, model = k[1].slice(2);  // only the models without a score
           out.push(cell(key, false), cell(Object.prototype.hasOwnProperty.call(s, model) ? s[model] : "scored", true));
-        } else if (LISTS[k[1]] === true || lists[k[1]] === true) { out.push(cell(JSON.stringify(v[k[1]] || []), true)); }
+        } else if (lists[k[1]] === true) { out.push(cell(JSON.stringify(v[k[1]] || []), true)); }
         else { out.push(num ? cell(key, false) : cell(td.textContent, true)); }
       });
       lines.push(out.join(","));
@@ -249,15 +244,14 @@
    A card link followed from a filtered prompt list carries the list's tag (&tag=). ---- */
 (function () {
   "use strict";
-  var LIST_KEYS = ["domain", "failure_mode", "stratum", "slice"];
   var SHOWN = 80;
   function clip(s) { s = String(s); return s.length > SHOWN ? s.slice(0, SHOWN - 1) + "\u2026" : s; }
   document.addEventListener("click", function (ev) {
     var a = ev.target && ev.target.closest ? ev.target.closest('a[href*="prompt_card.html?id="]') : null;
     if (!a) { return; }
     var params = new URLSearchParams(window.location.search), tag = null;
-    var own = document.querySelector("table[data-sg-filters]"), keys = LIST_KEYS;
-    try { keys = keys.concat(own ? JSON.parse(own.getAttribute("data-sg-filters")) : []); } catch (e) { keys = LIST_KEYS; }
+    var own = document.querySelector("table[data-sg-filters]"), keys = [];
+    try { keys = own ? Object.keys(JSON.parse(own.getAttribute("data-sg-filters")).filters) : []; } catch (e) { keys = []; }
     keys.forEach(function (k) { tag = tag || params.get(k); });
     if (tag) { var u = new URL(a.href); u.searchParams.set("tag", tag); a.href = u.toString(); }
   });
