@@ -26,6 +26,7 @@ from searchgen_nb.book.release import run_release
 from searchgen_nb.book.sphinx_ext import check_offline, external_references
 from searchgen_nb.config import load_config
 from searchgen_nb.errors import ReleaseError
+from searchgen_nb.notebook import open_page
 from searchgen_nb.pipeline import run_data
 
 
@@ -728,6 +729,20 @@ def test_a_notebook_alone_never_runs_an_earlier_stage(tmp_path):
         "schemas",
         "thumbs",
     ]
+
+
+def test_a_notebook_opens_its_page_with_one_call(tmp_path):
+    """``open_page`` runs the notebook's stage (01–03) or checks what its page reads: the Audit
+    page reads the gate's report, so it names 03 when the report is missing."""
+    config = str(make_release(tmp_path / "src", PROMPTS, MODELS, RESULTS))
+    staging = tmp_path / "staging"
+    for stage in ("extract", "aggregate"):
+        open_page(config, staging, runs=stage)
+    assert open_page(config, staging).validation_report is None
+    with pytest.raises(ReleaseError, match=r"holds no validation_report.json: run 03_validate"):
+        open_page(config, staging, reads="validate")
+    assert open_page(config, staging, runs="validate").validation_report["passed"] is True
+    assert open_page(config, staging, reads="validate").folder == staging
 
 
 def test_one_kernel_starts_each_notebook_empty(tmp_path):
