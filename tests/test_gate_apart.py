@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from searchgen_nb.bounds import Work as PipelineWork
+from searchgen_nb.declaration import BENCHMARK
 from searchgen_nb.gate.columns import Columns
 from searchgen_nb.gate.work import Work as GateWork
 
@@ -141,7 +142,8 @@ def test_the_gate_counts_the_work_as_data_does():
 def test_the_gate_lays_out_its_columns_by_the_manifests_components():
     """The gate's columns follow the manifest's components (here three), then Overall-10 and
     Overall-9: no count of its own."""
-    manifest = {"model_order": ["a", "b"], "scoring": {"overall_10_components": ["x", "y", "z"]}}
+    manifest = {"model_order": ["a", "b"], "scoring": {"overall_10_components": ["x", "y", "z"]},
+                "declaration": BENCHMARK.as_dict()}  # fmt: skip
     scored = {"status": "scored", "components_raw_0to3": {"x": 1, "y": None, "z": 3},
               "overall_10_raw": 2.0, "overall_9_raw": 1.0}  # fmt: skip
     missing = {"status": "missing_generation", "components_raw_0to3": dict.fromkeys("xyz")}

@@ -6,6 +6,7 @@ import math
 from array import array
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -131,13 +132,29 @@ def slice_fields(manifest: dict) -> list[str]:
     return sorted(fields | {k.fields[0] for k in breakdowns(manifest)})
 
 
+def declared(manifest: Any) -> Declaration:
+    """The manifest's ``declaration`` as the gate can recompute it (data contract, § The release
+    gate): ``ValueError`` without one (a folder published before manifests carried one), with
+    one that does not read, or with kinds :func:`declared_kinds_problem` names."""
+    if isinstance(manifest, dict) and "declaration" not in manifest:
+        raise ValueError(
+            "no declaration: a folder published before manifests carried one is checked by the "
+            "version that made it (its manifest's pipeline_commit)"
+        )
+    try:
+        declaration = Declaration.from_dict(manifest["declaration"])
+        problem = declared_kinds_problem(declaration)
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:
+        raise ValueError(f"no readable declaration ({type(exc).__name__}: {exc})") from None
+    if problem:
+        raise ValueError(f"declaration: {problem}")
+    return declaration
+
+
 def breakdowns(manifest: dict) -> tuple[GroupKind, ...]:
-    """The breakdowns of the manifest's ``declaration`` (data contract, § Breakdowns), none
-    without one (the schema check names it)."""
-    declaration = manifest.get("declaration")
-    if not isinstance(declaration, dict):
-        return ()
-    return Declaration.from_dict(declaration).breakdowns
+    """The breakdowns of the manifest's ``declaration`` (data contract, § Breakdowns):
+    :func:`declared`'s ``ValueError`` without a readable one."""
+    return declared(manifest).breakdowns
 
 
 def declared_kinds_problem(declaration: Declaration) -> str | None:

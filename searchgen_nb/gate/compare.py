@@ -5,8 +5,8 @@ import json
 from typing import Any
 
 from searchgen_nb.constants import OVERALL_BOARD, UNCERTAINTY
-from searchgen_nb.declaration import BOARD_PATTERN, Declaration
-from searchgen_nb.gate.columns import declared_kinds_problem
+from searchgen_nb.declaration import BOARD_PATTERN
+from searchgen_nb.gate.columns import declared
 from searchgen_nb.gate.report import Report
 from searchgen_nb.untrusted import excerpt
 
@@ -15,23 +15,11 @@ _SLICE_KINDS = ("overall", "strata", "domains", "failure_modes")
 
 def board_names(manifest: Any) -> tuple[str, ...]:
     """``leaderboard_overall.json`` and the board of every group kind of the manifest's
-    ``declaration`` (data contract, § The release gate); ``ValueError`` without one, or with
-    one the gate cannot recompute (:func:`declared_kinds_problem`)."""
-    if isinstance(manifest, dict) and "declaration" not in manifest:
-        raise ValueError(
-            "no declaration: a folder published before manifests carried one is checked by the "
-            "version that made it (its manifest's pipeline_commit)"
-        )
-    try:
-        declaration = Declaration.from_dict(manifest["declaration"])
-        problem = declared_kinds_problem(declaration)
-    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:
-        raise ValueError(f"no readable declaration ({type(exc).__name__}: {exc})") from None
-    names = declaration.boards
+    ``declaration`` (data contract, § The release gate); ``ValueError`` as :func:`declared`
+    raises it, or for a board's file name that is not one."""
+    names = declared(manifest).boards
     if bad := [n for n in names if not isinstance(n, str) or not BOARD_PATTERN.fullmatch(n)]:
-        problem = f"{excerpt(bad[0], 80)} is not a board's file name"
-    if problem:
-        raise ValueError(f"declaration: {problem}")
+        raise ValueError(f"declaration: {excerpt(bad[0], 80)} is not a board's file name")
     return (OVERALL_BOARD, *names)
 
 
