@@ -61,13 +61,18 @@ class Draws:
 
     def counts(self, chunk: int) -> np.ndarray:
         """int64 (rows, n_prompts): how often each replicate of the chunk drew each prompt."""
+        return self.by_prompt(chunk).T.astype(np.int64)
+
+    def by_prompt(self, chunk: int) -> np.ndarray:
+        """float64 (n_prompts, rows): the chunk's counts laid out by prompt, so that a group's
+        prompts are whole rows (the last chunk asked for is kept)."""
         if self._last is None or self._last[0] != chunk:
             rows = self.chunks[chunk][1] - self.chunks[chunk][0]
-            out = np.zeros((rows, self.n_prompts), dtype=np.int64)
+            out = np.zeros((self.n_prompts, rows))
             for k, members in enumerate(self.strata):
-                cells = self.indices(chunk, k) + (np.arange(rows) * len(members))[:, None]
+                cells = self.indices(chunk, k) * rows + np.arange(rows)[:, None]
                 counts = np.bincount(cells.ravel(), minlength=rows * len(members))
-                out[:, members] = counts.reshape(rows, len(members))
+                out[members] = counts.reshape(len(members), rows)
             self._last = (chunk, out)
         return self._last[1]
 
@@ -77,7 +82,7 @@ class Draws:
         out = np.empty((len(replicates), self.n_prompts), dtype=np.int64)
         for c, (a, b) in enumerate(self.chunks):
             if len(pick := np.flatnonzero((replicates >= a) & (replicates < b))):
-                out[pick] = self.counts(c)[replicates[pick] - a]
+                out[pick] = self.by_prompt(c)[:, replicates[pick] - a].T
         return out
 
 
@@ -112,13 +117,13 @@ class Bootstrap:
             present = scored & ~np.isnan(table.values[:, :, col])
             self.x[name] = np.where(present, table.values[:, :, col], 0.0).T
             self.inc[name] = (present | (zero_fill[:, None] & ~scored)).T.astype(np.int64)
-        y = np.hstack([self.x[name] for name in _NAMES] + [self.inc[name] for name in _NAMES])
+        y = np.vstack([self.x[name].T for name in _NAMES] + [self.inc[name].T for name in _NAMES])
         m = table.n_models
         self.q = {name: [np.empty((settings.n_bootstrap, m)) for _ in groups] for name in _NAMES}
         for c, (a, b) in enumerate(self.draws.chunks):
-            counts = self.draws.counts(c).astype(np.float64)
+            counts = self.draws.by_prompt(c)
             for g, group in enumerate(groups):
-                sums = counts[:, group.columns] @ y[group.columns]
+                sums = (y[:, group.columns] @ counts[group.columns]).T
                 num, den = sums[:, : 2 * m], sums[:, 2 * m :]
                 with np.errstate(divide="ignore", invalid="ignore"):
                     q = np.where(den > 0, num / den * 100.0 / 3.0, np.nan)

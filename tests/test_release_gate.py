@@ -391,3 +391,16 @@ def test_validate_cli_on_published_folder(published):
     )
     assert proc.returncode == 0, proc.stderr
     assert "all 15 release checks passed" in proc.stdout
+
+
+def test_gate_equality_is_equality_of_json_text():
+    """The gate's comparison keeps apart exactly what the JSON text keeps apart."""
+    from searchgen_nb.gate.compare import same
+
+    values = [None, 0, 0.0, -0.0, False, True, 1, 1.0, 2**70, 1.5, 1.5000000000000002]
+    values += ["1", "", float("nan"), float("inf"), [1, 2.0], [1, 2], [0.0], [-0.0], [None], []]
+    values += [{"a": 1}, {"a": 1.0}, {"b": [0.0, None]}]
+    for a in values:
+        for b in values:
+            assert same(a, b) == (json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True))
+    assert not same(0.0, -0.0) and not same(1, 1.0) and not same(0, False) and same([1.5], [1.5])
