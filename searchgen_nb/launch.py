@@ -2,6 +2,7 @@
 are handled from its first line, so that one arriving while the command's modules still load
 ends, as any other, with one line and exit 130 or 143 (data contract, § Publication)."""
 
+import os
 import signal
 import sys
 
@@ -17,6 +18,9 @@ def main() -> None:
     :class:`Terminated` and SIGINT ``KeyboardInterrupt`` (unless SIGINT is ignored) before the
     command is even imported; one that no command handled is said in one line, exit 130 or
     143; once the command has ended, a late signal changes neither its message nor its exit."""
+    # the bootstrap's matrix products on one OpenBLAS thread unless the user says otherwise:
+    # on a shared machine its threads wait for each other (data contract, § Bounded work)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         signal.signal(signal.SIGTERM, _terminated)
         if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:

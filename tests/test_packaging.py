@@ -11,13 +11,17 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import tomllib
 import zipfile
 from email.parser import Parser
 from importlib import metadata
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -235,3 +239,20 @@ def test_the_book_side_imports_the_data_layer_never_the_reverse():
     assert stage_calls == []
     static = {p.name for p in (package / "book" / "static").iterdir()}
     assert static == {"searchgen-nb.js", "searchgen-nb.css"}  # real files, shipped as package data
+
+
+@pytest.mark.parametrize(("given", "seen"), [(None, "1"), ("2", "2")])
+def test_the_command_runs_openblas_on_one_thread_unless_told(given, seen):
+    """``searchgen-nb`` sets ``OPENBLAS_NUM_THREADS=1`` before any command loads numpy, keeping a
+    value the environment gives (data contract, § Bounded work)."""
+    code = (
+        "import os, sys\n"
+        "sys.argv = ['searchgen-nb', '--help']\n"
+        "from searchgen_nb.launch import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(os.environ['OPENBLAS_NUM_THREADS'], file=sys.stderr)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env |= {"OPENBLAS_NUM_THREADS": given} if given else {}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert proc.stderr.splitlines()[-1] == seen
