@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from searchgen_nb.aggregate import ModelMeta, leaderboards
 from searchgen_nb.config import SliceConfig
 from searchgen_nb.constants import STATUSES
-from searchgen_nb.declaration import COMPONENTS
+from searchgen_nb.declaration import BENCHMARK, COMPONENTS
 from searchgen_nb.gate.checks import reconstruct
 from searchgen_nb.gate.records import nearest_double_of_mean
 from searchgen_nb.numeric import public_units
@@ -172,6 +172,7 @@ def manifest_of(metas: list[ModelMeta], table: ReleaseTable) -> dict:
             "overall_10_components": list(COMPONENTS),
             "min_ranking_coverage": 0.5,
         },
+        "declaration": BENCHMARK.as_dict(),
         "model_order": [m.model_id for m in metas],
         "models": {
             m.model_id: {
