@@ -217,9 +217,9 @@ def leaderboards(
             out[by_kind[kind].board][g] = ranked
         else:
             by_slice[slice_name][keys[kind]][g] = ranked
-    first = in_slices[0]  # the partition: its first group holds every prompt
+    whole_kind, whole = (declaration or BENCHMARK).whole
     for board in by_slice.values():
-        board["overall"] = board[keys[first.kind]][(first.groups or ("",))[0]]
+        board["overall"] = board[keys[whole_kind]][whole]
     shown = by_slice[full]
     return {
         OVERALL_BOARD: shown["overall"],

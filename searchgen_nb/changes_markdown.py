@@ -5,16 +5,13 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from searchgen_nb.declaration import BENCHMARK
 from searchgen_nb.numeric import RAW_DECIMALS, figure_text
 from searchgen_nb.untrusted import md_code, md_text
 
 TITLE = "## What changed"
-_KIND_LABEL = {
-    "stratum": "",
-    "domain": "domain ",
-    "failure_mode": "failure mode ",
-    "slice": "slice ",
-}
+#: Kinds whose groups are named alone ("NoSearch"): the partition's, whose names say their kind.
+_NAMED_ALONE = frozenset(k.kind for k in BENCHMARK.group_kinds if k.source == "partition")
 #: At most this many groups of a model, prompts of a fact, are named (then "and N more").
 MAX_GROUPS, MAX_PROMPTS = 8, 10
 
@@ -35,13 +32,13 @@ def _raw(x: float | None) -> str:
 
 
 def _group_label(key: str, table: bool = False) -> str:
-    """The group's name as Markdown text (its tag, slice or breakdown value escaped); a
-    breakdown's group is its name and value (``difficulty hard``)."""
+    """The group's name as Markdown text (its tag, slice or breakdown value escaped) after its
+    kind's words (``failure mode text``, ``difficulty hard``); a stratum's alone (``NoSearch``)."""
     kind, _, name = key.partition(":")
     if kind == "all":
         return "All"
-    label = _KIND_LABEL.get(kind, md_text(kind, table) + " ")
-    return label + md_text(name, table)
+    words = "" if kind in _NAMED_ALONE else md_text(kind.replace("_", " "), table) + " "
+    return words + md_text(name, table)
 
 
 def _plural(n: int, word: str) -> str:

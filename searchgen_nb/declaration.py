@@ -107,6 +107,13 @@ class Declaration:
         """The kinds a release config added, in its order."""
         return tuple(k for k in self.group_kinds if k.source == BREAKDOWN)
 
+    @property
+    def whole(self) -> tuple[str, str]:
+        """``(kind, group)`` of the group holding every prompt: the partition's first group
+        (``stratum``, ``All``)."""
+        first = self.group_kinds[0]
+        return first.kind, first.groups[0] if first.groups else ""
+
     def reserved(self) -> frozenset[str]:
         """Names no breakdown may take: the declared kinds', ``all`` and ``overall``."""
         return frozenset({k.kind for k in self.group_kinds} | {"all", "overall"})

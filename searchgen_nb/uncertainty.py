@@ -341,8 +341,8 @@ def bootstrap_groups(
         top = None if rows is None else {r["model_id"]: r["overall_9"] for r in rows if r["ranked"]}
         return GroupDef(key, np.asarray(idx, dtype=np.int64), top)
 
-    first = kinds[0]  # the partition: its first group holds every prompt
-    out = [group("all:All", groups[first.kind][(first.groups or ("",))[0]], boards[OVERALL_BOARD])]
+    whole_kind, whole = (declaration or BENCHMARK).whole
+    out = [group("all:All", groups[whole_kind][whole], boards[OVERALL_BOARD])]
     for kind in kinds:
         board, prefix = boards[kind.board], kind.uncertainty_prefix
         if kind.source == "partition":

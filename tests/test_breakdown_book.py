@@ -114,6 +114,10 @@ def test_explorer_has_a_column_and_a_filter_per_breakdown(release):
     assert (values["p4"]["by_difficulty"], values["p4"]["by_level"]) == ([], [])
     p1 = table.split('data-search="p1"')[1].split("</tr>")[0]
     assert "<td>easy</td>\n<td>1</td>\n<td>x y</td>" in p1
+    # the breakdown "difficulty" is the only column that says so: the mean has its own name
+    labels = re.findall(r"<th [^>]*>([^<]+)<", table)
+    assert [t for t in labels if "ifficulty" in t] == ["difficulty"]
+    assert "Mean Overall-9" in labels
 
 
 def test_card_shows_the_prompts_groups_as_tags(release, tmp_path):

@@ -17,6 +17,7 @@ from factory import make_release, model, prompt, result
 
 from searchgen_nb.book.downloads import write_downloads
 from searchgen_nb.bounds import preflight
+from searchgen_nb.changes import first_release
 from searchgen_nb.changes_markdown import markdown
 from searchgen_nb.config import load_config
 from searchgen_nb.errors import ConfigError, MetadataError
@@ -249,3 +250,14 @@ def test_changes_name_the_breakdown_groups(released, tmp_path):
     assert "- Rank change in theme x: **A** (`a`) 1 → 2 ↓; moved with it: **B** (`b`) 2 → 1 ↑" in (
         text.splitlines()
     )
+
+
+def test_a_group_is_named_after_its_kind_in_words():
+    # one model's Overall-9 falls in the stratum NoSearch and in the breakdown task_type's "edit"
+    cell = {"overall_9_before": 50.0, "overall_9_after": 40.0, "delta": -10.0,
+            "rank_before": 1, "rank_after": 1}  # fmt: skip
+    groups = {"stratum:NoSearch": {"a": cell}, "task_type:edit": {"a": cell}}
+    changes = first_release() | {"first_release": False, "groups": groups}
+    lines = markdown(changes, {"a": "A"}, policies={}, decimals=1).splitlines()
+    assert "| NoSearch | A | 50.0 | 40.0 | −10.0 | 1 | 1 |" in lines
+    assert "| task type edit | A | 50.0 | 40.0 | −10.0 | 1 | 1 |" in lines

@@ -629,7 +629,7 @@ def prompt_explorer(release: Release) -> list[HTMLFragment]:
                 "sample_id": r["sample_id"],
                 "Stratum": r["stratum"],
                 "Domains": " ".join(r["domains"]),
-                "Difficulty": r["difficulty"],
+                "Mean Overall-9": r["difficulty"],
                 "Spread": r["spread"],
             }
             for r in picked[:10]

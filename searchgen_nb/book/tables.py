@@ -326,7 +326,7 @@ _EXPLORER_HEADS = [
     ("slices", "Slices", "Published evaluation slices holding the prompt.", False),
     (
         "difficulty",
-        "Difficulty",
+        "Mean Overall-9",
         "Mean Overall-9 (0–100) of the models with a value on this prompt: low = hard.",
         True,
     ),
