@@ -740,6 +740,7 @@ def test_schema_check_of_charts_is_a_switch(monkeypatch):
     monkeypatch.delenv(charts.VALIDATE_ENV)
     assert not charts.validating_specs()
     assert heatmaps.heatmap(_heat_records(), "heat").html == checked
+    assert alt.utils.schemapi.DEBUG_MODE  # altair's own setting is left as it was
     assert 'width":"wide"' in charts.embed(bad, "bad").html.replace(
         " ", ""
     )  # unchecked: passed through

@@ -4,12 +4,13 @@ vendored ``vegaEmbed`` (same input, same bytes). Null means "not applicable": a 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 import altair as alt
 
@@ -49,12 +50,27 @@ STATUS_COLORS = {
 VALIDATE_ENV = "SEARCHGEN_VALIDATE_CHARTS"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 _UNSAFE_CHARS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+P = ParamSpec("P")
+R = TypeVar("R")
 _SCRIPT_ESCAPES = {ord(c): f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"}
 
 
 def validating_specs() -> bool:
     """Whether charts are checked against the Vega-Lite schema (:data:`VALIDATE_ENV`)."""
     return os.environ.get(VALIDATE_ENV) == "1"
+
+
+def unchecked(build: Callable[P, R]) -> Callable[P, R]:
+    """``build`` with altair's check of each object as it is made (a Vega-Lite schema walk per
+    channel, mark and layer) only while charts are checked (:func:`validating_specs`): a
+    chart is the same either way, and :func:`embed` then checks the whole spec."""
+
+    @functools.wraps(build)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with alt.utils.schemapi.debug_mode(validating_specs()):
+            return build(*args, **kwargs)
+
+    return wrapper
 
 
 def chart_id(name: str) -> str:
@@ -170,9 +186,10 @@ def _with_layer_data(spec: Mapping[str, Any], values: list[dict]) -> dict:
 
 def layered_chart(name, layers, title, subtitle, values=None, params=(), data_id=None, **size):
     """The layers as one chart with its title block (``values``, ``data_id``: see embed)."""
-    chart = alt.layer(*layers).add_params(*params) if params else alt.layer(*layers)
     title = alt.Title(title, subtitle=subtitle, anchor="start")
-    return embed(chart.properties(**size, title=title), name, values=values, data_id=data_id)
+    chart = alt.layer(*layers, **size, title=title)  # not .properties(): no check per property
+    chart = chart.add_params(*params) if params else chart
+    return embed(chart, name, values=values, data_id=data_id)
 
 
 def interval_ends(interval: Any, decimals: int) -> dict:
@@ -245,6 +262,7 @@ def component_texts(values: Sequence[float | None], decimals: int) -> list[str]:
     return [figure_text(v, decimals) for v in values]
 
 
+@unchecked
 def component_bars(
     rows: Any,
     name: str,
@@ -311,9 +329,9 @@ def component_bars(
             fontWeight="bold",
             color="#555555",
         )
-        .encode(y=alt.datum(0), text="value_text:N", **enc),
+        .encode(y=alt.datum(0), text=alt.Text("value_text:N"), **enc),
         bars.mark_text(**label, fontSize=8, color="#333333").encode(
-            y=y, text="value_text:N", **enc
+            y=y, text=alt.Text("value_text:N"), **enc
         ),
     ]
     subtitle = f"{NA} = component not applicable to any included prompt (no bar), not 0"
@@ -322,6 +340,7 @@ def component_bars(
     )
 
 
+@unchecked
 def forest(
     rows: Sequence[Mapping[str, Any]],
     intervals: Mapping[str, Mapping[str, Any]],
@@ -377,13 +396,18 @@ def forest(
         base.transform_filter("datum.lo !== null")
         .mark_rule(strokeWidth=2, color="#4c78a8")
         .encode(
-            x=alt.X("lo:Q", title="Overall-9 (0–100)", scale=scale), x2="hi:Q", y=y, tooltip=tooltip
+            x=alt.X("lo:Q", title="Overall-9 (0–100)", scale=scale),
+            x2=alt.X2("hi:Q"),
+            y=y,
+            tooltip=tooltip,
         ),
         base.mark_point(filled=True, size=60, color="#1f3b5c").encode(
             x=alt.X("value:Q", scale=scale),
             y=y,
             tooltip=tooltip,
-            opacity=alt.condition("datum.rank_text !== 'unranked'", alt.value(1), alt.value(0.35)),
+            opacity=alt.OpacityValue(
+                **alt.condition("datum.rank_text !== 'unranked'", alt.value(1), alt.value(0.35))
+            ),
         ),
     ]
     subtitle = [
@@ -401,6 +425,7 @@ def forest(
     )
 
 
+@unchecked
 def coverage_bars(
     df: Any,
     name: str,
@@ -477,10 +502,10 @@ def coverage_bars(
         ),
         base.transform_calculate(end="100")
         .mark_text(align="left", dx=4, fontSize=10)
-        .encode(x=alt.X("end:Q"), y=y, text="coverage_text:N"),
+        .encode(x=alt.X("end:Q"), y=y, text=alt.Text("coverage_text:N")),
         alt.Chart(threshold)
         .mark_rule(strokeDash=[4, 3], color="#333333")
-        .encode(x="threshold:Q", tooltip=tooltips("threshold:Q", "Ranking threshold (%)")),
+        .encode(x=alt.X("threshold:Q"), tooltip=tooltips("threshold:Q", "Ranking threshold (%)")),
     ]
     subtitle = (
         f"stacked: {' / '.join(names)}; dashed line = ranking threshold {pct_label(min_coverage)}"

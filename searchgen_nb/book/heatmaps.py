@@ -27,13 +27,14 @@ from .charts import (
     model_labels,
     row_model,
     tooltips,
+    unchecked,
 )
 from .display import HTMLFragment
 from .fmt import NA, exact_diff, interval_text, is_null, number, share_text
 
 
 def _white_if(test: str) -> Any:
-    return alt.condition(test, alt.value("white"), alt.value("black"))
+    return alt.ColorValue(**alt.condition(test, alt.value("white"), alt.value("black")))
 
 
 def _lookup(chart: Any, field: str, rows: list[dict], fields: list[str]) -> Any:
@@ -150,7 +151,7 @@ def _heat_chart(wide: float | None, relative: bool, tag_labels: Mapping[str, str
             scale=alt.Scale(scheme="redblue", domainMid=0),
         )
         text = (
-            "shown_text:N",
+            alt.Text("shown_text:N"),
             _white_if("datum.shown !== null && abs(datum.shown) > 0.6 * datum.span"),
         )
     else:
@@ -164,9 +165,13 @@ def _heat_chart(wide: float | None, relative: bool, tag_labels: Mapping[str, str
             scale=alt.Scale(scheme="viridis", domain=[0, 100], clamp=True),
         )
         text = (
-            "value_text:N",
-            alt.condition(
-                "datum.value === null || datum.value >= 60", alt.value("black"), alt.value("white")
+            alt.Text("value_text:N"),
+            alt.ColorValue(
+                **alt.condition(
+                    "datum.value === null || datum.value >= 60",
+                    alt.value("black"),
+                    alt.value("white"),
+                )
             ),
         )
     base = base.transform_calculate(
@@ -186,6 +191,7 @@ def _heat_chart(wide: float | None, relative: bool, tag_labels: Mapping[str, str
     return base, colour, *text
 
 
+@unchecked
 def heatmap(
     df: Any,
     name: str,
@@ -292,6 +298,7 @@ def _pair_texts(p: Mapping[str, Any], decimals: int) -> dict:
     }
 
 
+@unchecked
 def pairwise_heatmap(
     pairs: Sequence[Mapping[str, Any]],
     display_names: Mapping[str, str],
@@ -370,10 +377,12 @@ def pairwise_heatmap(
     )
     layers = [
         base.mark_rect(stroke="white", strokeWidth=1).encode(
-            color=colour, opacity=alt.condition("datum.sep", alt.value(1.0), alt.value(0.3)), **enc
+            color=colour,
+            opacity=alt.OpacityValue(**alt.condition("datum.sep", alt.value(1.0), alt.value(0.3))),
+            **enc,
         ),
         base.mark_text(fontSize=11).encode(
-            text="text:N", color=_white_if(f"abs(datum.d) > {0.6 * span!r}"), **enc
+            text=alt.Text("text:N"), color=_white_if(f"abs(datum.d) > {0.6 * span!r}"), **enc
         ),
     ]
     subtitle = (
@@ -385,6 +394,7 @@ def pairwise_heatmap(
     )
 
 
+@unchecked
 def compare_picker(
     rows: Sequence[Mapping[str, Any]],
     groups: Sequence[str],
