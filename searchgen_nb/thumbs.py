@@ -6,14 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import posixpath
 import re
-import signal
 import stat
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +29,7 @@ from searchgen_nb.evidence import (
 from searchgen_nb.files import ARTIFACT_MAX, find_image, read_bytes, read_file
 from searchgen_nb.publish import MARKER, mark, marked, not_ours, owned_problem
 from searchgen_nb.table import STATUS_CODE
+from searchgen_nb.workers import cores, fork_map
 
 #: The environment variable naming the thumbnail cache (``searchgen-nb release`` sets it to
 #: ``build/thumbs`` below its output root for its notebooks).
@@ -169,16 +166,11 @@ def cache_folder(given: str | os.PathLike | None) -> Path | None:
 _CACHE: ThumbCache | None = None  # a worker's cache
 #: A worker's renditions of the first 256 images it made, by sha256 (the demo's images repeat).
 MEMO: dict[str, list[bytes]] = {}
-_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 def _start_worker(folder: Path | None) -> None:
-    """A worker leaves Ctrl-C to the command and dies quietly on SIGTERM (both were blocked
-    from before the fork until here)."""
+    """A worker's thumbnail cache."""
     global _CACHE
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
     _CACHE = ThumbCache(folder) if folder is not None else None
 
 
@@ -203,29 +195,17 @@ def _render(path: str) -> tuple[str, list | None, str | None, list[bytes] | None
 
 
 def _on_workers(paths: list[str], cache: ThumbCache | None):
-    """:func:`_render` of every path, in order, on a worker process per core (forked with
-    Ctrl-C and SIGTERM blocked; on any exception the work not started is dropped)."""
-    n = min(len(paths), len(os.sched_getaffinity(0)))
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
-    try:
-        pool = ProcessPoolExecutor(
-            n,
-            multiprocessing.get_context("fork"),
-            _start_worker,
-            (cache.folder if cache else None,),
-        )
-        results = pool.map(_render, paths, chunksize=max(1, min(64, len(paths) // (64 * n))))
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-    try:
-        yield from results
-    except BrokenProcessPool:
-        raise ReleaseError(
-            "thumbnails: a worker process ended before its images were made "
-            "(killed, or out of memory?); nothing was published"
-        ) from None
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    """:func:`_render` of every path, in order, on a worker process per core."""
+    n = min(len(paths), cores())
+    return fork_map(
+        _render,
+        paths,
+        "thumbnails: a worker process ended before its images were made "
+        "(killed, or out of memory?); nothing was published",
+        _start_worker,
+        (cache.folder if cache else None,),
+        chunksize=max(1, min(64, len(paths) // (64 * n))),
+    )
 
 
 def _same_files(paths: list[str]) -> list[list[str]]:
