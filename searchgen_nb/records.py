@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,12 +15,12 @@ import numpy as np
 from tqdm import tqdm
 
 from searchgen_nb.config import ReleaseConfig
-from searchgen_nb.constants import SCORED
+from searchgen_nb.constants import MISSING_GENERATION, SCORED
 from searchgen_nb.declaration import COMPONENTS, EXCLUDED_PUBLIC_COMPONENT, OVERALL_9_COMPONENTS
 from searchgen_nb.errors import ConfigError, ResultIdentityError
 from searchgen_nb.evidence import PairEvidenceStore, pack_answer
 from searchgen_nb.extract import Extractor, PairResult, classify_result, load_extractor
-from searchgen_nb.files import read_lines
+from searchgen_nb.files import image_name, inside, read_lines
 from searchgen_nb.numeric import means_with_extra
 from searchgen_nb.prompts import Prompt, PromptSet
 from searchgen_nb.table import STATUS_CODE, VALUE_COLUMNS, ReleaseTable
@@ -58,6 +59,9 @@ class Extraction:
     n_files_read: int
     extractor: str
     evidence: PairEvidenceStore  # (model index, prompt index) -> the judge's answer
+    #: (model index, prompt index) -> the pair's image below results_root (POSIX) and whether
+    #: it is inside results_root (links followed); None when not looked for (thumbnails off)
+    images: dict[tuple[int, int], tuple[str, bool]] | None = None
 
 
 def result_paths(cfg: ReleaseConfig, prompts: list[Prompt]) -> dict[str, list[str]]:
@@ -111,6 +115,7 @@ class _Chunk:
         self.read, self.sha = np.zeros(n, dtype=bool), bytearray(32 * n)
         self.ids, self.lengths = np.zeros((n, 2), dtype=np.uint64), np.zeros(n, dtype=np.int64)
         self.answers, self.notes = bytearray(), list[tuple[int, str, str]]()
+        self.images = list[tuple[int, str, bool]]()  # (pair, image's name, inside results_root)
 
     def add(self, j: int, pair: PairResult) -> None:
         """Pair ``start + j``."""
@@ -137,22 +142,30 @@ class _Chunk:
 @dataclass
 class _Job:
     """What reading a pair needs: the extractor, ``generation_glob``, per model its result
-    files (absolute) and names, per prompt its ``(sample_id, release_row)``."""
+    files (absolute) and names, per prompt its ``(sample_id, release_row)``; ``root``: the
+    results' root when each pair's image is looked for too (thumbnails on), else None."""
 
     extractor: Extractor
     globs: list[str]
     paths: list[list[str]]
     names: list[frozenset[str]]
     ids: list[tuple[str, str]]
+    root: str | None
 
     def read(self, span: tuple[int, int]) -> _Chunk:
         """The pairs of ``span`` (``(start, stop)``, model-major)."""
         start, stop = span
-        out, n = _Chunk(start, stop), len(self.ids)
+        out, n, known = _Chunk(start, stop), len(self.ids), dict[str, str]()
         for j in range(stop - start):
             k, i = divmod(start + j, n)
-            identity = (self.ids[i], self.names[k])
-            out.add(j, classify_result(self.paths[k][i], self.extractor, self.globs, identity))
+            path, identity = self.paths[k][i], (self.ids[i], self.names[k])
+            pair = classify_result(path, self.extractor, self.globs, identity)
+            out.add(j, pair)
+            if self.root is not None and pair.status != MISSING_GENERATION:
+                folder = os.path.dirname(path)
+                if (name := image_name(folder, self.globs)) is not None:
+                    within = inside(os.path.join(folder, name), self.root, known)
+                    out.images.append((start + j, name, within))
         return out
 
 
@@ -201,6 +214,7 @@ class _Collected:
         self.warnings = list(prompt_set.warnings)
         self.problems: list[str] = []
         self.evidence = PairEvidenceStore((table.n_models, table.n_prompts))
+        self.images: dict[tuple[int, int], tuple[str, bool]] = {}
 
     def add(self, chunk: _Chunk) -> None:
         """A chunk of pairs, the chunks in model-major order."""
@@ -212,6 +226,10 @@ class _Collected:
         self.read[start:stop], self.ids[start:stop] = chunk.read, chunk.ids
         self.sha[32 * start : 32 * stop] = chunk.sha
         self.evidence.extend(start, chunk.lengths, chunk.answers)
+        for at, name, within in chunk.images:
+            k, i = divmod(at, self.table.n_prompts)
+            folder = posixpath.dirname(self.paths[k][i])
+            self.images[k, i] = (f"{folder}/{name}" if folder else name), within
         for at, kind, text in chunk.notes:
             k, i = divmod(at, self.table.n_prompts)
             if kind == "error":
@@ -317,6 +335,7 @@ def extract_records(
         [frozenset(g for g in (m.source_id, mid, m.generator_name) if g)
          for mid, m in zip(model_ids, models)],
         [(p.sample_id, p.release_row) for p in prompts],
+        root if cfg.evidence.thumbnails else None,
     )  # fmt: skip
     show, n_pairs = None if progress is None else not progress, len(prompts) * len(models)
     with tqdm(total=n_pairs, desc="reading results", unit="file", disable=show) as bar:

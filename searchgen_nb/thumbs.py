@@ -26,7 +26,7 @@ from searchgen_nb.evidence import (
     clip,
     renditions,
 )
-from searchgen_nb.files import ARTIFACT_MAX, find_image, read_bytes, read_file
+from searchgen_nb.files import ARTIFACT_MAX, image_name, inside, read_bytes, read_file
 from searchgen_nb.publish import MARKER, mark, marked, not_ours, owned_problem
 from searchgen_nb.table import STATUS_CODE
 from searchgen_nb.workers import cores, fork_map
@@ -288,55 +288,49 @@ class Thumbnails:
         }
 
 
-def _images(cfg, table) -> dict[tuple[int, int], str]:
-    """The image of every pair of ``table`` that has one, as its path below the results' root
-    (POSIX): the first file of its folder that ``generation_glob`` matches."""
-    root, images = str(cfg.results_root_path), {}
+def pair_images(cfg, table) -> dict[tuple[int, int], tuple[str, bool]]:
+    """The image of every pair of ``table`` that has one (the first file of its folder that
+    ``generation_glob`` matches): its path below the results' root (POSIX), and whether it is
+    inside ``results_root`` once links are followed."""
+    root, images, known = str(cfg.results_root_path), {}, dict[str, str]()
     missing = STATUS_CODE["missing_generation"]
     status = table.status.tolist()
     for i in range(table.n_prompts):
         for k in range(table.n_models):
             if status[k][i] != missing:
                 folder = posixpath.dirname(table.result_files[k][i])
-                image = find_image(os.path.join(root, folder), cfg.generation_glob)
-                if image is not None:
-                    images[k, i] = f"{folder}/{image.name}" if folder else image.name
+                name = image_name(os.path.join(root, folder), cfg.generation_glob)
+                if name is not None:
+                    rel = f"{folder}/{name}" if folder else name
+                    images[k, i] = rel, inside(os.path.join(root, rel), root, known)
     return images
 
 
-def real_path(path: str, known: dict[str, str]) -> str:
-    """``os.path.realpath`` of a normalised absolute ``path``, each folder above it resolved once
-    into ``known`` (path -> real path)."""
-    if (real := known.get(path)) is None:
-        head, tail = os.path.split(path)
-        if not tail or head == path:
-            real = os.path.realpath(path)
-        else:
-            real = os.path.join(real_path(head, known), tail)
-            real = os.path.realpath(real) if os.path.islink(real) else real
-        known[path] = real
-    return real
-
-
-def make_thumbnails(cfg, table, folder: Path, cache: Path | None = None) -> Thumbnails:
-    """The thumbnail and preview of every pair of ``table`` with an image (:func:`_images`),
-    written into ``folder`` (data contract, § Prompt evidence and thumbnails); ``cache``: the
-    thumbnail cache folder, or None. An image that gives none, or that links to a file outside
-    ``results_root``, is a warning naming its file, never a failure."""
-    root, out, images = str(cfg.results_root_path), Thumbnails(), _images(cfg, table)
+def make_thumbnails(
+    cfg, table, folder: Path, cache: Path | None = None, images: dict | None = None
+) -> Thumbnails:
+    """The thumbnail and preview of every pair of ``table`` with an image, written into
+    ``folder`` (data contract, § Prompt evidence and thumbnails); ``cache``: the thumbnail
+    cache folder, or None; ``images``: :func:`pair_images` when already found. An image that
+    gives none, or that links to a file outside ``results_root``, is a warning naming its file,
+    never a failure."""
+    root, out = str(cfg.results_root_path), Thumbnails()
+    # (k, i) -> (image below results_root, inside it), in prompt-major order
+    pairs = sorted((pair_images(cfg, table) if images is None else images).items(),
+                   key=lambda item: (item[0][1], item[0][0]))  # fmt: skip
     link = cfg.evidence.image_base_url is not None
     # path -> ({"thumbnail", "preview": their paths}, None) or (None, why none)
     names: dict[str, tuple[dict[str, str] | None, str | None]] = {}
-    inside, below, known = set(), root.rstrip("/") + "/", dict[str, str]()
-    for path in {os.path.join(root, rel) for rel in images.values()}:
-        if (real := real_path(path, known)) == root or real.startswith(below):
-            inside.add(path)
+    within = set()
+    for rel, ok in {image for _, image in pairs}:
+        if ok:
+            within.add(os.path.join(root, rel))
         else:
-            names[path] = None, "a link to a file outside results_root"
-    for paths, made, why in render_all(sorted(inside), ThumbCache(cache).open() if cache else None):
+            names[os.path.join(root, rel)] = None, "a link to a file outside results_root"
+    for paths, made, why in render_all(sorted(within), ThumbCache(cache).open() if cache else None):
         got = (None, why) if made is None else (out.put(folder, made), None)
         names |= dict.fromkeys(paths, got)
-    for (k, i), rel in images.items():
+    for (k, i), (rel, _) in pairs:
         made, why = names[os.path.join(root, rel)]
         if made is not None:
             out.paths[k, i] = {**made, "image": clip(rel, PATH_MAX)} if link else made
