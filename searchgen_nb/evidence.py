@@ -230,11 +230,6 @@ def preview(data: bytes) -> bytes:
     return renditions(data, (TARGETS[1][1:],))[0]
 
 
-def pack_answer(evidence: dict) -> bytes:
-    """One pair's answer (:func:`pair_evidence`) as :class:`PairEvidenceStore` holds it."""
-    return pickle.dumps(evidence, protocol=pickle.HIGHEST_PROTOCOL)
-
-
 class PairEvidenceStore:
     """The judge's answers (:func:`pair_evidence`) of the pairs read, held in an anonymous
     temporary file until ``prompt_evidence.jsonl`` is written: at a million pairs they are
@@ -245,21 +240,17 @@ class PairEvidenceStore:
         self.file = tempfile.TemporaryFile()
         self.at = np.zeros((*shape, 2), dtype=np.int64)  # (offset, length); length 0: none
 
-    def extend(self, start: int, lengths: np.ndarray, answers: bytes | bytearray) -> None:
-        """The answers of the pairs ``start`` on (model-major: ``model index × prompts + prompt
-        index``), each :func:`pack_answer`'s bytes, back to back in ``answers``; ``lengths``:
-        the bytes of each pair's (0: none)."""
-        at = self.at.reshape(-1, 2)[start : start + len(lengths)]  # a view
-        at[:, 0] = self.file.seek(0, io.SEEK_END) + np.cumsum(lengths) - lengths
-        at[:, 1] = lengths
-        self.file.write(answers)
+    def add(self, key: tuple[int, int], evidence: dict) -> None:
+        data = pickle.dumps(evidence, protocol=pickle.HIGHEST_PROTOCOL)
+        self.at[key] = self.file.tell(), len(data)
+        self.file.write(data)
 
     def get(self, key: tuple[int, int]) -> dict | None:
         offset, length = self.at[key].tolist()
         if not length:
             return None
         self.file.seek(offset)
-        return pickle.loads(self.file.read(length))  # written by extend() in this run
+        return pickle.loads(self.file.read(length))  # written by add() in this run
 
     def close(self) -> None:
         self.file.close()

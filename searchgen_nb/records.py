@@ -6,25 +6,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import posixpath
-from collections.abc import Iterator
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 from tqdm import tqdm
 
 from searchgen_nb.config import ReleaseConfig
-from searchgen_nb.constants import MISSING_GENERATION, SCORED
+from searchgen_nb.constants import SCORED
 from searchgen_nb.declaration import COMPONENTS, EXCLUDED_PUBLIC_COMPONENT, OVERALL_9_COMPONENTS
 from searchgen_nb.errors import ConfigError, ResultIdentityError
-from searchgen_nb.evidence import PairEvidenceStore, pack_answer
-from searchgen_nb.extract import Extractor, PairResult, classify_result, load_extractor
-from searchgen_nb.files import image_name, inside, read_lines
+from searchgen_nb.evidence import PairEvidenceStore
+from searchgen_nb.extract import PairResult, classify_result, load_extractor
+from searchgen_nb.files import read_lines
 from searchgen_nb.numeric import means_with_extra
 from searchgen_nb.prompts import Prompt, PromptSet
-from searchgen_nb.table import STATUS_CODE, VALUE_COLUMNS, ReleaseTable
-from searchgen_nb.workers import cores, fork_map
+from searchgen_nb.table import STATUS_CODE, ReleaseTable
 
 
 def read_records(folder: Path) -> list[dict]:
@@ -59,9 +56,6 @@ class Extraction:
     n_files_read: int
     extractor: str
     evidence: PairEvidenceStore  # (model index, prompt index) -> the judge's answer
-    #: (model index, prompt index) -> the pair's image below results_root (POSIX) and whether
-    #: it is inside results_root (links followed); None when not looked for (thumbnails off)
-    images: dict[tuple[int, int], tuple[str, bool]] | None = None
 
 
 def result_paths(cfg: ReleaseConfig, prompts: list[Prompt]) -> dict[str, list[str]]:
@@ -101,178 +95,56 @@ def result_paths(cfg: ReleaseConfig, prompts: list[Prompt]) -> dict[str, list[st
     return paths
 
 
-class _Chunk:
-    """The pairs ``start`` to ``stop - 1`` (model-major: ``k * prompts + i``) as read, compactly
-    (a worker returns it whole): per pair its status code, values, whether its file was read,
-    that file's sha256 (32 bytes each) and ``(st_dev, st_ino)``, its judge's answer pickled
-    (``lengths``: bytes of each in ``answers``, 0 for none); ``notes``: ``(pair, kind, text)``
-    with kind ``error``, ``identity`` or ``warning``, in order."""
-
-    def __init__(self, start: int, stop: int) -> None:
-        n = stop - start
-        self.start, self.status = start, np.zeros(n, dtype=np.int8)
-        self.values = np.full((n, len(VALUE_COLUMNS)), np.nan)
-        self.read, self.sha = np.zeros(n, dtype=bool), bytearray(32 * n)
-        self.ids, self.lengths = np.zeros((n, 2), dtype=np.uint64), np.zeros(n, dtype=np.int64)
-        self.answers, self.notes = bytearray(), list[tuple[int, str, str]]()
-        self.images = list[tuple[int, str, bool]]()  # (pair, image's name, inside results_root)
-
-    def add(self, j: int, pair: PairResult) -> None:
-        """Pair ``start + j``."""
-        self.status[j] = STATUS_CODE[pair.status]
-        if pair.status == SCORED:  # ten components, Overall-10, Overall-9; NaN = null, -0.0 is 0.0
-            comps = pair.components
-            values = (*(comps[c] for c in COMPONENTS), *prompt_overalls(comps))
-            self.values[j] = [float("nan") if v is None else v + 0.0 for v in values]
-        if pair.file_sha256 is not None and pair.file_id is not None:  # read: both are set
-            self.read[j], self.ids[j] = True, pair.file_id
-            self.sha[32 * j : 32 * j + 32] = pair.file_sha256
-        if pair.evidence:
-            answer = pack_answer(pair.evidence)
-            self.lengths[j] = len(answer)
-            self.answers += answer
-        pair_at = self.start + j
-        if pair.error is not None:
-            self.notes.append((pair_at, "error", pair.error))
-        if pair.identity_error:
-            self.notes.append((pair_at, "identity", pair.identity_error))
-        self.notes += [(pair_at, "warning", w) for w in pair.warnings]
-
-
-@dataclass
-class _Job:
-    """What reading a pair needs: the extractor, ``generation_glob``, per model its result
-    files (absolute) and names, per prompt its ``(sample_id, release_row)``; ``root``: the
-    results' root when each pair's image is looked for too (thumbnails on), else None."""
-
-    extractor: Extractor
-    globs: list[str]
-    paths: list[list[str]]
-    names: list[frozenset[str]]
-    ids: list[tuple[str, str]]
-    root: str | None
-
-    def read(self, span: tuple[int, int]) -> _Chunk:
-        """The pairs of ``span`` (``(start, stop)``, model-major)."""
-        start, stop = span
-        out, n, known = _Chunk(start, stop), len(self.ids), dict[str, str]()
-        for j in range(stop - start):
-            k, i = divmod(start + j, n)
-            path, identity = self.paths[k][i], (self.ids[i], self.names[k])
-            pair = classify_result(path, self.extractor, self.globs, identity)
-            out.add(j, pair)
-            if self.root is not None and pair.status != MISSING_GENERATION:
-                folder = os.path.dirname(path)
-                if (name := image_name(folder, self.globs)) is not None:
-                    within = inside(os.path.join(folder, name), self.root, known)
-                    out.images.append((start + j, name, within))
-        return out
-
-
-_JOB: _Job | None = None  # a worker's
-
-
-def _start_worker(job: _Job) -> None:
-    global _JOB
-    _JOB = job
-
-
-def _read_span(span: tuple[int, int]) -> _Chunk:
-    assert _JOB is not None
-    return _JOB.read(span)
-
-
-#: Pairs per piece of work: at least CHUNK_MIN (fewer pairs are read in this process), at most
-#: CHUNK_MAX, about four pieces per core in between.
-CHUNK_MIN, CHUNK_MAX = 512, 2048
-
-
-def _chunks(job: _Job, n_pairs: int) -> Iterator[_Chunk]:
-    """Every pair read, in pieces in model-major order: on a worker process per core when there
-    are two pieces or more, else here."""
-    n_cores = cores()
-    size = max(CHUNK_MIN, min(CHUNK_MAX, n_pairs // (4 * n_cores)))
-    spans = [(a, min(a + size, n_pairs)) for a in range(0, n_pairs, size)]
-    if n_cores < 2 or len(spans) < 2:
-        return map(job.read, spans)
-    why = (
-        "extract: a worker process ended before its result files were read "
-        "(killed, or out of memory?); nothing was published"
-    )
-    return fork_map(_read_span, spans, why, _start_worker, (job,))
-
-
 class _Collected:
-    """The pairs read so far: the table's statuses, values and errors; per pair (model-major)
-    whether its file was read, its sha256 and ``(st_dev, st_ino)``; warnings, identity problems."""
+    """The pairs read so far: the table's statuses, values and errors; per pair read (model-major
+    order) its file's sha256 and ``(st_dev, st_ino)``; the warnings and identity problems."""
 
     def __init__(self, table: ReleaseTable, prompt_set: PromptSet) -> None:
         self.table, self.prompts, self.paths = table, prompt_set.prompts, table.result_files
-        n = table.n_models * table.n_prompts
-        self.read, self.sha = np.zeros(n, dtype=bool), bytearray(32 * n)
-        self.ids = np.zeros((n, 2), dtype=np.uint64)
+        self.read: dict[tuple[int, int], tuple[bytes, tuple[int, int]]] = {}
         self.warnings = list(prompt_set.warnings)
         self.problems: list[str] = []
         self.evidence = PairEvidenceStore((table.n_models, table.n_prompts))
-        self.images: dict[tuple[int, int], tuple[str, bool]] = {}
 
-    def add(self, chunk: _Chunk) -> None:
-        """A chunk of pairs, the chunks in model-major order."""
-        start, stop = chunk.start, chunk.start + len(chunk.status)
-        ks, ps = np.divmod(np.arange(start, stop), self.table.n_prompts)
-        self.table.status[ks, ps] = chunk.status
-        scored = chunk.status == STATUS_CODE[SCORED]
-        self.table.values[ks[scored], ps[scored]] = chunk.values[scored]
-        self.read[start:stop], self.ids[start:stop] = chunk.read, chunk.ids
-        self.sha[32 * start : 32 * stop] = chunk.sha
-        self.evidence.extend(start, chunk.lengths, chunk.answers)
-        for at, name, within in chunk.images:
-            k, i = divmod(at, self.table.n_prompts)
-            folder = posixpath.dirname(self.paths[k][i])
-            self.images[k, i] = (f"{folder}/{name}" if folder else name), within
-        for at, kind, text in chunk.notes:
-            k, i = divmod(at, self.table.n_prompts)
-            if kind == "error":
-                self.table.errors[(k, i)] = text
-            elif kind == "identity":
-                self.problems.append(f"{self._pair(k, i)}: {text}")
-            else:
-                self.warnings.append({"check": "result_warning",
-                                      "sample_id": self.prompts[i].sample_id,
-                                      "model_id": self.table.model_ids[k],
-                                      "file": self.paths[k][i], "message": text})  # fmt: skip
+    def add(self, k: int, i: int, pair: PairResult) -> None:
+        """Pair ``(model index k, prompt index i)``."""
+        self.table.status[k, i] = STATUS_CODE[pair.status]
+        if pair.status == SCORED:  # ten components, Overall-10, Overall-9; NaN = null, -0.0 is 0.0
+            comps = pair.components
+            values = (*(comps[c] for c in COMPONENTS), *prompt_overalls(comps))
+            self.table.values[k, i] = [float("nan") if v is None else v + 0.0 for v in values]
+        if pair.file_sha256 is not None and pair.file_id is not None:  # read: both are set
+            self.read[k, i] = pair.file_sha256, pair.file_id
+        if pair.evidence:
+            self.evidence.add((k, i), pair.evidence)
+        if pair.error is not None:
+            self.table.errors[(k, i)] = pair.error
+        if pair.identity_error:
+            self.problems.append(f"{self._pair(k, i)}: {pair.identity_error}")
+        self.warnings += [{"check": "result_warning", "sample_id": self.prompts[i].sample_id,
+                           "model_id": self.table.model_ids[k], "file": self.paths[k][i],
+                           "message": w} for w in pair.warnings]  # fmt: skip
 
     def _pair(self, k: int, i: int) -> str:
         sid, m = self.prompts[i].sample_id, self.table.model_ids[k]
         return f"{self.paths[k][i]} (sample_id {sid}, model {m})"
 
-    def n_read(self) -> np.ndarray:
-        """Files read per model."""
-        return self.read.reshape(self.table.n_models, -1).sum(axis=1)
-
     def same_file_problems(self) -> list[str]:
         """One message per pair whose file (by st_dev, st_ino) an earlier pair (model-major
         order) already read: a symlink or hard link would count one result twice."""
-        first: dict[tuple[int, int], int] = {}
-        read = np.flatnonzero(self.read)
-        n = self.table.n_prompts
+        first: dict[tuple[int, int], tuple[int, int]] = {}
         return [
-            f"{self._pair(*divmod(j, n))} is the same file as "
-            f"{self._pair(*divmod(first[file_id], n))}: a "
+            f"{self._pair(*pair)} is the same file as {self._pair(*first[file_id])}: a "
             "symlink or hard link would count one result twice"
-            for j, file_id in zip(read.tolist(), map(tuple, self.ids[read].tolist()))
-            if first.setdefault(file_id, j) != j
+            for pair, (_, file_id) in self.read.items()
+            if first.setdefault(file_id, pair) != pair
         ]
 
     def input_sha256(self) -> str:
         """sha256 over ``<file sha256>  <path>`` lines of every file read, sorted by path."""
-        h, n = hashlib.sha256(), self.table.n_prompts
-        files = sorted(
-            (self.paths[j // n][j % n], self.sha[32 * j : 32 * j + 32].hex())
-            for j in np.flatnonzero(self.read).tolist()
-        )
-        for rel, sha in files:
-            h.update(f"{sha}  {rel}\n".encode())
+        h = hashlib.sha256()
+        for rel, sha in sorted((self.paths[k][i], sha) for (k, i), (sha, _) in self.read.items()):
+            h.update(f"{sha.hex()}  {rel}\n".encode())
         return h.hexdigest()
 
 
@@ -286,9 +158,9 @@ def _refuse(cfg: ReleaseConfig, got: _Collected) -> None:
             "file(s) cannot be counted for the pair they were read for:\n"
             "  - " + "\n  - ".join(problems[:20]) + more
         )
-    n_read = got.n_read()
+    n_read = Counter(k for k, _ in got.read)
     where = f"config {cfg.config_path}"
-    if not n_read.any():
+    if not got.read:
         example = got.paths[0][0] if got.prompts else "—"
         raise ConfigError(
             f"{where}: results_root {cfg.results_root} holds no result file for "
@@ -328,24 +200,18 @@ def extract_records(
         [prompt_record(p, i) for i, p in enumerate(prompts)], model_ids,
         [m.lane for m in models], [m.source_id for m in models], [paths[m] for m in model_ids],
     )  # fmt: skip
-    got, root = _Collected(table, prompt_set), str(root)
-    job = _Job(
-        extractor, list(cfg.generation_glob),
-        [[os.path.join(root, rel) for rel in paths[m]] for m in model_ids],
-        [frozenset(g for g in (m.source_id, mid, m.generator_name) if g)
-         for mid, m in zip(model_ids, models)],
-        [(p.sample_id, p.release_row) for p in prompts],
-        root if cfg.evidence.thumbnails else None,
-    )  # fmt: skip
+    got, globs = _Collected(table, prompt_set), list(cfg.generation_glob)
     show, n_pairs = None if progress is None else not progress, len(prompts) * len(models)
     with tqdm(total=n_pairs, desc="reading results", unit="file", disable=show) as bar:
-        for chunk in _chunks(job, n_pairs):
-            got.add(chunk)
-            bar.update(len(chunk.status))
+        for k, (model_id, m) in enumerate(zip(model_ids, models)):
+            names = frozenset(g for g in (m.source_id, model_id, m.generator_name) if g)
+            for i, p in enumerate(prompts):
+                path = os.path.join(root, paths[model_id][i])
+                identity = ((p.sample_id, p.release_row), names)
+                got.add(k, i, classify_result(path, extractor, globs, identity))
+            bar.update(len(prompts))
     _refuse(cfg, got)
     got.warnings.sort(
         key=lambda w: (w.get("sample_id", ""), w.get("model_id", ""), w["check"], w["message"])
     )
-    return Extraction(
-        table, got.warnings, got.input_sha256(), int(got.read.sum()), spec, got.evidence
-    )
+    return Extraction(table, got.warnings, got.input_sha256(), len(got.read), spec, got.evidence)

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import posixpath
 import re
+import signal
 import stat
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +33,6 @@ from searchgen_nb.evidence import (
 from searchgen_nb.files import ARTIFACT_MAX, image_name, inside, read_bytes, read_file
 from searchgen_nb.publish import MARKER, mark, marked, not_ours, owned_problem
 from searchgen_nb.table import STATUS_CODE
-from searchgen_nb.workers import cores, fork_map
 
 #: The environment variable naming the thumbnail cache (``searchgen-nb release`` sets it to
 #: ``build/thumbs`` below its output root for its notebooks).
@@ -166,11 +169,16 @@ def cache_folder(given: str | os.PathLike | None) -> Path | None:
 _CACHE: ThumbCache | None = None  # a worker's cache
 #: A worker's renditions of the first 256 images it made, by sha256 (the demo's images repeat).
 MEMO: dict[str, list[bytes]] = {}
+_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 def _start_worker(folder: Path | None) -> None:
-    """A worker's thumbnail cache."""
+    """A worker leaves Ctrl-C to the command and dies quietly on SIGTERM (both were blocked
+    from before the fork until here)."""
     global _CACHE
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
     _CACHE = ThumbCache(folder) if folder is not None else None
 
 
@@ -195,17 +203,29 @@ def _render(path: str) -> tuple[str, list | None, str | None, list[bytes] | None
 
 
 def _on_workers(paths: list[str], cache: ThumbCache | None):
-    """:func:`_render` of every path, in order, on a worker process per core."""
-    n = min(len(paths), cores())
-    return fork_map(
-        _render,
-        paths,
-        "thumbnails: a worker process ended before its images were made "
-        "(killed, or out of memory?); nothing was published",
-        _start_worker,
-        (cache.folder if cache else None,),
-        chunksize=max(1, min(64, len(paths) // (64 * n))),
-    )
+    """:func:`_render` of every path, in order, on a worker process per core (forked with
+    Ctrl-C and SIGTERM blocked; on any exception the work not started is dropped)."""
+    n = min(len(paths), len(os.sched_getaffinity(0)))
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        pool = ProcessPoolExecutor(
+            n,
+            multiprocessing.get_context("fork"),
+            _start_worker,
+            (cache.folder if cache else None,),
+        )
+        results = pool.map(_render, paths, chunksize=max(1, min(64, len(paths) // (64 * n))))
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    try:
+        yield from results
+    except BrokenProcessPool:
+        raise ReleaseError(
+            "thumbnails: a worker process ended before its images were made "
+            "(killed, or out of memory?); nothing was published"
+        ) from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _same_files(paths: list[str]) -> list[list[str]]:
@@ -288,11 +308,10 @@ class Thumbnails:
         }
 
 
-def pair_images(cfg, table) -> dict[tuple[int, int], tuple[str, bool]]:
-    """The image of every pair of ``table`` that has one (the first file of its folder that
-    ``generation_glob`` matches): its path below the results' root (POSIX), and whether it is
-    inside ``results_root`` once links are followed."""
-    root, images, known = str(cfg.results_root_path), {}, dict[str, str]()
+def _images(cfg, table) -> dict[tuple[int, int], str]:
+    """The image of every pair of ``table`` that has one, as its path below the results' root
+    (POSIX): the first file of its folder that ``generation_glob`` matches."""
+    root, images = str(cfg.results_root_path), {}
     missing = STATUS_CODE["missing_generation"]
     status = table.status.tolist()
     for i in range(table.n_prompts):
@@ -301,36 +320,29 @@ def pair_images(cfg, table) -> dict[tuple[int, int], tuple[str, bool]]:
                 folder = posixpath.dirname(table.result_files[k][i])
                 name = image_name(os.path.join(root, folder), cfg.generation_glob)
                 if name is not None:
-                    rel = f"{folder}/{name}" if folder else name
-                    images[k, i] = rel, inside(os.path.join(root, rel), root, known)
+                    images[k, i] = f"{folder}/{name}" if folder else name
     return images
 
 
-def make_thumbnails(
-    cfg, table, folder: Path, cache: Path | None = None, images: dict | None = None
-) -> Thumbnails:
-    """The thumbnail and preview of every pair of ``table`` with an image, written into
-    ``folder`` (data contract, § Prompt evidence and thumbnails); ``cache``: the thumbnail
-    cache folder, or None; ``images``: :func:`pair_images` when already found. An image that
-    gives none, or that links to a file outside ``results_root``, is a warning naming its file,
-    never a failure."""
-    root, out = str(cfg.results_root_path), Thumbnails()
-    # (k, i) -> (image below results_root, inside it), in prompt-major order
-    pairs = sorted((pair_images(cfg, table) if images is None else images).items(),
-                   key=lambda item: (item[0][1], item[0][0]))  # fmt: skip
+def make_thumbnails(cfg, table, folder: Path, cache: Path | None = None) -> Thumbnails:
+    """The thumbnail and preview of every pair of ``table`` with an image (:func:`_images`),
+    written into ``folder`` (data contract, § Prompt evidence and thumbnails); ``cache``: the
+    thumbnail cache folder, or None. An image that gives none, or that links to a file outside
+    ``results_root``, is a warning naming its file, never a failure."""
+    root, out, images = str(cfg.results_root_path), Thumbnails(), _images(cfg, table)
     link = cfg.evidence.image_base_url is not None
     # path -> ({"thumbnail", "preview": their paths}, None) or (None, why none)
     names: dict[str, tuple[dict[str, str] | None, str | None]] = {}
-    within = set()
-    for rel, ok in {image for _, image in pairs}:
-        if ok:
-            within.add(os.path.join(root, rel))
+    within, known = set(), dict[str, str]()
+    for path in {os.path.join(root, rel) for rel in images.values()}:
+        if inside(path, root, known):
+            within.add(path)
         else:
-            names[os.path.join(root, rel)] = None, "a link to a file outside results_root"
+            names[path] = None, "a link to a file outside results_root"
     for paths, made, why in render_all(sorted(within), ThumbCache(cache).open() if cache else None):
         got = (None, why) if made is None else (out.put(folder, made), None)
         names |= dict.fromkeys(paths, got)
-    for (k, i), (rel, _) in pairs:
+    for (k, i), rel in images.items():
         made, why = names[os.path.join(root, rel)]
         if made is not None:
             out.paths[k, i] = {**made, "image": clip(rel, PATH_MAX)} if link else made
