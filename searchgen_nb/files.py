@@ -117,24 +117,3 @@ def _matcher(globs: tuple[str, ...]):
         return lambda name: False
     either = "|".join(f"(?:{fnmatch.translate(g.lower())})" for g in globs)
     return re.compile(either).match
-
-
-def real_path(path: str, known: dict[str, str]) -> str:
-    """``os.path.realpath`` of a normalised absolute ``path``, each folder above it resolved once
-    into ``known`` (path -> real path)."""
-    if (real := known.get(path)) is None:
-        head, tail = os.path.split(path)
-        if not tail or head == path:
-            real = os.path.realpath(path)
-        else:
-            real = os.path.join(real_path(head, known), tail)
-            real = os.path.realpath(real) if os.path.islink(real) else real
-        known[path] = real
-    return real
-
-
-def inside(path: str, root: str, known: dict[str, str]) -> bool:
-    """Whether ``path`` (absolute, normalised) is ``root`` (real) or below it once every link is
-    followed (:func:`real_path`, ``known`` its memory)."""
-    real = real_path(path, known)
-    return real == root or real.startswith(root.rstrip("/") + "/")

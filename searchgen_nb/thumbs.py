@@ -30,7 +30,7 @@ from searchgen_nb.evidence import (
     clip,
     renditions,
 )
-from searchgen_nb.files import ARTIFACT_MAX, image_name, inside, read_bytes, read_file
+from searchgen_nb.files import ARTIFACT_MAX, image_name, read_bytes, read_file
 from searchgen_nb.publish import MARKER, mark, marked, not_ours, owned_problem
 from searchgen_nb.table import STATUS_CODE
 
@@ -324,6 +324,20 @@ def _images(cfg, table) -> dict[tuple[int, int], str]:
     return images
 
 
+def real_path(path: str, known: dict[str, str]) -> str:
+    """``os.path.realpath`` of a normalised absolute ``path``, each folder above it resolved once
+    into ``known`` (path -> real path)."""
+    if (real := known.get(path)) is None:
+        head, tail = os.path.split(path)
+        if not tail or head == path:
+            real = os.path.realpath(path)
+        else:
+            real = os.path.join(real_path(head, known), tail)
+            real = os.path.realpath(real) if os.path.islink(real) else real
+        known[path] = real
+    return real
+
+
 def make_thumbnails(cfg, table, folder: Path, cache: Path | None = None) -> Thumbnails:
     """The thumbnail and preview of every pair of ``table`` with an image (:func:`_images`),
     written into ``folder`` (data contract, § Prompt evidence and thumbnails); ``cache``: the
@@ -333,13 +347,13 @@ def make_thumbnails(cfg, table, folder: Path, cache: Path | None = None) -> Thum
     link = cfg.evidence.image_base_url is not None
     # path -> ({"thumbnail", "preview": their paths}, None) or (None, why none)
     names: dict[str, tuple[dict[str, str] | None, str | None]] = {}
-    within, known = set(), dict[str, str]()
+    inside, below, known = set(), root.rstrip("/") + "/", dict[str, str]()
     for path in {os.path.join(root, rel) for rel in images.values()}:
-        if inside(path, root, known):
-            within.add(path)
+        if (real := real_path(path, known)) == root or real.startswith(below):
+            inside.add(path)
         else:
             names[path] = None, "a link to a file outside results_root"
-    for paths, made, why in render_all(sorted(within), ThumbCache(cache).open() if cache else None):
+    for paths, made, why in render_all(sorted(inside), ThumbCache(cache).open() if cache else None):
         got = (None, why) if made is None else (out.put(folder, made), None)
         names |= dict.fromkeys(paths, got)
     for (k, i), rel in images.items():

@@ -12,7 +12,7 @@ import pytest
 from factory import make_release, model, prompt, read_artifacts, result
 from PIL import Image
 
-from searchgen_nb import evidence, files, thumbs
+from searchgen_nb import evidence, thumbs
 from searchgen_nb.config import load_config
 from searchgen_nb.errors import ReleaseError
 from searchgen_nb.pipeline import run_data
@@ -189,5 +189,5 @@ def test_real_path_is_realpath_with_each_folder_resolved_once(tmp_path):
     for rel in ("a/b/f.png", "a/lb/f.png", "a/lo/g.png", "a/b/up.png", "a/lb/up.png",
                 "a/b/dangling.png", "a/missing/x.png", "a/lb"):  # fmt: skip
         path = str(tmp_path / rel)
-        assert files.real_path(path, known) == os.path.realpath(path), rel
+        assert thumbs.real_path(path, known) == os.path.realpath(path), rel
     assert known[str(tmp_path / "a" / "lb")] == str(tmp_path / "a" / "b")
