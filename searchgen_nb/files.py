@@ -2,8 +2,10 @@
 (data contract, § Input files); anything else is refused at once with :class:`UnreadableFile`."""
 
 import fnmatch
+import functools
 import io
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -94,12 +96,24 @@ def find_image(folder: str | Path, globs) -> Path | None:
     """A pair's generated image: the first file name of ``folder`` (sorted) that one of
     ``generation_glob`` matches, case-insensitively (data contract, § Status of a prompt ×
     model pair); None when there is none or the folder cannot be listed."""
+    name = image_name(str(folder), globs)
+    return None if name is None else Path(folder) / name
+
+
+def image_name(folder: str, globs) -> str | None:
+    """The name of :func:`find_image`'s file in ``folder``, or None."""
     try:
-        names = sorted(os.listdir(folder))
+        names = os.listdir(folder)
     except OSError:
         return None
-    pats = [g.lower() for g in globs]
-    return next(
-        (Path(folder) / n for n in names if any(fnmatch.fnmatchcase(n.lower(), p) for p in pats)),
-        None,
-    )
+    match = _matcher(tuple(globs))
+    return min((n for n in names if match(n.lower())), default=None)
+
+
+@functools.lru_cache(maxsize=16)
+def _matcher(globs: tuple[str, ...]):
+    """Whether a lower-case name matches one of ``globs`` (lower-cased), as ``fnmatchcase``."""
+    if not globs:
+        return lambda name: False
+    either = "|".join(f"(?:{fnmatch.translate(g.lower())})" for g in globs)
+    return re.compile(either).match

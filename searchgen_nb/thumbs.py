@@ -30,7 +30,7 @@ from searchgen_nb.evidence import (
     clip,
     renditions,
 )
-from searchgen_nb.files import ARTIFACT_MAX, find_image, read_bytes, read_file
+from searchgen_nb.files import ARTIFACT_MAX, image_name, read_bytes, read_file
 from searchgen_nb.publish import MARKER, mark, marked, not_ours, owned_problem
 from searchgen_nb.table import STATUS_CODE
 
@@ -318,9 +318,9 @@ def _images(cfg, table) -> dict[tuple[int, int], str]:
         for k in range(table.n_models):
             if status[k][i] != missing:
                 folder = posixpath.dirname(table.result_files[k][i])
-                image = find_image(os.path.join(root, folder), cfg.generation_glob)
-                if image is not None:
-                    images[k, i] = f"{folder}/{image.name}" if folder else image.name
+                name = image_name(os.path.join(root, folder), cfg.generation_glob)
+                if name is not None:
+                    images[k, i] = f"{folder}/{name}" if folder else name
     return images
 
 
