@@ -619,7 +619,6 @@ def prompt_explorer(release: Release) -> list[HTMLFragment]:
             breakdowns=[
                 (k.kind, views.explorer_key(k.kind), k.fields[0]) for k in release.breakdowns
             ],
-            filters=views.explorer_filters(release.breakdowns),
         ),
         HTMLFragment(TEXTS_SCRIPT, "prompt texts"),  # the search covers them (cards.py)
         downloads("prompt_scores.jsonl"),

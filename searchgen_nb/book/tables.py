@@ -31,7 +31,7 @@ from .fmt import (
     pct_label,
     rank_text,
 )
-from .views import in_rank_order, rank_gaps
+from .views import explorer_filters, in_rank_order, rank_gaps
 
 _ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 #: DataTables' own "entries per page" choices.
@@ -361,14 +361,13 @@ def prompt_table(
     decimals: int | None = None,
     policies: Mapping[str, str] | None = None,
     breakdowns: Sequence[tuple[str, str, str]] = (),
-    filters: Mapping[str, Any] | None = None,
 ) -> HTMLFragment:
     """The prompt explorer: a row per prompt (``views_audit.prompt_rows``, with its ``text`` or
     None) filtered from the URL; its text cut to :data:`EXPLORER_TEXT` characters; a column
     and a URL filter per ``breakdowns`` ``(name, filter key, field)``; a column per ``models``
     ``(model_id, name)``: Overall-9, or the status as it counts by ``policies``; a hidden
-    column of ``model_id=status`` words for the search; ``filters``: the URL filters the book's
-    script applies (``views.explorer_filters``, safe ids)."""
+    column of ``model_id=status`` words for the search; its URL filters for the book's script
+    (``views.explorer_filters``, safe ids)."""
     _check_id(table_id)
     header = [_th(key, Head(label, title), num) for key, label, title, num in _EXPLORER_HEADS]
     at = [key for key, *_ in _EXPLORER_HEADS].index("slices") + 1
@@ -429,7 +428,8 @@ def prompt_table(
         f'<div class="sg-table-tools"><button type="button" class="sg-export-rows" '
         f'data-sg-for="{table_id}">Download these rows (CSV)</button></div>'
     )
-    filters_json = json.dumps(filters or {}, separators=(",", ":"))  # a line of its own
+    filters = explorer_filters([key for _, key, _ in breakdowns])
+    filters_json = json.dumps(filters, separators=(",", ":"))  # a line of its own
     attrs = f" data-sg-explorer=\"1\"\ndata-sg-filters='{filters_json}'\n"
     table = _table(table_id, header, body, options, None, "sg-explorer", attrs)
     return HTMLFragment(note + "\n" + table, f"prompt table {table_id}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
@@ -26,7 +26,6 @@ from searchgen_nb.constants import (
 )
 from searchgen_nb.declaration import (
     BENCHMARK,
-    BREAKDOWN,
     COMPONENT_LABELS,
     OVERALL_9_COMPONENTS,
     GroupKind,
@@ -60,17 +59,17 @@ def taxonomy() -> dict[str, dict[str, str]]:
     return {key: {code: v["name"] for code, v in data[key].items()} for key in TAG_KINDS.values()}
 
 
-def explorer_filters(breakdowns: tuple[GroupKind, ...] = ()) -> dict:
+def explorer_filters(breakdown_keys: Sequence[str] = ()) -> dict:
     """The prompt explorer's URL filters, which the book's script reads from its table:
     ``{"filters": {filter key: key of a row's values}, "lists": [keys whose column shows a
     list]}`` of the declared kinds (``domain`` → ``domains``; the slices, which read no field,
-    → ``slices``), then of each breakdown (``by_<name>`` → ``by_<name>``)."""
+    → ``slices``), then of each breakdown's filter key (``by_<name>``, both)."""
     filters, lists = {}, []
-    for k in (*BENCHMARK.group_kinds, *breakdowns):
-        key = explorer_key(k.kind)
-        filters[key] = key if k.source == BREAKDOWN else (k.fields or ("slices",))[0]
-        lists += [] if k.source == "partition" else [filters[key]]
-    return {"filters": filters, "lists": lists}
+    for k in BENCHMARK.group_kinds:
+        filters[k.kind] = (k.fields or ("slices",))[0]
+        lists += [] if k.source == "partition" else [filters[k.kind]]
+    filters |= {key: key for key in breakdown_keys}
+    return {"filters": filters, "lists": [*lists, *breakdown_keys]}
 
 
 def explorer_key(kind: str) -> str:
