@@ -161,6 +161,10 @@ def _build_cause(output: str) -> str:
     return excerpt(said, 600) + more
 
 
+#: The book's parts read from the staged data, written once the gate has passed.
+DATA_PARTS = ("downloads", "cards")
+
+
 def book_parts(work: Path) -> dict[str, Callable[[], object]]:
     """What the book takes besides its sources, each written into ``work/src`` by a function:
     ``vendor`` (the offline assets: no data read), ``downloads`` and ``cards`` (from the staged
@@ -303,15 +307,16 @@ def _run_locked(
         fresh_work_folder(work)
         (work / NOTEBOOKS).mkdir(parents=True)
     with beside_notebooks() as pool:
-        parts = book_parts(work)
-        started = {"vendor": pool.submit(parts["vendor"])}
+        parts, started = book_parts(work), dict[str, Future]()
 
-        def after_gate() -> None:
-            started.update({name: pool.submit(parts[name]) for name in ("downloads", "cards")})
+        def start(*names: str) -> Callable[[], None]:
+            return lambda: started.update({name: pool.submit(parts[name]) for name in names})
 
         params = release_parameters(config_path, out)
-        gate = STAGES["validate"][0]
-        timings = run_notebooks(root, out, work, params, log, after={gate: after_gate})
+        # the vendor bundle after notebook 01 (beside the kernel's start it delayed it by a
+        # second), the parts read from the data once the gate has passed
+        after = {STAGES["extract"][0]: start("vendor"), STAGES["validate"][0]: start(*DATA_PARTS)}
+        timings = run_notebooks(root, out, work, params, log, after=after)
         html = _checked_book(root, work, log, started, timings)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     version, before = f"release-{stamp}-{os.getpid()}", current_version(out)
