@@ -23,7 +23,10 @@ def open_page(
     ``validate``; None: a page), its banner shown. ``given``: the notebook's variables, each
     one the config also has held to the YAML's value (``ConfigError``); ``reads``: the last
     stage a page reads (``ReleaseError`` naming the notebook to run first). A stage raises as
-    it does on its own (``ValidationFailed`` for the gate)."""
+    it does on its own (``ValidationFailed`` for the gate); ``ValueError`` for a ``runs`` or
+    ``reads`` that is not a stage."""
+    if runs not in (None, *pipeline.STAGES) or reads not in pipeline.STAGES:
+        raise ValueError(f"open_page: runs={runs!r}, reads={reads!r}: not stages of a release")
     cfg = views.open_config(release_config, given=given)
     if runs == "extract":
         folder = pipeline.resolve_work_path(staging)

@@ -18,14 +18,14 @@ from searchgen_nb.table import OVERALL_9, OVERALL_10, SCORED_CODE, ReleaseTable
 
 LEAF_STRATA = ("NoSearch", "VisualSearch", "TextualSearch")  # in draw order
 METHOD = "stratified prompt bootstrap"
-CHUNK_BYTES = 64 * 2**20  # of one chunk of the replicate × prompt count matrix (int64)
+CHUNK_BYTES = 64 * 2**20  # of one chunk of the prompt × replicate count matrix (float64)
 BLOCK_BYTES = 256 * 2**20  # of the replicate values of the groups worked on at once
 _U = 2.0**-53  # unit roundoff of float64
 _NAMES = ("overall_9", "overall_10")
 
 
 class Draws:
-    """The replicates as chunks of a replicate × prompt count matrix (prompts in the order
+    """The replicates as chunks of a prompt × replicate count matrix (prompts in the order
     given); ``strata``: each non-empty leaf stratum's prompts in sample_id order."""
 
     def __init__(

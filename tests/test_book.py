@@ -743,6 +743,8 @@ def test_a_notebook_opens_its_page_with_one_call(tmp_path):
         open_page(config, staging, reads="validate")
     assert open_page(config, staging, runs="validate").validation_report["passed"] is True
     assert open_page(config, staging, reads="validate").folder == staging
+    with pytest.raises(ValueError, match=r"runs='validation', reads='aggregate': not stages"):
+        open_page(config, staging, runs="validation")
 
 
 def test_one_kernel_starts_each_notebook_empty(tmp_path):

@@ -249,6 +249,7 @@ def test_the_command_runs_openblas_on_one_thread_unless_told(given, seen):
         "import os, sys\n"
         "sys.argv = ['searchgen-nb', '--help']\n"
         "from searchgen_nb.launch import main\n"
+        "assert 'numpy' not in sys.modules\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print(os.environ['OPENBLAS_NUM_THREADS'], file=sys.stderr)\n"
     )

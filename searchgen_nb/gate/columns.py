@@ -132,7 +132,7 @@ def slice_fields(manifest: dict) -> list[str]:
     return sorted(fields | {k.fields[0] for k in breakdowns(manifest)})
 
 
-def declared(manifest: Any) -> Declaration:
+def manifest_declaration(manifest: Any) -> Declaration:
     """The manifest's ``declaration`` as the gate can recompute it (data contract, § The release
     gate): ``ValueError`` without one (a folder published before manifests carried one), with
     one that does not read, or with kinds :func:`declared_kinds_problem` names."""
@@ -153,8 +153,8 @@ def declared(manifest: Any) -> Declaration:
 
 def breakdowns(manifest: dict) -> tuple[GroupKind, ...]:
     """The breakdowns of the manifest's ``declaration`` (data contract, § Breakdowns):
-    :func:`declared`'s ``ValueError`` without a readable one."""
-    return declared(manifest).breakdowns
+    :func:`manifest_declaration`'s ``ValueError`` without a readable one."""
+    return manifest_declaration(manifest).breakdowns
 
 
 def declared_kinds_problem(declaration: Declaration) -> str | None:

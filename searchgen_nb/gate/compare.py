@@ -6,7 +6,7 @@ from typing import Any
 
 from searchgen_nb.constants import OVERALL_BOARD, UNCERTAINTY
 from searchgen_nb.declaration import BOARD_PATTERN
-from searchgen_nb.gate.columns import declared
+from searchgen_nb.gate.columns import manifest_declaration
 from searchgen_nb.gate.report import Report
 from searchgen_nb.untrusted import excerpt
 
@@ -15,9 +15,9 @@ _SLICE_KINDS = ("overall", "strata", "domains", "failure_modes")
 
 def board_names(manifest: Any) -> tuple[str, ...]:
     """``leaderboard_overall.json`` and the board of every group kind of the manifest's
-    ``declaration`` (data contract, § The release gate); ``ValueError`` as :func:`declared`
-    raises it, or for a board's file name that is not one."""
-    names = declared(manifest).boards
+    ``declaration`` (data contract, § The release gate); ``ValueError`` as
+    :func:`manifest_declaration` raises it, or for a board's file name that is not one."""
+    names = manifest_declaration(manifest).boards
     if bad := [n for n in names if not isinstance(n, str) or not BOARD_PATTERN.fullmatch(n)]:
         raise ValueError(f"declaration: {excerpt(bad[0], 80)} is not a board's file name")
     return (OVERALL_BOARD, *names)

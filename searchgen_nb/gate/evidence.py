@@ -18,7 +18,7 @@ import jsonschema
 import jsonschema_rs
 
 from searchgen_nb.files import read_bytes, read_lines
-from searchgen_nb.gate.columns import declared
+from searchgen_nb.gate.columns import manifest_declaration
 from searchgen_nb.schemas import error_text, schema_dir
 from searchgen_nb.untrusted import excerpt, strict_loads
 
@@ -84,7 +84,7 @@ def _check_lines(path: Path, manifest: dict, cols, report, named: dict) -> tuple
     sha256 of the file and of its texts (one sorted-key JSON line ``{sample_id, text,
     checklist}`` each)."""
     index = {c: j for j, c in enumerate(manifest["scoring"]["overall_10_components"])}
-    generic = declared(manifest).generic_rubric
+    generic = manifest_declaration(manifest).generic_rubric
     sids, h, in_order, n = list(cols.sample_ids), hashlib.sha256(), True, 0
     texts = hashlib.sha256()
     for n, raw in enumerate(read_lines(path), start=1):
