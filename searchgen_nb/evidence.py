@@ -256,12 +256,12 @@ class PairEvidenceStore:
         self.file.close()
 
 
-def write_evidence(texts: dict, table, pairs, folder: Path, images: dict) -> str:
+def write_evidence(texts: dict, table, pairs: PairEvidenceStore, folder: Path, images: dict) -> str:
     """Write ``prompt_evidence.jsonl`` (a line per prompt of ``table``; ``texts``: ``sample_id
-    ->`` :func:`prompt_text`, from the one read of the metadata; ``pairs``: a
-    :class:`PairEvidenceStore` or a mapping, ``(model index, prompt index) ->``
-    :func:`pair_evidence`; ``images``: the same key -> the pair's
-    ``thumbnail``, ``preview`` and ``image`` paths) into ``folder``; return its sha256."""
+    ->`` :func:`prompt_text`, from the one read of the metadata; ``pairs``: the
+    :class:`PairEvidenceStore` of the pairs' :func:`pair_evidence`; ``images``: ``(model index,
+    prompt index) ->`` the pair's ``thumbnail``, ``preview`` and ``image`` paths) into
+    ``folder``; return its sha256."""
 
     def lines():
         for i, prompt in enumerate(table.prompts):

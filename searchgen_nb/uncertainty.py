@@ -59,13 +59,10 @@ class Draws:
         a, b = self.chunks[chunk]
         return rng.integers(0, len(self.strata[k]), size=(b - a, len(self.strata[k])))
 
-    def counts(self, chunk: int) -> np.ndarray:
-        """int64 (rows, n_prompts): how often each replicate of the chunk drew each prompt."""
-        return self.by_prompt(chunk).T.astype(np.int64)
-
     def by_prompt(self, chunk: int) -> np.ndarray:
-        """float64 (n_prompts, rows): the chunk's counts laid out by prompt, so that a group's
-        prompts are whole rows (the last chunk asked for is kept)."""
+        """float64 (n_prompts, rows): how often each replicate of the chunk drew each prompt,
+        laid out by prompt so that a group's prompts are whole rows (the last chunk asked for
+        is kept)."""
         if self._last is None or self._last[0] != chunk:
             rows = self.chunks[chunk][1] - self.chunks[chunk][0]
             out = np.zeros((self.n_prompts, rows))

@@ -376,7 +376,7 @@ def test_chunked_draws_equal_one_call_per_stratum():
                 want[b, members[j]] += 1
     for chunk_bytes in (1, 8 * 7 * 5, 10**9):
         draws = unc.Draws(leaf, IDS, B, 5, chunk_bytes=chunk_bytes)
-        got = np.vstack([draws.counts(c) for c in range(len(draws.chunks))])
+        got = np.hstack([draws.by_prompt(c) for c in range(len(draws.chunks))]).T
         assert np.array_equal(got, want), chunk_bytes
         assert np.array_equal(draws.count_rows(np.array([22, 0, 7])), want[[22, 0, 7]])
     assert len(unc.Draws(leaf, IDS, B, 5, chunk_bytes=1).chunks) == B
