@@ -10,7 +10,16 @@ from typing import Any
 import numpy as np
 
 from searchgen_nb.constants import EXCLUDE, OVERALL_BOARD, STATUSES, ZERO_FILL
-from searchgen_nb.declaration import BENCHMARK, BREAKDOWN, COMPONENTS, Declaration, GroupKind
+from searchgen_nb.declaration import (
+    BENCHMARK,
+    BREAKDOWN,
+    COMPONENTS,
+    PARTITION,
+    SLICES,
+    TAGS,
+    Declaration,
+    GroupKind,
+)
 from searchgen_nb.numeric import (
     coverage_values,
     exact_mean,
@@ -41,13 +50,13 @@ def prompt_groups(
     prompt), tags and breakdown values sorted (data contract, § Aggregation …; § Breakdowns)."""
     out = {}
     for kind in BENCHMARK.group_kinds if kinds is None else kinds:
-        if kind.source == "partition":
+        if kind.source == PARTITION:
             first, *rest = kind.groups or ()
             groups = {first: list(range(len(prompts))), **{k: [] for k in rest}}
             for i, r in enumerate(prompts):
                 for s in dict.fromkeys(r[f] for f in kind.fields):
                     groups[s].append(i)
-        elif kind.source == "tags":
+        elif kind.source == TAGS:
             groups = {}
             for i, r in enumerate(prompts):
                 for t in dict.fromkeys(r[kind.fields[0]]):
@@ -224,6 +233,6 @@ def leaderboards(
     return {
         OVERALL_BOARD: shown["overall"],
         **{k.board: shown[keys[k.kind]] for k in in_slices},
-        **{k.board: by_slice for k in kinds if k.source == "slices"},
+        **{k.board: by_slice for k in kinds if k.source == SLICES},
         **out,
     }

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from searchgen_nb.declaration import BENCHMARK
+from searchgen_nb.declaration import BENCHMARK, PARTITION
 from searchgen_nb.numeric import RAW_DECIMALS, figure_text
 from searchgen_nb.untrusted import md_code, md_text
 
 TITLE = "## What changed"
 #: Kinds whose groups are named alone ("NoSearch"): the partition's, whose names say their kind.
-_NAMED_ALONE = frozenset(k.kind for k in BENCHMARK.group_kinds if k.source == "partition")
+_NAMED_ALONE = frozenset(k.kind for k in BENCHMARK.group_kinds if k.source == PARTITION)
 #: At most this many groups of a model, prompts of a fact, are named (then "and N more").
 MAX_GROUPS, MAX_PROMPTS = 8, 10
 

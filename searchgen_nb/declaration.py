@@ -14,6 +14,9 @@ import yaml
 
 #: ``from`` of a kind a release config adds (``breakdowns``): one prompt metadata field.
 BREAKDOWN = "breakdown"
+#: ``from`` of the declared kinds: the partition of the prompts (the strata and search types), a
+#: multi-label list field (one group per tag), the config's named slices.
+PARTITION, TAGS, SLICES = "partition", "tags", "slices"
 #: A breakdown's name: a safe id, also its board's file name part and its uncertainty prefix.
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
 #: A breakdown's board file, ``leaderboard_by_<name>.json``.

@@ -13,7 +13,7 @@ from typing import Any
 
 from searchgen_nb.config import UncertaintyConfig
 from searchgen_nb.constants import MANIFEST, OVERALL_BOARD, SCHEMA_VERSION
-from searchgen_nb.declaration import BENCHMARK, Declaration, declared
+from searchgen_nb.declaration import BENCHMARK, PARTITION, SLICES, TAGS, Declaration, declared
 from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_lines
 from searchgen_nb.records import read_records
@@ -25,7 +25,7 @@ NEEDED = (
     "manifest.json",
     "prompt_scores.jsonl",
     OVERALL_BOARD,
-    *(k.board for k in BENCHMARK.group_kinds if k.source in ("partition", "tags")),
+    *(k.board for k in BENCHMARK.group_kinds if k.source in (PARTITION, TAGS)),
 )
 
 
@@ -81,11 +81,11 @@ class Published:
         and the breakdowns."""
         out, full = {"all:All": self.document(OVERALL_BOARD)}, self.manifest["output_slice"]
         for kind in self.declaration.group_kinds:
-            board = self.document(kind.board, optional=kind.source == "slices") or {}
+            board = self.document(kind.board, optional=kind.source == SLICES) or {}
             for name, rows in board.items():
-                if kind.source == "slices" and name != full:
+                if kind.source == SLICES and name != full:
                     out[kind.uncertainty_prefix + name] = rows["overall"]
-                elif kind.source != "slices" and name != "All":
+                elif kind.source != SLICES and name != "All":
                     out[kind.uncertainty_prefix + name] = rows
         return out
 

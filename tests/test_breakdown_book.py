@@ -130,11 +130,12 @@ def test_explorer_has_a_column_and_a_filter_per_breakdown(release):
 
 def test_card_shows_the_prompts_groups_as_tags(release, tmp_path):
     by_id = {c["id"]: c for c in cards.card_data(release)}
-    assert by_id["p1"]["breakdowns"] == [["easy"], ["1"], ["x", "y"]]
-    assert by_id["p4"]["breakdowns"] == [[], [], ["y"]]
+    assert by_id["p1"]["tags"][4:] == [["easy"], ["1"], ["x", "y"]]
+    assert by_id["p4"]["tags"][4:] == [[], [], ["y"]]
     cards.write_card_assets(release.folder, tmp_path)
     index = (tmp_path / "index.js").read_text(encoding="utf-8")
-    assert '"breakdowns":["difficulty","level","theme"]' in index
+    labels = '"tags":["Stratum","Domains","Failure modes","Slices","difficulty","level","theme"]'
+    assert labels in index
 
 
 def test_without_breakdowns_the_page_says_so_and_nothing_else_changes(plain):
@@ -144,7 +145,7 @@ def test_without_breakdowns_the_page_says_so_and_nothing_else_changes(plain):
     ]
     table = pages.prompt_explorer(plain)[1].html
     assert "by_" not in table
-    assert "breakdowns" not in cards.card_data(plain)[0]
+    assert len(cards.card_data(plain)[0]["tags"]) == 4
 
 
 @pytest.mark.slow

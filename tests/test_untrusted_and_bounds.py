@@ -404,6 +404,8 @@ def test_work_is_measured_from_the_release(tmp_path):
 
 def _explorer_page(tmp_path):
     from searchgen_nb.book import assets
+    from searchgen_nb.book.views import tag_columns
+    from searchgen_nb.declaration import BENCHMARK
 
     site = tmp_path / "site"
     names = assets.write_vendor_assets(site / "vendor")
@@ -415,10 +417,12 @@ def _explorer_page(tmp_path):
     rows = [
         {
             "sample_id": f"p{i}",
-            "stratum": "NoSearch" if i == 5 else "VisualSearch",
-            "domains": d,
-            "failure_modes": [],
-            "slices": [],
+            "tags": {
+                "stratum": ["NoSearch"] if i == 5 else ["VisualSearch", "SearchIntensive"],
+                "domains": d,
+                "failure_modes": [],
+                "slices": [],
+            },
             "difficulty": None,
             "spread": None,
             "scores": {"m": None, "m x": None},
@@ -435,7 +439,8 @@ def _explorer_page(tmp_path):
             ]
         )
     ]
-    body = tables.prompt_table(rows, models, "prompt-explorer").html
+    columns = tag_columns(BENCHMARK)
+    body = tables.prompt_table(rows, models, "prompt-explorer", columns).html
     (site / "index.html").write_text(
         f"<!DOCTYPE html><html><head><meta charset='utf-8'>{head}</head><body>{body}</body></html>",
         encoding="utf-8",

@@ -139,18 +139,20 @@ def test_prompt_rows_difficulty_and_spread(release):
     some = next(iter(rows.values()))
     assert set(some) == {
         "sample_id",
-        "stratum",
-        "domains",
-        "failure_modes",
-        "slices",
-        "breakdowns",
+        "tags",
         "difficulty",
         "spread",
         "scores",
         "statuses",
         "reasons",
     }
-    assert some["breakdowns"] == {}  # the release declares no breakdown
+    # the release declares no breakdown: the tags of the declared kinds only
+    assert list(some["tags"]) == ["stratum", "domains", "failure_modes", "slices"]
+    # the partition's groups, finest first: what the explorer shows, then what it filters by
+    for rec in release.records:
+        want = [rec["search_type"]] + ([] if rec["stratum"] == "NoSearch" else [rec["stratum"]])
+        assert rows[rec["sample_id"]]["tags"]["stratum"] == want
+    assert {r["tags"]["stratum"][-1] for r in rows.values()} == {"NoSearch", "SearchIntensive"}
     assert (
         rows["v1"]["reasons"] == {"b": "not a JSON object (got list)"}
         and rows["v2"]["reasons"] == {}

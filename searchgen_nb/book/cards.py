@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from searchgen_nb.book.fmt import unscored_cell
-from searchgen_nb.book.views import Release, group_values
+from searchgen_nb.book.views import Release
 from searchgen_nb.declaration import COMPONENT_LABELS, COMPONENTS
 from searchgen_nb.evidence import EVIDENCE, PREVIEWS, THUMBS
 from searchgen_nb.files import read_lines
@@ -84,26 +84,20 @@ def prompt_texts(release: Release) -> dict[str, str | None]:
 
 
 def card_data(release: Release) -> list[dict]:
-    """One dict per prompt (sample_id order): what its card shows (text, tags, slices, its
-    groups of each breakdown (in the declaration's order; no key without one), and per model
+    """One dict per prompt (sample_id order): what its card shows (text, ``tags``: its groups
+    of each :attr:`Release.tag_columns`, in the declaration's order), and per model
     status, how a pair not scored counts and is shown (:func:`fmt.unscored_cell`), reason,
     public 0–100 components, Overall-9/10, checklist and rubric as
     ``[name, raw 0–3 score, the judge's reason]``, the reference evaluations' reasons (with the
     raw score), thumbnail, preview, image path)."""
-    shown = _evidence(release)
-    tests = {name: release.in_slice(name) for name in release.slices}
+    shown, columns = _evidence(release), release.tag_columns
     out = []
     for r in release.all_records:
-        ev = shown.get(r["sample_id"], {})
-        by = [group_values(r, k) for k in release.breakdowns]
+        ev, tags = shown.get(r["sample_id"], {}), release.prompt_tags(r)
         out.append(
             {
                 "id": r["sample_id"],
-                "stratum": r["search_type"],
-                "domains": r["domains"],
-                "failure_modes": r["failure_modes"],
-                "slices": [n for n, test in tests.items() if test(r)],
-                **({"breakdowns": by} if by else {}),
+                "tags": [tags[c.values] for c in columns],
                 "text": ev.get("text"),
                 "checklist": ev.get("checklist", []),
                 "models": {
@@ -145,7 +139,7 @@ def _script(key: object, value: object) -> str:
 
 def write_card_assets(data_dir: Path, dest: Path) -> None:
     """Write into ``dest`` the card's ``index.js`` (each prompt's shard, the models, the
-    components' names, the breakdowns' labels (none without one), the manifest's thumbnails and
+    components' names, the headings of its rows of tags, the manifest's thumbnails and
     previews and :func:`weight_text`), ``shard-<n>.js``, ``texts.js`` (the first 300 characters
     of each prompt) and a copy of the thumbnails and previews."""
     dest, release = Path(dest), Release(Path(data_dir))
@@ -160,7 +154,7 @@ def write_card_assets(data_dir: Path, dest: Path) -> None:
         "models": [[m, release.display_name(m)] for m in release.model_order],
         "weight": weight_text(release.manifest.get("thumbnails"), release.manifest.get("previews")),
         "components": [COMPONENT_LABELS[c] for c in COMPONENTS],
-        **({"breakdowns": [k.label for k in release.breakdowns]} if release.breakdowns else {}),
+        "tags": [c.label for c in release.tag_columns],
         "thumbnails": release.manifest.get("thumbnails"),
         "previews": release.manifest.get("previews"),
     }

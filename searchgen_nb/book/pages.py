@@ -614,11 +614,9 @@ def prompt_explorer(release: Release) -> list[HTMLFragment]:
             rows,
             models,
             "prompt-explorer",
+            release.tag_columns,
             decimals=release.decimals,
             policies=release.policies,
-            breakdowns=[
-                (k.kind, views.explorer_key(k.kind), k.fields[0]) for k in release.breakdowns
-            ],
         ),
         HTMLFragment(TEXTS_SCRIPT, "prompt texts"),  # the search covers them (cards.py)
         downloads("prompt_scores.jsonl"),
@@ -627,8 +625,8 @@ def prompt_explorer(release: Release) -> list[HTMLFragment]:
         frame = [
             {
                 "sample_id": r["sample_id"],
-                "Stratum": r["stratum"],
-                "Domains": " ".join(r["domains"]),
+                "Stratum": r["tags"]["stratum"][0],
+                "Domains": " ".join(r["tags"]["domains"]),
                 "Mean Overall-9": r["difficulty"],
                 "Spread": r["spread"],
             }

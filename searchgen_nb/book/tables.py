@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from searchgen_nb.declaration import COMPONENT_LABELS, OVERALL_9_COMPONENTS
+from searchgen_nb.declaration import COMPONENT_LABELS, OVERALL_9_COMPONENTS, PARTITION
 from searchgen_nb.evidence import clip
 
 from . import texts
@@ -31,7 +31,7 @@ from .fmt import (
     pct_label,
     rank_text,
 )
-from .views import explorer_filters, in_rank_order, rank_gaps
+from .views import TagColumn, explorer_filters, in_rank_order, rank_gaps
 
 _ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 #: DataTables' own "entries per page" choices.
@@ -317,13 +317,12 @@ def _uncertainty_tds(cell: Mapping[str, Any] | None, tie: str | None, decimals: 
 
 #: Characters of a prompt's text the explorer shows (one line; the card shows it whole).
 EXPLORER_TEXT = 60
+#: The explorer's columns before its tag columns, and after them.
 _EXPLORER_HEADS = [
     ("sample_id", "sample_id", "The prompt's id.", False),
     ("text", "Prompt", "The prompt's text, cut to one line: the whole text is on its card.", False),
-    ("stratum", "Stratum", "Search type: NoSearch, VisualSearch or TextualSearch.", False),
-    ("domains", "Domains", "Domain tags (multi-label).", False),
-    ("failure_modes", "Failure modes", "Failure-mode tags (multi-label).", False),
-    ("slices", "Slices", "Published evaluation slices holding the prompt.", False),
+]
+_EXPLORER_FIGURES = [
     (
         "difficulty",
         "Mean Overall-9",
@@ -339,48 +338,41 @@ _EXPLORER_HEADS = [
 ]
 
 
-def _row_values(r: Mapping[str, Any], breakdowns: Sequence[tuple[str, str, str]] = ()) -> str:
+def _row_values(r: Mapping[str, Any]) -> str:
     """A prompt's ``data-sg-values`` (single-quoted JSON) for the URL filters of the book's
-    script: stratum (and SearchIntensive), its tags, slices, each breakdown's values under its
-    filter key and non-scored statuses."""
-    values = {
-        "stratum": [r["stratum"]] + ([] if r["stratum"] == "NoSearch" else ["SearchIntensive"]),
-        **{k: list(r[k]) for k in ("domains", "failure_modes", "slices")},
-        **{key: list(r["breakdowns"][name]) for name, key, _ in breakdowns},
-        **({"statuses": dict(r["statuses"])} if r["statuses"] else {}),
-    }
+    script: its groups of each kind (``tags``) and non-scored statuses."""
+    values = {**r["tags"], **({"statuses": dict(r["statuses"])} if r["statuses"] else {})}
     text = json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "'" + text.replace("&", "&amp;").replace("<", "&lt;").replace("'", "&#x27;") + "'"
+
+
+def _tag_td(column: TagColumn, values: Sequence[str]) -> str:
+    """A prompt's cell of a tag column: the partition's finest group, searchable by each of
+    its groups; else the groups, space-separated."""
+    if column.kind.source == PARTITION:
+        return f'<td data-search="{esc(" ".join(values))}">{esc(values[0])}</td>'
+    return f"<td>{esc(' '.join(values))}</td>"
 
 
 def prompt_table(
     rows: Sequence[Mapping[str, Any]],
     models: Sequence[tuple[str, str]],
     table_id: str,
+    columns: Sequence[TagColumn],
     *,
     decimals: int | None = None,
     policies: Mapping[str, str] | None = None,
-    breakdowns: Sequence[tuple[str, str, str]] = (),
 ) -> HTMLFragment:
     """The prompt explorer: a row per prompt (``views_audit.prompt_rows``, with its ``text`` or
     None) filtered from the URL; its text cut to :data:`EXPLORER_TEXT` characters; a column
-    and a URL filter per ``breakdowns`` ``(name, filter key, field)``; a column per ``models``
+    and a URL filter per tag column (``views.TagColumn``); a column per ``models``
     ``(model_id, name)``: Overall-9, or the status as it counts by ``policies``; a hidden
     column of ``model_id=status`` words for the search; its URL filters for the book's script
     (``views.explorer_filters``, safe ids)."""
     _check_id(table_id)
     header = [_th(key, Head(label, title), num) for key, label, title, num in _EXPLORER_HEADS]
-    at = [key for key, *_ in _EXPLORER_HEADS].index("slices") + 1
-    header[at:at] = [
-        _th(
-            key,
-            Head(
-                name, f"Breakdown {name}: the prompt's value of its field {field} (a list: each)."
-            ),
-            False,
-        )
-        for name, key, field in breakdowns
-    ]
+    header += [_th(c.values, Head(c.label, c.title), False) for c in columns]
+    header += [_th(key, Head(label, title), num) for key, label, title, num in _EXPLORER_FIGURES]
     header += [
         _th(
             f"m:{m}",
@@ -392,7 +384,6 @@ def prompt_table(
     header.append('<th class="sg-text sg-hidden" data-sg-col="statuses">statuses</th>')
     body = []
     for r in rows:
-        search = r["stratum"] + ("" if r["stratum"] == "NoSearch" else " SearchIntensive")
         sid, card = esc(r["sample_id"]), esc(card_href(r["sample_id"]))
         # data-search: the page's script adds the prompt text (searchgen-nb.js, prompt card)
         text = r.get("text")
@@ -401,9 +392,7 @@ def prompt_table(
             '<td class="sg-na">–</td>'
             if text is None
             else f'<td class="sg-prompt-text">{esc(clip(text, EXPLORER_TEXT))}</td>',
-            f'<td data-search="{esc(search)}">{esc(r["stratum"])}</td>',
-            *(f"<td>{esc(' '.join(r[k]))}</td>" for k in ("domains", "failure_modes", "slices")),
-            *(f"<td>{esc(' '.join(r['breakdowns'][name]))}</td>" for name, _, _ in breakdowns),
+            *(_tag_td(c, r["tags"][c.values]) for c in columns),
             _num_td(r["difficulty"], decimals),
             _num_td(r["spread"], decimals),
         ]
@@ -420,7 +409,7 @@ def prompt_table(
             for m, _ in models
         ]
         words = " ".join(f"{m}={r['statuses'][m]}" for m, _ in models if m in r["statuses"])
-        values = _row_values(r, breakdowns)
+        values = _row_values(r)
         body.append((f"<tr data-sg-values={values}>", [*cells, f"<td>{esc(words)}</td>"]))
     options = {"autoWidth": False, "order": [[0, "asc"]], **_paging(50)}
     note = (
@@ -428,7 +417,7 @@ def prompt_table(
         f'<div class="sg-table-tools"><button type="button" class="sg-export-rows" '
         f'data-sg-for="{table_id}">Download these rows (CSV)</button></div>'
     )
-    filters = explorer_filters([key for _, key, _ in breakdowns])
+    filters = explorer_filters(columns)
     filters_json = json.dumps(filters, separators=(",", ":"))  # a line of its own
     attrs = f" data-sg-explorer=\"1\"\ndata-sg-filters='{filters_json}'\n"
     table = _table(table_id, header, body, options, None, "sg-explorer", attrs)

@@ -44,6 +44,7 @@ def render(template: str, /, **values: Any) -> str:
     return _environment().get_template(template).render({k: _safe(v) for k, v in values.items()})
 
 
-def mapping(name: str) -> dict[str, str]:
-    """The texts of the YAML file ``name`` of ``book/templates/`` (key → plain text)."""
+def mapping(name: str) -> dict[str, Any]:
+    """The texts of the YAML file ``name`` of ``book/templates/`` (key → plain text, or a
+    mapping of texts)."""
     return yaml.safe_load(_source(name))

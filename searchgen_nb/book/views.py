@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import yaml
 
+from searchgen_nb.book import texts
 from searchgen_nb.book.fmt import exact_diff, interval_text, pct_label
 from searchgen_nb.config import ReleaseConfig, SliceConfig, find_config, load_config
 from searchgen_nb.constants import (
@@ -26,8 +27,13 @@ from searchgen_nb.constants import (
 )
 from searchgen_nb.declaration import (
     BENCHMARK,
+    BREAKDOWN,
     COMPONENT_LABELS,
     OVERALL_9_COMPONENTS,
+    PARTITION,
+    SLICES,
+    TAGS,
+    Declaration,
     GroupKind,
 )
 from searchgen_nb.errors import ConfigError
@@ -39,7 +45,7 @@ from searchgen_nb.slices import field_values, in_slice
 #: The board files the book reads: overall and the package's declared group kinds.
 BOARD_FILES = {"overall": OVERALL_BOARD, **{k.kind: k.board for k in BENCHMARK.group_kinds}}
 #: The tag kinds, each with its field (its taxonomy key).
-TAG_KINDS = {k.kind: k.fields[0] for k in BENCHMARK.group_kinds if k.source == "tags"}
+TAG_KINDS = {k.kind: k.fields[0] for k in BENCHMARK.group_kinds if k.source == TAGS}
 #: The facts the Extraction page shows (by name, never by position).
 EXTRACTION_FACTS = (
     "Dataset",
@@ -59,17 +65,47 @@ def taxonomy() -> dict[str, dict[str, str]]:
     return {key: {code: v["name"] for code, v in data[key].items()} for key in TAG_KINDS.values()}
 
 
-def explorer_filters(breakdown_keys: Sequence[str] = ()) -> dict:
+@dataclass(frozen=True)
+class TagColumn:
+    """How the prompt explorer (a column, its URL filter ``key``) and the prompt card (a row of
+    tags) show a prompt's groups of one declared ``kind``: ``values``, their key in
+    :meth:`Release.prompt_tags` and in a row's filter values; ``label`` and ``title``, the
+    heading and its tooltip (``book/templates/prompt_tags.yaml``; a breakdown: its name)."""
+
+    kind: GroupKind
+    key: str
+    values: str
+    label: str
+    title: str
+
+
+def tag_columns(declaration: Declaration) -> tuple[TagColumn, ...]:
+    """A :class:`TagColumn` per group kind of ``declaration``, in its order: a declared kind's
+    values are keyed by its field (the slices, which read none, by ``slices``), a breakdown's by
+    its filter key ``by_<name>``."""
+    heads = texts.mapping("prompt_tags.yaml")
+    out = []
+    for k in declaration.group_kinds:
+        key = explorer_key(k.kind)
+        if k.source == BREAKDOWN:
+            title = (
+                f"Breakdown {k.kind}: the prompt's value of its field {k.fields[0]} (a list: each)."
+            )
+            out.append(TagColumn(k, key, key, k.kind, title))
+        else:
+            head = heads.get(k.kind, {"label": k.label, "title": ""})
+            out.append(TagColumn(k, key, (*k.fields, SLICES)[0], head["label"], head["title"]))
+    return tuple(out)
+
+
+def explorer_filters(columns: Sequence[TagColumn]) -> dict:
     """The prompt explorer's URL filters, which the book's script reads from its table:
     ``{"filters": {filter key: key of a row's values}, "lists": [keys whose column shows a
-    list]}`` of the declared kinds (``domain`` → ``domains``; the slices, which read no field,
-    → ``slices``), then of each breakdown's filter key (``by_<name>``, both)."""
-    filters, lists = {}, []
-    for k in BENCHMARK.group_kinds:
-        filters[k.kind] = (k.fields or ("slices",))[0]
-        lists += [] if k.source == "partition" else [filters[k.kind]]
-    filters |= {key: key for key in breakdown_keys}
-    return {"filters": filters, "lists": [*lists, *breakdown_keys]}
+    list]}``: every column's but the partition's, which shows one group."""
+    return {
+        "filters": {c.key: c.values for c in columns},
+        "lists": [c.values for c in columns if c.kind.source != PARTITION],
+    }
 
 
 def explorer_key(kind: str) -> str:
@@ -154,6 +190,33 @@ class Release(Published):
 
     def display_name(self, model_id: str) -> str:
         return self.manifest["models"][model_id]["display_name"]
+
+    @cached_property
+    def tag_columns(self) -> tuple[TagColumn, ...]:
+        """The :func:`tag_columns` of the manifest's declaration."""
+        return tag_columns(self.declaration)
+
+    @cached_property
+    def slice_tests(self) -> dict[str, Any]:
+        """``name -> (record -> bool)`` of each published slice (:meth:`in_slice`)."""
+        return {name: self.in_slice(name) for name in self.slices}
+
+    def prompt_tags(self, record: dict) -> dict[str, list[str]]:
+        """A prompt's groups of each kind by :attr:`TagColumn.values`: the partition's finest
+        first (``VisualSearch``, ``SearchIntensive``), a tag kind's tags, the published slices
+        holding it, a breakdown's values (:func:`group_values`)."""
+        out = {}
+        for c in self.tag_columns:
+            k = c.kind
+            if k.source == PARTITION:
+                out[c.values] = list(dict.fromkeys(record[f] for f in reversed(k.fields)))
+            elif k.source == SLICES:
+                out[c.values] = [n for n, test in self.slice_tests.items() if test(record)]
+            elif k.source == TAGS:
+                out[c.values] = list(record[k.fields[0]])
+            else:
+                out[c.values] = group_values(record, k)
+        return out
 
     @cached_property
     def breakdowns(self) -> tuple[GroupKind, ...]:

@@ -10,7 +10,7 @@ from fractions import Fraction
 import pandas as pd
 
 from searchgen_nb.book.fmt import NA, coverage_text, interval_text, pair_cell
-from searchgen_nb.book.views import TAG_KINDS, Release, group_label, group_values
+from searchgen_nb.book.views import TAG_KINDS, Release, group_label
 from searchgen_nb.changes_markdown import score_changed, status_text
 from searchgen_nb.constants import INVALID, STATUSES
 from searchgen_nb.gate.report import CHECK_DESCRIPTIONS
@@ -114,11 +114,9 @@ def status_changes_frame(release: Release) -> pd.DataFrame:
 
 
 def prompt_rows(release: Release) -> list[dict]:
-    """A dict per prompt of this view: sample_id, stratum, domains, failure_modes, slices,
-    ``breakdowns`` (name → the prompt's groups), the difficulty and spread (mean, range) of the
-    public Overall-9s, and by model_id ``scores`` (None: no value) and, for the models without
-    a score, ``statuses`` and ``reasons``."""
-    tests = {name: release.in_slice(name) for name in release.slices}
+    """A dict per prompt of this view: sample_id, ``tags`` (:meth:`Release.prompt_tags`), the
+    difficulty and spread (mean, range) of the public Overall-9s, and by model_id ``scores``
+    (None: no value) and, for the models without a score, ``statuses`` and ``reasons``."""
     public = functools.partial(to_public, decimals=release.decimals)
     out = []
     for r in release.records:
@@ -131,11 +129,7 @@ def prompt_rows(release: Release) -> list[dict]:
         out.append(
             {
                 "sample_id": r["sample_id"],
-                "stratum": r["search_type"],
-                "domains": list(r["domains"]),
-                "failure_modes": list(r["failure_modes"]),
-                "slices": [n for n, test in tests.items() if test(r)],
-                "breakdowns": {k.kind: group_values(r, k) for k in release.breakdowns},
+                "tags": release.prompt_tags(r),
                 "difficulty": public(sum(raws.values(), Fraction(0)) / len(raws)) if raws else None,
                 "spread": public(max(raws.values()) - min(raws.values())) if raws else None,
                 "scores": {m: public(raws[m]) if m in raws else None for m in entries},

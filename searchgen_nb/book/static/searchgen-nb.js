@@ -376,18 +376,13 @@
     root.textContent = "";
     root.appendChild(el("h2", "sg-card-id", p.id));
     if (tag) {
-      var all = [p.stratum].concat(p.domains, p.failure_modes, p.slices);
-      (p.breakdowns || []).forEach(function (values) { all = all.concat(values); });
+      var all = [].concat.apply([], p.tags);
       var holds = all.indexOf(tag) !== -1;
       root.appendChild(el("p", holds ? "sg-card-from" : "sg-card-from sg-card-warn", holds
         ? "Opened from the prompts of " + clip(tag) + ": this prompt is one of them."
         : "Opened from the prompts of " + clip(tag) + ", but this prompt does not hold it."));
     }
-    root.appendChild(tags("Stratum", [p.stratum], tag));
-    root.appendChild(tags("Domains", p.domains, tag));
-    root.appendChild(tags("Failure modes", p.failure_modes, tag));
-    root.appendChild(tags("Slices", p.slices, tag));
-    (index.breakdowns || []).forEach(function (label, i) { root.appendChild(tags(label, (p.breakdowns || [])[i] || [], tag)); });
+    index.tags.forEach(function (label, i) { root.appendChild(tags(label, p.tags[i], tag)); });
     root.appendChild(el("blockquote", "sg-card-text", p.text === null ? "The metadata gives no prompt text (user_prompt)." : p.text));
     root.appendChild(el("h3", null, "Scores (0\u2013100)"));
     root.appendChild(modelsTable(index, p, base));
