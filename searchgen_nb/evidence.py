@@ -211,16 +211,14 @@ def _readable(step, *args, **kwargs):
 
 
 def _decoded(data: bytes, px: int):
-    """The image of ``data`` drafted for ``px`` a side, decoded in RGB (converted only when
-    decoded otherwise)."""
+    """The image of ``data`` drafted for ``px`` a side, decoded in RGB (a new image)."""
     from PIL import Image
 
     with Image.open(io.BytesIO(data)) as im:
         if im.width * im.height > PIXELS_MAX:
             raise ThumbnailError(f"{im.width}×{im.height} pixels, at most {PIXELS_MAX}")
         im.draft("RGB", (px, px))
-        im.load()
-        return im if im.mode == "RGB" else im.convert("RGB")
+        return im.convert("RGB")
 
 
 def _webp(small, limit: int, qualities=WEBP_QUALITIES, method: int = SMALL_WAY[1]) -> bytes:
