@@ -8,9 +8,12 @@ ratios. Each round:
    emptied; its image work is the ``thumbnails`` stage of ``--timings``;
 3. a re-release after ``--changed`` images were replaced by other pictures:
    ``data release-again.yml`` (``previous_release``: the first) with the same cache;
-4. the same re-release with images off (``release-off.yml``).
+4. the same re-release with images off (``release-off.yml``);
+5. the first release with images off, so that the image work's CPU time (the first release's
+   less this one's, every process counted) can be set against the floor's: on a shared machine
+   a steadier figure than the wall times.
 
-    .venv/bin/python benchmarks/bench_images.py build/bench/images [--rounds 3] [--changed 10]
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_images.py build/bench/images [--rounds 3]
 
 Targets: first-release image work ≤ 1.3× the floor; re-release ≤ 1.5× images off.
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -38,19 +42,30 @@ def decode(path: Path) -> None:
         im.load()
 
 
-def floor(paths: list[Path]) -> float:
-    start = time.perf_counter()
+def cpu() -> float:
+    """CPU seconds (user and system) of this process and its ended children so far."""
+    return sum(
+        r.ru_utime + r.ru_stime
+        for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    )
+
+
+def floor(paths: list[Path]) -> tuple[float, float]:
+    """Wall and CPU seconds of the bare decode of ``paths`` on a process per core."""
+    start, before = time.perf_counter(), cpu()
     with Pool(len(os.sched_getaffinity(0))) as pool:
         for _ in pool.imap_unordered(decode, paths, chunksize=8):
             pass
-    return time.perf_counter() - start
+        pool.close()
+        pool.join()
+    return time.perf_counter() - start, cpu() - before
 
 
 def data(config: Path, out: Path, *extra: str) -> dict:
     """``searchgen-nb data`` as a user runs it: wall seconds and the stages' timings."""
     exe = Path(sys.executable).with_name("searchgen-nb")
     timings = out.with_name(out.name + ".timings.json")
-    start = time.perf_counter()
+    start, before = time.perf_counter(), cpu()
     subprocess.run(
         [
             str(exe),
@@ -67,8 +82,8 @@ def data(config: Path, out: Path, *extra: str) -> dict:
         capture_output=True,
         env={**os.environ, "SOURCE_DATE_EPOCH": "1700000000"},
     )
-    wall = time.perf_counter() - start
-    return {"wall": wall, **json.loads(timings.read_text())["stages"]}
+    wall, used = time.perf_counter() - start, cpu() - before
+    return {"wall": wall, "cpu": used, **json.loads(timings.read_text())["stages"]}
 
 
 def main() -> None:
@@ -83,6 +98,11 @@ def main() -> None:
     runs = Path(again["previous_release"]).parent  # outside the project: data never writes there
     runs.mkdir(parents=True, exist_ok=True)
     cache = runs / "cache"
+    first_off = src / "release-first-off.yml"  # beside the inputs its paths are relative to
+    first_off.write_text(
+        yaml.safe_dump({**cfg, "evidence": {"thumbnails": False}}, sort_keys=False),
+        encoding="utf-8",
+    )
     paths = image_paths(src, [m["source_id"] for m in cfg["models"].values()])
     step = len(paths) // args.changed
     changed = {
@@ -101,12 +121,13 @@ def main() -> None:
             path.write_bytes(before)
         shutil.rmtree(cache, ignore_errors=True)
         load = os.getloadavg()[0]
-        bare = floor(paths)
+        bare, bare_cpu = floor(paths)
         first = data(src / "release.yml", runs / "first", "--thumb-cache", str(cache))
         for path, (_, after) in changed.items():
             path.write_bytes(after)
         again = data(src / "release-again.yml", runs / "again", "--thumb-cache", str(cache))
         off = data(src / "release-off.yml", runs / "off")
+        plain = data(first_off, runs / "first-off")
         row = {
             "load": load,
             "floor": bare,
@@ -115,12 +136,15 @@ def main() -> None:
             "again": again["wall"],
             "again_images": again["thumbnails"]["wall_s"],
             "off": off["wall"],
+            "floor_cpu": bare_cpu,
+            "images_cpu": first["cpu"] - plain["cpu"],
         }
         row["images/floor"] = row["first_images"] / bare
+        row["cpu images/floor"] = row["images_cpu"] / bare_cpu
         row["again/off"] = row["again"] / row["off"]
         rounds.append(row)
         print(f"round {r}: " + ", ".join(f"{k} {v:.2f}" for k, v in row.items()), flush=True)
-    for key in ("images/floor", "again/off"):
+    for key in ("images/floor", "cpu images/floor", "again/off"):
         values = [row[key] for row in rounds]
         print(
             f"median {key}: {statistics.median(values):.3f} "

@@ -160,12 +160,16 @@ class ThumbnailError(ValueError):
 
 #: What each distinct image is made into, in one decode: ``(folder, pixels a side, bytes at
 #: most, WebP qualities tried in order)``; the first is the pair's thumbnail, the second its
-#: preview. The WebP method of both.
-WEBP_QUALITIES, PREVIEW_QUALITIES, WEBP_METHOD = (75, 50, 25), (80, 60, 40), 4
+#: preview.
+WEBP_QUALITIES, PREVIEW_QUALITIES = (75, 50, 25), (80, 60, 40)
 TARGETS = (
     (THUMBS, THUMB_PX, THUMB_BYTES, WEBP_QUALITIES),
     (PREVIEWS, PREVIEW_PX, PREVIEW_BYTES, PREVIEW_QUALITIES),
 )
+#: Pillow's reducing gap and the WebP method of an image that fits the largest size (the
+#: demo's) and of one that is larger (a generated image): reduced by the whole factor that keeps
+#: it at least that size, then resampled, and encoded at WebP's quickest method.
+SMALL_WAY, LARGE_WAY = (2.0, 4), (1.0, 0)
 
 #: What :func:`renditions` makes by default: every target but its folder.
 SIZES = tuple(t[1:] for t in TARGETS)
@@ -173,46 +177,54 @@ SIZES = tuple(t[1:] for t in TARGETS)
 
 def renditions(data: bytes, sizes=SIZES) -> list[bytes]:
     """One image's bytes decoded once into a WebP per ``(pixels a side, bytes at most[, WebP
-    qualities])`` of ``sizes`` (qualities: :data:`WEBP_QUALITIES` unless given): a JPEG at the
-    smallest scale that covers each size (Pillow's ``draft``; a decode per distinct scale, so
-    each size's bytes are those it has made alone), then Pillow's ``thumbnail`` per size (it
-    reduces before resampling). Raises :class:`ThumbnailError` for what cannot be read or
-    bounded (data contract, § Prompt evidence and thumbnails)."""
+    qualities])`` of ``sizes`` (qualities: :data:`WEBP_QUALITIES` unless given), in the order of
+    ``sizes``. The image is decoded for the largest size (a JPEG at the smallest scale that
+    covers it: Pillow's ``draft``), in RGB; each size is made by Pillow's ``thumbnail`` from the
+    next larger one's result, the largest from the image; the reducing gap and WebP method are
+    :data:`SMALL_WAY`'s, or :data:`LARGE_WAY`'s when the image is larger than the largest size.
+    Raises :class:`ThumbnailError` for what cannot be read or bounded (data contract, § Prompt
+    evidence and thumbnails)."""
+    order = sorted(range(len(sizes)), key=lambda n: -sizes[n][0])
+    image = _readable(_decoded, data, sizes[order[0]][0])
+    gap, method = LARGE_WAY if max(image.size) > sizes[order[0]][0] else SMALL_WAY
+    made: dict[int, bytes] = {}
+    for n in order:
+        px, limit, *qualities = sizes[n]
+        _readable(image.thumbnail, (px, px), reducing_gap=gap)
+        made[n] = _webp(image, limit, qualities[0] if qualities else WEBP_QUALITIES, method)
+    return [made[n] for n in range(len(sizes))]
+
+
+def _readable(step, *args, **kwargs):
+    """``step(*args, **kwargs)`` with Pillow's refusals (a decompression bomb's warning among
+    them) as :class:`ThumbnailError`."""
     from PIL import Image
 
-    decoded: dict = {}  # (mode, size, scale) after the draft -> the image decoded in RGB
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            smalls = [_decoded(data, px, decoded).copy() for px, *_ in sizes]
-            for small, (px, *_) in zip(smalls, sizes):
-                small.thumbnail((px, px))
+            return step(*args, **kwargs)
     except ThumbnailError:
         raise
     except Exception as exc:  # Pillow's many ways to refuse a file
         raise ThumbnailError(f"not a readable image ({type(exc).__name__})") from None
-    return [_webp(small, limit, *rest) for small, (_, limit, *rest) in zip(smalls, sizes)]
 
 
-def _decoded(data: bytes, px: int, decoded: dict):
-    """The image of ``data`` drafted for ``px`` a side, in RGB: decoded unless ``decoded``
-    holds it at that scale already."""
+def _decoded(data: bytes, px: int):
+    """The image of ``data`` drafted for ``px`` a side, decoded in RGB (a new image)."""
     from PIL import Image
 
     with Image.open(io.BytesIO(data)) as im:
         if im.width * im.height > PIXELS_MAX:
             raise ThumbnailError(f"{im.width}×{im.height} pixels, at most {PIXELS_MAX}")
         im.draft("RGB", (px, px))
-        key = (im.mode, im.size, getattr(im, "decoderconfig", ()))
-        if key not in decoded:
-            decoded[key] = im.convert("RGB")
-        return decoded[key]
+        return im.convert("RGB")
 
 
-def _webp(small, limit: int, qualities: tuple[int, ...] = WEBP_QUALITIES) -> bytes:
+def _webp(small, limit: int, qualities=WEBP_QUALITIES, method: int = SMALL_WAY[1]) -> bytes:
     for quality in qualities:
         buf = io.BytesIO()
-        small.save(buf, "WEBP", quality=quality, method=WEBP_METHOD)
+        small.save(buf, "WEBP", quality=quality, method=method)
         if buf.tell() <= limit:
             return buf.getvalue()
     raise ThumbnailError(f"no WebP within {limit} bytes")
@@ -220,14 +232,16 @@ def _webp(small, limit: int, qualities: tuple[int, ...] = WEBP_QUALITIES) -> byt
 
 def thumbnail(data: bytes) -> bytes:
     """A WebP of at most :data:`THUMB_PX` a side and :data:`THUMB_BYTES` bytes of one image's
-    bytes; :class:`ThumbnailError` for what cannot be read or bounded."""
-    return renditions(data, (TARGETS[0][1:],))[0]
+    bytes, as :func:`renditions` makes it; :class:`ThumbnailError` for what cannot be read or
+    bounded."""
+    return renditions(data)[0]
 
 
 def preview(data: bytes) -> bytes:
     """A WebP of at most :data:`PREVIEW_PX` a side and :data:`PREVIEW_BYTES` bytes of one
-    image's bytes (the size one can judge it at); :class:`ThumbnailError` as :func:`thumbnail`."""
-    return renditions(data, (TARGETS[1][1:],))[0]
+    image's bytes (the size one can judge it at), as :func:`renditions` makes it;
+    :class:`ThumbnailError` as :func:`thumbnail`."""
+    return renditions(data)[1]
 
 
 class PairEvidenceStore:

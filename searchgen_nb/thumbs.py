@@ -21,11 +21,12 @@ from searchgen_nb.artifacts import write_bytes
 from searchgen_nb.errors import ReleaseError
 from searchgen_nb.evidence import (
     IMAGE_MAX,
+    LARGE_WAY,
     NAME_HEX,
     PATH_MAX,
+    SMALL_WAY,
     TARGETS,
     THUMBS,
-    WEBP_METHOD,
     ThumbnailError,
     clip,
     renditions,
@@ -44,11 +45,16 @@ _TMP = re.compile(r"\.tmp-[0-9]+-[0-9a-f]+")
 
 
 def recipe() -> str:
-    """What a thumbnail depends on besides the image: Pillow's version and every target's
-    size, byte bound and WebP settings (a cache entry made otherwise is never used)."""
+    """What a thumbnail depends on besides the image: Pillow's version, the reducing gap and
+    WebP method of a small and of a large image, and every target's size, byte bound and WebP
+    qualities (a cache entry made otherwise is never used)."""
     import PIL
 
-    return f"Pillow {PIL.__version__}; WebP m{WEBP_METHOD}; " + "; ".join(
+    ways = "; ".join(
+        f"{w} gap {gap} WebP m{m}"
+        for w, (gap, m) in zip(("small", "large"), (SMALL_WAY, LARGE_WAY))
+    )
+    return f"Pillow {PIL.__version__}; {ways}; " + "; ".join(
         f"{px} px {limit} B q{'/'.join(map(str, qs))}" for _, px, limit, qs in TARGETS
     )
 
@@ -192,7 +198,7 @@ def _render(path: str) -> tuple[str, list | None, str | None, list[bytes] | None
     made = MEMO.get(sha) or (_CACHE.get(sha) if _CACHE else None)
     if made is None:
         try:
-            made = renditions(data, [t[1:] for t in TARGETS])
+            made = renditions(data)
         except ThumbnailError as exc:
             return path, _identity(st), sha, None, str(exc)
         if _CACHE:

@@ -59,10 +59,10 @@ def decodes(monkeypatch, tmp_path):
     """The number of images decoded since the last call (counted across the worker processes)."""
     log, original = tmp_path / "decodes.log", thumbs.renditions
 
-    def counting(data, sizes):
+    def counting(data, *sizes):
         with open(log, "a") as fh:
             fh.write("x")
-        return original(data, sizes)
+        return original(data, *sizes)
 
     monkeypatch.setattr(thumbs, "renditions", counting)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
@@ -130,9 +130,32 @@ def test_one_decode_makes_every_size():
     assert small == evidence.thumbnail(data)
 
 
-def test_a_jpeg_is_drafted_per_scale_so_each_size_is_as_made_alone():
-    data = _image(1, "JPEG", size=(1024, 768))  # drafted at 1/4 for 160 px, at 1/2 for 512 px
-    assert evidence.renditions(data) == [evidence.thumbnail(data), evidence.preview(data)]
+def _made(im, px: int, gap: float, method: int, qualities=evidence.WEBP_QUALITIES) -> bytes:
+    """What the rule of § Prompt evidence and thumbnails makes of ``im``, step by step."""
+    im.thumbnail((px, px), reducing_gap=gap)
+    buf = io.BytesIO()
+    im.save(buf, "WEBP", quality=qualities[0], method=method)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG"])
+def test_a_large_image_is_reduced_whole_first_and_its_thumbnail_made_from_its_preview(fmt):
+    data = _image(1, fmt, size=(2048, 1536))  # a JPEG is drafted at 1/2 for the 512 px preview
+    im = Image.open(io.BytesIO(data))
+    im.draft("RGB", (512, 512))
+    im = im.convert("RGB")
+    assert im.size == ((1024, 768) if fmt == "JPEG" else (2048, 1536))
+    preview = _made(im, 512, *evidence.LARGE_WAY, evidence.PREVIEW_QUALITIES)
+    assert im.size == (512, 384)
+    assert evidence.renditions(data) == [_made(im, 160, *evidence.LARGE_WAY), preview]
+
+
+def test_an_image_within_the_preview_is_made_as_before():
+    data = _image(2, size=(400, 300))  # the preview is the image; the thumbnail Lanczos, gap 2
+    im = Image.open(io.BytesIO(data)).convert("RGB")
+    preview = _made(im.copy(), 512, 2.0, 4, evidence.PREVIEW_QUALITIES)
+    assert evidence.renditions(data) == [_made(im, 160, 2.0, 4), preview]
+    assert evidence.LARGE_WAY == (1.0, 0) and evidence.SMALL_WAY == (2.0, 4)
 
 
 @pytest.mark.parametrize("where", ["foreign", "results"])
