@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+from fractions import Fraction
 from functools import cache
 from pathlib import Path
 from typing import cast
@@ -16,7 +18,7 @@ import jsonschema
 import jsonschema_rs
 
 from searchgen_nb.files import read_bytes, read_lines
-from searchgen_nb.gate.columns import exact_numerators, manifest_declaration
+from searchgen_nb.gate.columns import manifest_declaration
 from searchgen_nb.schemas import error_text, schema_dir
 from searchgen_nb.untrusted import excerpt, strict_loads
 
@@ -106,9 +108,8 @@ def _check_lines(path: Path, manifest: dict, cols, report, named: dict) -> tuple
                 sample_id=sid,
             )
             continue
-        entries = _entries(cols, n - 1, index)
         for m, pair in p["models"].items():
-            if why := _pair_problem(pair, entries.get(m), generic):
+            if why := _pair_problem(pair, m, n - 1, cols, index, generic):
                 report.fail(
                     CHECK,
                     f"{NAME} line {n}: sample_id {excerpt(sid, 80)}, model {excerpt(m, 60)}: {why}",
@@ -158,25 +159,14 @@ def _line(raw: bytes, n: int, report) -> dict | None:
     return None
 
 
-def _entries(cols, i: int, index: dict) -> dict[str, tuple[int, dict]]:
-    """Per model of the records (the first of a repeated id), its status code in prompt ``i``
-    and its values by component (None where there is none)."""
-    status = cols.status[:, i].tolist()
-    rows = cols.values[:, i, : len(index)].tolist()
-    return {
-        m: (code, {c: None if row[j] != row[j] else row[j] for c, j in index.items()})
-        for m, code, row in reversed(list(zip(cols.models, status, rows)))
-    }
-
-
 def _pair_problem(
-    pair: dict, entry: tuple[int, dict] | None, generic: tuple[str, ...]
+    pair: dict, m: str, i: int, cols, index: dict, generic: tuple[str, ...]
 ) -> str | None:
-    """Why one model's entry of a prompt contradicts the records' ``entry`` (its status code and
-    values, :func:`_entries`; None: the model is not in the records), or None."""
-    if entry is None:
+    """Why one model's entry of prompt ``i`` contradicts the records, or None."""
+    if m not in cols.models:
         return "no such model in prompt_scores.jsonl"
-    status, value = entry
+    k = cols.models.index(m)
+    status = int(cols.status[k, i])
     if status != _SCORED and ("checklist" in pair or "rubric" in pair):
         return "the judge's scores of a pair that is not scored"
     if status != _SCORED and any(key in pair for key in _REASONS):
@@ -187,10 +177,13 @@ def _pair_problem(
         return "a preview or image of a pair without a generated image"
     if ("thumbnail" in pair) != ("preview" in pair):
         return "a thumbnail without its preview, or a preview without its thumbnail"
+    value = {
+        c: None if math.isnan(v) else v
+        for c, v in ((c, float(cols.values[k, i, j])) for c, j in index.items())
+    }
     items = [e["score"] for e in pair.get("checklist", ())]
     if items and None not in items and value["checklist"] is not None:
-        nums, den = exact_numerators(items)
-        mean = sum(nums) / (den * len(items))  # int / int: the nearest double
+        mean = float(sum(map(Fraction, items), Fraction(0)) / len(items))
         if mean != value["checklist"]:
             return f"checklist items average {mean}, the record's checklist is {value['checklist']}"
     for d in generic:

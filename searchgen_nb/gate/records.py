@@ -6,6 +6,7 @@ import json
 import math
 import posixpath
 from collections import Counter
+from fractions import Fraction
 from functools import partial
 from pathlib import Path
 
@@ -37,7 +38,7 @@ def _mean(row: list[float]) -> float | None:
     if not present:
         return None
     nums, den = exact_numerators(present)
-    return sum(nums) / (den * len(present))  # int / int: the nearest double, ties to even
+    return float(Fraction(sum(nums), den * len(present)))
 
 
 def nearest_double_of_mean(vals: np.ndarray, stored: np.ndarray) -> np.ndarray:
