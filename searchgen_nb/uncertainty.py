@@ -13,7 +13,7 @@ import numpy as np
 from searchgen_nb.aggregate import prompt_groups
 from searchgen_nb.config import UncertaintyConfig as Settings
 from searchgen_nb.constants import ALL_PAIRS_MAX_MODELS, OVERALL_BOARD
-from searchgen_nb.declaration import BENCHMARK, Declaration
+from searchgen_nb.declaration import BENCHMARK, PARTITION, SLICES, TAGS, Declaration
 from searchgen_nb.table import OVERALL_9, OVERALL_10, SCORED_CODE, ReleaseTable
 
 LEAF_STRATA = ("NoSearch", "VisualSearch", "TextualSearch")  # in draw order
@@ -347,13 +347,13 @@ def bootstrap_groups(
     out = [group("all:All", groups[whole_kind][whole], boards[OVERALL_BOARD])]
     for kind in kinds:
         board, prefix = boards[kind.board], kind.uncertainty_prefix
-        if kind.source == "partition":
+        if kind.source == PARTITION:
             out += [
                 group(prefix + s, groups[kind.kind][s], board[s]) for s in (kind.groups or ())[1:]
             ]
-        elif kind.source == "tags":
+        elif kind.source == TAGS:
             out += [group(prefix + t, idx) for t, idx in groups[kind.kind].items()]
-        elif kind.source == "slices":
+        elif kind.source == SLICES:
             out += [group(prefix + s, idx, board[s]["overall"]) for s, idx in slices.items()]
         else:
             out += [group(prefix + v, idx, board[v]) for v, idx in groups[kind.kind].items()]
