@@ -150,7 +150,7 @@ def test_a_large_image_is_reduced_whole_first_and_its_thumbnail_made_from_its_pr
     assert evidence.renditions(data) == [_made(im, 160, *evidence.LARGE_WAY), preview]
 
 
-def test_an_image_within_the_preview_is_made_as_before():
+def test_an_image_within_the_preview_is_its_preview_and_its_thumbnail_is_resampled_whole():
     data = _image(2, size=(400, 300))  # the preview is the image; the thumbnail Lanczos, gap 2
     im = Image.open(io.BytesIO(data)).convert("RGB")
     preview = _made(im.copy(), 512, 2.0, 4, evidence.PREVIEW_QUALITIES)

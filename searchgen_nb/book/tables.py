@@ -317,11 +317,12 @@ def _uncertainty_tds(cell: Mapping[str, Any] | None, tie: str | None, decimals: 
 
 #: Characters of a prompt's text the explorer shows (one line; the card shows it whole).
 EXPLORER_TEXT = 60
-#: The explorer's columns before its tag columns, and after them.
+#: The explorer's columns before its tag columns (``views.TagColumn``).
 _EXPLORER_HEADS = [
     ("sample_id", "sample_id", "The prompt's id.", False),
     ("text", "Prompt", "The prompt's text, cut to one line: the whole text is on its card.", False),
 ]
+#: The explorer's figures, after its tag columns.
 _EXPLORER_FIGURES = [
     (
         "difficulty",
