@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import math
+import os
 import pickle
 import tempfile
 import warnings
@@ -247,24 +248,35 @@ def preview(data: bytes) -> bytes:
 class PairEvidenceStore:
     """The judge's answers (:func:`pair_evidence`) of the pairs read, held in an anonymous
     temporary file until ``prompt_evidence.jsonl`` is written: at a million pairs they are
-    gigabytes as Python objects. ``shape``: (models, prompts); :meth:`get` by ``(model index,
-    prompt index)``, None for a pair without one; :meth:`close` frees the file."""
+    gigabytes as Python objects. ``shape``: (models, prompts); :meth:`add` an answer as
+    :meth:`pack` made it (a worker process packs, the command stores), :meth:`get` by ``(model
+    index, prompt index)``, None for a pair without one; :meth:`close` frees the file."""
 
     def __init__(self, shape: tuple[int, int]) -> None:
-        self.file = tempfile.TemporaryFile()
+        self.file = tempfile.TemporaryFile(buffering=1 << 20)
         self.at = np.zeros((*shape, 2), dtype=np.int64)  # (offset, length); length 0: none
+        self.end, self.flushed = 0, True
 
-    def add(self, key: tuple[int, int], evidence: dict) -> None:
-        data = pickle.dumps(evidence, protocol=pickle.HIGHEST_PROTOCOL)
-        self.at[key] = self.file.tell(), len(data)
-        self.file.write(data)
+    @staticmethod
+    def pack(evidence: dict) -> bytes:
+        """An answer as bytes for :meth:`add`."""
+        return pickle.dumps(evidence, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def add(self, key: tuple[int, int], packed: bytes) -> None:
+        self.file.write(packed)
+        self.flushed = False
+        self.at[key] = self.end, len(packed)
+        self.end += len(packed)
 
     def get(self, key: tuple[int, int]) -> dict | None:
         offset, length = self.at[key].tolist()
         if not length:
             return None
-        self.file.seek(offset)
-        return pickle.loads(self.file.read(length))  # written by add() in this run
+        if not self.flushed:
+            self.file.flush()
+            self.flushed = True
+        # written by add() in this run; read in place (a get moves no file position)
+        return pickle.loads(os.pread(self.file.fileno(), length, offset))
 
     def close(self) -> None:
         self.file.close()

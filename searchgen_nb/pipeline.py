@@ -117,7 +117,7 @@ def extract_stage(
     sha = {"prompt_scores.jsonl": write_jsonl(folder / "prompt_scores.jsonl", table.records())}
     with _stage(timings, "thumbnails"):
         on = cfg.evidence.thumbnails
-        made = make_thumbnails(cfg, table, folder, cache) if on else Thumbnails()
+        made = make_thumbnails(cfg, table, extraction.images, folder, cache) if on else Thumbnails()
     texts = {p.sample_id: p.texts for p in prompt_set.prompts}  # the metadata read once
     sha[EVIDENCE] = write_evidence(texts, table, extraction.evidence, folder, made.paths)
     extraction.evidence.close()  # written: the judge's texts need no room past this point

@@ -6,14 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
-import posixpath
 import re
-import signal
 import stat
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,9 +26,9 @@ from searchgen_nb.evidence import (
     clip,
     renditions,
 )
-from searchgen_nb.files import ARTIFACT_MAX, image_name, read_bytes, read_file
+from searchgen_nb.files import ARTIFACT_MAX, read_bytes, read_file
 from searchgen_nb.publish import MARKER, mark, marked, not_ours, owned_problem
-from searchgen_nb.table import STATUS_CODE
+from searchgen_nb.workers import n_workers, on_workers
 
 #: The environment variable naming the thumbnail cache (``searchgen-nb release`` sets it to
 #: ``build/thumbs`` below its output root for its notebooks).
@@ -175,16 +170,11 @@ def cache_folder(given: str | os.PathLike | None) -> Path | None:
 _CACHE: ThumbCache | None = None  # a worker's cache
 #: A worker's renditions of the first 256 images it made, by sha256 (the demo's images repeat).
 MEMO: dict[str, list[bytes]] = {}
-_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
-def _start_worker(folder: Path | None) -> None:
-    """A worker leaves Ctrl-C to the command and dies quietly on SIGTERM (both were blocked
-    from before the fork until here)."""
+def _open_cache(folder: Path | None) -> None:
+    """A worker's start: its handle on the thumbnail cache, if any."""
     global _CACHE
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
     _CACHE = ThumbCache(folder) if folder is not None else None
 
 
@@ -209,29 +199,15 @@ def _render(path: str) -> tuple[str, list | None, str | None, list[bytes] | None
 
 
 def _on_workers(paths: list[str], cache: ThumbCache | None):
-    """:func:`_render` of every path, in order, on a worker process per core (forked with
-    Ctrl-C and SIGTERM blocked; on any exception the work not started is dropped)."""
-    n = min(len(paths), len(os.sched_getaffinity(0)))
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
-    try:
-        pool = ProcessPoolExecutor(
-            n,
-            multiprocessing.get_context("fork"),
-            _start_worker,
-            (cache.folder if cache else None,),
-        )
-        results = pool.map(_render, paths, chunksize=max(1, min(64, len(paths) // (64 * n))))
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-    try:
-        yield from results
-    except BrokenProcessPool:
-        raise ReleaseError(
-            "thumbnails: a worker process ended before its images were made "
-            "(killed, or out of memory?); nothing was published"
-        ) from None
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    """:func:`_render` of every path, in order, on a worker process per core."""
+    return on_workers(
+        _render,
+        paths,
+        "thumbnails: a worker process ended before its images were made",
+        _open_cache,
+        (cache.folder if cache else None,),
+        chunksize=max(1, min(64, len(paths) // (64 * n_workers(len(paths))))),
+    )
 
 
 def _same_files(paths: list[str]) -> list[list[str]]:
@@ -314,22 +290,6 @@ class Thumbnails:
         }
 
 
-def _images(cfg, table) -> dict[tuple[int, int], str]:
-    """The image of every pair of ``table`` that has one, as its path below the results' root
-    (POSIX): the first file of its folder that ``generation_glob`` matches."""
-    root, images = str(cfg.results_root_path), {}
-    missing = STATUS_CODE["missing_generation"]
-    status = table.status.tolist()
-    for i in range(table.n_prompts):
-        for k in range(table.n_models):
-            if status[k][i] != missing:
-                folder = posixpath.dirname(table.result_files[k][i])
-                name = image_name(os.path.join(root, folder), cfg.generation_glob)
-                if name is not None:
-                    images[k, i] = f"{folder}/{name}" if folder else name
-    return images
-
-
 def real_path(path: str, known: dict[str, str]) -> str:
     """``os.path.realpath`` of a normalised absolute ``path``, each folder above it resolved once
     into ``known`` (path -> real path)."""
@@ -344,25 +304,36 @@ def real_path(path: str, known: dict[str, str]) -> str:
     return real
 
 
-def make_thumbnails(cfg, table, folder: Path, cache: Path | None = None) -> Thumbnails:
-    """The thumbnail and preview of every pair of ``table`` with an image (:func:`_images`),
-    written into ``folder`` (data contract, § Prompt evidence and thumbnails); ``cache``: the
-    thumbnail cache folder, or None. An image that gives none, or that links to a file outside
-    ``results_root``, is a warning naming its file, never a failure."""
-    root, out, images = str(cfg.results_root_path), Thumbnails(), _images(cfg, table)
+def leaves_root(path: str, root: str, known: dict[str, str]) -> bool:
+    """Whether ``path`` (absolute, normalised, below the resolved ``root``) is, once its links
+    are followed, outside ``root`` (:func:`real_path` with ``known``)."""
+    real = real_path(path, known)
+    return real != root and not real.startswith(root.rstrip("/") + "/")
+
+
+def make_thumbnails(
+    cfg, table, images: dict[tuple[int, int], tuple[str, bool]], folder: Path, cache=None
+) -> Thumbnails:
+    """The thumbnail and preview of every pair of ``table`` with an image (``images``: (model
+    index, prompt index) -> its path below the results' root and whether it :func:`leaves_root`,
+    as extraction found them), written into ``folder`` (data contract, § Prompt evidence and
+    thumbnails); ``cache``: the thumbnail cache folder, or None. An image that gives none, or
+    that links to a file outside ``results_root``, is a warning naming its file, never a
+    failure."""
+    root, out = str(cfg.results_root_path), Thumbnails()
     link = cfg.evidence.image_base_url is not None
     # path -> ({"thumbnail", "preview": their paths}, None) or (None, why none)
     names: dict[str, tuple[dict[str, str] | None, str | None]] = {}
-    inside, below, known = set(), root.rstrip("/") + "/", dict[str, str]()
-    for path in {os.path.join(root, rel) for rel in images.values()}:
-        if (real := real_path(path, known)) == root or real.startswith(below):
-            inside.add(path)
+    inside = set()
+    for rel, leaves in images.values():
+        if leaves:
+            names[os.path.join(root, rel)] = None, "a link to a file outside results_root"
         else:
-            names[path] = None, "a link to a file outside results_root"
+            inside.add(os.path.join(root, rel))
     for paths, made, why in render_all(sorted(inside), ThumbCache(cache).open() if cache else None):
         got = (None, why) if made is None else (out.put(folder, made), None)
         names |= dict.fromkeys(paths, got)
-    for (k, i), rel in images.items():
+    for (k, i), (rel, _) in images.items():
         made, why = names[os.path.join(root, rel)]
         if made is not None:
             out.paths[k, i] = {**made, "image": clip(rel, PATH_MAX)} if link else made

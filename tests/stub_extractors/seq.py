@@ -10,3 +10,11 @@ def first_checklist_only(result):
 
 def out_of_range(result):
     return {"checklist": 7.0}
+
+
+def dies(result):
+    """A worker killed while it reads (as the kernel's out-of-memory killer would)."""
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)

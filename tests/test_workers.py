@@ -1,0 +1,69 @@
+"""The result files read on worker processes (data contract, § The ten components, Overall-9
+and Overall-10): what is extracted does not depend on how many workers read it or in which
+blocks; a worker that dies stops the command with a named error and publishes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from factory import make_release, model, prompt, result
+
+from searchgen_nb import records, workers
+from searchgen_nb.config import load_config
+from searchgen_nb.errors import ReleaseError
+from searchgen_nb.pipeline import run_data
+from searchgen_nb.prompts import read_prompts
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _extracted(cfg) -> dict:
+    ex = records.extract_records(cfg, read_prompts(cfg.dataset_path), progress=False)
+    t = ex.table
+    keys = [(k, i) for k in range(t.n_models) for i in range(t.n_prompts)]
+    return {
+        "status": t.status.tolist(),
+        "values": np.nan_to_num(t.values, nan=-1.0).tolist(),
+        "errors": dict(t.errors),
+        "warnings": ex.warnings,
+        "input_sha256": ex.input_sha256,
+        "n_files_read": ex.n_files_read,
+        "images": ex.images,
+        "evidence": [ex.evidence.get(key) for key in keys],
+    }
+
+
+@pytest.mark.slow
+def test_extraction_does_not_depend_on_the_workers(demo_tree, monkeypatch):
+    cfg = load_config(demo_tree.path / "release.yml")
+    monkeypatch.setattr(workers, "n_workers", lambda n: 1)
+    one = _extracted(cfg)
+    monkeypatch.setattr(workers, "n_workers", lambda n: min(n, 3))
+    monkeypatch.setattr(records, "BLOCK", 97)  # blocks that end inside a model's prompts
+    many = _extracted(cfg)
+    assert one == many
+    # the demo holds every kind of pair, so the comparison covers each
+    assert {s for row in one["status"] for s in row} == {0, 1, 2, 3}
+    assert one["errors"] and one["images"]
+    assert sum(e is not None for e in one["evidence"]) > 5000
+
+
+def test_a_worker_that_dies_stops_the_command_and_publishes_nothing(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(TESTS))
+    cfg = make_release(
+        tmp_path,
+        [prompt("p1")],
+        {"m": model("M")},
+        {("m", "p1"): result({"checklist:0": 1.0})},
+        extractor="stub_extractors.seq:dies",
+    )
+    with pytest.raises(ReleaseError) as err:
+        run_data(load_config(cfg), tmp_path / "out", progress=False)
+    assert str(err.value) == (
+        "extract: a worker process ended before its result files were read (killed, or out "
+        "of memory?); nothing was published"
+    )
+    assert not (tmp_path / "out").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
