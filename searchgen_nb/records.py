@@ -318,9 +318,10 @@ def extract_records(
     lost = "extract: a worker process ended before its result files were read"
     n_pairs = len(prompts) * len(models)
     with tqdm(total=n_pairs, desc="reading results", unit="file", disable=show) as bar:
-        for block in on_workers(_read_block, blocks, lost, _start_reader, (reader,)):
-            got.add(block)
-            bar.update(len(block.status))
+        with on_workers(_read_block, blocks, lost, _start_reader, (reader,)) as done:
+            for block in done:
+                got.add(block)
+                bar.update(len(block.status))
     _refuse(cfg, got)
     got.warnings.sort(
         key=lambda w: (w.get("sample_id", ""), w.get("model_id", ""), w["check"], w["message"])

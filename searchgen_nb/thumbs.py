@@ -199,7 +199,7 @@ def _render(path: str) -> tuple[str, list | None, str | None, list[bytes] | None
 
 
 def _on_workers(paths: list[str], cache: ThumbCache | None):
-    """:func:`_render` of every path, in order, on a worker process per core."""
+    """:func:`_render` of every path on a worker process per core (:func:`on_workers`)."""
     return on_workers(
         _render,
         paths,
@@ -238,11 +238,11 @@ def render_all(paths: list[str], cache: ThumbCache | None):
         else:
             todo.append(path)
     groups = _same_files(todo)
-    done = _on_workers([g[0] for g in groups], cache) if groups else ()
-    for (_, ident, sha, made, why), group in zip(done, groups):  # the workers' end first
-        if made is not None:
-            index.update((path, [*ident, sha]) for path in group)
-        yield group, made, why
+    with _on_workers([g[0] for g in groups], cache) as done:
+        for (_, ident, sha, made, why), group in zip(done, groups):  # the workers' end first
+            if made is not None:
+                index.update((path, [*ident, sha]) for path in group)
+            yield group, made, why
     if cache:
         cache.finish(index)
 

@@ -4,6 +4,7 @@ but the task's arguments), leave Ctrl-C to the command and die quietly on SIGTER
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -32,6 +33,7 @@ def _start(init: Callable[..., None] | None, args: tuple) -> None:
         init(*args)
 
 
+@contextlib.contextmanager
 def on_workers(
     task: Callable[[Any], Any],
     items: Iterable,
@@ -39,13 +41,16 @@ def on_workers(
     init: Callable[..., None] | None = None,
     args: tuple = (),
     chunksize: int = 1,
-) -> Iterator:
-    """``task(item)`` of every item, in order, on :func:`n_workers` forked processes that each
-    ran ``init(*args)`` first (``task`` and each item are pickled, ``args`` are not). On any
-    exception the work not started is dropped; a worker that dies (killed, out of memory) raises
-    :class:`ReleaseError` ``"{lost} (killed, or out of memory?); nothing was published"``."""
+) -> Iterator[Iterator]:
+    """Start ``task(item)`` of every item on :func:`n_workers` forked processes that each ran
+    ``init(*args)`` first (``task`` and each item are pickled, ``args`` are not); the block
+    gets the results, in order, as they come. On leaving it every worker has ended; on any
+    exception the work not started is dropped. A worker that dies (killed, out of memory)
+    raises :class:`ReleaseError` ``"{lost} (killed, or out of memory?); nothing was
+    published"``; a task's own exception is raised as it is."""
     items = list(items)
     if not items:
+        yield iter(())
         return
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
     try:
@@ -55,8 +60,61 @@ def on_workers(
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     try:
+        yield _collected(results, lost)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _collected(results: Iterator, lost: str) -> Iterator:
+    """The pool's results; a dead worker as :func:`on_workers` says."""
+    try:
         yield from results
     except BrokenProcessPool:
         raise ReleaseError(f"{lost} (killed, or out of memory?); nothing was published") from None
+
+
+@contextlib.contextmanager
+def beside(task: Callable[..., Any], args: tuple, lost: str) -> Iterator[Callable[[], Any]]:
+    """Start ``task(*args)`` on one forked process (``args`` are not pickled, the result is)
+    while the block runs; the block calls the function it gets for the result, which raises
+    what the task raised, or :class:`ReleaseError` as :func:`on_workers` says when the process
+    died. On leaving the block the process has ended: stopped if still running."""
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        process = context.Process(target=_run_beside, args=(send, task, args), daemon=True)
+        process.start()
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        send.close()
+
+    def result() -> Any:
+        try:
+            done, value = receive.recv()
+        except EOFError:
+            raise ReleaseError(
+                f"{lost} (killed, or out of memory?); nothing was published"
+            ) from None
+        if done:
+            return value
+        raise value
+
+    try:
+        yield result
+    finally:
+        if process.is_alive():
+            process.terminate()
+        process.join()
+        receive.close()
+
+
+def _run_beside(send, task: Callable[..., Any], args: tuple) -> None:
+    """In the process of :func:`beside`: ``(True, result)`` or ``(False, exception)``."""
+    _start(None, ())
+    try:
+        outcome = True, task(*args)
+    except Exception as exc:
+        outcome = False, exc
+    send.send(outcome)
+    send.close()

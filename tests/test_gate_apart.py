@@ -24,11 +24,12 @@ GATE = PACKAGE / "gate"
 
 #: Outside the standard library: numpy and the schema library.
 THIRD_PARTY = {"numpy", "jsonschema", "jsonschema_rs", "referencing"}
-#: The package's modules the gate may import: its own, errors, the input-safety readers, the
-#: schemas' reader and the published names.
+#: The package's modules the gate may import: its own, errors, the worker processes, the
+#: input-safety readers, the schemas' reader and the published names.
 OWN = "searchgen_nb.gate"
-SHARED = {"searchgen_nb.errors", "searchgen_nb.files", "searchgen_nb.untrusted",
-          "searchgen_nb.schemas", "searchgen_nb.constants", "searchgen_nb.declaration"}  # fmt: skip
+SHARED = {"searchgen_nb.errors", "searchgen_nb.workers", "searchgen_nb.files",
+          "searchgen_nb.untrusted", "searchgen_nb.schemas", "searchgen_nb.constants",
+          "searchgen_nb.declaration"}  # fmt: skip
 
 
 def _within(name: str, allowed: set[str]) -> bool:

@@ -1,9 +1,15 @@
-"""The result files read on worker processes (data contract, § The ten components, Overall-9
-and Overall-10): what is extracted does not depend on how many workers read it or in which
-blocks; a worker that dies stops the command with a named error and publishes nothing."""
+"""Worker processes. The result files are read on a worker per core (data contract, § The ten
+components, Overall-9 and Overall-10): what is extracted does not depend on how many workers
+read it or in which blocks; a worker that dies stops the command with a named error and
+publishes nothing. The gate's evidence check runs in a process beside the other checks: its
+result or exception reaches the gate, and the process never outlives the block."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import signal
+import time
 from pathlib import Path
 
 import numpy as np
@@ -67,3 +73,40 @@ def test_a_worker_that_dies_stops_the_command_and_publishes_nothing(tmp_path, mo
     )
     assert not (tmp_path / "out").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def _sleep_then(seconds: float, value: object) -> object:
+    time.sleep(seconds)
+    if isinstance(value, Exception):
+        raise value
+    return value
+
+
+def test_beside_gives_the_result_or_the_exception_of_its_task():
+    with workers.beside(_sleep_then, (0.0, {"n": 1}), "lost") as result:
+        assert result() == {"n": 1}
+    with workers.beside(_sleep_then, (0.0, KeyError("k")), "lost") as result:
+        with pytest.raises(KeyError, match="k"):
+            result()
+
+
+def test_beside_stops_its_process_when_the_block_fails():
+    started = time.perf_counter()
+    with pytest.raises(RuntimeError, match="the block failed"):
+        with workers.beside(_sleep_then, (60.0, None), "lost"):
+            raise RuntimeError("the block failed")
+    assert time.perf_counter() - started < 10  # not the task's minute
+    assert multiprocessing.active_children() == []
+
+
+def test_beside_names_a_process_that_died():
+    with workers.beside(_die, (), "validate: the check ended") as result:
+        with pytest.raises(ReleaseError) as err:
+            result()
+    assert str(err.value) == (
+        "validate: the check ended (killed, or out of memory?); nothing was published"
+    )
+
+
+def _die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)

@@ -5,6 +5,7 @@ code; the contract lists what it imports) and compares exactly; checks in
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import math
 import os
@@ -33,7 +34,7 @@ from searchgen_nb.gate.compare import (
     compare_board,
     compare_uncertainty,
 )
-from searchgen_nb.gate.evidence import check_evidence
+from searchgen_nb.gate.evidence import evidence_entry
 from searchgen_nb.gate.losses import (
     UNGUARDED,
     check_coverage_lock,
@@ -46,6 +47,7 @@ from searchgen_nb.gate.report import CHECK_DESCRIPTIONS, CHECKS, Report
 from searchgen_nb.gate.work import count, refusal
 from searchgen_nb.schemas import check_folder
 from searchgen_nb.untrusted import excerpt, strict_loads
+from searchgen_nb.workers import beside
 
 __all__ = ["CHECKS", "CHECK_DESCRIPTIONS", "Report", "reconstruct", "validate_folder"]
 _SCORES = ARTIFACTS[0]  # prompt_scores.jsonl
@@ -207,6 +209,11 @@ def _check_paper_table(manifest: dict, boards: dict, report: Report) -> None:
             )
 
 
+#: What reading artifacts that parse but do not follow their schema raises (→ ``strict_json``).
+UNREADABLE = (KeyError, TypeError, AttributeError, ValueError, ArithmeticError)
+_LOST = "validate: the process checking prompt_evidence.jsonl ended before it was done"
+
+
 def validate_folder(
     folder: str | Path,
     aggregate: Callable[[], dict] | None = None,
@@ -235,7 +242,7 @@ def validate_folder(
         return report
     try:
         _check_release(*loaded, folder, aggregate, previous, report)
-    except (KeyError, TypeError, AttributeError, ValueError, ArithmeticError) as exc:
+    except UNREADABLE as exc:
         report.fail(
             "strict_json",
             f"artifacts do not follow the schema: {type(exc).__name__}: {excerpt(str(exc), 200)}",
@@ -248,7 +255,28 @@ def _check_release(
 ) -> None:
     """The checks after ``schema`` and ``strict_json``, on artifacts that parse."""
     cols = scan_records(folder, manifest, report)
-    check_evidence(folder, manifest, cols, report)
+    # the evidence check reads the largest file: in a process of its own while the others run,
+    # the report as if it ran first (on its failure to run, nothing after it ran)
+    before = copy.deepcopy((report.checks, report.warnings))
+    with beside(evidence_entry, (folder, manifest, cols), _LOST) as evidence:
+        try:
+            _check_against_records(manifest, boards, cols, aggregate, previous, report)
+            stopped = None
+        except UNREADABLE as exc:
+            stopped = exc
+        try:
+            report.checks["evidence"] = evidence()
+        except BaseException:
+            report.checks, report.warnings = before
+            raise
+    if stopped is not None:
+        raise stopped
+
+
+def _check_against_records(
+    manifest: dict, boards: dict, cols: Columns, aggregate, previous, report: Report
+) -> None:
+    """The checks after ``evidence``: counts, losses, the reconstruction and the uncertainty."""
     _check_expected(manifest, cols, report)
     statuses = None if previous is None else previous_statuses(previous, report)
     lost = check_lost_results(manifest, cols, statuses, report)

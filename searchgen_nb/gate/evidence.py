@@ -19,6 +19,7 @@ import jsonschema_rs
 
 from searchgen_nb.files import read_bytes, read_lines
 from searchgen_nb.gate.columns import manifest_declaration
+from searchgen_nb.gate.report import Report
 from searchgen_nb.schemas import error_text, schema_dir
 from searchgen_nb.untrusted import excerpt, strict_loads
 
@@ -36,6 +37,14 @@ def _validators():
     """jsonschema-rs decides (70× faster), jsonschema explains."""
     schema = json.loads((schema_dir() / "prompt_evidence.line.schema.json").read_text("utf-8"))
     return jsonschema_rs.Draft202012Validator(schema), jsonschema.Draft202012Validator(schema)
+
+
+def evidence_entry(folder: Path, manifest: dict, cols) -> dict:
+    """The report's ``evidence`` entry: :func:`check_evidence` on a report of its own (it runs
+    in a process beside the other checks)."""
+    own = Report()
+    check_evidence(folder, manifest, cols, own)
+    return own.checks[CHECK]
 
 
 def check_evidence(folder: Path, manifest: dict, cols, report) -> None:
