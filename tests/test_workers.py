@@ -19,6 +19,8 @@ from factory import make_release, model, prompt, result
 from searchgen_nb import records, workers
 from searchgen_nb.config import load_config
 from searchgen_nb.errors import ReleaseError
+from searchgen_nb.gate import evidence as gate_evidence
+from searchgen_nb.gate.checks import validate_folder
 from searchgen_nb.pipeline import run_data
 from searchgen_nb.prompts import read_prompts
 
@@ -110,3 +112,29 @@ def test_beside_names_a_process_that_died():
 
 def _die() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_the_gate_reports_as_if_the_evidence_check_ran_first(tmp_path, monkeypatch):
+    """When the evidence check, in its own process, stops on an artifact it cannot read, the
+    report is the one of a gate that ran it right after reading the records: the checks the
+    gate ran meanwhile are dropped."""
+    cfg = make_release(
+        tmp_path,
+        [prompt("p1"), prompt("p2")],
+        {"m": model("M")},
+        {("m", "p1"): result({"checklist:0": 1.0}), ("m", "p2"): result({"checklist:0": 2.0})},
+    )
+    out = run_data(load_config(cfg), tmp_path / "out", progress=False).out_dir
+    alone = validate_folder(out)  # standalone: order_invariance skipped, no aggregation at hand
+    assert alone.passed and alone.checks["order_invariance"]["skipped"]
+
+    def unreadable(*args):
+        raise KeyError("planted")
+
+    monkeypatch.setattr(gate_evidence, "check_evidence", unreadable)
+    report = validate_folder(out)
+    assert report.checks["strict_json"]["failures"] == [
+        {"message": "artifacts do not follow the schema: KeyError: 'planted'"}
+    ]
+    assert report.checks["order_invariance"]["skipped"] is None
+    assert [c for c, e in report.checks.items() if not e["passed"]] == ["strict_json"]
