@@ -10,7 +10,7 @@ from factory import make_release, model, prompt, result
 from paths import FIXTURES
 
 from searchgen_nb.config import load_config
-from searchgen_nb.errors import ExtractorError
+from searchgen_nb.errors import ExtractorError, ReleaseError
 from searchgen_nb.pipeline import run_data
 
 REF = FIXTURES / "evaluator_results"
@@ -85,15 +85,20 @@ def test_configured_extractor_sequence_and_errors(tmp_path, monkeypatch):
     assert manifest["extraction"]["extractor"] == "stub_extractors.seq:first_checklist_only"
 
 
-def test_extractor_value_out_of_range_is_invalid(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(TESTS))
-    cfg = make_release(
+def _one_pair(tmp_path: Path, extractor: str) -> Path:
+    """A release of one prompt and one model, read with ``extractor``; its config."""
+    return make_release(
         tmp_path,
         [prompt("p1")],
         {"m": model("M")},
         {("m", "p1"): result({"checklist:0": 1.0})},
-        extractor="stub_extractors.seq:out_of_range",
+        extractor=extractor,
     )
+
+
+def test_extractor_value_out_of_range_is_invalid(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(TESTS))
+    cfg = _one_pair(tmp_path, "stub_extractors.seq:out_of_range")
     run_data(load_config(cfg), tmp_path / "out", progress=False)
     e = _records(tmp_path / "out")["p1"]["models"]["m"]
     assert e["status"] == "invalid_evaluation" and "outside 0–3" in e["error"]
@@ -147,3 +152,18 @@ def test_toolgen_root_not_a_folder(tmp_path, monkeypatch):
     cfg = make_release(tmp_path, [prompt("p1")], {"m": model("M")}, {})
     with pytest.raises(ExtractorError, match="TOOLGEN_ROOT"):
         run_data(load_config(cfg), tmp_path / "out", progress=False)
+
+
+def test_a_worker_that_dies_stops_the_command_and_publishes_nothing(tmp_path, monkeypatch):
+    """The extractor runs in the workers that read the result files: one killed there (as the
+    out-of-memory killer would) stops ``data`` with a named error; nothing is published."""
+    monkeypatch.syspath_prepend(str(TESTS))
+    cfg = _one_pair(tmp_path, "stub_extractors.seq:dies")
+    with pytest.raises(ReleaseError) as err:
+        run_data(load_config(cfg), tmp_path / "out", progress=False)
+    assert str(err.value) == (
+        "extract: a worker process ended before its result files were read (killed, or out "
+        "of memory?); nothing was published"
+    )
+    assert not (tmp_path / "out").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

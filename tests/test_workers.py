@@ -1,8 +1,8 @@
 """Worker processes. The result files are read on a worker per core (data contract, § The ten
 components, Overall-9 and Overall-10): what is extracted does not depend on how many workers
-read it or in which blocks; a worker that dies stops the command with a named error and
-publishes nothing. The gate's evidence check runs in a process beside the other checks: its
-result or exception reaches the gate, and the process never outlives the block."""
+read it or in which blocks (a worker that dies: ``test_extractors.py``). The gate's evidence
+check runs in a process beside the other checks: its result or exception reaches the gate, and
+the process never outlives the block."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import multiprocessing
 import os
 import signal
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,8 +22,6 @@ from searchgen_nb.gate import evidence as gate_evidence
 from searchgen_nb.gate.checks import validate_folder
 from searchgen_nb.pipeline import run_data
 from searchgen_nb.prompts import read_prompts
-
-TESTS = Path(__file__).resolve().parent
 
 
 def _extracted(cfg) -> dict:
@@ -56,25 +53,6 @@ def test_extraction_does_not_depend_on_the_workers(demo_tree, monkeypatch):
     assert {s for row in one["status"] for s in row} == {0, 1, 2, 3}
     assert one["errors"] and one["images"]
     assert sum(e is not None for e in one["evidence"]) > 5000
-
-
-def test_a_worker_that_dies_stops_the_command_and_publishes_nothing(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(TESTS))
-    cfg = make_release(
-        tmp_path,
-        [prompt("p1")],
-        {"m": model("M")},
-        {("m", "p1"): result({"checklist:0": 1.0})},
-        extractor="stub_extractors.seq:dies",
-    )
-    with pytest.raises(ReleaseError) as err:
-        run_data(load_config(cfg), tmp_path / "out", progress=False)
-    assert str(err.value) == (
-        "extract: a worker process ended before its result files were read (killed, or out "
-        "of memory?); nothing was published"
-    )
-    assert not (tmp_path / "out").exists()
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 def _sleep_then(seconds: float, value: object) -> object:
