@@ -253,7 +253,7 @@ class PairEvidenceStore:
     index, prompt index)``, None for a pair without one; :meth:`close` frees the file."""
 
     def __init__(self, shape: tuple[int, int]) -> None:
-        self.file = tempfile.TemporaryFile(buffering=1 << 20)
+        self.file = tempfile.TemporaryFile()
         self.at = np.zeros((*shape, 2), dtype=np.int64)  # (offset, length); length 0: none
         self.end, self.flushed = 0, True
 

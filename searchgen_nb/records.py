@@ -194,7 +194,6 @@ def _refuse(cfg: ReleaseConfig, got: _Collected) -> None:
 
 #: Pairs a worker reads per task: blocks of one model's prompts.
 BLOCK = 256
-_READER: _Reader | None = None  # a worker's
 
 
 @dataclass
@@ -223,6 +222,9 @@ class _Reader:
             return pair, None
         image = f"{folder}/{name}" if folder else name
         return pair, (image, leaves_root(os.path.join(self.root, image), self.root, known))
+
+
+_READER: _Reader | None = None  # a worker's
 
 
 def _start_reader(reader: _Reader) -> None:
