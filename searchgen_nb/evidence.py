@@ -263,12 +263,14 @@ class PairEvidenceStore:
         return pickle.dumps(evidence, protocol=pickle.HIGHEST_PROTOCOL)
 
     def add(self, key: tuple[int, int], packed: bytes) -> None:
+        """Store the answer of pair ``key`` (:meth:`pack`'s bytes)."""
         self.file.write(packed)
         self.flushed = False
         self.at[key] = self.end, len(packed)
         self.end += len(packed)
 
     def get(self, key: tuple[int, int]) -> dict | None:
+        """The answer of pair ``key``, or None."""
         offset, length = self.at[key].tolist()
         if not length:
             return None

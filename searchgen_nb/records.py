@@ -317,7 +317,10 @@ def extract_records(
         for start in range(0, len(prompts), BLOCK)
     ]
     show = None if progress is None else not progress
-    lost = "extract: a worker process ended before its result files were read"
+    lost = (
+        "extract: a worker process ended before its result files were read (killed, or out of "
+        "memory?); nothing was published"
+    )
     n_pairs = len(prompts) * len(models)
     with tqdm(total=n_pairs, desc="reading results", unit="file", disable=show) as bar:
         with on_workers(_read_block, blocks, lost, _start_reader, (reader,)) as done:

@@ -203,7 +203,8 @@ def _on_workers(paths: list[str], cache: ThumbCache | None):
     return on_workers(
         _render,
         paths,
-        "thumbnails: a worker process ended before its images were made",
+        "thumbnails: a worker process ended before its images were made (killed, or out of "
+        "memory?); nothing was published",
         _open_cache,
         (cache.folder if cache else None,),
         chunksize=max(1, min(64, len(paths) // (64 * n_workers(len(paths))))),
@@ -312,7 +313,11 @@ def leaves_root(path: str, root: str, known: dict[str, str]) -> bool:
 
 
 def make_thumbnails(
-    cfg, table, images: dict[tuple[int, int], tuple[str, bool]], folder: Path, cache=None
+    cfg,
+    table,
+    images: dict[tuple[int, int], tuple[str, bool]],
+    folder: Path,
+    cache: Path | None = None,
 ) -> Thumbnails:
     """The thumbnail and preview of every pair of ``table`` with an image (``images``: (model
     index, prompt index) -> its path below the results' root and whether it :func:`leaves_root`,
@@ -333,7 +338,8 @@ def make_thumbnails(
     for paths, made, why in render_all(sorted(inside), ThumbCache(cache).open() if cache else None):
         got = (None, why) if made is None else (out.put(folder, made), None)
         names |= dict.fromkeys(paths, got)
-    for (k, i), (rel, _) in images.items():
+    for k, i in sorted(images, key=lambda pair: pair[::-1]):  # warnings by prompt, then model
+        rel = images[k, i][0]
         made, why = names[os.path.join(root, rel)]
         if made is not None:
             out.paths[k, i] = {**made, "image": clip(rel, PATH_MAX)} if link else made

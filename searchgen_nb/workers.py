@@ -1,12 +1,16 @@
-"""Work spread over a worker process per core: the reading of the result files and the
-thumbnail pass. Workers are forked (they inherit what the command has read, nothing is sent
-but the task's arguments), leave Ctrl-C to the command and die quietly on SIGTERM."""
+"""Work spread over forked processes: the reading of the result files and the thumbnail pass
+on a worker per core (:func:`on_workers`), the gate's evidence check beside its other checks
+(:func:`beside`). A process is forked (it inherits what the command has read, nothing is sent
+but a task's arguments), leaves Ctrl-C to the command and dies quietly on SIGTERM; it never
+outlives the block that started it. (The forks happen in a notebook's kernel too, which runs
+threads of its own: a forked process touches none of their locks.)"""
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
 import os
+import pickle
 import signal
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -44,25 +48,26 @@ def on_workers(
 ) -> Iterator[Iterator]:
     """Start ``task(item)`` of every item on :func:`n_workers` forked processes that each ran
     ``init(*args)`` first (``task`` and each item are pickled, ``args`` are not); the block
-    gets the results, in order, as they come. On leaving it every worker has ended; on any
-    exception the work not started is dropped. A worker that dies (killed, out of memory)
-    raises :class:`ReleaseError` ``"{lost} (killed, or out of memory?); nothing was
-    published"``; a task's own exception is raised as it is."""
-    items = list(items)
-    if not items:
-        yield iter(())
-        return
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    gets the results, in order, as they come. On leaving it every worker has ended (on an
+    exception, once the tasks in hand are done; the others are dropped). A worker that dies
+    (killed, out of memory) raises :class:`ReleaseError` ``lost``; a task's own exception is
+    raised as it is."""
+    items, pool = list(items), None
     try:
-        context = multiprocessing.get_context("fork")
-        pool = ProcessPoolExecutor(n_workers(len(items)), context, _start, (init, args))
-        results = pool.map(task, items, chunksize=chunksize)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-    try:
+        if not items:
+            yield iter(())
+            return
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+        try:
+            context = multiprocessing.get_context("fork")
+            pool = ProcessPoolExecutor(n_workers(len(items)), context, _start, (init, args))
+            results = pool.map(task, items, chunksize=chunksize)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         yield _collected(results, lost)
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _collected(results: Iterator, lost: str) -> Iterator:
@@ -70,51 +75,56 @@ def _collected(results: Iterator, lost: str) -> Iterator:
     try:
         yield from results
     except BrokenProcessPool:
-        raise ReleaseError(f"{lost} (killed, or out of memory?); nothing was published") from None
+        raise ReleaseError(lost) from None
 
 
 @contextlib.contextmanager
 def beside(task: Callable[..., Any], args: tuple, lost: str) -> Iterator[Callable[[], Any]]:
     """Start ``task(*args)`` on one forked process (``args`` are not pickled, the result is)
     while the block runs; the block calls the function it gets for the result, which raises
-    what the task raised, or :class:`ReleaseError` as :func:`on_workers` says when the process
-    died. On leaving the block the process has ended: stopped if still running."""
+    what the task raised (:class:`ReleaseError` naming an exception that cannot be sent back),
+    or :class:`ReleaseError` ``lost`` when the process died. On leaving the block the process
+    has ended: stopped if still running."""
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    process = None
     try:
-        process = context.Process(target=_run_beside, args=(send, task, args), daemon=True)
-        process.start()
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        send.close()
-
-    def result() -> Any:
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
         try:
-            done, value = receive.recv()
-        except EOFError:
-            raise ReleaseError(
-                f"{lost} (killed, or out of memory?); nothing was published"
-            ) from None
-        if done:
-            return value
-        raise value
+            process = context.Process(target=_run_beside, args=(send, task, args), daemon=True)
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            send.close()
 
-    try:
+        def result() -> Any:
+            try:
+                done, value = receive.recv()
+            except (EOFError, OSError, pickle.UnpicklingError):
+                raise ReleaseError(lost) from None
+            if done:
+                return value
+            raise value
+
         yield result
     finally:
-        if process.is_alive():
-            process.terminate()
-        process.join()
+        if process is not None:
+            if process.is_alive():
+                process.terminate()
+            process.join()
         receive.close()
 
 
 def _run_beside(send, task: Callable[..., Any], args: tuple) -> None:
-    """In the process of :func:`beside`: ``(True, result)`` or ``(False, exception)``."""
+    """In the process of :func:`beside`: send ``(True, result)`` or ``(False, exception)``."""
     _start(None, ())
     try:
         outcome = True, task(*args)
-    except Exception as exc:
+    except BaseException as exc:  # sent back as it is, or named when it cannot be
         outcome = False, exc
-    send.send(outcome)
+    try:
+        send.send(outcome)
+    except Exception:  # a result or exception that does not pickle
+        text = f"{type(outcome[1]).__name__}: {outcome[1]}"[:300]
+        send.send((False, ReleaseError(f"a process beside the command failed: {text}")))
     send.close()

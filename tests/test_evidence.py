@@ -587,3 +587,20 @@ def test_the_demo_judges_reasons_agree_with_its_scores():
     assert judge_reason(1.5, "x").startswith("[synthetic demo] Partly met (1.5/3)")
     assert judge_reason(0.5, "x").startswith("[synthetic demo] Not met (0.5/3)")
     assert judge_reason(None, "text rendering").startswith("[synthetic demo] Not applicable")
+
+
+def test_the_thumbnail_warnings_come_by_prompt_then_model(tmp_path):
+    """The warnings of images that give no thumbnail are listed prompt by prompt, each
+    prompt's in the models' order, however the result files were read."""
+    cfg = _release(tmp_path, added=True)
+    root = tmp_path / "src" / "results" / "rows"
+    for folder in ("p1/none/model-c", "p2/none/model-a"):
+        (root / folder / "image.png").write_bytes(b"\x89PNG\r\n\x1a\nbroken")
+    out = run_data(load_config(cfg), tmp_path / "data", progress=False).out_dir
+    manifest = json.loads((out / "manifest.json").read_text())
+    said = [
+        (w["sample_id"], w["model_id"])
+        for w in manifest["extraction"]["warnings"]
+        if w["check"] == "thumbnail"
+    ]
+    assert said == [("p1", "c"), ("p2", "a"), ("p2", "b")]

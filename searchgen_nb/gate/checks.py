@@ -211,7 +211,10 @@ def _check_paper_table(manifest: dict, boards: dict, report: Report) -> None:
 
 #: What reading artifacts that parse but do not follow their schema raises (→ ``strict_json``).
 UNREADABLE = (KeyError, TypeError, AttributeError, ValueError, ArithmeticError)
-_LOST = "validate: the process checking prompt_evidence.jsonl ended before it was done"
+_LOST = (
+    "validate: the process checking prompt_evidence.jsonl ended before it was done (killed, "
+    "or out of memory?)"
+)
 
 
 def validate_folder(
@@ -256,19 +259,23 @@ def _check_release(
     """The checks after ``schema`` and ``strict_json``, on artifacts that parse."""
     cols = scan_records(folder, manifest, report)
     # the evidence check reads the largest file: in a process of its own while the others run,
-    # the report as if it ran first (on its failure to run, nothing after it ran)
+    # the report as if it ran first (when it stops, what the others found is dropped)
     before = copy.deepcopy((report.checks, report.warnings))
-    with beside(evidence_entry, (folder, manifest, cols), _LOST) as evidence:
+    with beside(evidence_entry, (folder, manifest, cols, UNREADABLE), _LOST) as evidence:
         try:
             _check_against_records(manifest, boards, cols, aggregate, previous, report)
             stopped = None
         except UNREADABLE as exc:
             stopped = exc
         try:
-            report.checks["evidence"] = evidence()
+            entry, stopped_first = evidence()
         except BaseException:
             report.checks, report.warnings = before
             raise
+    if stopped_first is not None:
+        report.checks, report.warnings = before
+        stopped = stopped_first
+    report.checks["evidence"] = entry
     if stopped is not None:
         raise stopped
 

@@ -39,12 +39,18 @@ def _validators():
     return jsonschema_rs.Draft202012Validator(schema), jsonschema.Draft202012Validator(schema)
 
 
-def evidence_entry(folder: Path, manifest: dict, cols) -> dict:
+def evidence_entry(
+    folder: Path, manifest: dict, cols, stops: tuple[type[Exception], ...]
+) -> tuple[dict, Exception | None]:
     """The report's ``evidence`` entry: :func:`check_evidence` on a report of its own (it runs
-    in a process beside the other checks)."""
+    in a process beside the other checks), and the exception of ``stops`` it stopped on, if
+    any (the entry then holds what it found before)."""
     own = Report()
-    check_evidence(folder, manifest, cols, own)
-    return own.checks[CHECK]
+    try:
+        check_evidence(folder, manifest, cols, own)
+    except stops as exc:
+        return own.checks[CHECK], exc
+    return own.checks[CHECK], None
 
 
 def check_evidence(folder: Path, manifest: dict, cols, report) -> None:
