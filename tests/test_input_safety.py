@@ -547,3 +547,30 @@ def test_a_fifo_where_an_owned_folder_keeps_its_marker_is_never_waited_on(tmp_pa
     code, err = run("data", cfg, "--out", parent / "out", own_process=True)
     assert code == 0, err
     assert sorted(os.listdir(parent)) == sorted([marker, "out"])
+
+
+#: A command's process (no earlier test's event loop, e.g. the browser's, is running in it).
+PENDING_RESET = """
+import asyncio, sys
+from jupyter_core.utils import ensure_event_loop
+from searchgen_nb.book.notebooks import release_kernel
+with release_kernel(sys.argv[1]) as (_, kc):
+    loop = ensure_event_loop()  # the loop the kernel's calls run on
+    pending = loop.create_task(kc.execute_interactive("1", output_hook=lambda msg: None))
+loop.run_until_complete(asyncio.sleep(0))  # the loop runs again, as the shutdown runs it
+print(pending.cancelled())
+"""
+
+
+@pytest.mark.slow
+def test_a_reset_left_pending_by_an_interruption_is_never_resumed(tmp_path):
+    """Ctrl-C between two notebooks leaves the kernel's reset pending on the command's event
+    loop; leaving the kernel cancels it, so that the kernel's shutdown, on the same loop, does
+    not resume it on stopped channels (a traceback printed after the command's one line)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", PENDING_RESET, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT * 3,
+    )
+    assert proc.stdout == "True\n", proc.stderr

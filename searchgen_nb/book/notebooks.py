@@ -4,6 +4,7 @@ timestamps, random ids or absolute paths)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import sys
@@ -134,6 +135,10 @@ def release_kernel(cwd: Path):
             ) from None
         yield km, kc
     finally:
+        # a task an interruption left pending (a reset between two notebooks) is cancelled, so
+        # that the shutdown below, on the same loop, never resumes it on stopped channels
+        for task in asyncio.all_tasks(ensure_event_loop()):
+            task.cancel()
         if kc is not None:
             with contextlib.suppress(Exception):
                 kc.stop_channels()
