@@ -27,7 +27,7 @@ from searchgen_nb.numeric import (
     public_units,
     public_values,
 )
-from searchgen_nb.slices import breakdown_groups
+from searchgen_nb.slices import field_values
 from searchgen_nb.table import OVERALL_9, OVERALL_10, SCORED_CODE, ReleaseTable
 
 
@@ -42,28 +42,42 @@ class ModelMeta:
     pending: bool = False  # results not in yet on purpose: listed, never ranked
 
 
+def groups_of(record: dict, kind: GroupKind) -> list[str]:
+    """The groups of ``kind`` a prompt's record is in (data contract, § Aggregation …;
+    § Breakdowns): the partition's, finest first (``VisualSearch``, ``SearchIntensive``); a tag
+    kind's tags, each once, in the record's order; a breakdown's values, sorted
+    (:func:`~searchgen_nb.slices.field_values`: none for null or absent). ``ValueError`` for the
+    slices, which the config's specs decide."""
+    if kind.source == PARTITION:
+        return list(dict.fromkeys(record[f] for f in reversed(kind.fields)))
+    if kind.source == TAGS:
+        return list(dict.fromkeys(record[kind.fields[0]]))
+    if kind.source == BREAKDOWN:
+        return sorted(field_values(record, kind.fields[0], scalars=True))
+    raise ValueError(f"the groups of {kind.kind} are not a field's: from {kind.source}")
+
+
 def prompt_groups(
     prompts: list[dict], kinds: tuple[GroupKind, ...] | None = None
 ) -> dict[str, dict[str, np.ndarray]]:
     """``{kind: {group: sorted prompt indices}}`` of every kind of ``kinds`` (default: the
-    package's) but the slices: ``stratum`` every group even when empty (the first, All, every
-    prompt), tags and breakdown values sorted (data contract, § Aggregation …; § Breakdowns)."""
+    package's) but the slices (:func:`groups_of`): ``stratum`` every group even when empty (the
+    first, All, every prompt), tags and breakdown values sorted (data contract, § Aggregation …;
+    § Breakdowns)."""
     out = {}
     for kind in BENCHMARK.group_kinds if kinds is None else kinds:
         if kind.source == PARTITION:
             first, *rest = kind.groups or ()
             groups = {first: list(range(len(prompts))), **{k: [] for k in rest}}
             for i, r in enumerate(prompts):
-                for s in dict.fromkeys(r[f] for f in kind.fields):
+                for s in groups_of(r, kind):
                     groups[s].append(i)
-        elif kind.source == TAGS:
+        elif kind.source in (TAGS, BREAKDOWN):
             groups = {}
             for i, r in enumerate(prompts):
-                for t in dict.fromkeys(r[kind.fields[0]]):
-                    groups.setdefault(t, []).append(i)
+                for g in groups_of(r, kind):
+                    groups.setdefault(g, []).append(i)
             groups = dict(sorted(groups.items()))
-        elif kind.source == BREAKDOWN:
-            groups = breakdown_groups(prompts, kind.fields[0])
         else:
             continue
         out[kind.kind] = {g: np.asarray(idx, dtype=np.int64) for g, idx in groups.items()}

@@ -26,16 +26,6 @@ def field_values(prompt: dict, field: str, scalars: bool = False) -> frozenset[s
     raise MetadataError(f"{where} is {excerpt(v, 80)}, not a string{wanted} or a list of strings")
 
 
-def breakdown_groups(prompts: list[dict], field: str) -> dict[str, list[int]]:
-    """``{value: prompt indices}`` of a breakdown by ``field`` (data contract, § Breakdowns),
-    values sorted; a prompt without a value is in no group."""
-    groups: dict[str, list[int]] = {}
-    for i, p in enumerate(prompts):
-        for value in sorted(field_values(p, field, scalars=True)):
-            groups.setdefault(value, []).append(i)
-    return dict(sorted(groups.items()))
-
-
 def in_slice(values: frozenset[str], spec: SliceConfig) -> bool:
     """Whether a prompt with these field values belongs to the slice."""
     want = set(spec.include)

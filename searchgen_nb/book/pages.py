@@ -7,6 +7,7 @@ import json
 import math
 from decimal import Decimal
 
+from searchgen_nb.aggregate import groups_of
 from searchgen_nb.book import charts, heatmaps, tables, texts, views, views_audit
 from searchgen_nb.book.cards import TEXTS_SCRIPT, card_href, card_links, prompt_texts
 from searchgen_nb.book.display import HTMLFragment, join
@@ -269,7 +270,7 @@ def _breakdown_head(release: Release, kind: GroupKind) -> HTMLFragment:
     """A breakdown's heading and what its groups hold (how many prompts have no value)."""
     name, field = kind.kind, kind.fields[0]
     sizes = [rows[0]["n_total"] for rows in release.boards[name].values() if rows]
-    none = sum(1 for r in release.records if not views.group_values(r, kind))
+    none = sum(1 for r in release.records if not groups_of(r, kind))
     n = len(release.records)
     text = prose(
         "breakdown_head.html.j2",

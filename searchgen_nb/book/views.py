@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import yaml
 
+from searchgen_nb.aggregate import groups_of
 from searchgen_nb.book import texts
 from searchgen_nb.book.fmt import exact_diff, interval_text, pct_label
 from searchgen_nb.config import ReleaseConfig, SliceConfig, find_config, load_config
@@ -115,13 +116,6 @@ def explorer_key(kind: str) -> str:
     return kind if kind in BOARD_FILES else f"by_{kind}"
 
 
-def group_values(record: dict, kind: GroupKind) -> list[str]:
-    """The groups of a breakdown ``kind`` a record's prompt is in, sorted (data contract,
-    § Breakdowns): its field's string, its list's strings, a number's or true/false's JSON text;
-    none for null or absent."""
-    return sorted(field_values(record, kind.fields[0], scalars=True))
-
-
 def tag_name(kind: str, code: str) -> str:
     """The name of a tag of ``kind`` (``domain``, ``failure_mode``); its code when unknown."""
     return taxonomy()[TAG_KINDS[kind]].get(code, code)
@@ -202,21 +196,15 @@ class Release(Published):
         return {name: self.in_slice(name) for name in self.slices}
 
     def prompt_tags(self, record: dict) -> dict[str, list[str]]:
-        """A prompt's groups of each kind by :attr:`TagColumn.values`: the partition's finest
-        first (``VisualSearch``, ``SearchIntensive``), a tag kind's tags, the published slices
-        holding it, a breakdown's values (:func:`group_values`)."""
-        out = {}
-        for c in self.tag_columns:
-            k = c.kind
-            if k.source == PARTITION:
-                out[c.values] = list(dict.fromkeys(record[f] for f in reversed(k.fields)))
-            elif k.source == SLICES:
-                out[c.values] = [n for n, test in self.slice_tests.items() if test(record)]
-            elif k.source == TAGS:
-                out[c.values] = list(record[k.fields[0]])
-            else:
-                out[c.values] = group_values(record, k)
-        return out
+        """A prompt's groups of each kind by :attr:`TagColumn.values`: the published slices
+        holding it, else :func:`~searchgen_nb.aggregate.groups_of` (the partition's finest
+        first)."""
+        return {
+            c.values: [n for n, test in self.slice_tests.items() if test(record)]
+            if c.kind.source == SLICES
+            else groups_of(record, c.kind)
+            for c in self.tag_columns
+        }
 
     @cached_property
     def breakdowns(self) -> tuple[GroupKind, ...]:
