@@ -222,7 +222,7 @@ def _decoded(data: bytes, px: int):
         return im.convert("RGB")
 
 
-def _webp(small, limit: int, qualities=WEBP_QUALITIES, method: int = SMALL_WAY[1]) -> bytes:
+def _webp(small, limit: int, qualities: tuple[int, ...], method: int) -> bytes:
     for quality in qualities:
         buf = io.BytesIO()
         small.save(buf, "WEBP", quality=quality, method=method)
