@@ -2,12 +2,14 @@
 on a worker per core (:func:`on_workers`), the gate's evidence check beside its other checks
 (:func:`beside`). A process is forked (it inherits what the command has read, nothing is sent
 but a task's arguments), leaves Ctrl-C to the command and dies quietly on SIGTERM; it never
-outlives the block that started it. (The forks happen in a notebook's kernel too, which runs
-threads of its own: a forked process touches none of their locks.)"""
+outlives the block that started it, nor the command, even a killed one. (The forks happen in a
+notebook's kernel too, which runs threads of its own: a forked process touches none of their
+locks.)"""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing
 import os
 import pickle
@@ -20,6 +22,8 @@ from typing import Any
 from searchgen_nb.errors import ReleaseError
 
 _SIGNALS = {signal.SIGINT, signal.SIGTERM}
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_PR_SET_PDEATHSIG = 1  # <sys/prctl.h>
 
 
 def n_workers(n_tasks: int) -> int:
@@ -27,11 +31,15 @@ def n_workers(n_tasks: int) -> int:
     return max(1, min(n_tasks, len(os.sched_getaffinity(0))))
 
 
-def _start(init: Callable[..., None] | None, args: tuple) -> None:
-    """A worker's start: Ctrl-C ignored, SIGTERM fatal (both were blocked from before the fork
-    until here), then ``init(*args)``."""
+def _start(parent: int, init: Callable[..., None] | None, args: tuple) -> None:
+    """A worker's start: Ctrl-C ignored, SIGTERM fatal and sent when the command (process
+    ``parent``) dies, killed or not (both signals were blocked from before the fork until
+    here), then ``init(*args)``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)  # Linux's; the project's system
+    if os.getppid() != parent:  # it died before the line above
+        os._exit(1)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
     if init is not None:
         init(*args)
@@ -60,7 +68,8 @@ def on_workers(
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
         try:
             context = multiprocessing.get_context("fork")
-            pool = ProcessPoolExecutor(n_workers(len(items)), context, _start, (init, args))
+            start = (os.getpid(), init, args)
+            pool = ProcessPoolExecutor(n_workers(len(items)), context, _start, start)
             results = pool.map(task, items, chunksize=chunksize)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
@@ -91,8 +100,10 @@ def beside(task: Callable[..., Any], args: tuple, lost: str) -> Iterator[Callabl
     try:
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
         try:
-            process = context.Process(target=_run_beside, args=(send, task, args), daemon=True)
-            process.start()
+            run = (os.getpid(), send, task, args)
+            started = context.Process(target=_run_beside, args=run, daemon=True)
+            started.start()  # a fork that fails raises here, naming its OSError
+            process = started
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             send.close()
@@ -115,16 +126,18 @@ def beside(task: Callable[..., Any], args: tuple, lost: str) -> Iterator[Callabl
         receive.close()
 
 
-def _run_beside(send, task: Callable[..., Any], args: tuple) -> None:
+def _run_beside(parent: int, send, task: Callable[..., Any], args: tuple) -> None:
     """In the process of :func:`beside`: send ``(True, result)`` or ``(False, exception)``."""
-    _start(None, ())
+    _start(parent, None, ())
     try:
         outcome = True, task(*args)
     except BaseException as exc:  # sent back as it is, or named when it cannot be
         outcome = False, exc
     try:
-        send.send(outcome)
-    except Exception:  # a result or exception that does not pickle
+        message = pickle.dumps(outcome)
+        pickle.loads(message)  # an exception whose class cannot be built again from its args
+        send.send_bytes(message)
+    except Exception:  # a result or exception that does not pickle, or not back
         text = f"{type(outcome[1]).__name__}: {outcome[1]}"[:300]
         send.send((False, ReleaseError(f"a process beside the command failed: {text}")))
     send.close()

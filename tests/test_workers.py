@@ -9,7 +9,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -90,6 +93,49 @@ def _die() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] in "ZX"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+@pytest.mark.parametrize("how", ["beside", "on_workers"])
+def test_a_process_dies_with_the_command_even_a_killed_one(tmp_path, how):
+    """SIGKILL gives the command no chance to stop its processes: each dies with it."""
+    pid_file = tmp_path / "pid"
+    script = f"""
+import os, time
+from searchgen_nb import workers
+def task(_):
+    open({str(pid_file)!r}, "w").write(str(os.getpid()))
+    time.sleep(120)
+if {how!r} == "beside":
+    with workers.beside(task, (None,), "lost") as result:
+        result()
+else:
+    with workers.on_workers(task, [None], "lost") as done:
+        list(done)
+"""
+    command = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        while not pid_file.is_file() or not pid_file.read_text():
+            assert time.monotonic() < deadline and command.poll() is None
+            time.sleep(0.05)
+        worker = int(pid_file.read_text())
+        assert not _gone(worker)
+    finally:
+        command.kill()
+        command.wait()
+    deadline = time.monotonic() + 10
+    while not _gone(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not _gone(worker):
+        os.kill(worker, signal.SIGKILL)
+        pytest.fail(f"process {worker} outlived the killed command")
+
+
 def test_the_gate_reports_as_if_the_evidence_check_ran_first(tmp_path, monkeypatch):
     """When the evidence check, in its own process, stops on an artifact it cannot read, the
     report is the one of a gate that ran it right after reading the records: what it found
@@ -116,3 +162,25 @@ def test_the_gate_reports_as_if_the_evidence_check_ran_first(tmp_path, monkeypat
     assert report.checks["order_invariance"]["skipped"] is None
     assert [c for c, e in report.checks.items() if not e["passed"]] == ["strict_json", "evidence"]
     assert report.checks["evidence"]["failures"] == [{"message": "found before it stopped"}]
+
+
+class _Unbuildable(Exception):
+    def __init__(self, a, b):
+        super().__init__(f"{a} and {b}")
+
+
+def test_beside_names_an_exception_that_cannot_be_sent_back():
+    with workers.beside(_sleep_then, (0.0, _Unbuildable(1, 2)), "lost") as result:
+        with pytest.raises(ReleaseError) as err:
+            result()
+    assert str(err.value) == "a process beside the command failed: _Unbuildable: 1 and 2"
+
+
+def test_beside_raises_the_error_of_a_fork_that_failed(monkeypatch):
+    def no_fork():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    with pytest.raises(BlockingIOError, match="Resource temporarily unavailable"):
+        with workers.beside(_sleep_then, (0.0, None), "lost"):
+            pass
