@@ -57,10 +57,10 @@ def on_workers(
     """Start ``task(item)`` of every item on :func:`n_workers` forked processes that each ran
     ``init(*args)`` first (``task`` and each item are pickled, ``args`` are not); the block
     gets the results, in order, as they come. On leaving it every worker has ended (on an
-    exception, once the tasks in hand are done; the others are dropped). A worker that dies
-    (killed, out of memory) raises :class:`ReleaseError` ``lost``; a task's own exception is
-    raised as it is."""
-    items, pool = list(items), None
+    exception, Ctrl-C included, stopped at once: a task that never ends holds nothing up). A
+    worker that dies (killed, out of memory) raises :class:`ReleaseError` ``lost``; a task's
+    own exception is raised as it is."""
+    items, pool, others = list(items), None, set(multiprocessing.active_children())
     try:
         if not items:
             yield iter(())
@@ -74,6 +74,10 @@ def on_workers(
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         yield _collected(results, lost)
+    except BaseException:
+        for worker in set(multiprocessing.active_children()) - others:  # the pool's
+            worker.terminate()
+        raise
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)

@@ -184,3 +184,14 @@ def test_beside_raises_the_error_of_a_fork_that_failed(monkeypatch):
     with pytest.raises(BlockingIOError, match="Resource temporarily unavailable"):
         with workers.beside(_sleep_then, (0.0, None), "lost"):
             pass
+
+
+def test_on_workers_stops_a_task_that_never_ends_when_the_block_fails():
+    """Ctrl-C while an extractor hangs: the command stops at once, its workers with it."""
+    started = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        with workers.on_workers(time.sleep, [60.0, 60.0, 60.0], "lost"):
+            time.sleep(0.5)  # the workers have their tasks in hand
+            raise KeyboardInterrupt
+    assert time.perf_counter() - started < 10  # not the tasks' minute
+    assert multiprocessing.active_children() == []
