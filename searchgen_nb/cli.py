@@ -125,13 +125,32 @@ def data(
                 f"{Path(timings_path)} could not be written: {exc.strerror or exc}",
                 err=True,
             )
+    n = len(counts.warnings) + len(result.report.warnings)
     click.echo(
         f"searchgen-nb data: wrote {counts.table.n_prompts} prompts × {len(cfg.models)} "
         f"models to {result.out_dir} ({counts.n_files_read} result files read, "
-        f"{len(counts.warnings)} warnings); all release checks passed"
+        f"{n} {'warning' if n == 1 else 'warnings'}); all release checks passed"
     )
-    for line in result.report.warning_lines():
+    for line in extraction_warning_lines(counts.warnings) + result.report.warning_lines():
         click.echo(f"searchgen-nb data: {line}")
+
+
+#: How many of the extraction's warnings ``data`` prints (all are in the manifest).
+SHOWN_WARNINGS = 5
+
+
+def extraction_warning_lines(warnings: list[dict]) -> list[str]:
+    """The first :data:`SHOWN_WARNINGS` of the extraction's warnings (data contract, § Status of
+    a prompt × model pair) as ``warning <check> [sample_id …, model_id …]: <message>``, then
+    where the rest are."""
+    lines = []
+    for w in warnings[:SHOWN_WARNINGS]:
+        where = ", ".join(f"{k} {w[k]}" for k in ("sample_id", "model_id") if w.get(k))
+        lines.append(f"warning {w['check']}{f' [{where}]' if where else ''}: {w['message']}")
+    if len(warnings) > SHOWN_WARNINGS:
+        more = len(warnings) - SHOWN_WARNINGS
+        lines.append(f"… and {more} more warnings in manifest.json (extraction.warnings)")
+    return lines
 
 
 @cli.command()

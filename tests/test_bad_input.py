@@ -240,6 +240,38 @@ def test_unknown_score_key_is_a_warning(tmp_path):
     ]
 
 
+def test_data_says_its_warnings_and_where_the_rest_are(tmp_path):
+    """Every warning is counted; the first five of the extraction are said, then where the
+    rest are, then the gate's."""
+    sids = [f"p{i}" for i in range(7)]
+    cfg = make_release(
+        tmp_path,
+        [prompt(s) for s in sids],
+        {"m": model("M")},
+        {("m", s): result({"checklist:0": 2, "overall": 2}) for s in sids},
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "searchgen_nb", "data", str(cfg), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    gate = [line for line in lines if line.startswith("searchgen-nb data: warning unguarded")]
+    assert len(gate) == 1
+    assert f"(7 result files read, {7 + len(gate)} warnings); all release checks passed" in lines[0]
+    assert lines[1:7] == [
+        *(
+            f"searchgen-nb data: warning result_warning [sample_id {s}, model_id m]: score key(s)"
+            " with no component ignored: overall"
+            for s in sids[:5]
+        ),
+        "searchgen-nb data: … and 2 more warnings in manifest.json (extraction.warnings)",
+    ]
+    assert lines[7:] == gate
+
+
 def test_cli_reports_without_traceback(tmp_path):
     cfg = make_release(
         tmp_path,

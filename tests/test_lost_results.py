@@ -104,6 +104,21 @@ def test_truncated_and_missing_results_of_several_models_fail_each_named(first):
     assert "model a" not in msg
 
 
+def test_a_lock_says_how_to_accept_an_acknowledged_loss(first):
+    """An acknowledged loss still counts against a model's locked count: the lock's failure
+    says to lower it."""
+    src, v1 = first
+    _file(src, "a", "p3").unlink()
+    cfg = _second(src, lost_results={"a": ["p3"]}, n_scored={"a": 4})
+    msg = _fails(cfg, v1.parent / "v2", "check coverage_lock failed (1 problem(s))")
+    assert (
+        "model a has 3 scored prompts, fewer than the locked 4; expected.lost_results"
+        " acknowledges 1 of them, but the lock counts them too: lower expected.n_scored a to"
+        " accept the loss; not scored (1): p3 missing_evaluation"
+    ) in msg
+    assert "lost_results failed" not in msg
+
+
 def test_an_acknowledged_loss_publishes_and_shows_as_a_change(first):
     src, v1 = first
     _file(src, "a", "p3").unlink()

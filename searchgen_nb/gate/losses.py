@@ -158,7 +158,8 @@ def check_lost_results(manifest: dict, cols: Columns, previous: dict | None, rep
 def check_coverage_lock(manifest: dict, cols: Columns, lost: set, report: Report) -> None:
     """Check ``coverage_lock``: no model has fewer scored prompts than its locked ``n_scored``;
     the failure lists the model's unscored pairs culprit first (:func:`unscored`)."""
-    lock = ((manifest.get("release_checks") or {}).get("expected") or {}).get("n_scored") or {}
+    expected = (manifest.get("release_checks") or {}).get("expected") or {}
+    lock, acked = expected.get("n_scored") or {}, expected.get("lost_results") or {}
     if not lock:
         report.skip("coverage_lock", "no coverage lock configured")
     for m, want in sorted(lock.items()):
@@ -166,10 +167,13 @@ def check_coverage_lock(manifest: dict, cols: Columns, lost: set, report: Report
         n_scored = 0 if k is None else cols.status[k].tolist().count(SCORED)
         if n_scored < want:
             pairs = [] if k is None else unscored(cols, k, {s for n, s in lost if n == m})
-            head = (
-                f"model {m} has {n_scored} scored prompts, fewer than the locked {want};"
-                f" not scored ({len(pairs)})"
-            )
+            head = f"model {m} has {n_scored} scored prompts, fewer than the locked {want};"
+            if n_acked := len({s for n, s in lost if n == m} & set(acked.get(m) or ())):
+                head += (
+                    f" expected.lost_results acknowledges {n_acked} of them, but the lock"
+                    f" counts them too: lower expected.n_scored {m} to accept the loss;"
+                )
+            head += f" not scored ({len(pairs)})"
             report.fail("coverage_lock", listing(head, pairs), model_id=m, pairs=pairs)
 
 
