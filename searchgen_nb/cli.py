@@ -140,16 +140,19 @@ SHOWN_WARNINGS = 5
 
 
 def extraction_warning_lines(warnings: list[dict]) -> list[str]:
-    """The first :data:`SHOWN_WARNINGS` of the extraction's warnings (data contract, § Status of
-    a prompt × model pair) as ``warning <check> [sample_id …, model_id …]: <message>``, then
-    where the rest are."""
+    """The first :data:`SHOWN_WARNINGS` of the extraction's warnings (data contract, § Artifacts:
+    the manifest's ``extraction.warnings``) as ``warning <check> [sample_id …, model_id …]:
+    <message>`` (escaped, at most 300 characters), then where the rest are."""
+    from searchgen_nb.untrusted import excerpt  # a result file's text: escaped and bounded
+
     lines = []
     for w in warnings[:SHOWN_WARNINGS]:
-        where = ", ".join(f"{k} {w[k]}" for k in ("sample_id", "model_id") if w.get(k))
-        lines.append(f"warning {w['check']}{f' [{where}]' if where else ''}: {w['message']}")
-    if len(warnings) > SHOWN_WARNINGS:
-        more = len(warnings) - SHOWN_WARNINGS
-        lines.append(f"… and {more} more warnings in manifest.json (extraction.warnings)")
+        where = ", ".join(f"{k} {excerpt(w[k])}" for k in ("sample_id", "model_id") if w.get(k))
+        said = excerpt(w["message"], 300)
+        lines.append(f"warning {w['check']}{f' [{where}]' if where else ''}: {said}")
+    if (more := len(warnings) - SHOWN_WARNINGS) > 0:
+        noun = "warning" if more == 1 else "warnings"
+        lines.append(f"… and {more} more {noun} in manifest.json (extraction.warnings)")
     return lines
 
 

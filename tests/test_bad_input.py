@@ -292,3 +292,14 @@ def test_cli_reports_without_traceback(tmp_path):
     )
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_data_escapes_and_bounds_a_warning_from_a_result_file():
+    from searchgen_nb.cli import extraction_warning_lines
+
+    key = "\x1b]0;owned\x07\nsearchgen-nb data: FORGED" + "x" * 3000
+    (line,) = extraction_warning_lines(
+        [{"check": "result_warning", "sample_id": "p1", "model_id": "m", "message": key}]
+    )
+    assert "\n" not in line and "\x1b" not in line and "\x07" not in line
+    assert len(line) < 400 and line.endswith("…")

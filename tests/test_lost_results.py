@@ -113,8 +113,8 @@ def test_a_lock_says_how_to_accept_an_acknowledged_loss(first):
     msg = _fails(cfg, v1.parent / "v2", "check coverage_lock failed (1 problem(s))")
     assert (
         "model a has 3 scored prompts, fewer than the locked 4; expected.lost_results"
-        " acknowledges 1 of them, but the lock counts them too: lower expected.n_scored a to"
-        " accept the loss; not scored (1): p3 missing_evaluation"
+        " acknowledges 1 of its unscored pairs as lost, but the lock still counts them: lower"
+        " expected.n_scored a to 3 to accept that loss; not scored (1): p3 missing_evaluation"
     ) in msg
     assert "lost_results failed" not in msg
 

@@ -170,8 +170,9 @@ def check_coverage_lock(manifest: dict, cols: Columns, lost: set, report: Report
             head = f"model {m} has {n_scored} scored prompts, fewer than the locked {want};"
             if n_acked := len({s for n, s in lost if n == m} & set(acked.get(m) or ())):
                 head += (
-                    f" expected.lost_results acknowledges {n_acked} of them, but the lock"
-                    f" counts them too: lower expected.n_scored {m} to accept the loss;"
+                    f" expected.lost_results acknowledges {n_acked} of its unscored pairs as"
+                    f" lost, but the lock still counts them: lower expected.n_scored {m} to"
+                    f" {want - n_acked} to accept that loss;"
                 )
             head += f" not scored ({len(pairs)})"
             report.fail("coverage_lock", listing(head, pairs), model_id=m, pairs=pairs)
