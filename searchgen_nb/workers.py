@@ -60,7 +60,7 @@ def on_workers(
     exception, Ctrl-C included, stopped at once: a task that never ends holds nothing up). A
     worker that dies (killed, out of memory) raises :class:`ReleaseError` ``lost``; a task's
     own exception is raised as it is."""
-    items, pool, others = list(items), None, set(multiprocessing.active_children())
+    items, pool, mine = list(items), None, set()
     try:
         if not items:
             yield iter(())
@@ -68,14 +68,15 @@ def on_workers(
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
         try:
             context = multiprocessing.get_context("fork")
-            start = (os.getpid(), init, args)
+            start, others = (os.getpid(), init, args), set(multiprocessing.active_children())
             pool = ProcessPoolExecutor(n_workers(len(items)), context, _start, start)
-            results = pool.map(task, items, chunksize=chunksize)
+            results = pool.map(task, items, chunksize=chunksize)  # forks every worker now
+            mine = set(multiprocessing.active_children()) - others
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         yield _collected(results, lost)
     except BaseException:
-        for worker in set(multiprocessing.active_children()) - others:  # the pool's
+        for worker in mine:
             worker.terminate()
         raise
     finally:
@@ -139,7 +140,8 @@ def _run_beside(parent: int, send, task: Callable[..., Any], args: tuple) -> Non
         outcome = False, exc
     try:
         message = pickle.dumps(outcome)
-        pickle.loads(message)  # an exception whose class cannot be built again from its args
+        if not outcome[0]:
+            pickle.loads(message)  # an exception whose class cannot be built from its args
         send.send_bytes(message)
     except Exception:  # a result or exception that does not pickle, or not back
         text = f"{type(outcome[1]).__name__}: {outcome[1]}"[:300]

@@ -166,9 +166,10 @@ def check_coverage_lock(manifest: dict, cols: Columns, lost: set, report: Report
         k = cols.models.index(m) if m in cols.models else None
         n_scored = 0 if k is None else cols.status[k].tolist().count(SCORED)
         if n_scored < want:
-            pairs = [] if k is None else unscored(cols, k, {s for n, s in lost if n == m})
+            gone = {s for n, s in lost if n == m}
+            pairs = [] if k is None else unscored(cols, k, gone)
             head = f"model {m} has {n_scored} scored prompts, fewer than the locked {want};"
-            if n_acked := len({s for n, s in lost if n == m} & set(acked.get(m) or ())):
+            if n_acked := len(gone & set(acked.get(m) or ())):
                 head += (
                     f" expected.lost_results acknowledges {n_acked} of its unscored pairs as"
                     f" lost, but the lock still counts them: lower expected.n_scored {m} to"
