@@ -276,6 +276,12 @@ def validate(folder: str, report_path: str | None) -> None:
             {"passed", "checks"},
             {"FOLDER": Path(os.path.realpath(folder))},
         )
+    if not os.path.lexists(Path(folder) / "manifest.json"):
+        _fail(
+            "validate",
+            f"{folder} is not a release folder: it holds no manifest.json (name the folder that "
+            "`data --out` wrote, or a published public/data)",
+        )
     report = validate_folder(folder)
     if report_path:
         try:

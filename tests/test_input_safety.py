@@ -399,6 +399,15 @@ DAMAGED_MANIFESTS = {
 }
 
 
+def test_validate_names_a_folder_that_is_not_a_release(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
+    code, err = run("validate", tmp_path)
+    assert code == 1, err
+    assert f"{tmp_path} is not a release folder: it holds no manifest.json" in err, err
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
 @pytest.mark.parametrize("damage", sorted(DAMAGED_MANIFESTS))
 def test_validate_names_a_damaged_manifest(tmp_path, published, damage):
     change, message = DAMAGED_MANIFESTS[damage]
