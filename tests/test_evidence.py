@@ -157,6 +157,22 @@ def test_preview_is_bounded_and_keeps_a_small_image_small():
         assert im.size == (90, 60)  # never enlarged
 
 
+def test_the_preview_shows_what_the_judge_was_given_not_what_a_browser_shows():
+    clear = Image.new("RGBA", (600, 600), (0, 0, 0, 0))
+    clear.paste((220, 30, 30, 255), (200, 200, 400, 400))
+    buf = io.BytesIO()
+    clear.save(buf, "PNG")
+    with Image.open(io.BytesIO(evidence.preview(buf.getvalue()))) as im:
+        corner, middle = im.convert("RGB").getpixel((5, 5)), im.convert("RGB").getpixel((256, 256))
+    assert max(corner) < 16 and middle[0] > 180  # transparency dropped: black, not white
+    exif = Image.Exif()
+    exif[0x0112] = 6  # EXIF orientation: turn 90° to show
+    buf = io.BytesIO()
+    Image.new("RGB", (800, 400), "white").save(buf, "JPEG", exif=exif.tobytes())
+    with Image.open(io.BytesIO(evidence.preview(buf.getvalue()))) as im:
+        assert im.size == (512, 256)  # as stored: the orientation is not applied
+
+
 def test_thumbnail_is_bounded_and_a_bad_image_is_refused():
     thumb = evidence.thumbnail(_png((900, 600), noise=True))
     assert len(thumb) <= evidence.THUMB_BYTES
