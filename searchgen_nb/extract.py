@@ -27,7 +27,7 @@ from searchgen_nb.errors import ExtractorError
 from searchgen_nb.evidence import agrees, pair_evidence
 from searchgen_nb.files import RESULT_MAX, find_image, read_file
 from searchgen_nb.numeric import mean_raw
-from searchgen_nb.untrusted import DuplicateKey, no_duplicate_keys, printable
+from searchgen_nb.untrusted import DuplicateKey, StrictDecoder, printable
 
 Components = dict  # component name -> float | None (raw 0–3)
 Extractor = Callable[[dict], object]
@@ -132,9 +132,10 @@ def adapt_components(out: object) -> Components:
     comps: Components = dict.fromkeys(COMPONENTS)
     for c in COMPONENTS:
         v = items.get(c)
+        if (item := getattr(v, "item", None)) is not None and not isinstance(v, (int, float)):
+            v = item()  # a numpy scalar (float32 too): its plain value, NaN included
         if v is not None and not (isinstance(v, float) and math.isnan(v)):
-            numpy = hasattr(v, "item") and not isinstance(v, (int, float))  # a numpy scalar
-            comps[c] = _check_value(c, v.item() if numpy else v)
+            comps[c] = _check_value(c, v)
     return comps
 
 
@@ -178,7 +179,7 @@ class PairResult:
     evidence: dict | None = None  # the judge's answer (searchgen_nb.evidence.pair_evidence)
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=no_duplicate_keys)
+_DECODER = StrictDecoder()  # NaN, Infinity or a repeated key anywhere: not valid JSON
 
 
 def _reason(text: str, limit: int = 300) -> str:
@@ -252,7 +253,7 @@ def classify_result(
         if extractor is extract_components:
             comps, unknown = _components_and_unknown(scores)
         else:
-            unknown = _components_and_unknown(scores)[1] if isinstance(scores, dict) else []
+            unknown = _components_and_unknown(scores)[1]
             comps = adapt_components(extractor(result))
     except ValueError as exc:  # InvalidResult, or an extractor's documented ValueError
         return PairResult(INVALID, error=_reason(_text(exc)), **read)

@@ -89,7 +89,19 @@ def _finite(token: str) -> float:
 def strict_loads(text: str | bytes, hook=no_duplicate_keys) -> object:
     """:func:`json.loads` refusing NaN/Infinity, numbers that overflow to Infinity and (``hook``:
     what makes each object) a repeated key; ``ValueError`` (``DuplicateKey``: a repeated key)."""
-    return json.loads(text, parse_constant=_constant, parse_float=_finite, object_pairs_hook=hook)
+    return json.loads(text, cls=StrictDecoder, object_pairs_hook=hook)
+
+
+class StrictDecoder(json.JSONDecoder):
+    """A decoder that refuses what :func:`strict_loads` refuses (its ``decode``: a ``str``)."""
+
+    def __init__(self, *, object_pairs_hook=no_duplicate_keys, **kwargs) -> None:
+        super().__init__(
+            object_pairs_hook=object_pairs_hook,
+            parse_constant=_constant,
+            parse_float=_finite,
+            **kwargs,
+        )
 
 
 class ConfigLoader(yaml.SafeLoader):

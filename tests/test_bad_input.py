@@ -174,11 +174,19 @@ BROKEN = {
     "success_missing": (json.dumps({"scores": {"checklist:0": 1}}), "success is null"),
     "nan": (
         '{"success": true, "scores": {"checklist:0": NaN}}',
-        "score 'checklist:0' is not finite: nan",
+        "not valid JSON: non-standard JSON constant NaN",
     ),
     "infinity": (
         '{"success": true, "scores": {"rubric:image_quality": Infinity}}',
-        "score 'rubric:image_quality' is not finite: inf",
+        "not valid JSON: non-standard JSON constant Infinity",
+    ),
+    "nan_outside_scores": (
+        '{"success": true, "scores": {"checklist:0": 2}, "parsed": {"note": NaN}}',
+        "not valid JSON: non-standard JSON constant NaN",
+    ),
+    "overflow_outside_scores": (
+        '{"success": true, "scores": {"checklist:0": 2}, "extra": -1e999}',
+        "not valid JSON: number -1e999 is out of range (it would read as Infinity)",
     ),
     "string": (
         json.dumps(result({"checklist:0": "2"})),

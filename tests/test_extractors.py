@@ -104,6 +104,35 @@ def test_extractor_value_out_of_range_is_invalid(tmp_path, monkeypatch):
     assert e["status"] == "invalid_evaluation" and "outside 0–3" in e["error"]
 
 
+@pytest.mark.parametrize("scores, said", [
+    (None, "'scores' is not an object: null"),
+    ([5, 7], "'scores' is not an object: [5, 7]"),
+    ({"checklist:0": 7}, "score 'checklist:0' is outside 0–3: 7"),
+])  # fmt: skip
+def test_the_files_scores_are_checked_whichever_extractor_reads_it(
+    tmp_path, monkeypatch, scores, said
+):
+    monkeypatch.syspath_prepend(str(TESTS))
+    cfg = _one_pair(tmp_path, "stub_extractors.seq:from_parsed")
+    path = next((tmp_path / "results").rglob("*.json"))
+    answer = {"success": True, "parsed": {"c": 2.0}}
+    path.write_text(json.dumps({**answer, **({} if scores is None else {"scores": scores})}))
+    run_data(load_config(cfg), tmp_path / "out", progress=False)
+    e = _records(tmp_path / "out")["p1"]["models"]["m"]
+    assert e["status"] == "invalid_evaluation" and e["error"] == said, e
+
+
+def test_a_numpy_nan_of_any_width_is_not_applicable(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(TESTS))
+    cfg = _one_pair(tmp_path, "stub_extractors.seq:float32_nan")
+    path = next((tmp_path / "results").rglob("*.json"))
+    path.write_text(json.dumps({**result({"checklist:0": 2.0}), "parsed": {"c": 2.0}}))
+    run_data(load_config(cfg), tmp_path / "out", progress=False)
+    e = _records(tmp_path / "out")["p1"]["models"]["m"]
+    assert e["status"] == "scored" and e["overall_9_raw"] == 2.0, e
+    assert [c for c, v in e["components_raw_0to3"].items() if v is not None] == ["checklist"]
+
+
 def test_unimportable_extractor_is_a_clear_error(tmp_path):
     cfg = make_release(
         tmp_path, [prompt("p1")], {"m": model("M")}, {}, extractor="no_such_module:f"

@@ -8,6 +8,18 @@ def first_checklist_only(result):
     return [v] + [None] * 8 + [1.0]
 
 
+def from_parsed(result):
+    """The checklist from the judge's ``parsed`` answer: reads no ``scores``."""
+    return {"checklist": result["parsed"]["c"]}
+
+
+def float32_nan(result):
+    """numpy's float32 values, NaN among them (not applicable)."""
+    import numpy as np
+
+    return [np.float32(result["parsed"]["c"])] + [np.float32("nan")] * 9
+
+
 def out_of_range(result):
     return {"checklist": 7.0}
 
