@@ -4,7 +4,6 @@ commits that made the release."""
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import subprocess
@@ -25,7 +24,7 @@ from searchgen_nb.errors import ConfigError
 from searchgen_nb.files import CONFIG_MAX, read_bytes
 from searchgen_nb.partition import partition_counts
 from searchgen_nb.records import Extraction
-from searchgen_nb.untrusted import excerpt, no_duplicate_keys
+from searchgen_nb.untrusted import excerpt, strict_loads
 
 
 def load_paper_table(cfg: ReleaseConfig) -> dict | None:
@@ -36,13 +35,10 @@ def load_paper_table(cfg: ReleaseConfig) -> dict | None:
     if path is None:
         return None
 
-    def reject(token: str):
-        raise ValueError(f"{token} is not a number")
-
     where = f"config {cfg.config_path}: paper_table {cfg.paper_table}"
     try:
         text = read_bytes(path, CONFIG_MAX).decode("utf-8")  # a regular file, bounded
-        table = json.loads(text, parse_constant=reject, object_pairs_hook=no_duplicate_keys)
+        table = strict_loads(text)
     except FileNotFoundError:
         raise ConfigError(
             f"config {cfg.config_path}: paper_table file not found: {cfg.paper_table}"
@@ -51,7 +47,7 @@ def load_paper_table(cfg: ReleaseConfig) -> dict | None:
         raise ConfigError(f"{where}: cannot read: {exc.strerror or exc}") from None
     except RecursionError:
         raise ConfigError(f"{where} is not valid JSON: nested too deeply") from None
-    except ValueError as exc:  # bad JSON or UTF-8, NaN, huge ints, duplicates
+    except ValueError as exc:  # bad JSON or UTF-8, NaN/Infinity, huge ints, duplicates
         raise ConfigError(f"{where} is not valid JSON: {excerpt(str(exc), 200)}") from None
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a JSON object {{model_id: Overall-10}}")

@@ -18,8 +18,8 @@ from searchgen_nb.untrusted import (
     excerpt,
     hidden_char,
     js_reserved,
-    no_duplicate_keys,
     printable,
+    strict_loads,
     strings,
 )
 
@@ -63,10 +63,6 @@ class PromptSet:
 def _fail(path: Path, line: int, sample_id: object, what: str) -> MetadataError:
     sid = f" (sample_id {excerpt(repr(sample_id), 80)})" if sample_id is not None else ""
     return MetadataError(f"metadata {path.name} line {line}{sid}: {what}")
-
-
-def _reject_constant(token: str):
-    raise ValueError(f"{token} is not a JSON value")
 
 
 def _release_row(value: object, fail) -> str:
@@ -123,7 +119,7 @@ def read_prompts(path: str | Path, fields: tuple[str, ...] = ()) -> PromptSet:
 def _row(path: Path, lineno: int, raw: bytes) -> dict:
     """One line as a JSON object that can be published as UTF-8."""
     try:
-        row = json.loads(raw, parse_constant=_reject_constant, object_pairs_hook=no_duplicate_keys)
+        row = strict_loads(raw)
     except RecursionError:
         raise _fail(path, lineno, None, "not valid JSON (nested too deeply)") from None
     except ValueError as exc:  # not JSON or UTF-8, NaN/Infinity, too many digits, a repeated key

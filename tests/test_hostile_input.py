@@ -312,7 +312,7 @@ def test_duplicate_and_nan_in_paper_table_are_refused(tmp_path):
     r = run_cli("data", str(cfg), "--out", str(tmp_path / "out"))
     assert (
         r.returncode == 1
-        and "paper_table paper.json is not valid JSON: NaN is not a number" in r.stderr
+        and "paper_table paper.json is not valid JSON: non-standard JSON constant NaN" in r.stderr
     ), r.stderr
 
 
@@ -506,7 +506,11 @@ def test_hostile_result_file_is_one_invalid_pair_not_a_crash(tmp_path, kind):
         ),
         (
             '{"sample_id": "p2", "difficulty": NaN}',
-            r"line 2: not valid JSON \(NaN is not a JSON value\)",
+            r"line 2: not valid JSON \(non-standard JSON constant NaN\)",
+        ),
+        (
+            '{"sample_id": "p2", "difficulty": 1e999}',
+            r"line 2: not valid JSON \(number 1e999 is out of range \(it would read as Inf",
         ),
         (
             '{"sample_id": "p\\u00002"}',
