@@ -265,6 +265,7 @@ def textconv(file: str) -> None:
 def validate(folder: str, report_path: str | None) -> None:
     """Re-check a published (or staged) artifact FOLDER on its own; exit 1 on any failed check."""
     from searchgen_nb.artifacts import dumps
+    from searchgen_nb.constants import MANIFEST
     from searchgen_nb.gate.checks import validate_folder
     from searchgen_nb.publish import check_no_dangling_link, check_output_file
 
@@ -276,10 +277,10 @@ def validate(folder: str, report_path: str | None) -> None:
             {"passed", "checks"},
             {"FOLDER": Path(os.path.realpath(folder))},
         )
-    if not os.path.lexists(Path(folder) / "manifest.json"):
+    if not os.path.lexists(Path(folder) / MANIFEST):
         _fail(
             "validate",
-            f"{folder} is not a release folder: it holds no manifest.json (name the folder that "
+            f"{folder} is not a release folder: it holds no {MANIFEST} (name the folder that "
             "`data --out` wrote, or a published public/data)",
         )
     report = validate_folder(folder)
